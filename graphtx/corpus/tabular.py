@@ -1,0 +1,211 @@
+"""Tabular inputs: JSON lines and Parquet documents, and citation pairs in TSV/CSV.
+
+Documents are rows with an ``id`` and any of ``title``, ``abstract``, ``claims``,
+``description``, ``ipc``, ``cpc``, ``family_id``, ``date`` (common alternative column
+names are accepted, see ``_ALIASES``). Ids are kept exactly as given. ``claims`` may be
+one string ("1. A ... 2. The ... of claim 1"), a list of strings, or a list of
+``{"num", "text", "independent"}`` objects.
+
+Citation files hold ``citing_id, cited_id[, category]`` per line, tab- or
+comma-separated, with an optional header line naming the columns.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+import re
+from collections.abc import Iterator
+from typing import Any, BinaryIO
+
+import pyarrow.parquet as pq
+
+from graphtx.corpus.base import (
+    ParsedRecord,
+    RawRecord,
+    RecordError,
+    citation_category,
+    claim_number,
+    claim_references,
+    clean_text,
+    decode_utf8,
+    iso_date,
+    make_claims,
+    multiline_text,
+    normalise_cpc,
+    require_text,
+    split_claims,
+    strip_own_number,
+)
+from graphtx.corpus.schema import Citation, Claim, PatentDocument, normalise_ipc
+
+# canonical field -> names it is also found under (first present wins)
+_ALIASES = {
+    "id": ("id", "patent_id", "publication_number", "doc_id", "ucid"),
+    "title": ("title", "invention_title"),
+    "abstract": ("abstract",),
+    "claims": ("claims",),
+    "description": ("description",),
+    "ipc": ("ipc", "ipc_codes", "classifications_ipc", "classifications_ipcr"),
+    "cpc": ("cpc", "cpc_codes", "classifications_cpc"),
+    "family_id": ("family_id", "family"),
+    "date": ("date", "publication_date", "pub_date"),
+    "lang": ("lang", "language"),
+    "kind": ("kind",),
+}
+_PARQUET_BATCH_ROWS = 1024
+
+
+# --- JSON lines ------------------------------------------------------------------
+
+
+def iter_raw_jsonl(path: str, data_stream: BinaryIO) -> Iterator[RawRecord]:
+    """One record per non-blank line; the line's bytes are decoded in :func:`parse_jsonl`,
+    so a bad line fails alone."""
+    for n, line in enumerate(data_stream, 1):
+        if line.strip():
+            yield RawRecord("jsonl", path, f"line {n}", line)
+
+
+def parse_jsonl(raw: RawRecord) -> ParsedRecord:
+    text = decode_utf8(raw.payload).strip()
+    try:
+        row = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise RecordError(f"invalid JSON: {re.sub(r'[: ]+at$', '', err.msg)} at column {err.colno}") from None
+    if not isinstance(row, dict):
+        raise RecordError(f"invalid JSON: expected an object, got {type(row).__name__}")
+    return ParsedRecord(_document(row, "jsonl", raw.file))
+
+
+# --- Parquet ---------------------------------------------------------------------
+
+
+def iter_raw_parquet(path: str, data_stream: BinaryIO) -> Iterator[RawRecord]:
+    """Rows as dicts, read one record batch at a time (the stream must be seekable)."""
+    n = 0
+    for batch in pq.ParquetFile(data_stream).iter_batches(batch_size=_PARQUET_BATCH_ROWS):
+        for row in batch.to_pylist():
+            n += 1
+            yield RawRecord("parquet", path, f"row {n}", row)
+
+
+def parse_parquet(raw: RawRecord) -> ParsedRecord:
+    return ParsedRecord(_document(raw.payload, "parquet", raw.file))
+
+
+# --- rows -> documents -----------------------------------------------------------
+
+
+def _document(row: dict[str, Any], fmt: str, file: str) -> PatentDocument:
+    fields = {name: next((row[k] for k in keys if row.get(k) not in (None, "")), None) for name, keys in _ALIASES.items()}
+    doc_id = fields["id"]
+    if doc_id is None or not str(doc_id).strip():
+        raise RecordError(f"missing id: none of the fields {', '.join(_ALIASES['id'])}")
+    doc = PatentDocument(
+        id=str(doc_id).strip(),
+        source=fmt,
+        source_file=file,
+        title=clean_text(_string(fields["title"])),
+        abstract=multiline_text(_string(fields["abstract"])),
+        claims=_claims(fields["claims"]),
+        description=multiline_text(_string(fields["description"])),
+        ipc=_codes(fields["ipc"], normalise_ipc),
+        cpc=_codes(fields["cpc"], normalise_cpc),
+        family_id=_string(fields["family_id"]).strip(),
+        date=_date(fields["date"], row.get("year")),
+        lang=_string(fields["lang"]).strip().lower(),
+        kind=_string(fields["kind"]).strip(),
+    )
+    return require_text(doc)
+
+
+def _string(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return "\n".join(_string(v) for v in value)
+    return str(value)
+
+
+def _claims(value: Any) -> tuple[Claim, ...]:
+    if not value:
+        return ()
+    if isinstance(value, str):
+        return make_claims(split_claims(value))
+    if not isinstance(value, list):
+        raise RecordError(f"claims must be a string or a list, not {type(value).__name__}")
+    if all(isinstance(v, str) for v in value):
+        return make_claims(enumerate(value, 1))
+    return tuple(c for i, item in enumerate(value, 1) if (c := _claim_object(item, i)) is not None)
+
+
+def _claim_object(item: Any, position: int) -> Claim | None:
+    """``{"num": 2, "text": "...", "independent": false}``; what is missing is inferred."""
+    if not isinstance(item, dict):
+        raise RecordError(f"claim {position}: expected a string or an object, got {type(item).__name__}")
+    num = claim_number(item.get("num"), position)
+    text = strip_own_number(clean_text(_string(item.get("text"))), num)
+    if not text:
+        return None
+    refs = tuple(int(n) for n in item.get("depends_on") or ()) or claim_references(text, num)
+    independent = item.get("independent")
+    return Claim(num, text, not refs if independent is None else bool(independent), refs)
+
+
+def _codes(value: Any, normalise) -> tuple[str, ...]:
+    """A list of codes, or one string of codes separated by ";" or ","."""
+    if not value:
+        return ()
+    items = re.split(r"[;,]", value) if isinstance(value, str) else [str(v) for v in value if v]
+    codes = (normalise(item) for item in items)
+    return tuple(dict.fromkeys(c for c in codes if c))
+
+
+def _date(value: Any, year: Any) -> str:
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.strftime("%Y-%m-%d")
+    if value:
+        return iso_date(str(value)[:10])
+    return str(year).strip() if year not in (None, "") else ""
+
+
+# --- citation pairs --------------------------------------------------------------
+
+_COLUMNS = ("citing_id", "cited_id", "category")
+_HEADER_NAMES = {"citing": "citing_id", "citing_id": "citing_id", "cited": "cited_id", "cited_id": "cited_id", "category": "category"}
+
+
+def iter_raw_citations(path: str, data_stream: BinaryIO) -> Iterator[RawRecord]:
+    """One record per line; payload ``{"line": bytes, "columns": (names...)}``. A first
+    line naming ``citing_id``/``cited_id`` is a header and sets the column order."""
+    columns = _COLUMNS
+    for n, line in enumerate(data_stream, 1):
+        if not line.strip():
+            continue
+        if n == 1 and (header := _header(line)):
+            columns = header
+            continue
+        yield RawRecord("citations", path, f"line {n}", {"line": line, "columns": columns})
+
+
+def _header(line: bytes) -> tuple[str, ...] | None:
+    names = [cell.strip().lower() for cell in _cells(line.decode("utf-8", "replace"))]
+    if "citing_id" in names or "citing" in names:
+        return tuple(_HEADER_NAMES.get(name, name) for name in names)
+    return None
+
+
+def _cells(line: str) -> list[str]:
+    delimiter = "\t" if "\t" in line else ","
+    return next(csv.reader([line.rstrip("\r\n")], delimiter=delimiter), [])
+
+
+def parse_citations(raw: RawRecord) -> ParsedRecord:
+    cells = dict(zip(raw.payload["columns"], (c.strip() for c in _cells(decode_utf8(raw.payload["line"])))))
+    citing, cited = cells.get("citing_id", ""), cells.get("cited_id", "")
+    if not citing or not cited:
+        raise RecordError("expected citing_id and cited_id, tab- or comma-separated")
+    citation = Citation(citing, cited, citation_category(cells.get("category")), "tsv")
+    return ParsedRecord(None, (citation,))

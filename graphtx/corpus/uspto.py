@@ -1,0 +1,162 @@
+"""USPTO grant full text (weekly ``ipgYYMMDD.xml``, DTD v4.0 and later).
+
+A weekly file is many XML documents concatenated, each starting with its own
+``<?xml`` line. Sequence listings (root ``sequence-cwu``) sit in the stream right
+after the grant they belong to; they carry no patent text and are passed over.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import BinaryIO
+
+from lxml import etree
+
+from graphtx.corpus.base import (
+    ParsedRecord,
+    RawRecord,
+    RecordError,
+    citation_category,
+    claim_number,
+    claim_references,
+    element_text,
+    escape_bare_ampersands,
+    iso_date,
+    normalise_cpc,
+    paragraphs_text,
+    parse_xml,
+    publication_id,
+    require_text,
+    split_stream,
+    strip_own_number,
+)
+from graphtx.corpus.schema import Citation, Claim, PatentDocument, normalise_ipc
+
+FORMAT = "uspto"
+_ROOT = re.compile(rb"<([A-Za-z][\w:.-]*)")  # first element tag (skips <?xml and <!DOCTYPE)
+_SKIPPED_ROOTS = {b"sequence-cwu"}
+_BIBLIO = "us-bibliographic-data-grant"
+
+
+def iter_raw(path: str, data_stream: BinaryIO) -> Iterator[RawRecord]:
+    for n, (offset, piece) in enumerate(split_stream(data_stream), 1):
+        root = _ROOT.search(piece, 0, 4096)
+        if root and root.group(1) in _SKIPPED_ROOTS:
+            continue
+        yield RawRecord(FORMAT, path, f"record {n} at byte {offset}", piece)
+
+
+def parse(raw: RawRecord) -> ParsedRecord:
+    root = parse_xml(escape_bare_ampersands(raw.payload))
+    if root.tag != "us-patent-grant":
+        raise RecordError(f"not a US grant: root element <{root.tag}>")
+    biblio = root.find(_BIBLIO)
+    if biblio is None:
+        raise RecordError(f"missing id: no <{_BIBLIO}>")
+    pub = biblio.find("publication-reference/document-id")
+    number = pub.findtext("doc-number", "").strip() if pub is not None else ""
+    if not number:
+        raise RecordError("missing id: no publication-reference doc-number")
+    kind = pub.findtext("kind", "").strip()
+    doc_id = publication_id(pub.findtext("country", "") or "US", number, kind)
+    doc = PatentDocument(
+        id=doc_id,
+        source=FORMAT,
+        source_file=raw.file,
+        title=element_text(biblio.find("invention-title")),
+        abstract=paragraphs_text(root.find("abstract")),
+        claims=_claims(root.find("claims")),
+        description=paragraphs_text(root.find("description")),
+        ipc=_ipc(biblio),
+        cpc=_cpc(biblio),
+        date=iso_date(pub.findtext("date", "") or root.get("date-publ", "")),
+        lang="en",
+        kind=kind,
+    )
+    return ParsedRecord(require_text(doc), _citations(doc_id, biblio))
+
+
+# --- claims ----------------------------------------------------------------------
+
+
+def _claims(claims_el: etree._Element | None) -> tuple[Claim, ...]:
+    if claims_el is None:
+        return ()
+    claims = []
+    for i, el in enumerate(claims_el.iter("claim"), 1):
+        num = claim_number(el.get("num"), i)
+        text = strip_own_number(element_text(el), num)
+        refs = el.findall(".//claim-ref")
+        deps = {n for ref in refs for n in _idref_numbers(ref.get("idref", ""))}
+        if refs:  # "any one of claims 2 through 4" is tagged with claim 2 only
+            deps.update(claim_references(text, num))
+        deps.discard(num)
+        claims.append(Claim(num, text, not refs, tuple(sorted(deps))))
+    return tuple(claims)
+
+
+def _idref_numbers(idref: str) -> range:
+    """``"CLM-00004" -> [4]``; ``"CLM-00001-00003" -> [1, 2, 3]``."""
+    nums = [int(n) for n in re.findall(r"\d+", idref)]
+    if not nums:
+        return range(0)
+    return range(nums[0], (nums[1] if len(nums) > 1 and nums[1] >= nums[0] else nums[0]) + 1)
+
+
+# --- classification --------------------------------------------------------------
+
+
+def _ipc(biblio: etree._Element) -> tuple[str, ...]:
+    codes = [_structured_code(el, normalise_ipc) for el in biblio.iterfind("classifications-ipcr/classification-ipcr")]
+    if not any(codes):  # DTD v4.0: edition 7 text such as "A45F  504"
+        old = biblio.find("classification-ipc")
+        if old is not None:
+            codes = [_old_ipc(el.text or "") for el in old if el.tag in ("main-classification", "further-classification")]
+    return tuple(dict.fromkeys(c for c in codes if c))
+
+
+def _cpc(biblio: etree._Element) -> tuple[str, ...]:
+    codes = (_structured_code(el, normalise_cpc) for el in biblio.iterfind("classifications-cpc//classification-cpc"))
+    return tuple(dict.fromkeys(c for c in codes if c))
+
+
+def _structured_code(el: etree._Element, normalise) -> str | None:
+    """``<section>H</section><class>01</class><subclass>M</subclass><main-group>10</main-group>
+    <subgroup>44</subgroup>`` -> ``"H01M 10/44"``."""
+    parts = [el.findtext(tag, "").strip() for tag in ("section", "class", "subclass", "main-group", "subgroup")]
+    return normalise("{}{}{} {}/{}".format(*parts))
+
+
+_OLD_IPC = re.compile(r"^\s*([A-H]\d\d[A-Z])([ \d]{3})(\d{2,})")
+
+
+def _old_ipc(code: str) -> str | None:
+    """Fixed-width IPC of the early Red Book: subclass, group right-aligned in 3, subgroup.
+
+    ``"A45F  504" -> "A45F 5/04"``, ``"A43B 1314" -> "A43B 13/14"``.
+    """
+    if "/" in code:
+        return normalise_ipc(code)
+    m = _OLD_IPC.match(code)
+    if not m or not m.group(2).strip().isdigit():
+        return None
+    return normalise_ipc(f"{m.group(1)} {m.group(2).strip()}/{m.group(3)}")
+
+
+# --- citations -------------------------------------------------------------------
+
+
+def _citations(doc_id: str, biblio: etree._Element) -> tuple[Citation, ...]:
+    entries = biblio.findall("references-cited/citation") + biblio.findall("us-references-cited/us-citation")
+    citations: dict[str, Citation] = {}
+    for entry in entries:
+        cited = entry.find("patcit/document-id")
+        number = cited.findtext("doc-number", "").strip() if cited is not None else ""
+        if not number:  # <nplcit>: literature, not a patent
+            continue
+        cited_id = publication_id(cited.findtext("country", ""), number, cited.findtext("kind", ""))
+        if cited_id != doc_id:
+            category = citation_category(entry.findtext("category"))
+            citations.setdefault(cited_id, Citation(doc_id, cited_id, category, "front-page"))
+    return tuple(citations.values())

@@ -1,0 +1,118 @@
+"""Parse stage: corpus directory → graphs directory.
+
+Layout of a graphs directory::
+
+    graphs.parquet   one row per (document, kind) (GRAPH_SCHEMA)
+    errors.jsonl     documents or graphs not written, with the reason
+    manifest.json    counts per kind, text sources used, rule hits, config, versions
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow.parquet as pq
+from tqdm import tqdm
+
+from graphtx.config import ParseConfig
+from graphtx.corpus.schema import PatentDocument
+from graphtx.corpus.store import ERRORS_FILE, MANIFEST_FILE, SkippedRecord, TableWriter, count_documents, iter_documents
+from graphtx.graphs.builder import GraphBuilder
+from graphtx.graphs.graph import GRAPH_SCHEMA, InventionGraph
+from graphtx.parallel import bounded_map
+
+GRAPHS_FILE = "graphs.parquet"
+
+_worker_builder: GraphBuilder | None = None  # one per worker process, set by _init_worker
+
+
+def _init_worker(cfg: ParseConfig) -> None:
+    global _worker_builder
+    _worker_builder = GraphBuilder(cfg)
+
+
+def _build_one(doc: PatentDocument) -> tuple[str, list[InventionGraph], str]:
+    try:
+        return doc.id, list(_worker_builder.build(doc).values()), ""
+    except Exception as err:  # reported per document; a batch job goes on
+        return doc.id, [], f"{type(err).__name__}: {err}"
+
+
+@dataclass(frozen=True)
+class ParseReport:
+    documents: int
+    graphs: int
+    skipped: int
+    out_dir: Path
+
+
+def parse_corpus(corpus_dir: str | Path, out_dir: str | Path, cfg: ParseConfig = ParseConfig(), progress: bool | None = None) -> ParseReport:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    total = count_documents(corpus_dir)
+    writer = TableWriter(out / GRAPHS_FILE, GRAPH_SCHEMA, rows_per_group=1024)
+    kinds, sources, rule_hits, nodes = Counter(), Counter(), Counter(), Counter()
+    skipped = documents = 0
+    with open(out / ERRORS_FILE, "w", encoding="utf-8") as errors:
+        results = bounded_map(
+            _build_one, iter_documents(corpus_dir), workers=cfg.workers, chunk_size=cfg.chunk_size,
+            initializer=_init_worker, initargs=(cfg,),
+        )  # fmt: skip
+        for doc_id, graphs, reason in tqdm(results, total=total, desc="parse", unit="doc", disable=None if progress is None else not progress, file=sys.stderr):
+            if reason:
+                errors.write(SkippedRecord(str(corpus_dir), "document", reason, doc_id).to_json() + "\n")
+                skipped += 1
+                continue
+            documents += 1
+            for g in graphs:
+                if g.num_nodes == 0:
+                    errors.write(SkippedRecord(str(corpus_dir), g.kind, f"no features found in the {g.text_source} text", doc_id).to_json() + "\n")
+                    skipped += 1
+                    continue
+                writer.add(g.to_row())
+                kinds[g.kind] += 1
+                sources[f"{g.kind}:{g.text_source}"] += 1
+                nodes[g.kind] += g.num_nodes
+                rule_hits.update(g.meta.get("rule_hits", {}) if g.kind == "description" else {})
+    writer.close()
+    manifest = {
+        "corpus": str(corpus_dir),
+        "documents": documents,
+        "graphs": dict(kinds),
+        "skipped": skipped,
+        "text_sources": dict(sources),
+        "mean_nodes": {k: round(nodes[k] / kinds[k], 1) for k in kinds},
+        "rule_hits_description_graphs": dict(rule_hits),
+        "config": dataclasses.asdict(cfg),
+        "seconds": round(time.time() - started, 2),
+    }
+    (out / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2) + "\n")
+    return ParseReport(documents, sum(kinds.values()), skipped, out)
+
+
+def iter_graphs(graphs_dir: str | Path, kind: str | None = None, ids: set[str] | None = None) -> Iterator[InventionGraph]:
+    path = Path(graphs_dir) / GRAPHS_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"{graphs_dir} is not a graphs directory: {GRAPHS_FILE} is missing (run `graphtx parse` first)")
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=512):
+        for row in batch.to_pylist():
+            if (kind is None or row["kind"] == kind) and (ids is None or row["doc_id"] in ids):
+                yield InventionGraph.from_row(row)
+
+
+def load_graph(graphs_dir: str | Path, doc_id: str, kind: str) -> InventionGraph:
+    path = Path(graphs_dir) / GRAPHS_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"{graphs_dir} is not a graphs directory: {GRAPHS_FILE} is missing (run `graphtx parse` first)")
+    rows = pq.read_table(path, filters=[("doc_id", "=", doc_id), ("kind", "=", kind)]).to_pylist()
+    if rows:
+        return InventionGraph.from_row(rows[0])
+    raise KeyError(f"no {kind} graph for id {doc_id!r} in {graphs_dir}")

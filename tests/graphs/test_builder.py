@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from graphtx.config import ParseConfig
+from graphtx.corpus.schema import Claim, PatentDocument
+from graphtx.graphs.builder import NoText, plan_texts
+
+CLAIM_1 = "A snowthrower comprising: an auger housing; and a chute mounted on the auger housing."
+CLAIM_2 = "The snowthrower of claim 1, wherein the chute is rotatable about a vertical axis."
+CLAIM_3 = "A method of clearing snow comprising driving an auger with an engine."
+
+
+def _doc(**kw) -> PatentDocument:
+    return PatentDocument(id="US-1-B1", source="test", source_file="-", **kw)
+
+
+def _claims():
+    return (Claim(1, CLAIM_1, True), Claim(2, CLAIM_2, False, (1,)), Claim(3, CLAIM_3, True))
+
+
+def test_three_graphs_with_their_text_sources(builder):
+    doc = _doc(claims=_claims(), description="The auger is driven by an engine.\nThe engine has a crankshaft.")
+    graphs = builder.build(doc)
+    assert set(graphs) == {"first_claim", "all_claims", "description"}
+    assert graphs["first_claim"].text_source == "first_claim"
+    assert graphs["all_claims"].text_source == "claims"
+    assert graphs["description"].text_source == "claims+description"
+    first, every, desc = (set(graphs[k].node_text) for k in ("first_claim", "all_claims", "description"))
+    assert first <= every <= desc
+    assert "engine" not in first and "engine" in every and "crankshaft" in desc
+
+
+def test_first_independent_claim_is_used_even_when_not_first():
+    doc = _doc(claims=(Claim(1, CLAIM_2, False, (3,)), Claim(2, CLAIM_1, True)))
+    plan = plan_texts(doc, ParseConfig())
+    assert plan.texts[0] == CLAIM_1
+    assert plan.feeds[0] == ("first_claim", "all_claims", "description")
+
+
+def test_abstract_only_document_says_which_text_was_used(builder):
+    graphs = builder.build(_doc(abstract="An electric vehicle has a traction battery and a charger for charging the battery."))
+    assert {g.text_source for g in graphs.values()} == {"abstract"}
+    assert "traction battery" in graphs["first_claim"].node_text
+
+
+def test_document_without_text_is_refused(builder):
+    with pytest.raises(NoText, match="no text"):
+        builder.build(_doc())
+
+
+def test_node_cap_keeps_most_frequent_features(builder):
+    small = dataclasses.replace(builder.cfg, max_feature_nodes=3)
+    text = "A motor comprising a rotor. The rotor has a shaft. The shaft has a key and a groove. The rotor has a magnet."
+    doc = _doc(abstract=text)
+    graph = type(builder)(small, nlp=builder.nlp, rules=builder.rules).build(doc)["description"]
+    features = [t for t, k in zip(graph.node_text, graph.node_type) if k == "feature"]
+    assert graph.truncated
+    assert len(features) <= 3 and "rotor" in features and "shaft" in features
+    assert graph.isolated_features() == []
+
+
+def test_description_is_cut_at_paragraph_boundary_within_limit(builder):
+    cfg = dataclasses.replace(builder.cfg, max_description_chars=60)
+    paragraphs = ["The frame carries a motor.", "The motor drives a pump.", "The pump feeds a nozzle."]
+    plan = plan_texts(_doc(claims=_claims()[:1], description="\n".join(paragraphs)), cfg)
+    described = [t for t, f in zip(plan.texts, plan.feeds) if f == ("description",)]
+    assert described == paragraphs[:2]
