@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.graphtx-installed
 RUN ?= runs/demo
-WORKERS ?= 2
+DEMO_ID ?= US-6838984-B2
 DEMO_DATA := graphtx/data/demo
 SHARED ?= ../shared/data
 
@@ -20,9 +20,9 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 demo: setup
-	$(BIN)/graphtx ingest $(DEMO_DATA) --out $(RUN)/corpus --workers $(WORKERS)
-	$(BIN)/graphtx parse $(RUN)/corpus --out $(RUN)/graphs --workers $(WORKERS)
-	$(BIN)/graphtx show $(RUN)/graphs --id US-7315346-B2 --kind first_claim --out $(RUN)/graph_first_claim.png
+	$(BIN)/graphtx ingest $(DEMO_DATA) --out $(RUN)/corpus --config configs/small.yaml
+	$(BIN)/graphtx parse $(RUN)/corpus --out $(RUN)/graphs --config configs/small.yaml
+	$(BIN)/graphtx show $(RUN)/graphs --id $(DEMO_ID) --kind first_claim --out $(RUN)/graph_first_claim.png
 	@echo "demo outputs: corpus $(RUN)/corpus, graphs $(RUN)/graphs, rendered graph $(RUN)/graph_first_claim.png"
 
 test: setup

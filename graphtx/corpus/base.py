@@ -37,7 +37,14 @@ class ParsedRecord:
 
 
 class RecordError(Exception):
-    """A record that cannot be turned into a document; ``str(err)`` is the reason."""
+    """A record that cannot be turned into a document; ``str(err)`` is the reason.
+
+    ``doc_id`` is set when the id was read before the record failed, so the error log names it.
+    """
+
+    def __init__(self, reason: str, doc_id: str = ""):
+        super().__init__(reason)
+        self.doc_id = doc_id
 
 
 # --- text ------------------------------------------------------------------------
@@ -241,6 +248,11 @@ def normalise_cpc(code: str) -> str | None:
     return f"{section}{cls}{sub} {int(group)}/{subgroup}"
 
 
+def unique_codes(codes: Iterable[str | None]) -> tuple[str, ...]:
+    """Normalised classification codes in first-seen order, each once, Nones dropped."""
+    return tuple(dict.fromkeys(c for c in codes if c))
+
+
 _SEARCH_LETTERS = tuple(c for c in CITATION_CATEGORIES if len(c) == 1)
 
 
@@ -389,6 +401,6 @@ def claim_number(value: object, default: int) -> int:
 
 def require_text(doc: PatentDocument) -> PatentDocument:
     """``doc`` unchanged, or :class:`RecordError` when it has nothing to build graphs from."""
-    if not (doc.claims or doc.abstract or doc.description):
-        raise RecordError("no text: no claims, abstract or description")
+    if not (doc.claims or doc.abstract or doc.description or doc.title):
+        raise RecordError("no text: no title, claims, abstract or description", doc.id)
     return doc

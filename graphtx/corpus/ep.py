@@ -34,8 +34,9 @@ from graphtx.corpus.base import (
     require_text,
     split_stream,
     unique_citations,
+    unique_codes,
 )
-from graphtx.corpus.schema import Citation, PatentDocument, normalise_ipc
+from graphtx.corpus.schema import Citation, Claim, PatentDocument, normalise_ipc
 
 FORMAT = "ep"
 
@@ -77,7 +78,7 @@ def parse(raw: RawRecord) -> ParsedRecord:
         claims=_claims(claims_el),
         description=paragraphs_text(description_el),
         ipc=_ipc(biblio),
-        cpc=_codes(biblio.iterfind("B500/B520EP/classifications-cpc/classification-cpc/text"), normalise_cpc),
+        cpc=unique_codes(normalise_cpc(el.text or "") for el in biblio.iterfind(_CPC)),
         date=iso_date(root.get("date-publ") or biblio.findtext("B100/B140/date", "")),
         lang=next(iter(text_langs.values()), doc_lang),
         kind=kind,
@@ -102,7 +103,7 @@ def _title(biblio: etree._Element, preferred: tuple[str, ...]) -> str:
     return next(iter(titles.values()), "")
 
 
-def _claims(claims_el: etree._Element | None):
+def _claims(claims_el: etree._Element | None) -> tuple[Claim, ...]:
     if claims_el is None:
         return ()
     return make_claims((claim_number(el.get("num"), i), element_text(el)) for i, el in enumerate(claims_el.iter("claim"), 1))
@@ -111,18 +112,16 @@ def _claims(claims_el: etree._Element | None):
 # --- classification --------------------------------------------------------------
 
 
+_CPC = "B500/B520EP/classifications-cpc/classification-cpc/text"
+
+
 def _ipc(biblio: etree._Element) -> tuple[str, ...]:
-    codes = _codes(biblio.iterfind("B500/B510EP/classification-ipcr/text"), normalise_ipc)
+    codes = unique_codes(normalise_ipc(el.text or "") for el in biblio.iterfind("B500/B510EP/classification-ipcr/text"))
     if codes:
         return codes
     # DTD v1.0/v1.1 before IPC 8: "7C 07C 29/44 A" is edition 7, main (B511) or further (B512)
-    old = [el for el in biblio.iterfind("B500/B510/*") if el.tag in ("B511", "B512")]
-    return _codes(old, lambda text: normalise_ipc(re.sub(r"^\s*\d+\s*", "", text)))
-
-
-def _codes(elements, normalise) -> tuple[str, ...]:
-    codes = (normalise(el.text or "") for el in elements)
-    return tuple(dict.fromkeys(c for c in codes if c))
+    old = (el.text or "" for el in biblio.iterfind("B500/B510/*") if el.tag in ("B511", "B512"))
+    return unique_codes(normalise_ipc(re.sub(r"^\s*\d+\s*", "", text)) for text in old)
 
 
 # --- citations -------------------------------------------------------------------

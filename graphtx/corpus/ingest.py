@@ -67,21 +67,18 @@ def iter_items(sources: list[str | Path], cfg: IngestConfig) -> Iterator[_Item]:
             yield SkippedRecord(str(path), "rest of file", f"stopped reading: {type(err).__name__}: {err}")
 
 
-def parse_item(item: _Item) -> tuple[_Item, ParsedRecord | None, str]:
-    """Worker side: parse one raw record; never raises."""
+def parse_item(item: _Item) -> tuple[_Item, ParsedRecord | None]:
+    """Worker side: parse one raw record; never raises. Failures come back as SkippedRecord."""
     if isinstance(item, SkippedRecord):
-        return item, None, item.reason
+        return item, None
+    # the payload stays behind, so results travel back cheaply
+    stripped = RawRecord(item.format, item.file, item.position, None)
     try:
-        return _strip(item), READERS[item.format].parse(item), ""
+        return stripped, READERS[item.format].parse(item)
     except RecordError as err:
-        return _strip(item), None, str(err)
+        return SkippedRecord(item.file, item.position, str(err), err.doc_id), None
     except Exception as err:  # a reader bug must not stop a batch job; it is reported per record
-        return _strip(item), None, f"reader failure ({type(err).__name__}: {err})"
-
-
-def _strip(raw: RawRecord) -> RawRecord:
-    """The raw record without its payload, so results travel back cheaply."""
-    return RawRecord(raw.format, raw.file, raw.position, None)
+        return SkippedRecord(item.file, item.position, f"reader failure ({type(err).__name__}: {err})"), None
 
 
 def ingest(sources: list[str | Path], out_dir: str | Path, cfg: IngestConfig = IngestConfig(), progress: bool | None = None) -> IngestReport:
@@ -91,12 +88,11 @@ def ingest(sources: list[str | Path], out_dir: str | Path, cfg: IngestConfig = I
     with CorpusWriter(out_dir, rows_per_group=cfg.rows_per_group) as writer:
         bar = tqdm(desc="ingest", unit="rec", disable=None if progress is None else not progress, file=sys.stderr)
         results = bounded_map(parse_item, iter_items(sources, cfg), workers=cfg.workers, chunk_size=cfg.chunk_size)
-        for item, parsed, reason in results:
+        for item, parsed in results:
             seen += 1
             bar.update(1)
             if parsed is None:
-                skipped = item if isinstance(item, SkippedRecord) else SkippedRecord(item.file, item.position, reason)
-                writer.skip(skipped)
+                writer.skip(item)
                 bar.set_postfix(skipped=writer.skipped, refresh=False)
                 continue
             if parsed.document is None:

@@ -33,6 +33,7 @@ from graphtx.corpus.base import (
     split_claims,
     split_stream,
     unique_citations,
+    unique_codes,
 )
 from graphtx.corpus.schema import Citation, Claim, PatentDocument, normalise_ipc
 
@@ -80,7 +81,7 @@ def parse(raw: RawRecord) -> ParsedRecord:
         claims=_claims(claims_el),
         description=paragraphs_text(description_el),
         ipc=_ipc(biblio),
-        cpc=_codes(biblio.iterfind("technical-data/classifications-cpc/classification-cpc"), normalise_cpc),
+        cpc=unique_codes(normalise_cpc(el.text or "") for el in biblio.iterfind(_CPC)),
         family_id=(root.get("family-id") or "").strip(),
         date=iso_date(root.get("date") or biblio.findtext("publication-reference/document-id/date", "")),
         lang=next((lang for lang in text_langs if lang), doc_lang),
@@ -110,19 +111,16 @@ def _claims(claims_el: etree._Element | None) -> tuple[Claim, ...]:
     return make_claims(numbered)
 
 
+_CPC = "technical-data/classifications-cpc/classification-cpc"
+
+
 def _ipc(biblio: etree._Element) -> tuple[str, ...]:
-    codes = _codes(biblio.iterfind("technical-data/classifications-ipcr/classification-ipcr"), normalise_ipc)
+    ipcr = biblio.iterfind("technical-data/classifications-ipcr/classification-ipcr")
+    codes = unique_codes(normalise_ipc(el.text or "") for el in ipcr)
     if codes:
         return codes
-    old = biblio.find("technical-data/classification-ipc")
-    if old is None:
-        return ()
-    return _codes((el for el in old if el.tag in ("main-classification", "further-classification")), normalise_ipc)
-
-
-def _codes(elements, normalise) -> tuple[str, ...]:
-    codes = (normalise(el.text or "") for el in elements)
-    return tuple(dict.fromkeys(c for c in codes if c))
+    old = biblio.iterfind("technical-data/classification-ipc/*")  # before IPC 8
+    return unique_codes(normalise_ipc(el.text or "") for el in old if el.tag in ("main-classification", "further-classification"))
 
 
 def _citations(doc_id: str, biblio: etree._Element) -> tuple[Citation, ...]:

@@ -37,6 +37,7 @@ from graphtx.corpus.base import (
     require_text,
     split_claims,
     strip_own_number,
+    unique_codes,
 )
 from graphtx.corpus.schema import Citation, Claim, PatentDocument, normalise_ipc
 
@@ -149,7 +150,8 @@ def _claim_object(item: Any, position: int) -> Claim | None:
     text = strip_own_number(clean_text(_string(item.get("text"))), num)
     if not text:
         return None
-    refs = tuple(int(n) for n in item.get("depends_on") or ()) or claim_references(text, num)
+    given = item.get("depends_on")
+    refs = tuple(int(n) for n in given) if given is not None else claim_references(text, num)
     independent = item.get("independent")
     return Claim(num, text, not refs if independent is None else bool(independent), refs)
 
@@ -159,8 +161,7 @@ def _codes(value: Any, normalise) -> tuple[str, ...]:
     if not value:
         return ()
     items = re.split(r"[;,]", value) if isinstance(value, str) else [str(v) for v in value if v]
-    codes = (normalise(item) for item in items)
-    return tuple(dict.fromkeys(c for c in codes if c))
+    return unique_codes(normalise(item) for item in items)
 
 
 def _date(value: Any, year: Any) -> str:

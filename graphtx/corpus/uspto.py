@@ -30,6 +30,7 @@ from graphtx.corpus.base import (
     require_text,
     split_stream,
     strip_own_number,
+    unique_codes,
 )
 from graphtx.corpus.schema import Citation, Claim, PatentDocument, normalise_ipc
 
@@ -89,10 +90,11 @@ def _claims(claims_el: etree._Element | None) -> tuple[Claim, ...]:
         text = strip_own_number(element_text(el), num)
         refs = el.findall(".//claim-ref")
         deps = {n for ref in refs for n in _idref_numbers(ref.get("idref", ""))}
-        if refs:  # "any one of claims 2 through 4" is tagged with claim 2 only
-            deps.update(claim_references(text, num))
+        # markup can be partial ("any one of claims 2 through 4" tags claim 2 only) or missing
+        # ("according to one or more of the previous claims"): the wording counts too
+        deps.update(claim_references(text, num))
         deps.discard(num)
-        claims.append(Claim(num, text, not refs, tuple(sorted(deps))))
+        claims.append(Claim(num, text, not deps, tuple(sorted(deps))))
     return tuple(claims)
 
 
@@ -113,12 +115,12 @@ def _ipc(biblio: etree._Element) -> tuple[str, ...]:
         old = biblio.find("classification-ipc")
         if old is not None:
             codes = [_old_ipc(el.text or "") for el in old if el.tag in ("main-classification", "further-classification")]
-    return tuple(dict.fromkeys(c for c in codes if c))
+    return unique_codes(codes)
 
 
 def _cpc(biblio: etree._Element) -> tuple[str, ...]:
     codes = (_structured_code(el, normalise_cpc) for el in biblio.iterfind("classifications-cpc//classification-cpc"))
-    return tuple(dict.fromkeys(c for c in codes if c))
+    return unique_codes(codes)
 
 
 def _structured_code(el: etree._Element, normalise) -> str | None:

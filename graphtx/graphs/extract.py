@@ -240,6 +240,7 @@ def extract(doc, matcher, rules: RuleSet, max_snippet_tokens: int = 16) -> Extra
         seg_triggers = [t for t in triggers if seg.start <= t.start < seg.end and t.type != "clause"]
         head = seg_mentions[0] if seg_mentions else None
         linked: set[Mention] = set()
+        object_of: dict[Mention, Mention] = {}  # feature -> subject of the functional relation it is an object of
         if open_whole is not None and sentence_of.get(seg.start, -2) != open_sentence:
             open_whole = None
         if head is not None and open_whole is not None and not seg.opened_by_clause and head.text != open_whole.text:
@@ -258,6 +259,11 @@ def extract(doc, matcher, rules: RuleSet, max_snippet_tokens: int = 16) -> Extra
             subject = before[-1] if before else None
             if subject is None:
                 continue
+            if trig.type == "part_of":
+                # "A device for a wheel comprising": the whole is the device, not the object of "for"
+                subject = _climb_prepositions(doc, object_of.get(subject, subject), seg_mentions)
+            if trig.type == "functional" and not owned and nxt is not None and nxt.type == "functional":
+                continue  # "adapted to be located inside X": one relation, made by the next trigger
             if trig.type in ("part_of", "example_of"):
                 pairs = out.part_of if trig.type == "part_of" else out.example_of
                 groups: list[tuple[Mention, list[Mention]]] = []  # list item, features hanging off it
@@ -285,6 +291,7 @@ def extract(doc, matcher, rules: RuleSet, max_snippet_tokens: int = 16) -> Extra
                     out.relations.append((snippet, subject.text, objects))
                     linked.add(subject)
                     linked.update(owned)
+                    object_of.update((m, subject) for m in owned)
 
         orphans = [m for m in seg_mentions if m not in linked and head is not None and m is not head and m.text != head.text]
         if head is not None and head not in linked and not orphans:
@@ -296,6 +303,18 @@ def extract(doc, matcher, rules: RuleSet, max_snippet_tokens: int = 16) -> Extra
             out.relations.append((snippet, head.text, tuple(dict.fromkeys(m.text for m in orphans))))
             out.rule_hits["clause_link"] = out.rule_hits.get("clause_link", 0) + 1
     return out
+
+
+def _climb_prepositions(doc, mention: Mention, candidates: list[Mention]) -> Mention:
+    """From the object of a preposition to the feature the phrase hangs off ("device for a wheel" -> device)."""
+    by_end = {m.end: m for m in candidates}
+    while True:
+        j = mention.start - 1
+        while j >= 0 and doc[j].pos_ == "DET":
+            j -= 1
+        if j < 1 or doc[j].pos_ != "ADP" or j not in by_end:
+            return mention
+        mention = by_end[j]
 
 
 def _trim_end(doc, start: int, end: int) -> int:

@@ -98,3 +98,28 @@ def test_cli_exit_status_says_whether_anything_was_skipped(tmp_path, capsys):
 def test_cli_bad_options_are_clear_errors(tmp_path, capsys, bad):
     assert main(["ingest", str(US_XML), "--out", str(tmp_path / "c"), "--quiet", *bad]) == 2
     assert "error:" in capsys.readouterr().err
+
+
+def test_skipped_record_names_its_id_when_known(tmp_path):
+    (tmp_path / "docs.jsonl").write_text('{"id": "X-1"}\n{"id": "X-2", "abstract": "A pump with a valve."}\n')
+    report = ingest([tmp_path / "docs.jsonl"], tmp_path / "c", IngestConfig(), progress=False)
+    assert (report.documents, report.skipped) == (1, 1)
+    [error] = read_errors(tmp_path / "c")
+    assert (error["id"], error["position"], error["reason"]) == ("X-1", "line 1", "no text: no title, claims, abstract or description")
+
+
+def test_xml_to_parquet_to_objects_round_trip(tmp_path):
+    from graphtx.corpus import uspto
+    from graphtx.corpus.base import RecordError
+    from graphtx.corpus.formats import open_binary
+
+    direct = []
+    for name, stream in open_binary(US_XML):
+        with stream:
+            for raw in uspto.iter_raw(name, stream):
+                try:
+                    direct.append(uspto.parse(raw).document)
+                except RecordError:
+                    continue  # the malformed fixture record
+    ingest([US_XML], tmp_path / "c", IngestConfig(), progress=False)
+    assert list(iter_documents(tmp_path / "c")) == direct and direct

@@ -129,9 +129,15 @@ def test_missing_id():
 
 
 def test_document_without_any_text():
-    xml = GRANT.format(number="<doc-number>7000001</doc-number>", title="Shovel", body="")
-    with pytest.raises(RecordError, match="^no text: no claims, abstract or description$"):
+    xml = GRANT.format(number="<doc-number>7000001</doc-number>", title="", body="")
+    with pytest.raises(RecordError, match="^no text: no title, claims, abstract or description$"):
         uspto.parse(record(xml))
+
+
+def test_title_only_document_is_kept():
+    xml = GRANT.format(number="<doc-number>7000001</doc-number>", title="Shovel", body="")
+    doc = uspto.parse(record(xml)).document
+    assert (doc.title, doc.claims, doc.abstract) == ("Shovel", (), "")
 
 
 def test_non_utf8_bytes():

@@ -96,3 +96,13 @@ def test_numbered_copies_share_a_node_and_claim_ranges_are_removed(builder):
         ("pipe section connects cover to relay", "functional", "cover"),
         ("pipe section connects cover to relay", "functional", "relay"),
     }
+
+
+def test_whole_of_a_preamble_is_the_claimed_thing_not_its_purpose(builder):
+    g = builder.build_text(
+        "An air pressure detection device for a wheel comprising: an air pressure sensor for detecting the air "
+        "pressure of a tire tube; and a transmission unit."
+    )
+    parts = {s for s, t, d in g.edge_texts() if t == "part_of"}
+    assert parts == {"air pressure sensor", "transmission unit"}
+    assert {d for s, t, d in g.edge_texts() if t == "part_of"} == {"air pressure detection device"}
