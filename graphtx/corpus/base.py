@@ -11,6 +11,7 @@ A reader is two functions (see :mod:`graphtx.corpus.formats`):
 from __future__ import annotations
 
 import html
+import json
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
@@ -34,6 +35,23 @@ class RawRecord:
 class ParsedRecord:
     document: PatentDocument | None  # None for pure citation rows (TSV)
     citations: tuple[Citation, ...] = ()
+
+
+@dataclass(frozen=True)
+class SkippedRecord:
+    """An input record that is not written, with the reason; one line of errors.jsonl.
+
+    Readers may yield one from ``iter_raw`` for a record they recognise but never parse
+    (a sequence listing inside a weekly grant file, say).
+    """
+
+    file: str
+    position: str
+    reason: str
+    id: str = ""
+
+    def to_json(self) -> str:
+        return json.dumps({"file": self.file, "position": self.position, "id": self.id, "reason": self.reason}, ensure_ascii=False)
 
 
 class RecordError(Exception):

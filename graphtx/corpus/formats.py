@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import BinaryIO
 
 from graphtx.corpus import ep, marec, tabular, uspto
-from graphtx.corpus.base import ParsedRecord, RawRecord
+from graphtx.corpus.base import ParsedRecord, RawRecord, SkippedRecord
 
 
 @dataclass(frozen=True)
 class Reader:
-    iter_raw: Callable[[str, BinaryIO], Iterator[RawRecord]]
+    iter_raw: Callable[[str, BinaryIO], Iterator[RawRecord | SkippedRecord]]  # skips: recognised, never parsed
     parse: Callable[[RawRecord], ParsedRecord]
 
 

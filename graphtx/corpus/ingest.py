@@ -15,9 +15,9 @@ from pathlib import Path
 from tqdm import tqdm
 
 from graphtx.config import IngestConfig
-from graphtx.corpus.base import ParsedRecord, RawRecord, RecordError
+from graphtx.corpus.base import ParsedRecord, RawRecord, RecordError, SkippedRecord
 from graphtx.corpus.formats import READERS, discover, open_binary
-from graphtx.corpus.store import CorpusWriter, SkippedRecord
+from graphtx.corpus.store import CorpusWriter
 from graphtx.parallel import bounded_map
 
 
@@ -58,6 +58,9 @@ def iter_items(sources: list[str | Path], cfg: IngestConfig) -> Iterator[_Item]:
             for name, stream in open_binary(path):
                 with stream:
                     for raw in reader.iter_raw(name, stream):
+                        if isinstance(raw, SkippedRecord):
+                            yield raw
+                            continue
                         size = _payload_size(raw)
                         if size > limit:
                             yield SkippedRecord(raw.file, raw.position, f"record is {size:,} bytes, over the limit of {cfg.max_record_mb:g} MiB (ingest.max_record_mb)")

@@ -16,12 +16,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from graphtx.corpus.base import SkippedRecord
 from graphtx.corpus.schema import (
     CITATION_SCHEMA,
     DOCUMENT_SCHEMA,
@@ -36,20 +36,6 @@ DOCUMENTS_FILE = "documents.parquet"
 CITATIONS_FILE = "citations.parquet"
 ERRORS_FILE = "errors.jsonl"
 MANIFEST_FILE = "manifest.json"
-
-
-@dataclass(frozen=True)
-class SkippedRecord:
-    file: str
-    position: str
-    reason: str
-    id: str = ""
-
-    def to_json(self) -> str:
-        return json.dumps(
-            {"file": self.file, "position": self.position, "id": self.id, "reason": self.reason},
-            ensure_ascii=False,
-        )
 
 
 class TableWriter:

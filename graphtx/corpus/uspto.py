@@ -17,6 +17,7 @@ from graphtx.corpus.base import (
     ParsedRecord,
     RawRecord,
     RecordError,
+    SkippedRecord,
     citation_category,
     claim_number,
     claim_references,
@@ -40,10 +41,11 @@ _SKIPPED_ROOTS = {b"sequence-cwu"}
 _BIBLIO = "us-bibliographic-data-grant"
 
 
-def iter_raw(path: str, data_stream: BinaryIO) -> Iterator[RawRecord]:
+def iter_raw(path: str, data_stream: BinaryIO) -> Iterator[RawRecord | SkippedRecord]:
     for n, (offset, piece) in enumerate(split_stream(data_stream), 1):
         root = _ROOT.search(piece, 0, 4096)
         if root and root.group(1) in _SKIPPED_ROOTS:
+            yield SkippedRecord(path, f"record {n} at byte {offset}", f"not a patent document: <{root.group(1).decode()}> (a sequence listing belonging to the grant before it)")
             continue
         yield RawRecord(FORMAT, path, f"record {n} at byte {offset}", piece)
 

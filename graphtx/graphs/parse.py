@@ -23,7 +23,8 @@ from tqdm import tqdm
 
 from graphtx.config import ParseConfig
 from graphtx.corpus.schema import PatentDocument
-from graphtx.corpus.store import ERRORS_FILE, MANIFEST_FILE, SkippedRecord, TableWriter, count_documents, iter_documents
+from graphtx.corpus.base import SkippedRecord
+from graphtx.corpus.store import ERRORS_FILE, MANIFEST_FILE, TableWriter, count_documents, iter_documents
 from graphtx.graphs.builder import GraphBuilder
 from graphtx.graphs.graph import GRAPH_SCHEMA, InventionGraph
 from graphtx.parallel import bounded_map

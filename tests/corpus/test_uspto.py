@@ -5,18 +5,22 @@ from pathlib import Path
 import pytest
 
 from graphtx.corpus import uspto
-from graphtx.corpus.base import RawRecord, RecordError
+from graphtx.corpus.base import RawRecord, RecordError, SkippedRecord
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 GRANTS = SHARED / "uspto-grants"
 
 
-def read(path: Path, stream=None):
-    """``[(raw, parsed or None, reason)]`` for every record of a file."""
+def read(path: Path, stream=None, skipped: list | None = None):
+    """``[(raw, parsed or None, reason)]`` for every record of a file; reader skips go to ``skipped``."""
     out = []
     with open(path, "rb") as f:
         for raw in uspto.iter_raw(str(path), stream or f):
+            if isinstance(raw, SkippedRecord):
+                if skipped is not None:
+                    skipped.append(raw)
+                continue
             try:
                 out.append((raw, uspto.parse(raw), ""))
             except RecordError as err:
@@ -47,6 +51,13 @@ class Trickle(io.RawIOBase):
 @pytest.fixture(scope="module")
 def fixture_records():
     return read(FIXTURES / "us_grants_small.xml")
+
+
+def test_sequence_listing_is_listed_not_parsed():
+    skipped = []
+    read(FIXTURES / "us_grants_small.xml", skipped=skipped)
+    assert [(s.position.split(" at ")[0], s.reason.split(":")[0]) for s in skipped] == [("record 2", "not a patent document")]
+    assert "sequence-cwu" in skipped[0].reason
 
 
 def test_splits_documents_and_passes_over_the_sequence_listing(fixture_records):
@@ -110,7 +121,7 @@ def test_malformed_document_gives_a_reason(fixture_records):
 
 def test_splitting_does_not_depend_on_read_sizes(fixture_records):
     data = (FIXTURES / "us_grants_small.xml").read_bytes()
-    trickled = list(uspto.iter_raw("x.xml", Trickle(data)))
+    trickled = [r for r in uspto.iter_raw("x.xml", Trickle(data)) if not isinstance(r, SkippedRecord)]
     assert [(r.position, r.payload) for r in trickled] == [(r.position, r.payload) for r, _, _ in fixture_records]
 
 
