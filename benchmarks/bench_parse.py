@@ -43,6 +43,11 @@ def machine() -> str:
     return f"{cpu}; {os.cpu_count()} cores; Python {platform.python_version()}; spaCy {spacy.__version__}; torch {torch.__version__}"
 
 
+def is_utility(doc) -> bool:
+    """Design patents (US-D...) claim "the ornamental design for X": one sentence, two or three features."""
+    return not doc.id.startswith("US-D")
+
+
 def pct(values, q) -> float:
     return float(np.percentile(values, q)) if values else 0.0
 
@@ -77,21 +82,24 @@ def main() -> int:
         graphs = [b.build(d) for d in docs]
         rate = len(docs) / (time.perf_counter() - start)
         if len(kinds) > 1:
-            rows.append(["all three (what `graphtx parse` does)", f"{rate:.2f}"] + [""] * 9)
+            rows.append(["all three (what `graphtx parse` does)", f"all ({len(docs)})", f"{rate:.2f}"] + [""] * 9)
             continue
-        gs = [g[kinds[0]] for g in graphs]
-        feats = [len(g.feature_indices) for g in gs]
-        rels = [g.num_nodes - len(g.feature_indices) for g in gs]
-        edges = [g.num_edges for g in gs]
-        rows.append([kinds[0], f"{rate:.2f}"] + [f"{v:g}" for v in (
-            statistics.median(feats), pct(feats, 95), statistics.median(rels), pct(rels, 95),
-            statistics.median(edges), pct(edges, 95),
-            sum(len(g.isolated_features()) for g in gs), sum(g.meta["isolated_dropped"] for g in gs),
-            sum(g.truncated for g in gs),
-        )])  # fmt: skip
+        for population, keep in (("all", lambda d: True), ("utility", is_utility), ("design", lambda d: not is_utility(d))):
+            gs = [g[kinds[0]] for d, g in zip(docs, graphs) if keep(d)]
+            if not gs:
+                continue
+            feats = [len(g.feature_indices) for g in gs]
+            rels = [g.num_nodes - len(g.feature_indices) for g in gs]
+            edges = [g.num_edges for g in gs]
+            rows.append([kinds[0], f"{population} ({len(gs)})", f"{rate:.2f}" if population == "all" else ""] + [f"{v:g}" for v in (
+                statistics.median(feats), pct(feats, 95), statistics.median(rels), pct(rels, 95),
+                statistics.median(edges), pct(edges, 95),
+                sum(len(g.isolated_features()) for g in gs), sum(g.meta["isolated_dropped"] for g in gs),
+                sum(g.truncated for g in gs),
+            )])  # fmt: skip
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print("| graph kind | grants/s per core | features median | p95 | relations median | p95 | edges median | p95 | features without edge | isolated dropped | truncated graphs |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| graph kind | grants | grants/s per core | features median | p95 | relations median | p95 | edges median | p95 | features without edge | isolated dropped | truncated graphs |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
     print()

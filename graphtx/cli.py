@@ -90,6 +90,37 @@ def cmd_show(args) -> int:
     return EXIT_OK
 
 
+def cmd_pretrain(args) -> int:
+    from graphtx.config import load_config, with_overrides
+    from graphtx.text.pretrain import pretrain
+
+    config = load_config(args.config)
+    cfg = with_overrides(config.pretrain, vocab_size=args.vocab_size, dim=args.dim, epochs=args.epochs)
+    seed = config.seed if args.seed is None else args.seed
+    report = pretrain(args.corpora, args.out, cfg, seed=seed, progress=_progress(args))
+    summary = {
+        "out": str(report.out_dir),
+        "documents": report.documents,
+        "texts": report.texts,
+        "fasttext_sentences": report.sentences,
+        "fasttext_tokens": report.tokens,
+        "vocab_size": report.vocab_size,
+        "dim": report.dim,
+        "rows": report.rows,
+        "seed": seed,
+        "seconds": report.seconds,
+        "fingerprint": report.fingerprint,
+    }
+    lines = [
+        f"pretrained on {report.documents} documents ({report.texts} texts, {report.tokens} tokens for FastText) into {report.out_dir}",
+        f"vocabulary: {report.vocab_size} tokens x {report.dim} dims; rows from "
+        + ", ".join(f"{source}: {n}" for source, n in report.rows.items()),
+        f"seconds: {report.seconds}; fingerprint {report.fingerprint[:16]}",
+    ]
+    _say(args, summary, lines)
+    return EXIT_OK
+
+
 # --- entry point -----------------------------------------------------------------
 
 
@@ -123,6 +154,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-nodes", type=int, default=60, help="draw at most this many nodes (highest degree first)")
     _add_common(p)
     p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("pretrain", help="corpus directories -> BPE tokenizer + FastText token vectors")
+    p.add_argument("corpora", nargs="+", help="corpus directories written by `graphtx ingest`")
+    p.add_argument("--out", required=True, help="tokens directory to write")
+    p.add_argument("--vocab-size", type=int, help="BPE vocabulary size (default: config, 16000)")
+    p.add_argument("--dim", type=int, help="FastText vector size = token embedding size (default: config, 128)")
+    p.add_argument("--epochs", type=int, help="FastText epochs (default: config, 5)")
+    p.add_argument("--seed", type=int, help="FastText and random-row seed (default: the config's seed)")
+    _add_common(p)
+    p.set_defaults(func=cmd_pretrain)
     return parser
 
 

@@ -183,8 +183,9 @@ class GraphBuilder:
         if not plan.texts:
             raise NoText("no text to build graphs from: no claims, abstract, description or title")
         accumulators = {kind: GraphAccumulator() for kind in self.cfg.kinds}
-        for extraction, kinds in zip(self.extract_texts(list(plan.texts)), plan.feeds):
-            for kind in kinds:
+        wanted = [i for i, feeds in enumerate(plan.feeds) if not accumulators.keys().isdisjoint(feeds)]  # parse only what a kind uses
+        for extraction, i in zip(self.extract_texts([plan.texts[i] for i in wanted]), wanted):
+            for kind in plan.feeds[i]:
                 if kind in accumulators:
                     accumulators[kind].add(extraction)
         return {kind: acc.finish(doc.id, kind, plan.sources[kind], self.cfg) for kind, acc in accumulators.items()}

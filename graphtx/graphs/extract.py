@@ -185,7 +185,7 @@ def split_segments(doc, triggers: list[Trigger]) -> list[_Segment]:
 
 
 def snippet_text(doc, start: int, end: int, rules: RuleSet, max_tokens: int) -> str:
-    """Words of ``doc[start:end]`` without determiners, numerals and punctuation at the edges."""
+    """Lower-cased words of ``doc[start:end]`` without determiners, "said", ordinals, numerals and punctuation."""
     norm = rules.normalisation
     words = []
     for t in doc[start:end]:
@@ -265,33 +265,15 @@ def extract(doc, matcher, rules: RuleSet, max_snippet_tokens: int = 16) -> Extra
             if trig.type == "functional" and not owned and nxt is not None and nxt.type == "functional":
                 continue  # "adapted to be located inside X": one relation, made by the next trigger
             if trig.type in ("part_of", "example_of"):
-                pairs = out.part_of if trig.type == "part_of" else out.example_of
-                groups: list[tuple[Mention, list[Mention]]] = []  # list item, features hanging off it
-                for m in owned:
-                    if not groups or _is_list_item(doc, m, trig.end):
-                        groups.append((m, []))
-                    else:  # "a cover of the compartment": attach to the list item before it
-                        groups[-1][1].append(m)
-                for item, attached in groups:
-                    if item.text != subject.text:
-                        pairs.append((item.text, subject.text))
-                    if attached:
-                        snippet = snippet_text(doc, item.start, attached[-1].end, rules, max_snippet_tokens)
-                        out.relations.append((snippet, item.text, tuple(dict.fromkeys(a.text for a in attached))))
+                _link_list(doc, trig, subject, owned, out, rules, max_snippet_tokens)
                 linked.update(owned)
                 linked.add(subject)
                 if not owned and nxt is None and seg.break_token in _SEGMENT_BREAKS and trig.type == "part_of":
                     open_whole, open_sentence = subject, sentence_of.get(trig.start, -1)
-            else:  # functional
-                end = max([m.end for m in owned] + [trig.end])
-                end = max(end, _trim_end(doc, trig.end, region_end))
-                snippet = snippet_text(doc, subject.start, end, rules, max_snippet_tokens)
-                objects = tuple(m.text for m in owned if m.text != subject.text)
-                if snippet and snippet != subject.text:
-                    out.relations.append((snippet, subject.text, objects))
-                    linked.add(subject)
-                    linked.update(owned)
-                    object_of.update((m, subject) for m in owned)
+            elif _link_functional(doc, trig, subject, owned, region_end, out, rules, max_snippet_tokens):
+                linked.add(subject)
+                linked.update(owned)
+                object_of.update((m, subject) for m in owned)
 
         orphans = [m for m in seg_mentions if m not in linked and head is not None and m is not head and m.text != head.text]
         if head is not None and head not in linked and not orphans:
@@ -303,6 +285,33 @@ def extract(doc, matcher, rules: RuleSet, max_snippet_tokens: int = 16) -> Extra
             out.relations.append((snippet, head.text, tuple(dict.fromkeys(m.text for m in orphans))))
             out.rule_hits["clause_link"] = out.rule_hits.get("clause_link", 0) + 1
     return out
+
+
+def _link_list(doc, trig: Trigger, subject: Mention, owned: list[Mention], out: Extraction, rules: RuleSet, max_tokens: int) -> None:
+    """part_of / example_of: listed features become parts / examples of the subject."""
+    pairs = out.part_of if trig.type == "part_of" else out.example_of
+    groups: list[tuple[Mention, list[Mention]]] = []  # list item, features hanging off it
+    for m in owned:
+        if not groups or _is_list_item(doc, m, trig.end):
+            groups.append((m, []))
+        else:  # "a cover of the compartment": attach to the list item before it
+            groups[-1][1].append(m)
+    for item, attached in groups:
+        if item.text != subject.text:
+            pairs.append((item.text, subject.text))
+        if attached:
+            snippet = snippet_text(doc, item.start, attached[-1].end, rules, max_tokens)
+            out.relations.append((snippet, item.text, tuple(dict.fromkeys(a.text for a in attached))))
+
+
+def _link_functional(doc, trig: Trigger, subject: Mention, owned: list[Mention], region_end: int, out: Extraction, rules: RuleSet, max_tokens: int) -> bool:
+    """functional: the snippet from the subject to the region's end becomes a relation node."""
+    end = max([m.end for m in owned] + [trig.end, _trim_end(doc, trig.end, region_end)])
+    snippet = snippet_text(doc, subject.start, end, rules, max_tokens)
+    if not snippet or snippet == subject.text:
+        return False
+    out.relations.append((snippet, subject.text, tuple(m.text for m in owned if m.text != subject.text)))
+    return True
 
 
 def _climb_prepositions(doc, mention: Mention, candidates: list[Mention]) -> Mention:

@@ -1,0 +1,126 @@
+"""GraphEncoder: a batch of invention graphs → one vector per graph.
+
+Legend: t - tokens, n - nodes, e - attention edges, h - heads, b - graphs,
+d - node_dim, D - base_dim, R - reduced_dim.
+
+    node texts ──SWEM──▶ (n, d) ──LayerNorm, dropout──▶ L × GraphTransformerBlock
+      ──LayerNorm──▶ WeightedPooling (b, d) ──Linear──▶ (b, D) [──DenseMoEHead──▶ (b, R)]
+      ──L2-normalise──▶ graph vectors
+
+Training runs in two stages: the base model (``reduced_dim = 0``) first, then
+``with_reduction`` copies it under a fresh MoE head for the reduced model.
+
+A graph without nodes gets the zero vector (cosine 0 to everything), not the
+projection's bias.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from graphtx.graphs.graph import InventionGraph
+from graphtx.model.batch import GraphBatch, Tokenizer, collate
+from graphtx.model.block import GraphTransformerBlock
+from graphtx.model.config import ModelConfig
+from graphtx.model.moe import DenseMoEHead
+from graphtx.model.pooling import WeightedPooling
+from graphtx.model.swem import SWEMNodeEncoder
+
+
+@dataclass
+class EncoderOutput:
+    vectors: torch.Tensor  # (b, out_dim): graph vectors (L2-normalised unless normalize=False)
+    node_states: torch.Tensor  # (n, d): final LayerNorm'd node states
+    node_weights: torch.Tensor  # (n,): pooling weights, sum to 1 per non-empty graph
+    attention: list[torch.Tensor]  # per block: (e, h) weights over attention_edges
+    attention_edges: torch.Tensor  # (2, e): (source, target), graph edges both ways + self loops
+    gates: torch.Tensor | None  # (b, experts) MoE gates; None for the base model
+
+
+class GraphEncoder(nn.Module):
+    def __init__(self, config: ModelConfig, seed: int | None = None):
+        """``seed`` makes the initial weights reproducible without touching the global RNG."""
+        super().__init__()
+        self.config = c = config
+        with torch.random.fork_rng(devices=[], enabled=seed is not None):
+            if seed is not None:
+                torch.manual_seed(seed)
+            self.swem = SWEMNodeEncoder(c.vocab_size, c.token_dim, c.node_dim, c.embedding_dropout)
+            self.ln_in = nn.LayerNorm(c.node_dim)
+            self.drop = nn.Dropout(c.dropout)
+            self.blocks = nn.ModuleList(GraphTransformerBlock(c) for _ in range(c.layers))
+            self.ln_f = nn.LayerNorm(c.node_dim)
+            self.pool = WeightedPooling(c.node_dim)
+            self.proj = nn.Linear(c.node_dim, c.base_dim) if c.base_dim != c.node_dim else nn.Identity()
+            self.moe = DenseMoEHead(c.base_dim, c.reduced_dim, c.num_experts) if c.reduced_dim else None
+
+    def reset_parameters(self) -> None:
+        for m in (self.swem, self.ln_in, *self.blocks, self.ln_f, self.pool, self.proj, self.moe):
+            if m is not None and hasattr(m, "reset_parameters"):
+                m.reset_parameters()
+
+    @property
+    def out_dim(self) -> int:
+        return self.config.out_dim
+
+    def forward(self, batch: GraphBatch, return_details: bool = False, normalize: bool = True):
+        """GraphBatch → vectors (b, out_dim), or an EncoderOutput with ``return_details``."""
+        x = self.swem(batch.token_ids, batch.token_node, batch.node_type)  # (n, d)
+        x = self.drop(self.ln_in(x))  # (n, d)
+        attention, index = [], None
+        for block in self.blocks:
+            x, alpha, index = block(x, batch.edge_index, batch.edge_type, return_attention=True)  # (n, d), (e, h), (2, e)
+            attention.append(alpha)
+        x = self.ln_f(x)  # (n, d)
+        g, weights = self.pool(x, batch.node_graph, batch.num_graphs)  # (b, d), (n,)
+        g = self.proj(g)  # (b, D)
+        gates = None
+        if self.moe is not None:
+            g, gates = self.moe(g, return_gates=True)  # (b, R), (b, experts)
+        has_nodes = torch.bincount(batch.node_graph, minlength=batch.num_graphs) > 0  # (b,)
+        g = g * has_nodes.unsqueeze(-1).to(g.dtype)  # an empty graph → zero vector
+        if normalize:
+            g = F.normalize(g, dim=-1)  # (b, out_dim); the zero vector stays zero
+        if not return_details:
+            return g
+        return EncoderOutput(g, x, weights, attention, index, gates)
+
+    @torch.no_grad()
+    def encode(self, graphs: Sequence[InventionGraph], tokenizer: Tokenizer, batch_size: int = 64, normalize: bool = True) -> torch.Tensor:
+        """Graph vectors (len(graphs), out_dim) on CPU, in eval mode (the previous mode is restored)."""
+        was_training = self.training
+        self.eval()
+        device = next(self.parameters()).device
+        try:
+            out = [
+                self(collate(list(graphs[i : i + batch_size]), tokenizer, self.config.max_tokens_per_node).to(device), normalize=normalize).cpu()
+                for i in range(0, len(graphs), batch_size)
+            ]  # fmt: skip
+        finally:
+            self.train(was_training)
+        dtype = next(self.parameters()).dtype
+        return torch.cat(out) if out else torch.zeros(0, self.out_dim, dtype=dtype)
+
+    def with_reduction(self, reduced_dim: int, num_experts: int, seed: int | None = None) -> GraphEncoder:
+        """A reduced model: a copy of this model's weights (any old MoE head dropped) under a fresh MoE head."""
+        config = dataclasses.replace(self.config, reduced_dim=reduced_dim, num_experts=num_experts)
+        param = next(self.parameters())
+        reduced = GraphEncoder(config, seed=seed).to(device=param.device, dtype=param.dtype)
+        base_state = {k: v for k, v in self.state_dict().items() if not k.startswith("moe.")}
+        missing, unexpected = reduced.load_state_dict(base_state, strict=False)
+        assert not unexpected and all(k.startswith("moe.") for k in missing), (missing, unexpected)
+        return reduced
+
+    def num_parameters(self, trainable_only: bool = False) -> int:
+        return sum(p.numel() for p in self.parameters() if p.requires_grad or not trainable_only)
+
+    def extra_repr(self) -> str:
+        c = self.config
+        head = f", moe={c.base_dim}->{c.reduced_dim}x{c.num_experts}" if c.reduced_dim else ""
+        return f"out_dim={self.out_dim}, node_dim={c.node_dim}, layers={c.layers}, heads={c.heads}{head}, params={self.num_parameters():,}"

@@ -1,0 +1,64 @@
+"""SWEM node encoder: a node's text → one vector, by pooling its token vectors.
+
+Legend: t - tokens of the batch, n - nodes, c - token_dim, d - node_dim.
+
+    h_i = W [mean_{t in i} e_t ; max_{t in i} e_t] + b + type_emb[type_i]
+
+(Shen et al. 2018, "Baseline Needs More Love: On Simple Word-Embedding-Based
+Models", SWEM-concat.) The token table is meant to start from FastText vectors
+(``load_token_vectors``).
+
+Embedding dropout (train mode only): each forward draws one keep/drop coin per
+vocabulary row; every occurrence of a dropped token type leaves its node's bag
+of tokens, as if the word were not in the text. Mean and max then run over the
+remaining tokens, so no 1/(1-p) rescaling is needed. A node left with no tokens
+pools to zeros — the same rule as a node whose text has no tokens at all.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+from torch_geometric.utils import scatter
+
+from graphtx.model.config import NUM_NODE_TYPES
+
+
+class SWEMNodeEncoder(nn.Module):
+    def __init__(self, vocab_size: int, token_dim: int, node_dim: int, embedding_dropout: float = 0.0, num_node_types: int = NUM_NODE_TYPES):
+        super().__init__()
+        self.vocab_size, self.token_dim, self.node_dim = vocab_size, token_dim, node_dim
+        self.embedding_dropout = embedding_dropout
+        self.embedding = nn.Embedding(vocab_size, token_dim)
+        self.proj = nn.Linear(2 * token_dim, node_dim)
+        self.type_embedding = nn.Embedding(num_node_types, node_dim)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        nn.init.normal_(self.embedding.weight, std=self.token_dim**-0.5)  # unit-norm-ish rows until FastText is loaded
+        self.proj.reset_parameters()
+        nn.init.zeros_(self.type_embedding.weight)
+
+    @torch.no_grad()
+    def load_token_vectors(self, matrix: np.ndarray | torch.Tensor) -> None:
+        """Copy a (vocab_size, token_dim) matrix (e.g. FastText vectors, row i = token id i) into the table."""
+        matrix = torch.as_tensor(matrix)
+        if tuple(matrix.shape) != tuple(self.embedding.weight.shape):
+            raise ValueError(f"token vectors have shape {tuple(matrix.shape)}, the table needs {tuple(self.embedding.weight.shape)}")
+        self.embedding.weight.copy_(matrix.to(self.embedding.weight))
+
+    def forward(self, token_ids: torch.Tensor, token_node: torch.Tensor, node_type: torch.Tensor) -> torch.Tensor:
+        """(t,), (t,), (n,) → (n, d)."""
+        num_nodes = node_type.numel()
+        if self.training and self.embedding_dropout > 0:
+            keep_type = torch.rand(self.vocab_size, device=token_ids.device) >= self.embedding_dropout  # (vocab,)
+            keep = keep_type[token_ids]  # (t,)
+            token_ids, token_node = token_ids[keep], token_node[keep]
+        e = self.embedding(token_ids)  # (t, c)
+        mean = scatter(e, token_node, dim=0, dim_size=num_nodes, reduce="mean")  # (n, c); 0 for a node without tokens
+        max_ = scatter(e, token_node, dim=0, dim_size=num_nodes, reduce="max")  # (n, c); 0 for a node without tokens
+        return self.proj(torch.cat([mean, max_], dim=-1)) + self.type_embedding(node_type)  # (n, d)
+
+    def extra_repr(self) -> str:
+        return f"vocab={self.vocab_size}, token_dim={self.token_dim}, node_dim={self.node_dim}, pool=mean+max, embedding_dropout={self.embedding_dropout}"

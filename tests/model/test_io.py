@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+import pytest
+import torch
+
+from graphtx.model import GraphEncoder, fingerprint, load_model, save_model
+from graphtx.model.batch import collate
+from graphtx.model.io import load_config_file
+from tests.model import HashTokenizer, lamp, no_nodes, snowthrower, tiny_config
+
+
+def _trained_looking_model() -> GraphEncoder:
+    model = GraphEncoder(tiny_config(), seed=0)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.01 * torch.randn(p.shape, generator=torch.Generator().manual_seed(p.numel())))
+    return model.eval()
+
+
+def test_save_load_round_trip_gives_identical_vectors_and_fingerprint(tmp_path):
+    model, tok = _trained_looking_model(), HashTokenizer()
+    out = save_model(tmp_path / "m", model, model.config, tokenizer=tok)
+    assert sorted(p.name for p in out.iterdir()) == ["config.yaml", "fingerprint.txt", "hash_tokenizer.txt", "model.pt"]
+    loaded, config = load_model(out)
+    assert config == model.config == load_config_file(out) and not loaded.training
+    b = collate([snowthrower(), no_nodes(), lamp()], tok, config.max_tokens_per_node)
+    assert torch.equal(model(b), loaded(b))
+    fp = fingerprint(loaded, config)
+    assert fp == fingerprint(model) == (out / "fingerprint.txt").read_text().strip() and len(fp) == 64
+    assert all(p.requires_grad for p in loaded.parameters())
+    # saving twice writes the same bytes-derived fingerprint
+    save_model(tmp_path / "again", loaded)
+    assert (tmp_path / "again" / "fingerprint.txt").read_text() == (out / "fingerprint.txt").read_text()
+
+
+def test_fingerprint_changes_when_a_weight_or_the_config_changes():
+    model = _trained_looking_model()
+    before = fingerprint(model)
+    with torch.no_grad():
+        model.blocks[1].attn.q.weight[0, 0] += 1e-6
+    assert fingerprint(model) != before
+    other = GraphEncoder(tiny_config(dropout=0.2), seed=0)
+    other.load_state_dict(model.state_dict())
+    assert fingerprint(other) != fingerprint(model)  # same weights, different config
+
+
+def test_loading_tampered_weights_is_a_clear_error(tmp_path):
+    model = _trained_looking_model()
+    save_model(tmp_path, model)
+    state = torch.load(tmp_path / "model.pt", weights_only=True)
+    state["pool.score.bias"] += 1.0
+    torch.save(state, tmp_path / "model.pt")
+    with pytest.raises(ValueError, match="fingerprint mismatch"):
+        load_model(tmp_path)
+    with pytest.raises(FileNotFoundError, match="not a model directory"):
+        load_model(tmp_path / "nowhere")
+
+
+def test_tokenizer_given_as_a_path_is_copied_in(tmp_path):
+    tok_dir = tmp_path / "tokens"
+    tok_dir.mkdir()
+    (tok_dir / "tokenizer.json").write_text("{}")
+    save_model(tmp_path / "m", _trained_looking_model(), tokenizer=tok_dir)
+    assert (tmp_path / "m" / "tokenizer.json").read_text() == "{}"
+    with pytest.raises(ValueError, match="config differs"):
+        save_model(tmp_path / "x", _trained_looking_model(), tiny_config(layers=1))
+
+
+def test_round_trip_with_the_real_bpe_tokenizer(tmp_path):
+    pytest.importorskip("tokenizers")
+    from graphtx.text.bpe import PatentTokenizer, train_bpe
+
+    graphs = [snowthrower(), lamp()]
+    tok = train_bpe([t for g in graphs for t in g.node_text] * 3, vocab_size=80, min_frequency=1)
+    model = GraphEncoder(tiny_config(vocab_size=tok.vocab_size), seed=0).eval()
+    save_model(tmp_path, model, tokenizer=tok)
+    loaded, config = load_model(tmp_path)
+    vectors = loaded.encode(graphs, PatentTokenizer.load(tmp_path))
+    assert torch.equal(vectors, model.encode(graphs, tok))
