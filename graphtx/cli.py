@@ -121,6 +121,84 @@ def cmd_pretrain(args) -> int:
     return EXIT_OK
 
 
+def cmd_init_model(args) -> int:
+    from graphtx.config import load_config
+    from graphtx.model.embed import init_model
+    from graphtx.model.io import fingerprint, save_model
+
+    config = load_config(args.config)
+    seed = config.seed if args.seed is None else args.seed
+    model_cfg = config.model if args.reduced else config.model.as_base()
+    model, tokenizer = init_model(model_cfg, args.tokens, seed)
+    save_model(args.out, model, tokenizer=tokenizer)
+    summary = {"out": str(args.out), "parameters": model.num_parameters(), "out_dim": model.out_dim, "fingerprint": fingerprint(model)}
+    _say(args, summary, [
+        f"initialised a {'reduced' if model.config.reduced_dim else 'base'} model ({model.num_parameters():,} parameters, "
+        f"{model.out_dim}-d output) with the token vectors of {args.tokens} into {args.out}",
+    ])  # fmt: skip
+    return EXIT_OK
+
+
+def cmd_encode(args) -> int:
+    from graphtx.model.embed import embed_graphs
+    from graphtx.model.io import load_model
+    from graphtx.text.bpe import PatentTokenizer
+
+    model, _ = load_model(args.model)
+    tokenizer = PatentTokenizer.load(args.model)
+    n = embed_graphs(model, tokenizer, args.graphs, args.kind, args.out, batch_size=args.batch_size, progress=_progress(args))
+    _say(args, {"out": str(args.out), "vectors": n, "dim": model.out_dim}, [f"wrote {n} {model.out_dim}-d vectors of {args.kind} graphs to {args.out}"])
+    return EXIT_OK
+
+
+def cmd_eval_phrases(args) -> int:
+    from graphtx.config import load_config, with_overrides
+    from graphtx.eval.phrases import PhraseConfig, evaluate_phrases, format_table, write_results
+
+    seed = load_config(args.config).seed if args.seed is None else args.seed
+    cfg = with_overrides(PhraseConfig(), epochs=args.epochs, loss=args.loss)
+    report = evaluate_phrases(args.tokens, args.train, args.valid, cfg, seed=seed, progress=_progress(args))
+    paths = write_results(report, args.out) if args.out else {}
+    summary = report.to_json() | {"files": {k: str(v) for k, v in paths.items()}}
+    t, v = report.train, report.valid
+    best = report.history[report.best_epoch]
+    lines = [
+        f"phrase similarity on {v['path']} ({v['pairs']} pairs, {v['anchors']} anchors); tokens {report.tokens['path']} "
+        f"({report.tokens['vocab_size']} x {report.tokens['dim']})",
+        f"fine-tuned on {t['path']} ({t['pairs']} pairs, {t['anchors']} anchors; {t['dev_anchors']} anchors held out as dev), "
+        f"seed {seed}, {cfg.loss} loss: best epoch {report.best_epoch} of {cfg.epochs} "
+        f"(dev Pearson {best['dev_pearson']:.3f}, Spearman {best['dev_spearman']:.3f})",
+        "",
+        *format_table(report),
+        "",
+        f"seconds: fine-tune {report.seconds['fine_tune']}, total {report.seconds['total']}",
+    ]
+    for name, part in (("train", t), ("valid", v)):
+        if part["skipped"]:
+            lines.append(f"{name}: {len(part['skipped'])} rows skipped:")
+            lines += [f"  line {s['line']}: {s['reason']}" for s in part["skipped"]]
+    lines += [f"wrote {path}" for path in paths.values()]
+    _say(args, summary, lines)
+    return EXIT_SKIPPED if t["skipped"] or v["skipped"] else EXIT_OK
+
+
+def _add_eval_parsers(sub) -> None:
+    """`graphtx eval PROTOCOL ...`: one nested subcommand per evaluation protocol."""
+    p = sub.add_parser("eval", help="evaluation protocols (graphtx eval phrases ...)")
+    protocols = p.add_subparsers(dest="protocol", required=True, metavar="PROTOCOL")
+
+    q = protocols.add_parser("phrases", help="phrase similarity (Pearson, Spearman) of the SWEM node encoder, untrained and fine-tuned")
+    q.add_argument("--tokens", required=True, help="tokens directory written by `graphtx pretrain`")
+    q.add_argument("--train", required=True, help="phrase pairs CSV to fine-tune on (anchor,target,score,context)")
+    q.add_argument("--valid", required=True, help="phrase pairs CSV to score (never used for training or selection)")
+    q.add_argument("--epochs", type=int, help="fine-tuning epochs (default 8; the best on held-out train anchors is kept)")
+    q.add_argument("--loss", choices=["mse", "cosent"], help="fine-tuning objective (default mse)")
+    q.add_argument("--seed", type=int, help="dev split, batch order and dropout seed (default: the config's seed)")
+    q.add_argument("--out", help="results directory: results.json, predictions.csv, scatter.png")
+    _add_common(q)
+    q.set_defaults(func=cmd_eval_phrases)
+
+
 # --- entry point -----------------------------------------------------------------
 
 
@@ -164,6 +242,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="FastText and random-row seed (default: the config's seed)")
     _add_common(p)
     p.set_defaults(func=cmd_pretrain)
+
+    p = sub.add_parser("init-model", help="config + tokens directory -> an untrained model directory")
+    p.add_argument("--tokens", required=True, help="tokens directory written by `graphtx pretrain`")
+    p.add_argument("--out", required=True, help="model directory to write")
+    p.add_argument("--reduced", action="store_true", help="with the MoE reduction head (default: the base model)")
+    p.add_argument("--seed", type=int, help="weight initialisation seed (default: the config's seed)")
+    _add_common(p)
+    p.set_defaults(func=cmd_init_model)
+
+    p = sub.add_parser("encode", help="model + graphs directory -> graph vectors (Parquet)")
+    p.add_argument("--model", required=True, help="model directory (`graphtx init-model` or `graphtx train`)")
+    p.add_argument("--graphs", required=True, help="graphs directory written by `graphtx parse`")
+    p.add_argument("--kind", default="description", choices=["first_claim", "all_claims", "description"])
+    p.add_argument("--out", required=True, help="vectors.parquet to write")
+    p.add_argument("--batch-size", type=int, default=64, help="graphs per forward pass")
+    _add_common(p)
+    p.set_defaults(func=cmd_encode)
+
+    _add_eval_parsers(sub)
     return parser
 
 

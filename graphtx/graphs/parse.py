@@ -99,21 +99,29 @@ def parse_corpus(corpus_dir: str | Path, out_dir: str | Path, cfg: ParseConfig =
     return ParseReport(documents, sum(kinds.values()), skipped, out)
 
 
-def iter_graphs(graphs_dir: str | Path, kind: str | None = None, ids: set[str] | None = None) -> Iterator[InventionGraph]:
+def graphs_path(graphs_dir: str | Path) -> Path:
     path = Path(graphs_dir) / GRAPHS_FILE
     if not path.exists():
         raise FileNotFoundError(f"{graphs_dir} is not a graphs directory: {GRAPHS_FILE} is missing (run `graphtx parse` first)")
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=512):
+    return path
+
+
+def count_graphs(graphs_dir: str | Path, kind: str | None = None) -> int:
+    path = graphs_path(graphs_dir)
+    if kind is None:
+        return pq.ParquetFile(path).metadata.num_rows
+    return pq.read_table(path, columns=["kind"]).column("kind").to_pylist().count(kind)
+
+
+def iter_graphs(graphs_dir: str | Path, kind: str | None = None, ids: set[str] | None = None) -> Iterator[InventionGraph]:
+    for batch in pq.ParquetFile(graphs_path(graphs_dir)).iter_batches(batch_size=512):
         for row in batch.to_pylist():
             if (kind is None or row["kind"] == kind) and (ids is None or row["doc_id"] in ids):
                 yield InventionGraph.from_row(row)
 
 
 def load_graph(graphs_dir: str | Path, doc_id: str, kind: str) -> InventionGraph:
-    path = Path(graphs_dir) / GRAPHS_FILE
-    if not path.exists():
-        raise FileNotFoundError(f"{graphs_dir} is not a graphs directory: {GRAPHS_FILE} is missing (run `graphtx parse` first)")
-    rows = pq.read_table(path, filters=[("doc_id", "=", doc_id), ("kind", "=", kind)]).to_pylist()
+    rows = pq.read_table(graphs_path(graphs_dir), filters=[("doc_id", "=", doc_id), ("kind", "=", kind)]).to_pylist()
     if rows:
         return InventionGraph.from_row(rows[0])
     raise KeyError(f"no {kind} graph for id {doc_id!r} in {graphs_dir}")

@@ -1,0 +1,98 @@
+"""A model from a config and pre-trained tokens, and graph vectors written to Parquet.
+
+``init_model`` makes the (untrained) model the training stage starts from: the
+vocabulary size comes from the tokenizer, the embedding table from the FastText
+token vectors. ``embed_graphs`` streams one graph kind of a graphs directory
+through a model into ``vectors.parquet``::
+
+    doc_id  string
+    kind    string
+    vector  fixed_size_list<float32>[out_dim]   (L2-normalised)
+
+with the model fingerprint in the Parquet schema metadata.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import torch
+from tqdm import tqdm
+
+from graphtx.graphs.parse import count_graphs, iter_graphs
+from graphtx.model.config import ModelConfig
+from graphtx.model.encoder import GraphEncoder
+from graphtx.model.io import fingerprint
+
+
+def init_model(config: ModelConfig, tokens_dir: str | Path, seed: int) -> tuple[GraphEncoder, object]:
+    """(model, tokenizer): weights seeded, token embeddings from ``tokens_dir``.
+
+    ``config.vocab_size`` and ``config.token_dim`` are taken from the tokens (BPE may
+    learn fewer tokens than asked for); any other mismatch is the caller's config.
+    """
+    from graphtx.text.pretrain import load_tokens
+
+    tokenizer, vectors = load_tokens(tokens_dir)
+    config = dataclasses.replace(config, vocab_size=tokenizer.vocab_size, token_dim=int(vectors.shape[1]))
+    model = GraphEncoder(config, seed=seed)
+    model.swem.load_token_vectors(vectors)
+    return model, tokenizer
+
+
+def vectors_schema(dim: int, model_fingerprint: str) -> pa.Schema:
+    return pa.schema(
+        [("doc_id", pa.string()), ("kind", pa.string()), ("vector", pa.list_(pa.float32(), dim))],
+        metadata={"model_fingerprint": model_fingerprint, "dim": str(dim)},
+    )
+
+
+def embed_graphs(
+    model: GraphEncoder,
+    tokenizer,
+    graphs_dir: str | Path,
+    kind: str,
+    out_path: str | Path,
+    batch_size: int = 64,
+    progress: bool | None = None,
+) -> int:
+    """Write the vectors of every ``kind`` graph in ``graphs_dir``; returns how many."""
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    schema = vectors_schema(model.out_dim, fingerprint(model))
+    total = count_graphs(graphs_dir, kind)
+    written = 0
+    graphs = iter_graphs(graphs_dir, kind=kind)
+    with pq.ParquetWriter(out_path, schema, compression="zstd") as writer, tqdm(
+        total=total, desc=f"encode {kind}", unit="graph", disable=None if progress is None else not progress, file=sys.stderr
+    ) as bar:
+        while chunk := list(itertools.islice(graphs, batch_size * 16)):
+            vectors = model.encode(chunk, tokenizer, batch_size=batch_size).to(torch.float32).numpy()  # (b, out_dim)
+            writer.write_table(
+                pa.table(
+                    {
+                        "doc_id": [g.doc_id for g in chunk],
+                        "kind": [g.kind for g in chunk],
+                        "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), model.out_dim),
+                    },
+                    schema=schema,
+                )
+            )
+            written += len(chunk)
+            bar.update(len(chunk))
+    return written
+
+
+def read_vectors(path: str | Path) -> tuple[list[str], np.ndarray, dict]:
+    """(doc ids, vectors (n, dim) float32, schema metadata) of a vectors file."""
+    table = pq.read_table(path)
+    meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
+    dim = int(meta["dim"])
+    flat = table.column("vector").combine_chunks().flatten().to_numpy()
+    return table.column("doc_id").to_pylist(), flat.reshape(-1, dim), meta

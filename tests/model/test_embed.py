@@ -1,0 +1,75 @@
+"""From a tokens directory and a graphs directory to graph vectors in Parquet, through the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import yaml
+
+from graphtx.cli import main
+from graphtx.config import ParseConfig, PretrainConfig
+from graphtx.corpus.schema import Claim, PatentDocument
+from graphtx.corpus.store import CorpusWriter
+from graphtx.graphs.parse import iter_graphs, parse_corpus
+from graphtx.model.embed import read_vectors
+from graphtx.model.io import load_model
+from graphtx.text.bpe import PatentTokenizer
+from graphtx.text.pretrain import pretrain
+
+CLAIMS = [
+    "A snowthrower comprising: an auger housing; and a chute mounted on the auger housing.",
+    "A battery pack comprising: a plurality of cells; and a cooling plate connected to the cells.",
+    "A valve comprising a seat and a stem, wherein the stem is connected to an actuator.",
+]
+
+
+@pytest.fixture(scope="module")
+def dirs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("embed")
+    with CorpusWriter(root / "corpus") as w:
+        for i, claim in enumerate(CLAIMS):
+            w.add_document(PatentDocument(f"D-{i}", "test", "-", claims=(Claim(1, claim, True),), description=claim), (), "-", str(i))
+    pretrain([root / "corpus"], root / "tokens", PretrainConfig(vocab_size=200, dim=16, epochs=1, buckets=5_000), seed=0, progress=False)
+    parse_corpus(root / "corpus", root / "graphs", ParseConfig(), progress=False)
+    config = {"model": {"node_dim": 32, "heads": 2, "layers": 1, "base_dim": 48, "reduced_dim": 8, "num_experts": 2}}
+    (root / "tiny.yaml").write_text(yaml.safe_dump(config))
+    return root
+
+
+@pytest.mark.parametrize("reduced,dim", [(False, 48), (True, 8)])
+def test_init_model_then_encode_writes_normalised_vectors(dirs, tmp_path, capsys, reduced, dim):
+    model_dir = tmp_path / "model"
+    args = ["init-model", "--config", str(dirs / "tiny.yaml"), "--tokens", str(dirs / "tokens"), "--out", str(model_dir), "--json"]
+    assert main(args + (["--reduced"] if reduced else [])) == 0
+    init = json.loads(capsys.readouterr().out)
+    assert init["out_dim"] == dim
+
+    out = tmp_path / "vectors.parquet"
+    assert main(["encode", "--model", str(model_dir), "--graphs", str(dirs / "graphs"), "--kind", "first_claim", "--out", str(out), "--quiet"]) == 0
+    ids, vectors, meta = read_vectors(out)
+    assert ids == ["D-0", "D-1", "D-2"] and vectors.shape == (3, dim)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
+    assert meta["model_fingerprint"] == init["fingerprint"]
+
+    # the same vectors as encoding the graphs directly with the loaded model
+    model, _ = load_model(model_dir)
+    direct = model.encode(list(iter_graphs(dirs / "graphs", kind="first_claim")), PatentTokenizer.load(model_dir)).numpy()
+    np.testing.assert_allclose(vectors, direct, rtol=1e-5, atol=1e-6)
+
+
+def test_init_model_takes_vocab_and_token_vectors_from_the_tokens(dirs, tmp_path):
+    from graphtx.model.config import ModelConfig
+    from graphtx.model.embed import init_model
+    from graphtx.text.pretrain import load_tokens
+
+    model, tokenizer = init_model(ModelConfig.small(), dirs / "tokens", seed=0)
+    _, vectors = load_tokens(dirs / "tokens")
+    assert model.config.vocab_size == tokenizer.vocab_size and model.config.token_dim == 16
+    np.testing.assert_array_equal(model.swem.embedding.weight.detach().numpy(), vectors)
+
+
+def test_encode_with_a_missing_model_is_a_clear_error(dirs, tmp_path, capsys):
+    assert main(["encode", "--model", str(tmp_path / "none"), "--graphs", str(dirs / "graphs"), "--out", str(tmp_path / "v.parquet")]) == 2
+    assert "error" in capsys.readouterr().err
