@@ -182,6 +182,47 @@ def cmd_eval_phrases(args) -> int:
     return EXIT_SKIPPED if t["skipped"] or v["skipped"] else EXIT_OK
 
 
+def cmd_train(args) -> int:
+    from graphtx.config import load_config, with_overrides
+    from graphtx.train.run import train
+
+    config = load_config(args.config)
+    train_cfg = with_overrides(config.train, max_steps=args.max_steps, max_epochs=args.max_epochs)
+    if args.stages:
+        train_cfg = with_overrides(train_cfg, stages=tuple(args.stages.split(",")))
+    config = with_overrides(config, train=train_cfg, seed=args.seed)
+    summary = train(
+        config, args.corpus, args.graphs, args.out, tokens_dir=args.tokens, init_model_dir=args.init,
+        citations=args.citations, valid_citations=args.valid_citations, test_citations=args.test_citations,
+        device=args.device, progress=_progress(args),
+    )  # fmt: skip
+    if not summary:  # a non-main DDP rank
+        return EXIT_OK
+    k, nk = summary["k"], summary["ndcg_k"]
+    d = summary["data"]
+    lines = [
+        f"training data: {d['citation_pairs']} citation pairs + {d['trivial_pairs']} trivial pairs in {d['groups']} groups ({d['group_by']}); "
+        f"validation: {d['valid_queries']} queries, {d['valid_pairs']} pairs over {d['candidates']} candidates",
+        f"citations not used for training: {sum(d['skipped_citations'].values())} (reasons in {Path(args.out) / 'skipped_citations.jsonl'})",
+    ]
+    for stage, r in summary["stages"].items():
+        lines.append(f"{stage}: best Recall@{k} {r['best_recall']:.4f}, nDCG@{nk} {r['best_ndcg']:.4f} at step {r['best_step']} "
+                     f"of {r['steps']} ({r['evals']} evaluations, {r['stopped']})")  # fmt: skip
+    if "test" in summary:
+        lines.append(f"test: Recall@{k} {summary['test']['recall']:.4f}, nDCG@{nk} {summary['test']['ndcg']:.4f}")
+    lines.append(f"model: {Path(args.out) / 'model'}; curves: graphtx plot {args.out}")
+    _say(args, summary, lines)
+    return EXIT_OK
+
+
+def cmd_plot(args) -> int:
+    from graphtx.train.plot import plot_run
+
+    path = plot_run(args.run, args.out)
+    _say(args, {"out": str(path)}, [f"wrote {path}"])
+    return EXIT_OK
+
+
 def _add_eval_parsers(sub) -> None:
     """`graphtx eval PROTOCOL ...`: one nested subcommand per evaluation protocol."""
     p = sub.add_parser("eval", help="evaluation protocols (graphtx eval phrases ...)")
@@ -259,6 +300,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=64, help="graphs per forward pass")
     _add_common(p)
     p.set_defaults(func=cmd_encode)
+
+    p = sub.add_parser("train", help="citations + graphs -> a trained model (base stage, then MoE reduction stage)")
+    p.add_argument("--corpus", required=True, help="corpus directory (documents: ids, families, dates, classes; citations unless --citations)")
+    p.add_argument("--graphs", required=True, help="graphs directory written by `graphtx parse`")
+    p.add_argument("--out", required=True, help="run directory (the same command resumes a killed run)")
+    init = p.add_mutually_exclusive_group(required=True)
+    init.add_argument("--tokens", help="tokens directory of `graphtx pretrain`: start from a fresh model")
+    init.add_argument("--init", help="model directory to start from")
+    p.add_argument("--citations", help="training citations TSV (citing_id, cited_id[, category]); default: the corpus's citations")
+    p.add_argument("--valid-citations", help="validation citations TSV (train.split = files)")
+    p.add_argument("--test-citations", help="test citations TSV, scored once at the end")
+    p.add_argument("--stages", help="comma-separated: base,reduced (default: config)")
+    p.add_argument("--max-epochs", type=int, help="per stage (default: config)")
+    p.add_argument("--max-steps", type=int, help="per stage, 0 = no cap (default: config)")
+    p.add_argument("--seed", type=int, help="default: the config's seed")
+    p.add_argument("--device", default="auto", help="auto | cpu | cuda")
+    _add_common(p)
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("plot", help="training curves of a run directory -> PNG")
+    p.add_argument("run", help="run directory of `graphtx train`")
+    p.add_argument("--out", help="PNG path (default RUN/curves.png)")
+    _add_common(p)
+    p.set_defaults(func=cmd_plot)
 
     _add_eval_parsers(sub)
     return parser

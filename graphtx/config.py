@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from graphtx.model.config import ModelConfig
+from graphtx.train.config import TrainConfig
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -96,6 +97,7 @@ class GraphtxConfig:
     parse: ParseConfig = field(default_factory=ParseConfig)
     pretrain: PretrainConfig = field(default_factory=PretrainConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
 
 
 def _build(cls: type, data: dict[str, Any], where: str):

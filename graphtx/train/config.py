@@ -1,0 +1,111 @@
+"""TrainConfig: citation-supervised training, both stages (kept free of torch).
+
+Loaded from the ``train:`` section of a config YAML (see configs/small.yaml).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+DEFAULT_MARGINS = {
+    # Cosine-distance margins per citation category: a novelty-destroying X citation must
+    # sit closer to its query than an A (background) one needs to.
+    "X": 0.3,
+    "Y": 0.25,
+    "A": 0.15,
+    "examiner": 0.2,
+    "applicant": 0.1,
+    "other": 0.1,
+    "unknown": 0.2,
+    "trivial": 0.3,  # a first claim and its own description
+}
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    # --- data -------------------------------------------------------------------------
+    query_kind: str = "first_claim"  # graph of the citing document (falls back to what the document has)
+    candidate_kind: str = "description"  # graph of the cited document = what the index holds
+    augment_kind: str = "all_claims"  # graph-type augmentation swaps in this kind
+    graph_type_augment_p: float = 0.4  # per pair: replace the citing OR the cited graph (never both) with augment_kind
+    trivial_share: float = 0.2  # trivial pairs (own first claim -> own description) added, as a share of citation pairs
+    category_map: dict = field(default_factory=dict)  # citation category -> category used for its margin (e.g. {I: X})
+    margins: dict = field(default_factory=lambda: dict(DEFAULT_MARGINS))  # category -> triplet margin; missing -> margins["unknown"]
+    split: str = "files"  # files: --citations/--valid-citations given; random: by family; year: by citing year
+    valid_share: float = 0.1  # split=random: share of citing families for validation
+    test_share: float = 0.1  # split=random: share of citing families held out for test
+    valid_from_year: int = 0  # split=year: citing year >= this is validation ...
+    test_from_year: int = 0  # ... and >= this is test (0 = no test set)
+    # --- batches ----------------------------------------------------------------------
+    max_nodes_per_batch: int = 6000  # size-aware batches: node budget over all graphs of a batch
+    max_pairs_per_batch: int = 128  # and at most this many (citing, cited) pairs
+    group_by: str = "cluster"  # ipc | cpc | cluster (k-means of averaged token vectors) | none: what a batch shares
+    num_clusters: int = 32  # group_by=cluster: k of the k-means over documents
+    negatives: str = "in_batch"  # in_batch | paecter (+ per anchor one cited-by-its-citations doc and one same-class doc)
+    # --- regularisation ---------------------------------------------------------------
+    node_dropout_max: float = 0.2  # node dropout p(n) = max * n / (n + half): small graphs lose little
+    node_dropout_half: int = 32  # graph size (nodes) at which p reaches half of node_dropout_max
+    # --- loss -------------------------------------------------------------------------
+    distance: str = "cosine"  # cosine (1 - cos) | l2 (on the L2-normalised vectors)
+    mining: str = "hardest"  # hardest | semihard | all: which in-batch negatives each anchor gets
+    cross_rank_negatives: bool = True  # DDP: mine negatives among the cited graphs of every rank
+    # --- optimisation -----------------------------------------------------------------
+    lr: float = 1e-3  # AdamW learning rate of the base stage
+    reduced_lr: float = 5e-4  # AdamW learning rate of the reduction stage
+    weight_decay: float = 0.01
+    grad_clip: float = 1.0  # max global gradient norm (0 = off)
+    warmup_steps: int = 20  # linear warm-up at the start of each stage
+    plateau_patience: int = 1  # evaluations without Recall@k gain before the LR is halved
+    plateau_factor: float = 0.5
+    min_lr: float = 1e-6
+    amp: bool = True  # bf16 autocast on CUDA (ignored on CPU)
+    # --- loop -------------------------------------------------------------------------
+    stages: tuple[str, ...] = ("base", "reduced")  # base: output = base_dim; reduced: + MoE head
+    max_epochs: int = 30  # per stage
+    max_steps: int = 0  # per stage, 0 = no cap (tests and smoke runs)
+    evals_per_epoch: int = 3
+    early_stop_evals: int = 3  # stop a stage after this many evaluations without Recall@k gain
+    eval_k: int = 3  # Recall@k that selects checkpoints
+    eval_ndcg_k: int = 150
+    checkpoint_every_steps: int = 25  # besides every evaluation
+    log_every_steps: int = 1
+    encode_batch_size: int = 128  # graphs per forward pass at evaluation
+
+    def __post_init__(self) -> None:
+        from graphtx.graphs.graph import GRAPH_KINDS
+
+        for name in ("query_kind", "candidate_kind", "augment_kind"):
+            if getattr(self, name) not in GRAPH_KINDS:
+                raise ValueError(f"train.{name} must be one of {GRAPH_KINDS}")
+        for name in ("graph_type_augment_p", "node_dropout_max", "valid_share", "test_share"):
+            if not 0.0 <= getattr(self, name) < 1.0:
+                raise ValueError(f"train.{name} must be in [0, 1)")
+        if self.trivial_share < 0:
+            raise ValueError("train.trivial_share must be >= 0")
+        choices = {
+            "split": ("files", "random", "year"),
+            "group_by": ("ipc", "cpc", "cluster", "none"),
+            "negatives": ("in_batch", "paecter"),
+            "distance": ("cosine", "l2"),
+            "mining": ("hardest", "semihard", "all"),
+        }
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"train.{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        if not self.stages or set(self.stages) - {"base", "reduced"} or list(self.stages) != sorted(self.stages):
+            raise ValueError("train.stages must be [base], [reduced] or [base, reduced]")
+        if self.split == "year" and not self.valid_from_year:
+            raise ValueError("train.split = year needs train.valid_from_year")
+        if "unknown" not in self.margins or any(m < 0 for m in self.margins.values()):
+            raise ValueError("train.margins needs an 'unknown' entry and margins >= 0")
+        ints = ("max_nodes_per_batch", "max_pairs_per_batch", "num_clusters", "node_dropout_half", "max_epochs", "evals_per_epoch",
+                "early_stop_evals", "eval_k", "eval_ndcg_k", "checkpoint_every_steps", "log_every_steps", "encode_batch_size")  # fmt: skip
+        low = [n for n in ints if getattr(self, n) < 1]
+        if low:
+            raise ValueError(f"train.{', train.'.join(low)} must be >= 1")
+        if self.max_pairs_per_batch < 2:
+            raise ValueError("train.max_pairs_per_batch must be >= 2 (negatives come from the batch)")
+
+    def margin(self, category: str) -> float:
+        category = self.category_map.get(category, category)
+        return float(self.margins.get(category, self.margins["unknown"]))

@@ -1,0 +1,106 @@
+"""Data-parallel training with torchrun: process group, gathers, loss normalisation.
+
+``torchrun --nproc-per-node N -m graphtx train ...`` sets RANK / WORLD_SIZE /
+LOCAL_RANK; ``init_distributed`` joins the group (NCCL on CUDA, gloo on CPU). Every
+rank builds the same global batch, takes its node-balanced shard
+(batching.shard_for_rank) and encodes it.
+
+With ``cross_rank_negatives`` the cited-graph vectors of all ranks are gathered
+(with gradient, ``torch.distributed.nn.all_gather``) so each anchor mines its
+negatives over the whole global batch. The loss sum of each rank is divided by the
+*global* denominator times ``1 / world_size`` compensation: DDP averages gradients
+over ranks, so each rank's loss is ``world_size · Σ_rank ℓ / Σ_all denom`` and the
+averaged gradient equals the single-process gradient on the global batch.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+
+
+@dataclass(frozen=True)
+class DistContext:
+    rank: int = 0
+    world_size: int = 1
+    local_rank: int = 0
+    device: torch.device = torch.device("cpu")
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.world_size > 1
+
+
+def init_distributed(device: str = "auto") -> DistContext:
+    """Join the torchrun process group when WORLD_SIZE > 1; otherwise a single-process context."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    use_cuda = torch.cuda.is_available() if device == "auto" else device.startswith("cuda")
+    dev = torch.device(f"cuda:{local}" if use_cuda else "cpu")
+    if world > 1 and not dist.is_initialized():
+        if use_cuda:
+            torch.cuda.set_device(dev)
+        dist.init_process_group(backend="nccl" if use_cuda else "gloo")
+    return DistContext(rank, world, local, dev)
+
+
+def gather_rows(x: torch.Tensor, ctx: DistContext) -> tuple[torch.Tensor, list[int]]:
+    """All ranks' rows of x, concatenated in rank order, with gradient; and each rank's row count.
+
+    Ranks may hold different numbers of rows: padded to the largest, then cut.
+    """
+    if not ctx.enabled:
+        return x, [x.size(0)]
+    counts = torch.tensor([x.size(0)], device=x.device)
+    all_counts = [torch.zeros_like(counts) for _ in range(ctx.world_size)]
+    dist.all_gather(all_counts, counts)
+    sizes = [int(c.item()) for c in all_counts]
+    pad = max(sizes) - x.size(0)
+    padded = torch.cat([x, x.new_zeros(pad, *x.shape[1:])]) if pad else x
+    from torch.distributed.nn.functional import all_gather  # autograd-aware
+
+    parts = all_gather(padded)
+    return torch.cat([p[:n] for p, n in zip(parts, sizes)]), sizes
+
+
+def all_reduce_sum(x: torch.Tensor, ctx: DistContext) -> torch.Tensor:
+    """Sum over ranks, no gradient (for denominators and counts)."""
+    if not ctx.enabled:
+        return x
+    x = x.detach().clone()
+    dist.all_reduce(x)
+    return x
+
+
+def all_gather_objects(obj, ctx: DistContext) -> list:
+    if not ctx.enabled:
+        return [obj]
+    out = [None] * ctx.world_size
+    dist.all_gather_object(out, obj)
+    return out
+
+
+def broadcast_object(obj, ctx: DistContext):
+    if not ctx.enabled:
+        return obj
+    box = [obj]
+    dist.broadcast_object_list(box, src=0)
+    return box[0]
+
+
+def barrier(ctx: DistContext) -> None:
+    if ctx.enabled:
+        dist.barrier()
+
+
+def shutdown(ctx: DistContext) -> None:
+    if ctx.enabled and dist.is_initialized():
+        dist.destroy_process_group()

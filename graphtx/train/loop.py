@@ -1,0 +1,335 @@
+"""One training stage: batches → augment → encode → triplet loss → AdamW, with evaluation and checkpoints.
+
+Per step (global batch = pair indices of ``SizeAwareBatcher``)::
+
+    shard for this rank ─▶ choose graph kinds (augmentation) ─▶ collate anchors + cited graphs
+      ─▶ node dropout ─▶ model ─▶ (b, D) anchors, (m, D) cited [─▶ gather over ranks]
+      ─▶ triplet loss, hardest allowed negative per anchor ─▶ backward ─▶ clip ─▶ AdamW
+
+Evaluation runs ``evals_per_epoch`` times an epoch (Recall@k, nDCG@k on the
+validation citations over all candidates); the learning rate is halved after
+``plateau_patience`` evaluations without a Recall@k gain, the stage stops after
+``early_stop_evals`` of them, and the best evaluation's weights are kept.
+
+Everything random is a function of (seed, stage, epoch, batch) except dropout
+inside the model, whose RNG state goes into the checkpoint: a run killed at any
+point and resumed from its last checkpoint repeats the lost steps exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from graphtx.model.batch import collate
+from graphtx.model.encoder import GraphEncoder
+from graphtx.model.io import fingerprint, save_model
+from graphtx.train.augment import choose_kinds, node_dropout
+from graphtx.train.batching import SizeAwareBatcher, shard_for_rank
+from graphtx.train.config import TrainConfig
+from graphtx.train.data import GraphStore
+from graphtx.train.distributed import DistContext, all_gather_objects, all_reduce_sum, barrier, broadcast_object, gather_rows
+from graphtx.train.evaluate import CitationEvaluator, EvalResult
+from graphtx.train.loss import allowed_negatives, triplet_loss
+from graphtx.train.pairs import Pair
+
+STAGE_INDEX = {"base": 0, "reduced": 1}
+CHECKPOINT_FILE, LOG_FILE, EVALS_FILE, DONE_FILE, BEST_DIR = "checkpoint.pt", "log.jsonl", "evals.jsonl", "done.json", "best"
+
+
+@dataclass
+class StageState:
+    """Where a stage is; saved in every checkpoint."""
+
+    epoch: int = 0
+    batch: int = 0  # next batch index within the epoch
+    step: int = 0  # optimiser steps done in this stage
+    evals: int = 0
+    best_recall: float = -1.0
+    best_ndcg: float = float("nan")
+    best_step: int = -1
+    evals_without_gain: int = 0
+    evals_since_lr_cut: int = 0
+    lr_scale: float = 1.0
+    stopped: str = ""  # why the stage ended ("early stop", "max epochs", "max steps")
+
+
+@dataclass
+class TrainingSet:
+    store: GraphStore
+    pairs: list[Pair]
+    known: dict[str, set[str]]  # citing id → documents known relevant (never negatives)
+    groups: list[str]  # per pair: batch group key
+    pair_nodes: np.ndarray  # per pair: nodes of its citing + cited graph
+    extra_negatives: dict[str, list[str]] = field(default_factory=dict)  # negatives="paecter": anchor → documents
+
+
+class StageTrainer:
+    def __init__(
+        self,
+        stage: str,
+        model: GraphEncoder,
+        tokenizer,
+        data: TrainingSet,
+        evaluator: CitationEvaluator,
+        cfg: TrainConfig,
+        seed: int,
+        out_dir: Path,
+        ctx: DistContext = DistContext(),
+        progress: bool | None = None,
+        tokenizer_file: Path | None = None,
+    ):
+        self.stage, self.cfg, self.seed, self.ctx = stage, cfg, seed, ctx
+        self.model = model.to(ctx.device)
+        self.tokenizer, self.data, self.evaluator = tokenizer, data, evaluator
+        self.out_dir = Path(out_dir)
+        self.progress = progress
+        self.tokenizer_file = tokenizer_file
+        self.base_lr = cfg.lr if stage == "base" else cfg.reduced_lr
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=self.base_lr, weight_decay=cfg.weight_decay)
+        min_pairs = max(2, ctx.world_size)
+        self.batcher = SizeAwareBatcher(data.pair_nodes, data.groups, cfg.max_nodes_per_batch, cfg.max_pairs_per_batch, seed + 1000 * STAGE_INDEX[stage], min_pairs=min_pairs)
+        self.state = StageState()
+        self.ddp = None
+        if ctx.enabled:
+            from torch.nn.parallel import DistributedDataParallel
+
+            self.ddp = DistributedDataParallel(self.model, device_ids=[ctx.device.index] if ctx.device.type == "cuda" else None)
+
+    # --- public -----------------------------------------------------------------------
+    def run(self, stop_after_steps: int = 0) -> StageState:
+        """Train until early stop / max epochs / max steps; ``stop_after_steps`` (tests) simulates a kill."""
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        if (self.out_dir / DONE_FILE).exists():
+            self.state = StageState(**json.loads((self.out_dir / DONE_FILE).read_text())["state"])
+            return self.state
+        devices = [self.ctx.device.index or 0] if self.ctx.device.type == "cuda" else []
+        with torch.random.fork_rng(devices=devices):  # model dropout draws from a seeded RNG; the caller's is left alone
+            torch.manual_seed(self.seed * 1_000 + STAGE_INDEX[self.stage] * 100 + self.ctx.rank)
+            return self._run(stop_after_steps)
+
+    def _run(self, stop_after_steps: int) -> StageState:
+        resumed = self._load_checkpoint()
+        if not resumed and self.ctx.is_main:
+            for name in (LOG_FILE, EVALS_FILE):
+                (self.out_dir / name).unlink(missing_ok=True)
+        if not resumed:
+            self._evaluate()  # step 0: the starting point is the first "best"
+        cfg, st = self.cfg, self.state
+        steps_run = 0
+        bar = tqdm(desc=f"train {self.stage}", unit="step", disable=(None if self.progress is None else not self.progress) or not self.ctx.is_main, file=sys.stderr)
+        try:
+            while not st.stopped:
+                if st.epoch >= cfg.max_epochs:
+                    st.stopped = "max epochs"
+                    break
+                batches = self.batcher.batches(st.epoch)
+                eval_at = {max(1, round(len(batches) * (i + 1) / cfg.evals_per_epoch)) for i in range(cfg.evals_per_epoch)}
+                bar.reset(total=len(batches))
+                bar.update(st.batch)
+                bar.set_description(f"train {self.stage} epoch {st.epoch + 1}")
+                while st.batch < len(batches):
+                    record = self._step(batches[st.batch])
+                    st.batch += 1
+                    st.step += 1
+                    steps_run += 1
+                    bar.update(1)
+                    bar.set_postfix(loss=f"{record['loss']:.4f}", best=f"{st.best_recall:.4f}")
+                    if self.ctx.is_main and st.step % cfg.log_every_steps == 0:
+                        self._append(LOG_FILE, record)
+                    if st.batch in eval_at:
+                        self._evaluate()
+                    if cfg.max_steps and st.step >= cfg.max_steps and not st.stopped:
+                        st.stopped = "max steps"
+                    if st.stopped:
+                        break
+                    if st.step % cfg.checkpoint_every_steps == 0 or st.batch in eval_at:
+                        self._save_checkpoint()
+                    if stop_after_steps and steps_run >= stop_after_steps:
+                        raise _SimulatedKill
+                if st.batch >= len(batches):
+                    st.epoch, st.batch = st.epoch + 1, 0
+        except _SimulatedKill:
+            bar.close()
+            return self.state
+        bar.close()
+        self._finish()
+        return self.state
+
+    def load_best(self) -> GraphEncoder:
+        from graphtx.model.io import load_model
+
+        model, _ = load_model(self.out_dir / BEST_DIR)
+        return model
+
+    # --- one step ---------------------------------------------------------------------
+    def _step(self, batch: list[int]) -> dict:
+        cfg, st, ctx = self.cfg, self.state, self.ctx
+        t0 = time.perf_counter()
+        self.model.train()
+        lr = self._lr()
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        rng = np.random.default_rng([self.seed, STAGE_INDEX[self.stage], st.epoch, st.batch])
+        kinds = dict(zip(batch, choose_kinds(len(batch), cfg.graph_type_augment_p, cfg.query_kind, cfg.candidate_kind, cfg.augment_kind, rng)))
+        shards = shard_for_rank(batch, self.data.pair_nodes, ctx.world_size)
+        # every rank knows every shard's cited documents: the gathered candidate order is known without talking
+        shard_candidates = [self._candidate_docs(s) for s in shards]
+        mine = shards[ctx.rank]
+        pairs = [self.data.pairs[i] for i in mine]
+        cand_docs = shard_candidates[ctx.rank]
+        graphs = [self.data.store.get(p.citing, kinds[i][0]) for i, p in zip(mine, pairs)]
+        graphs += [self.data.store.get(d, kind) for d, kind in self._candidate_kinds(mine, kinds, cand_docs)]
+        gb = collate(graphs, self.tokenizer, self.model.config.max_tokens_per_node)
+        g = torch.Generator().manual_seed(int(rng.integers(2**62)) + ctx.rank)
+        gb = node_dropout(gb, cfg.node_dropout_max, cfg.node_dropout_half, g).to(ctx.device)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=cfg.amp and ctx.device.type == "cuda"):
+            vectors = (self.ddp or self.model)(gb).float()  # (b + m, D)
+        anchors, cands = vectors[: len(pairs)], vectors[len(pairs) :]  # (b, D), (m, D)
+        offset = 0
+        all_cand_docs = cand_docs
+        if ctx.enabled and cfg.cross_rank_negatives:
+            cands, _ = gather_rows(cands, ctx)  # (Σm, D)
+            offset = sum(len(c) for c in shard_candidates[: ctx.rank])
+            all_cand_docs = [d for c in shard_candidates for d in c]
+        positive = torch.tensor([offset + k for k in range(len(pairs))], device=ctx.device)  # own pair's cited graph
+        allowed = allowed_negatives([p.citing for p in pairs], all_cand_docs, self.data.known).to(ctx.device)
+        margins = torch.tensor([cfg.margin(p.category) for p in pairs], device=ctx.device)
+        loss_sum, denom, active = triplet_loss(anchors, cands, positive, allowed, margins, cfg.distance, cfg.mining)
+        global_denom = all_reduce_sum(denom.detach(), ctx).clamp(min=1.0)
+        loss = loss_sum * ctx.world_size / global_denom
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip if cfg.grad_clip > 0 else float("inf"))
+        self.optimizer.step()
+        seconds = time.perf_counter() - t0
+        totals = all_reduce_sum(torch.tensor([float(loss_sum.detach()), float(active), len(pairs), len(graphs), gb.num_nodes, gb.num_tokens]), ctx)
+        return {
+            "stage": self.stage, "epoch": st.epoch, "batch": st.batch, "step": st.step + 1, "lr": lr,
+            "loss": float(totals[0] / global_denom.cpu()), "active_triplets": int(totals[1]), "pairs": int(totals[2]),
+            "graphs": int(totals[3]), "nodes": int(totals[4]), "tokens": int(totals[5]),
+            "grad_norm": float(grad_norm), "seconds": seconds,
+            "graphs_per_s": float(totals[3]) / seconds, "triplets_per_s": float(totals[2]) / seconds,
+        }  # fmt: skip
+
+    def _candidate_docs(self, shard: list[int]) -> list[str]:
+        """Cited documents of a shard: one per pair (its positive), then the PaECTER-style extra negatives."""
+        docs = [self.data.pairs[i].cited for i in shard]
+        for i in shard:
+            docs.extend(self.data.extra_negatives.get(self.data.pairs[i].citing, ()))
+        return docs
+
+    def _candidate_kinds(self, shard: list[int], kinds: dict, cand_docs: list[str]) -> list[tuple[str, str]]:
+        out = [(self.data.pairs[i].cited, kinds[i][1]) for i in shard]
+        out += [(d, self.cfg.candidate_kind) for d in cand_docs[len(shard) :]]
+        return out
+
+    def _lr(self) -> float:
+        warm = min(1.0, (self.state.step + 1) / self.cfg.warmup_steps) if self.cfg.warmup_steps else 1.0
+        return max(self.cfg.min_lr, self.base_lr * warm * self.state.lr_scale)
+
+    # --- evaluation and checkpoints -----------------------------------------------------
+    def _evaluate(self) -> None:
+        st, cfg = self.state, self.cfg
+        result = None
+        if self.ctx.is_main:
+            t0 = time.perf_counter()
+            result = self.evaluator(self.model, self.tokenizer)
+            improved = result.recall > st.best_recall
+            record = {"stage": self.stage, "step": st.step, "epoch": st.epoch, "batch": st.batch, "k": cfg.eval_k, "ndcg_k": cfg.eval_ndcg_k,
+                      **asdict(result), "improved": improved,
+                      "lr": self._lr(), "seconds": time.perf_counter() - t0}  # fmt: skip
+            self._append(EVALS_FILE, record)
+            if improved:
+                save_model(self.out_dir / BEST_DIR, self.model, tokenizer=self.tokenizer_file)
+        result = broadcast_object(result, self.ctx)
+        st.evals += 1
+        if result.recall > st.best_recall:
+            st.best_recall, st.best_ndcg, st.best_step = result.recall, result.ndcg, st.step
+            st.evals_without_gain = st.evals_since_lr_cut = 0
+        elif st.evals > 1:
+            st.evals_without_gain += 1
+            st.evals_since_lr_cut += 1
+            if st.evals_since_lr_cut >= cfg.plateau_patience:
+                st.lr_scale *= cfg.plateau_factor
+                st.evals_since_lr_cut = 0
+            if st.evals_without_gain >= cfg.early_stop_evals:
+                st.stopped = "early stop"
+        barrier(self.ctx)
+
+    def _save_checkpoint(self) -> None:
+        rng_states = all_gather_objects(torch.get_rng_state(), self.ctx)
+        if not self.ctx.is_main:
+            barrier(self.ctx)
+            return
+        payload = {
+            "state": asdict(self.state),
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "torch_rng": rng_states,
+            "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+            "world_size": self.ctx.world_size,
+            "log_lines": _count_lines(self.out_dir / LOG_FILE),
+            "eval_lines": _count_lines(self.out_dir / EVALS_FILE),
+        }
+        tmp = self.out_dir / (CHECKPOINT_FILE + ".tmp")
+        torch.save(payload, tmp)
+        os.replace(tmp, self.out_dir / CHECKPOINT_FILE)  # atomic: a kill leaves the old or the new checkpoint
+        barrier(self.ctx)
+
+    def _load_checkpoint(self) -> bool:
+        path = self.out_dir / CHECKPOINT_FILE
+        if not path.exists():
+            return False
+        payload = torch.load(path, map_location=self.ctx.device, weights_only=False)
+        if payload["world_size"] != self.ctx.world_size:
+            raise ValueError(f"{path} was written by {payload['world_size']} processes; resume with the same number (now {self.ctx.world_size})")
+        self.model.load_state_dict(payload["model"])
+        self.optimizer.load_state_dict(payload["optimizer"])
+        self.state = StageState(**payload["state"])
+        torch.set_rng_state(payload["torch_rng"][self.ctx.rank])
+        if payload["cuda_rng"] is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(payload["cuda_rng"])
+        if self.ctx.is_main:  # drop log lines of steps after the checkpoint: they will be redone
+            _truncate_lines(self.out_dir / LOG_FILE, payload["log_lines"])
+            _truncate_lines(self.out_dir / EVALS_FILE, payload["eval_lines"])
+        return True
+
+    def _finish(self) -> None:
+        if self.ctx.is_main:
+            if not (self.out_dir / BEST_DIR).exists():
+                save_model(self.out_dir / BEST_DIR, self.model, tokenizer=self.tokenizer_file)
+            summary = {"state": asdict(self.state), "best_fingerprint": (self.out_dir / BEST_DIR / "fingerprint.txt").read_text().strip()}
+            (self.out_dir / DONE_FILE).write_text(json.dumps(summary, indent=2))
+            (self.out_dir / CHECKPOINT_FILE).unlink(missing_ok=True)
+        barrier(self.ctx)
+
+    def _append(self, name: str, record: dict) -> None:
+        with open(self.out_dir / name, "a", encoding="utf-8") as f:
+            f.write(json.dumps(record, allow_nan=True) + "\n")
+
+
+class _SimulatedKill(Exception):
+    pass
+
+
+def _count_lines(path: Path) -> int:
+    return sum(1 for _ in open(path, encoding="utf-8")) if path.exists() else 0
+
+
+def _truncate_lines(path: Path, keep: int) -> None:
+    if path.exists():
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        path.write_text("".join(lines[:keep]), encoding="utf-8")
+
+
+def evaluation_summary(result: EvalResult, k: int, ndcg_k: int) -> str:
+    return f"Recall@{k} {result.recall:.4f}, nDCG@{ndcg_k} {result.ndcg:.4f} ({result.queries} queries, {result.pairs} pairs, {result.candidates} candidates)"

@@ -1,0 +1,74 @@
+"""Triplet loss with online hard-negative mining over a batch, with a margin per citation category.
+
+For anchor i (a citing graph), its positive p(i) (the cited graph of its pair) and
+a negative j (another candidate graph of the batch that is not known relevant to
+the anchor's document):
+
+    ℓ(i, j) = max(0, d(a_i, c_p(i)) − d(a_i, c_j) + m_i)
+
+with d = 1 − cos (``cosine``) or the Euclidean distance of the L2-normalised
+vectors (``l2``) and m_i the margin of the pair's category.
+
+Mining:
+- ``hardest``: per anchor, the closest allowed negative (batch-hard, Hermans et
+  al. 2017); loss = Σ_i ℓ(i, j*) / #anchors with a negative.
+- ``semihard``: per anchor, the closest negative farther than the positive
+  (FaceNet, Schroff et al. 2015), the hardest one when none is; same mean.
+- ``all``: every (anchor, negative) with ℓ > 0; loss = Σ ℓ / #active triplets.
+
+``triplet_loss`` returns the summed loss and its denominator separately so that
+data-parallel training can normalise by the global count (see train.distributed).
+
+Example::
+
+    total, denom, active = triplet_loss(a, c, pos, allowed, margins, "cosine", "hardest")
+    loss = total / denom.clamp(min=1)
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def distances(a: torch.Tensor, c: torch.Tensor, kind: str) -> torch.Tensor:
+    """(b, d) × (m, d) → (b, m)."""
+    cos = a @ c.T  # (b, m)
+    if kind == "cosine":
+        return 1.0 - cos
+    return (2.0 - 2.0 * cos).clamp(min=1e-12).sqrt()  # ||a - c|| for unit vectors
+
+
+def triplet_loss(
+    anchors: torch.Tensor,  # (b, d) L2-normalised
+    candidates: torch.Tensor,  # (m, d) L2-normalised; holds every anchor's positive
+    positive: torch.Tensor,  # (b,) long: column of each anchor's positive in candidates
+    allowed: torch.Tensor,  # (b, m) bool: candidate j may serve as a negative of anchor i
+    margins: torch.Tensor,  # (b,) float
+    distance: str = "cosine",
+    mining: str = "hardest",
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(loss sum, denominator, active triplets); divide the first by the second."""
+    d = distances(anchors, candidates, distance)  # (b, m)
+    d_pos = d.gather(1, positive.unsqueeze(1))  # (b, 1)
+    has_neg = allowed.any(1)  # (b,)
+    inf = torch.finfo(d.dtype).max
+    if mining == "all":
+        losses = (d_pos - d + margins.unsqueeze(1)).clamp(min=0) * allowed  # (b, m)
+        active = (losses > 0).sum()
+        return losses.sum(), active.to(d.dtype), active
+    masked = d.masked_fill(~allowed, inf)  # (b, m)
+    if mining == "semihard":
+        farther = allowed & (d > d_pos)  # (b, m)
+        semi = d.masked_fill(~farther, inf).min(1).values  # (b,)
+        d_neg = torch.where(farther.any(1), semi, masked.min(1).values)  # (b,)
+    else:
+        d_neg = masked.min(1).values  # (b,)
+    losses = (d_pos.squeeze(1) - d_neg + margins).clamp(min=0) * has_neg  # (b,)
+    return losses.sum(), has_neg.sum().to(d.dtype), (losses > 0).sum()
+
+
+def allowed_negatives(anchor_docs: list[str], candidate_docs: list[str], known: dict[str, set[str]]) -> torch.Tensor:
+    """(b, m) bool: candidate j is allowed for anchor i unless j's document is known relevant to i's (or is i's)."""
+    return torch.tensor(
+        [[c != a and c not in known.get(a, ()) for c in candidate_docs] for a in anchor_docs], dtype=torch.bool
+    ).reshape(len(anchor_docs), len(candidate_docs))

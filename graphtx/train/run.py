@@ -1,0 +1,271 @@
+"""``graphtx train``: prepare pairs and splits, run the base stage, then the reduction stage.
+
+Run directory (plain files)::
+
+    RUN_DIR/config.yaml             the full config of the run
+    RUN_DIR/data.json               pairs, splits, groups, skipped citations by reason
+    RUN_DIR/skipped_citations.jsonl every citation not used for training, with its reason
+    RUN_DIR/base/                   log.jsonl, evals.jsonl, checkpoint.pt (while running), best/, done.json
+    RUN_DIR/reduced/                the same for the MoE stage
+    RUN_DIR/model/                  the final model directory (best of the last stage; graphtx index takes it)
+    RUN_DIR/summary.json            best validation (and test) metrics per stage
+
+Running the same command again resumes: finished stages are skipped, a stage with a
+checkpoint continues from it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import yaml
+
+from graphtx.config import GraphtxConfig
+from graphtx.corpus.schema import id_key
+from graphtx.corpus.store import documents_path
+from graphtx.train.config import TrainConfig
+from graphtx.train.data import GraphStore, class_groups, cluster_groups
+from graphtx.train.distributed import DistContext, init_distributed, shutdown
+from graphtx.train.pairs import (
+    Citation,
+    Skipped,
+    drop_held_out_targets,
+    make_pairs,
+    positives_by_citing,
+    read_citation_file,
+    split_by_year,
+    split_random,
+    trivial_pairs,
+)
+
+
+@dataclass
+class Documents:
+    """The per-document facts training needs, read from the corpus directory."""
+
+    ids: list[str]
+    family: dict[str, str]
+    year: dict[str, int]
+    classes: dict[str, tuple[str, ...]]  # IPC, else CPC
+    cpc: dict[str, tuple[str, ...]]
+    text: dict[str, str]  # title + abstract (or first claim): for text clusters
+
+    @classmethod
+    def read(cls, corpus_dir: str | Path) -> Documents:
+        cols = ["id", "title", "abstract", "claims", "first_claim_index", "ipc", "cpc", "family_id", "date"]
+        t = pq.read_table(documents_path(corpus_dir), columns=cols).to_pylist()
+        text = {}
+        for r in t:
+            claim = r["claims"][r["first_claim_index"]]["text"] if r["claims"] and r["first_claim_index"] >= 0 else ""
+            text[r["id"]] = " ".join(x for x in (r["title"], r["abstract"] or claim) if x)[:4000]
+        return cls(
+            ids=[r["id"] for r in t],
+            family={r["id"]: r["family_id"] or "" for r in t},
+            year={r["id"]: int(r["date"][:4]) if (r["date"] or "")[:4].isdigit() else 0 for r in t},
+            classes={r["id"]: tuple(r["ipc"] or ()) or tuple(r["cpc"] or ()) for r in t},
+            cpc={r["id"]: tuple(r["cpc"] or ()) for r in t},
+            text=text,
+        )
+
+
+@dataclass
+class PreparedData:
+    train: list[Citation]
+    valid: list[Citation]
+    test: list[Citation]
+    skipped: list[Skipped]
+
+
+def resolve_ids(citations: list[Citation], known_ids: list[str]) -> list[Citation]:
+    """Map citation ids to corpus ids, matching across kind codes (US-123-A cites US-123-B2)."""
+    exact = set(known_ids)
+    by_key = {id_key(d): d for d in known_ids}
+
+    def fix(x: str) -> str:
+        return x if x in exact else by_key.get(id_key(x), x)
+
+    return [Citation(fix(c.citing), fix(c.cited), c.category) for c in citations]
+
+
+def split_citations(cfg: TrainConfig, docs: Documents, seed: int, citations: str | None, valid: str | None, test: str | None, corpus_dir: str) -> PreparedData:
+    all_train = resolve_ids(read_citation_file(citations or corpus_dir), docs.ids)
+    if cfg.split == "files":
+        if not valid:
+            raise ValueError("train.split = files needs --valid-citations (or set train.split to random or year)")
+        v = resolve_ids(read_citation_file(valid), docs.ids)
+        te = resolve_ids(read_citation_file(test), docs.ids) if test else []
+        held = {c.citing for c in v + te}
+        train, skipped = drop_held_out_targets(all_train, held)
+        return PreparedData(train, v, te, skipped)
+    if cfg.split == "random":
+        s = split_random(all_train, docs.family, cfg.valid_share, cfg.test_share, seed)
+    else:
+        s = split_by_year(all_train, docs.year, docs.family, cfg.valid_from_year, cfg.test_from_year)
+    return PreparedData(s.train, s.valid, s.test, s.skipped)
+
+
+def build_training_set(cfg: TrainConfig, docs: Documents, store: GraphStore, data: PreparedData, seed: int, tokenizer, token_vectors):
+    from graphtx.train.loop import TrainingSet
+
+    pairs, skipped = make_pairs(data.train, store.ids_with(cfg.query_kind), store.ids_with(cfg.candidate_kind), cfg)
+    held_out = {c.citing for c in data.valid + data.test}
+    eligible = [
+        d for d in store.doc_ids
+        if d not in held_out and store.has(d, cfg.query_kind) and store.has(d, cfg.candidate_kind)
+        and store.get(d, cfg.query_kind).node_text != store.get(d, cfg.candidate_kind).node_text
+    ]  # fmt: skip  (a trivial pair of two identical graphs teaches nothing)
+    trivial = trivial_pairs(eligible, cfg.trivial_share, len(pairs), seed)
+    pairs = pairs + trivial
+    if not pairs:
+        raise ValueError("no training pairs: no citation has graphs on both sides and no document has distinct query and candidate graphs")
+    known = positives_by_citing(pairs)
+    if cfg.group_by in ("ipc", "cpc"):
+        codes = docs.classes if cfg.group_by == "ipc" else docs.cpc
+        doc_group = class_groups(codes)
+    elif cfg.group_by == "cluster":
+        ids = [d for d in docs.ids if d in set(store.doc_ids)]
+        doc_group = cluster_groups(ids, [docs.text.get(d, "") for d in ids], tokenizer, token_vectors, cfg.num_clusters, seed)
+    else:
+        doc_group = {}
+    groups = [doc_group.get(p.citing, "") for p in pairs]
+    nodes = np.array([store.num_nodes(p.citing, cfg.query_kind) + store.num_nodes(p.cited, cfg.candidate_kind) for p in pairs], dtype=np.int64)
+    extra = paecter_negatives(pairs, doc_group, store.ids_with(cfg.candidate_kind), seed) if cfg.negatives == "paecter" else {}
+    return TrainingSet(store, pairs, known, groups, nodes, extra), skipped, len(trivial)
+
+
+def paecter_negatives(pairs, doc_group: dict[str, str], candidates: set[str], seed: int) -> dict[str, list[str]]:
+    """Per citing document: one hard negative (cited by its cited documents, not by itself) and one
+    easy negative (same group, not cited), drawn with a seeded generator; either may be missing."""
+    cites: dict[str, set[str]] = defaultdict(set)
+    for p in pairs:
+        if p.category != "trivial":
+            cites[p.citing].add(p.cited)
+    by_group: dict[str, list[str]] = defaultdict(list)
+    for d in sorted(candidates):
+        by_group[doc_group.get(d, "")].append(d)
+    rng = np.random.default_rng([seed, 7])
+    out = {}
+    for a in sorted(cites):
+        own = cites[a] | {a}
+        hard = sorted({x for c in cites[a] for x in cites.get(c, ())} - own)
+        easy = [d for d in by_group.get(doc_group.get(a, ""), []) if d not in own]
+        picks = [hard[rng.integers(len(hard))]] if hard else []
+        if easy:
+            picks.append(easy[rng.integers(len(easy))])
+        if picks:
+            out[a] = picks
+    return out
+
+
+def train(
+    config: GraphtxConfig,
+    corpus_dir: str,
+    graphs_dir: str,
+    out_dir: str,
+    tokens_dir: str | None = None,
+    init_model_dir: str | None = None,
+    citations: str | None = None,
+    valid_citations: str | None = None,
+    test_citations: str | None = None,
+    device: str = "auto",
+    progress: bool | None = None,
+    stop_after_steps: int = 0,
+) -> dict:
+    """Run (or resume) every configured stage; returns the summary written to summary.json."""
+    from graphtx.model.embed import init_model
+    from graphtx.model.io import load_model
+    from graphtx.text.bpe import PatentTokenizer
+    from graphtx.text.pretrain import load_tokens
+    from graphtx.train.evaluate import CitationEvaluator
+    from graphtx.train.loop import StageTrainer
+
+    cfg, seed = config.train, config.seed
+    out = Path(out_dir)
+    ctx: DistContext = init_distributed(device)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        if ctx.is_main:
+            (out / "config.yaml").write_text(yaml.safe_dump(_config_dict(config), sort_keys=False))
+        if init_model_dir:
+            model, _ = load_model(init_model_dir)
+            model = model.train()
+            tokenizer, tokenizer_file = PatentTokenizer.load(init_model_dir), Path(init_model_dir) / "tokenizer.json"
+            token_vectors = model.swem.embedding.weight.detach().cpu().numpy()
+        elif tokens_dir:
+            base_cfg = config.model.as_base() if cfg.stages[0] == "base" else config.model
+            model, tokenizer = init_model(base_cfg, tokens_dir, seed)
+            tokenizer_file = Path(tokens_dir) / "tokenizer.json"
+            _, token_vectors = load_tokens(tokens_dir)
+        else:
+            raise ValueError("give --tokens (a graphtx pretrain directory) or --init (a model directory)")
+
+        docs = Documents.read(corpus_dir)
+        store = GraphStore.load(graphs_dir, {cfg.query_kind, cfg.candidate_kind, cfg.augment_kind})
+        prepared = split_citations(cfg, docs, seed, citations, valid_citations, test_citations, corpus_dir)
+        data, skipped_pairs, n_trivial = build_training_set(cfg, docs, store, prepared, seed, tokenizer, token_vectors)
+        skipped = prepared.skipped + skipped_pairs
+        evaluator = CitationEvaluator(prepared.valid, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size)
+        if not evaluator.query_ids:
+            raise ValueError("no validation queries with graphs: check --valid-citations / train.split")
+        data_report = {
+            "documents": len(docs.ids), "documents_with_graphs": len(store.doc_ids),
+            "train_citations": len(prepared.train), "valid_citations": len(prepared.valid), "test_citations": len(prepared.test),
+            "citation_pairs": len(data.pairs) - n_trivial, "trivial_pairs": n_trivial,
+            "groups": len(set(data.groups)), "group_by": cfg.group_by,
+            "valid_queries": len(evaluator.query_ids), "valid_pairs": sum(len(v) for v in evaluator.relevant.values()),
+            "valid_skipped": evaluator.skipped, "candidates": len(evaluator.candidate_ids),
+            "skipped_citations": dict(Counter(s.reason for s in skipped)),
+        }  # fmt: skip
+        if ctx.is_main:
+            (out / "data.json").write_text(json.dumps(data_report, indent=2))
+            with open(out / "skipped_citations.jsonl", "w", encoding="utf-8") as f:
+                for s in skipped:
+                    f.write(json.dumps(asdict(s)) + "\n")
+
+        results = {}
+        for stage in cfg.stages:
+            if stage == "reduced" and not model.config.reduced_dim:
+                if not config.model.reduced_dim:
+                    raise ValueError("stage 'reduced' needs model.reduced_dim > 0")
+                model = model.with_reduction(config.model.reduced_dim, config.model.num_experts, seed=seed + 1)
+            trainer = StageTrainer(stage, model, tokenizer, data, evaluator, cfg, seed, out / stage, ctx, progress, tokenizer_file)
+            state = trainer.run(stop_after_steps=stop_after_steps)
+            if not state.stopped:  # simulated kill (tests)
+                return {"interrupted": stage, "step": state.step}
+            model = trainer.load_best().train()
+            results[stage] = {"best_recall": state.best_recall, "best_ndcg": state.best_ndcg, "best_step": state.best_step,
+                              "steps": state.step, "evals": state.evals, "stopped": state.stopped}  # fmt: skip
+
+        summary = {"data": data_report, "stages": results, "k": cfg.eval_k, "ndcg_k": cfg.eval_ndcg_k}
+        if ctx.is_main:
+            final = out / "model"
+            if final.exists():
+                shutil.rmtree(final)
+            shutil.copytree(out / cfg.stages[-1] / "best", final)
+            if prepared.test:
+                test_eval = CitationEvaluator(prepared.test, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size)
+                if test_eval.query_ids:
+                    summary["test"] = asdict(test_eval(model, tokenizer))
+            (out / "summary.json").write_text(json.dumps(summary, indent=2))
+        return summary if ctx.is_main else {}
+    finally:
+        shutdown(ctx)
+
+
+def _config_dict(config: GraphtxConfig) -> dict:
+    d = asdict(config)
+
+    def plain(x):
+        if isinstance(x, dict):
+            return {k: plain(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [plain(v) for v in x]
+        return x
+
+    return plain(d)
