@@ -55,7 +55,7 @@ class TrainConfig:
     weight_decay: float = 0.01
     grad_clip: float = 1.0  # max global gradient norm (0 = off)
     warmup_steps: int = 20  # linear warm-up at the start of each stage
-    plateau_patience: int = 1  # evaluations without Recall@k gain before the LR is halved
+    plateau_patience: int = 2  # evaluations without Recall@k gain before the LR is halved
     plateau_factor: float = 0.5
     min_lr: float = 1e-6
     amp: bool = True  # bf16 autocast on CUDA (ignored on CPU)

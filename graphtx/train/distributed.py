@@ -7,10 +7,10 @@ rank builds the same global batch, takes its node-balanced shard
 
 With ``cross_rank_negatives`` the cited-graph vectors of all ranks are gathered
 (with gradient, ``torch.distributed.nn.all_gather``) so each anchor mines its
-negatives over the whole global batch. The loss sum of each rank is divided by the
-*global* denominator times ``1 / world_size`` compensation: DDP averages gradients
-over ranks, so each rank's loss is ``world_size · Σ_rank ℓ / Σ_all denom`` and the
-averaged gradient equals the single-process gradient on the global batch.
+negatives over the whole global batch. Each rank's loss is
+``world_size · Σ_rank ℓ / Σ_all denom``: DDP averages gradients over ranks, so the
+averaged gradient equals the single-process gradient on the global batch
+(tests/train/test_distributed.py checks it with two gloo processes).
 """
 
 from __future__ import annotations
@@ -65,9 +65,13 @@ def gather_rows(x: torch.Tensor, ctx: DistContext) -> tuple[torch.Tensor, list[i
     sizes = [int(c.item()) for c in all_counts]
     pad = max(sizes) - x.size(0)
     padded = torch.cat([x, x.new_zeros(pad, *x.shape[1:])]) if pad else x
-    from torch.distributed.nn.functional import all_gather  # autograd-aware
+    import warnings
 
-    parts = all_gather(padded)
+    from torch.distributed.nn.functional import all_gather  # autograd-aware: gradients flow back to their rank
+
+    with warnings.catch_warnings():  # deprecated in favour of a private API; still the public autograd gather
+        warnings.simplefilter("ignore", FutureWarning)
+        parts = all_gather(padded)
     return torch.cat([p[:n] for p, n in zip(parts, sizes)]), sizes
 
 

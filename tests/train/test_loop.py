@@ -67,3 +67,43 @@ def test_bad_inputs_give_clear_errors(synthetic, tmp_path, capsys):
     args[i + 1] = str(tmp_path / "none.tsv")
     assert main(args) == 2
     assert "no validation queries" in capsys.readouterr().err
+
+
+def test_kill_9_from_the_cli_then_same_command_resumes(synthetic, tmp_path):
+    """A real SIGKILL mid-stage; rerunning the command finishes with the weights of an uninterrupted run."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    cfg = tmp_path / "cfg.yaml"
+    import yaml
+
+    data = yaml.safe_load((synthetic / "tiny.yaml").read_text())
+    data["train"].update(stages=["base"], max_epochs=3, checkpoint_every_steps=1)
+    cfg.write_text(yaml.safe_dump(data))
+
+    def command(out):
+        args = _train_args(synthetic, out)
+        args[args.index("--config") + 1] = str(cfg)
+        return [sys.executable, "-m", "graphtx.cli", *args]
+
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    subprocess.run(command(tmp_path / "full"), check=True, env=env, capture_output=True)
+    proc = subprocess.Popen(command(tmp_path / "killed"), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    checkpoint = tmp_path / "killed" / "base" / "checkpoint.pt"
+    deadline = time.time() + 120
+    while not checkpoint.exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not (tmp_path / "killed" / "base" / "done.json").exists(), "the run finished before it could be killed"
+    subprocess.run(command(tmp_path / "killed"), check=True, env=env, capture_output=True)
+    a, _ = load_model(tmp_path / "full" / "model")
+    b, _ = load_model(tmp_path / "killed" / "model")
+    for (name, p), q in zip(a.state_dict().items(), b.state_dict().values()):
+        assert torch.equal(p, q), name
+    steps = [json.loads(x)["step"] for x in (tmp_path / "killed" / "base" / "log.jsonl").read_text().splitlines()]
+    assert steps == sorted(set(steps)), "every step logged once"
