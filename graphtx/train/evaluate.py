@@ -4,6 +4,10 @@ Queries are the citing documents of the validation citations, encoded from their
 query graph (first claim); candidates are every document of the graph store,
 encoded from their candidate graph (description); a query is left out of its own
 ranking. Binary gain; Recall@k over (query, cited) pairs (graphtx.metrics).
+
+``known_item=True`` is the protocol for a corpus without citations: each query's
+one relevant document is its own candidate graph (first claim → own description),
+so the query is *not* left out of its ranking.
 """
 
 from __future__ import annotations
@@ -28,14 +32,14 @@ class EvalResult:
 
 
 class CitationEvaluator:
-    def __init__(self, citations: list[Citation], store: GraphStore, query_kind: str, candidate_kind: str, k: int, ndcg_k: int, batch_size: int = 128):
-        self.k, self.ndcg_k, self.batch_size = k, ndcg_k, batch_size
+    def __init__(self, citations: list[Citation], store: GraphStore, query_kind: str, candidate_kind: str, k: int, ndcg_k: int, batch_size: int = 128, known_item: bool = False):
+        self.k, self.ndcg_k, self.batch_size, self.known_item = k, ndcg_k, batch_size, known_item
         self.candidate_ids = sorted(store.ids_with(candidate_kind))
         candidates = set(self.candidate_ids)
         self.relevant: dict[str, dict[str, float]] = defaultdict(dict)
         self.skipped = 0
         for c in citations:
-            if store.has(c.citing, query_kind) and c.cited in candidates and c.cited != c.citing:
+            if store.has(c.citing, query_kind) and c.cited in candidates and (c.cited != c.citing) != known_item:
                 self.relevant[c.citing][c.cited] = 1.0
             else:
                 self.skipped += 1
@@ -46,7 +50,7 @@ class CitationEvaluator:
     def __call__(self, model: GraphEncoder, tokenizer) -> EvalResult:
         q = model.encode(self.query_graphs, tokenizer, batch_size=self.batch_size)  # (queries, out_dim)
         c = model.encode(self.candidate_graphs, tokenizer, batch_size=self.batch_size)  # (candidates, out_dim)
-        rankings = dense_rankings(self.query_ids, q, self.candidate_ids, c, k=max(self.k, self.ndcg_k))
+        rankings = dense_rankings(self.query_ids, q, self.candidate_ids, c, k=max(self.k, self.ndcg_k), leave_out_self=not self.known_item)
         return EvalResult(
             recall=recall_at_k(rankings, self.relevant, self.k),
             ndcg=ndcg_at_k(rankings, self.relevant, self.ndcg_k),

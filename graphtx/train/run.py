@@ -110,6 +110,24 @@ def split_citations(cfg: TrainConfig, docs: Documents, seed: int, citations: str
     return PreparedData(s.train, s.valid, s.test, s.skipped)
 
 
+def known_item_split(cfg: TrainConfig, store: GraphStore, seed: int, unusable: list[Citation] = ()) -> PreparedData:
+    """For a corpus without citations: held-out documents (valid_share / test_share, seeded hash)
+    are validation / test queries whose one relevant candidate is their own description graph.
+    Their trivial pairs are kept out of training (build_training_set leaves held-out queries out)."""
+    from graphtx.train.pairs import _hash
+
+    eligible = [d for d in store.doc_ids if store.has(d, cfg.query_kind) and store.has(d, cfg.candidate_kind)
+                and store.get(d, cfg.query_kind).node_text != store.get(d, cfg.candidate_kind).node_text]  # fmt: skip
+    valid, test = [], []
+    for d in eligible:
+        u = _hash(d, seed + 17) / 2**64
+        if u < cfg.test_share:
+            test.append(Citation(d, d, "trivial"))
+        elif u < cfg.test_share + cfg.valid_share:
+            valid.append(Citation(d, d, "trivial"))
+    return PreparedData(list(unusable), valid, test, [])  # unusable citations go on to be listed as skipped
+
+
 def build_training_set(cfg: TrainConfig, docs: Documents, store: GraphStore, data: PreparedData, seed: int, tokenizer, token_vectors):
     from graphtx.train.loop import TrainingSet
 
@@ -208,9 +226,13 @@ def train(
         docs = Documents.read(corpus_dir)
         store = GraphStore.load(graphs_dir, {cfg.query_kind, cfg.candidate_kind, cfg.augment_kind})
         prepared = split_citations(cfg, docs, seed, citations, valid_citations, test_citations, corpus_dir)
+        usable = [c for c in prepared.train + prepared.valid + prepared.test if c.citing != c.cited and store.has(c.citing, cfg.query_kind) and store.has(c.cited, cfg.candidate_kind)]
+        known_item = cfg.split == "random" and not usable
+        if known_item:  # no citation inside the corpus: validate on held-out documents finding their own description
+            prepared = known_item_split(cfg, store, seed, unusable=prepared.train + prepared.valid + prepared.test)
         data, skipped_pairs, n_trivial = build_training_set(cfg, docs, store, prepared, seed, tokenizer, token_vectors)
         skipped = prepared.skipped + skipped_pairs
-        evaluator = CitationEvaluator(prepared.valid, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size)
+        evaluator = CitationEvaluator(prepared.valid, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size, known_item)
         if not evaluator.query_ids:
             raise ValueError("no validation queries with graphs: check --valid-citations / train.split")
         data_report = {
@@ -218,6 +240,7 @@ def train(
             "train_citations": len(prepared.train), "valid_citations": len(prepared.valid), "test_citations": len(prepared.test),
             "citation_pairs": len(data.pairs) - n_trivial, "trivial_pairs": n_trivial,
             "groups": len(set(data.groups)), "group_by": cfg.group_by,
+            "validation": "known-item (first claim -> own description)" if known_item else "citations",
             "valid_queries": len(evaluator.query_ids), "valid_pairs": sum(len(v) for v in evaluator.relevant.values()),
             "valid_skipped": evaluator.skipped, "candidates": len(evaluator.candidate_ids),
             "skipped_citations": dict(Counter(s.reason for s in skipped)),
@@ -249,7 +272,7 @@ def train(
                 shutil.rmtree(final)
             shutil.copytree(out / cfg.stages[-1] / "best", final)
             if prepared.test:
-                test_eval = CitationEvaluator(prepared.test, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size)
+                test_eval = CitationEvaluator(prepared.test, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size, known_item)
                 if test_eval.query_ids:
                     summary["test"] = asdict(test_eval(model, tokenizer))
             (out / "summary.json").write_text(json.dumps(summary, indent=2))

@@ -107,3 +107,20 @@ def test_kill_9_from_the_cli_then_same_command_resumes(synthetic, tmp_path):
         assert torch.equal(p, q), name
     steps = [json.loads(x)["step"] for x in (tmp_path / "killed" / "base" / "log.jsonl").read_text().splitlines()]
     assert steps == sorted(set(steps)), "every step logged once"
+
+
+def test_corpus_without_citations_trains_on_trivial_pairs_with_known_item_validation(synthetic, tmp_path, capsys):
+    import yaml
+
+    data = yaml.safe_load((synthetic / "tiny.yaml").read_text())
+    data["train"].update(split="random", valid_share=0.2, test_share=0.1, max_epochs=3, stages=["base"])
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(yaml.safe_dump(data))
+    args = ["train", "--config", str(cfg), "--corpus", str(synthetic / "corpus"), "--graphs", str(synthetic / "graphs"),
+            "--tokens", str(synthetic / "tokens"), "--out", str(tmp_path / "run"), "--quiet", "--json"]  # fmt: skip
+    assert main(args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    d = summary["data"]
+    assert d["validation"].startswith("known-item") and d["citation_pairs"] == 0
+    assert d["trivial_pairs"] + d["valid_queries"] + d["test_citations"] == 96  # every document has distinct graphs
+    assert 0 < summary["test"]["recall"] <= 1
