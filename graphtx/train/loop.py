@@ -122,7 +122,7 @@ class StageTrainer:
             for name in (LOG_FILE, EVALS_FILE):
                 (self.out_dir / name).unlink(missing_ok=True)
         if not resumed:
-            self._evaluate()  # step 0: the starting point is the first "best"
+            self._evaluate(reference=True)  # step 0: logged as the starting point; selection starts with training
         cfg, st = self.cfg, self.state
         steps_run = 0
         bar = tqdm(desc=f"train {self.stage}", unit="step", disable=(None if self.progress is None else not self.progress) or not self.ctx.is_main, file=sys.stderr)
@@ -237,25 +237,30 @@ class StageTrainer:
         return max(self.cfg.min_lr, self.base_lr * warm * self.state.lr_scale)
 
     # --- evaluation and checkpoints -----------------------------------------------------
-    def _evaluate(self) -> None:
+    def _evaluate(self, reference: bool = False) -> None:
+        """Score the model; keep it when Recall@k improved. ``reference``: the untrained model at
+        step 0, logged for comparison but never selected (a lucky start must not end a stage early)."""
         st, cfg = self.state, self.cfg
         result = None
         if self.ctx.is_main:
             t0 = time.perf_counter()
             result = self.evaluator(self.model, self.tokenizer)
-            improved = result.recall > st.best_recall
+            improved = result.recall > st.best_recall and not reference
             record = {"stage": self.stage, "step": st.step, "epoch": st.epoch, "batch": st.batch, "k": cfg.eval_k, "ndcg_k": cfg.eval_ndcg_k,
-                      **asdict(result), "improved": improved,
+                      **asdict(result), "improved": improved, "reference": reference,
                       "lr": self._lr(), "seconds": time.perf_counter() - t0}  # fmt: skip
             self._append(EVALS_FILE, record)
             if improved:
                 save_model(self.out_dir / BEST_DIR, self.model, tokenizer=self.tokenizer_file)
         result = broadcast_object(result, self.ctx)
+        if reference:
+            barrier(self.ctx)
+            return
         st.evals += 1
         if result.recall > st.best_recall:
             st.best_recall, st.best_ndcg, st.best_step = result.recall, result.ndcg, st.step
             st.evals_without_gain = st.evals_since_lr_cut = 0
-        elif st.evals > 1:
+        else:
             st.evals_without_gain += 1
             st.evals_since_lr_cut += 1
             if st.evals_since_lr_cut >= cfg.plateau_patience:
