@@ -29,6 +29,7 @@ class TrainConfig:
     augment_kind: str = "all_claims"  # graph-type augmentation swaps in this kind
     graph_type_augment_p: float = 0.4  # per pair: replace the citing OR the cited graph (never both) with augment_kind
     trivial_share: float = 0.2  # trivial pairs (own first claim -> own description) added, as a share of citation pairs
+    trivial_same_graph: bool = False  # also when both graphs are one and the same (abstract-only documents): two node-dropout views
     category_map: dict = field(default_factory=dict)  # citation category -> category used for its margin (e.g. {I: X})
     margins: dict = field(default_factory=lambda: dict(DEFAULT_MARGINS))  # category -> triplet margin; missing -> margins["unknown"]
     split: str = "files"  # files: --citations/--valid-citations given; random: by family; year: by citing year

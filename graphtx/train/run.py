@@ -136,8 +136,8 @@ def build_training_set(cfg: TrainConfig, docs: Documents, store: GraphStore, dat
     eligible = [
         d for d in store.doc_ids
         if d not in held_out and store.has(d, cfg.query_kind) and store.has(d, cfg.candidate_kind)
-        and store.get(d, cfg.query_kind).node_text != store.get(d, cfg.candidate_kind).node_text
-    ]  # fmt: skip  (a trivial pair of two identical graphs teaches nothing)
+        and (cfg.trivial_same_graph or store.get(d, cfg.query_kind).node_text != store.get(d, cfg.candidate_kind).node_text)
+    ]  # fmt: skip  (two identical graphs teach something only through independent node dropout)
     trivial = trivial_pairs(eligible, cfg.trivial_share, len(pairs), seed)
     pairs = pairs + trivial
     if not pairs:
