@@ -223,9 +223,167 @@ def cmd_plot(args) -> int:
     return EXIT_OK
 
 
+def cmd_eval_citations(args, paecter_only: bool = False) -> int:
+    from graphtx.config import load_config
+    from graphtx.eval.command import run_command
+
+    summary, lines, status = run_command(args, load_config(args.config), paecter_only=paecter_only, progress=_progress(args))
+    _say(args, summary, lines)
+    return status
+
+
+def cmd_eval_paecter(args) -> int:
+    return cmd_eval_citations(args, paecter_only=True)
+
+
+def cmd_index(args) -> int:
+    from graphtx.config import load_config, with_overrides
+    from graphtx.index.build import build_index, remove_documents
+
+    config = load_config(args.config)
+    cfg = with_overrides(
+        config.index, kind=args.kind, index_type=args.index_type, batch_size=args.batch_size, chunk_size=args.chunk_size, shard_size=args.shard_size
+    )  # fmt: skip
+    seed = config.seed if args.seed is None else args.seed
+    removals = list(args.remove or [])
+    if args.remove_file:
+        removals += [line.strip() for line in Path(args.remove_file).read_text(encoding="utf-8").splitlines() if line.strip()]
+    if not args.graphs and not removals:
+        raise ValueError("nothing to do: give --graphs (with --model) to add documents, or --remove / --remove-file to take some out")
+    if args.graphs and not args.model:
+        raise ValueError("--graphs needs --model (the model that embeds the graphs)")
+    reports = []
+    if removals:
+        reports.append(remove_documents(args.out, removals, cfg if args.config else None, seed if args.config else None, progress=_progress(args)))
+    if args.graphs:
+        reports.append(build_index(args.model, args.graphs, args.out, cfg, corpus_dir=args.corpus, replace=args.replace, rebuild=args.rebuild,
+                                   seed=seed, device=args.device, progress=_progress(args)))  # fmt: skip
+    last = reports[-1]
+    removed = sum(r.removed for r in reports)
+    not_found = [d for r in reports for d in r.not_found]
+    duplicates = sum(r.duplicates for r in reports)
+    summary = {"out": str(last.out_dir), "count": last.count, "shards": last.shards, "reports": [r.to_json() for r in reports]}
+    lines = []
+    for r in reports:
+        if r.removed or r.not_found:
+            lines.append(f"removed {r.removed} documents" + (f"; not in the index: {', '.join(r.not_found[:10])}" + (" …" if len(r.not_found) > 10 else "") if r.not_found else ""))
+        else:
+            lines.append(
+                f"indexed {r.added} documents ({cfg.kind} graphs; {r.replaced} replaced, {r.skipped_existing} already indexed"
+                + (", continued a killed run" if r.resumed else "") + ")" + (f" at {r.docs_per_second} documents/s" if r.added else "")
+                + (f"; {r.duplicates} repeated ids skipped" if r.duplicates else "")
+                + (f"; {r.not_in_corpus} without corpus metadata" if r.not_in_corpus else "")
+                + ("; no corpus found (give --corpus): no titles, dates or classes, BM25 over node texts" if r.corpus is None and r.added else "")
+            )  # fmt: skip
+    lines.append(f"{last.out_dir}: {last.count} documents in {last.shards} shard(s), {last.rebuilt_shards} rebuilt; {sum(r.seconds for r in reports):.1f} s")
+    _say(args, summary, lines)
+    return EXIT_SKIPPED if not_found or duplicates else EXIT_OK
+
+
+def _query_text(args) -> str | None:
+    if args.file:
+        return sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
+    return args.text
+
+
+def cmd_search(args) -> int:
+    from graphtx.config import load_config, with_overrides
+    from graphtx.index.search import Index
+
+    config = load_config(args.config)
+    search_cfg = with_overrides(config.search, k=args.k)
+    index = Index.open(args.index, model=args.model, search=search_cfg, nprobe=args.nprobe, ef_search=args.ef_search,
+                       use_gpu=config.index.use_gpu)  # fmt: skip
+    explain = args.explain or bool(args.explain_png)
+    result = index.search(_query_text(args), doc_id=args.id, hybrid=args.hybrid or None, explain=explain)
+    pngs = []
+    if args.explain_png:
+        from graphtx.index.explain import render_explanation
+
+        for hit in result.hits:
+            path = Path(args.explain_png) / f"{hit.rank:02d}-{hit.doc_id}.png"
+            pngs.append(str(render_explanation(hit.explanation, path, max_nodes=search_cfg.explain_max_nodes, rank=hit.rank)))
+    summary = result.to_json() | ({"png": pngs} if pngs else {})
+    q = result.query
+    what = f"document {q.doc_id}" if q.source == "id" else "the query text"
+    t = result.timings_ms
+    lines = [
+        f"{index.count} documents in {args.index}; {what} as a {q.graph.num_nodes}-node graph"
+        + f" ({', '.join(f'{name} {ms:.0f} ms' for name, ms in t.items())})"
+        + (" (hybrid: dense + BM25, RRF)" if result.hybrid else ""),
+        f"{'rank':>4}  {'score':>7}  {'doc id':<18} {'date':<10}  title",
+    ]
+    for hit in result.hits:
+        lines.append(f"{hit.rank:>4}  {hit.score:7.4f}  {hit.doc_id:<18} {hit.date:<10}  {hit.title[:70]}")
+        if hit.explanation is not None:
+            lines += hit.explanation.table()
+    lines += [f"rendered {p}" for p in pngs]
+    _say(args, summary, lines)
+    return EXIT_OK
+
+
+def cmd_serve(args) -> int:
+    from graphtx.config import load_config, with_overrides
+    from graphtx.serve.app import serve
+
+    config = load_config(args.config)
+    cfg = with_overrides(config.serve, host=args.host, port=args.port)
+    if args.writable:
+        cfg = with_overrides(cfg, read_only=False)
+    serve(args.index, cfg, config.search, model=args.model, log_level="warning" if args.quiet else "info")
+    return EXIT_OK
+
+
+def _add_index_parsers(sub) -> None:
+    """`graphtx index`, `graphtx search`, `graphtx serve` (graphtx/index/, graphtx/serve/)."""
+    p = sub.add_parser("index", help="model + graphs directory -> FAISS index directory (resumable; add, replace, remove)")
+    p.add_argument("--out", required=True, help="index directory to write or extend (the same command resumes a killed run)")
+    p.add_argument("--model", help="model directory (`graphtx init-model` or `graphtx train`)")
+    p.add_argument("--graphs", help="graphs directory written by `graphtx parse`: its documents are added")
+    p.add_argument("--corpus", help="corpus directory for titles, dates, classes and BM25 text (default: the one the graphs were parsed from)")
+    p.add_argument("--kind", choices=["first_claim", "all_claims", "description"], help="graph kind embedded (default: config, description)")
+    p.add_argument("--index-type", choices=["flat", "ivfpq", "hnsw"], help="FAISS index type (default: config, flat)")
+    p.add_argument("--replace", action="store_true", help="documents already indexed get the new version (default: they are skipped)")
+    p.add_argument("--remove", nargs="+", metavar="ID", help="take these documents out of the index")
+    p.add_argument("--remove-file", help="text file of document ids to take out, one a line")
+    p.add_argument("--rebuild", action="store_true", help="rebuild every shard (and retrain IVF-PQ) from the stored vectors")
+    p.add_argument("--batch-size", type=int, help="graphs per forward pass (default: config, 64)")
+    p.add_argument("--chunk-size", type=int, help="documents per committed part (default: config, 1024)")
+    p.add_argument("--shard-size", type=int, help="documents per FAISS shard (default: config, 1,000,000)")
+    p.add_argument("--device", default="cpu", help="where the model runs: cpu | cuda | auto")
+    p.add_argument("--seed", type=int, help="IVF-PQ training sample and k-means seed (default: the config's seed)")
+    _add_common(p)
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("search", help="prior-art search: claim text or a document id -> ranked patents (with --explain: why)")
+    query = p.add_mutually_exclusive_group(required=True)
+    query.add_argument("--text", help="claim text, e.g. \"1. A snowthrower comprising ...\"")
+    query.add_argument("--id", help="an indexed document's id: documents like it")
+    query.add_argument("--file", help="file with claim text (- for stdin); a claim set is cut to its first independent claim")
+    p.add_argument("--index", required=True, help="index directory written by `graphtx index`")
+    p.add_argument("-k", type=int, help="hits (default: config, 10)")
+    p.add_argument("--hybrid", action="store_true", help="fuse with BM25 by reciprocal rank fusion")
+    p.add_argument("--explain", action="store_true", help="show which query features matched which features of each hit")
+    p.add_argument("--explain-png", metavar="DIR", help="render query and hit graphs with matched nodes highlighted, one PNG a hit")
+    p.add_argument("--model", help="model directory (default: the one the index names); its fingerprint must match the index")
+    p.add_argument("--nprobe", type=int, help="IVF-PQ cells visited (default: the index's)")
+    p.add_argument("--ef-search", type=int, help="HNSW search list size (default: the index's)")
+    _add_common(p)
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("serve", help="HTTP service over an index: POST /search, POST /explain, GET /documents/{id}, GET /healthz")
+    p.add_argument("--index", required=True, help="index directory written by `graphtx index`")
+    p.add_argument("--host", help="address to listen on (default: config, 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port (default: config, 8000)")
+    p.add_argument("--model", help="model directory (default: the one the index names)")
+    p.add_argument("--writable", action="store_true", help="also DELETE /documents/{id} (default: read-only)")
+    _add_common(p)
+    p.set_defaults(func=cmd_serve)
+
+
 def _add_eval_parsers(sub) -> None:
     """`graphtx eval PROTOCOL ...`: one nested subcommand per evaluation protocol."""
-    p = sub.add_parser("eval", help="evaluation protocols (graphtx eval phrases ...)")
+    p = sub.add_parser("eval", help="evaluation protocols (graphtx eval citations | paecter | phrases ...)")
     protocols = p.add_subparsers(dest="protocol", required=True, metavar="PROTOCOL")
 
     q = protocols.add_parser("phrases", help="phrase similarity (Pearson, Spearman) of the SWEM node encoder, untrained and fine-tuned")
@@ -238,6 +396,18 @@ def _add_eval_parsers(sub) -> None:
     q.add_argument("--out", help="results directory: results.json, predictions.csv, scatter.png")
     _add_common(q)
     q.set_defaults(func=cmd_eval_phrases)
+
+    from graphtx.eval.command import add_citation_arguments
+
+    q = protocols.add_parser("citations", help="citation retrieval (Recall@3, nDCG@150, MAP, MRR@10, R@100/500/1000) and PaECTER samples, graphtx and baselines")
+    add_citation_arguments(q)
+    _add_common(q)
+    q.set_defaults(func=cmd_eval_citations)
+
+    q = protocols.add_parser("paecter", help="PaECTER protocol only: seeded 1 focal + 5 cited + 25 non-cited samples -> RFR, MAP, MRR@10")
+    add_citation_arguments(q, paecter_only=True)
+    _add_common(q)
+    q.set_defaults(func=cmd_eval_paecter)
 
 
 # --- entry point -----------------------------------------------------------------
@@ -325,6 +495,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
     p.set_defaults(func=cmd_plot)
 
+    _add_index_parsers(sub)
     _add_eval_parsers(sub)
     return parser
 

@@ -90,6 +90,168 @@ class PretrainConfig:
 
 
 @dataclass(frozen=True)
+class EvalConfig:
+    """``graphtx eval citations`` / ``paecter``: the protocols' cut-offs, gains, text fields and baselines."""
+
+    recall_k: int = 3  # the paper's Recall@k, over (query, cited) pairs
+    ndcg_k: int = 150  # the paper's nDCG@k, mean over queries
+    mrr_k: int = 10  # MRR@k (SciBERT-triplet and PaECTER protocols)
+    recall_ks: tuple[int, ...] = (100, 500, 1000)  # R@k as trec_eval reports it: mean over queries
+    depth: int = 1000  # ranking depth kept per query; MAP is AP over it (trec_eval's usual run depth)
+    gains: tuple[tuple[str, float], ...] = ()  # (citation category, gain) for nDCG; a mapping in YAML; gain 0 = not relevant
+    default_gain: float = 1.0  # gain of a category not in ``gains``: () and 1.0 = binary gain
+    leave_out_self: bool = True  # a query is never a candidate of its own ranking
+    query_fields: tuple[str, ...] = ("title", "abstract")  # text of a query for the text baselines, fields joined
+    candidate_fields: tuple[str, ...] = ("title", "abstract")  # text of a candidate for the text baselines
+    query_kind: str = "first_claim"  # graph kind a graphtx model encodes for a query (the paper: first claim)
+    candidate_kind: str = "description"  # graph kind for a candidate (the paper: full description)
+    bm25_k1: float = 1.5  # bm25s default
+    bm25_b: float = 0.75  # bm25s default
+    bm25_method: str = "lucene"  # bm25s variant: lucene, robertson, atire, bm25l, bm25+
+    stopwords: str = "en"  # bm25s stop-word list for BM25 and TF-IDF ("" = none)
+    stemmer: str = "english"  # PyStemmer (Snowball) language for BM25 and TF-IDF ("" = none)
+    tune_k1: tuple[float, ...] = (0.6, 0.9, 1.2, 1.5, 1.8, 2.1)  # grid of --tune
+    tune_b: tuple[float, ...] = (0.3, 0.45, 0.6, 0.75, 0.9, 1.0)  # grid of --tune
+    tune_metric: str = "nDCG"  # "nDCG" (at ndcg_k) or "Recall" (at recall_k): what --tune maximises
+    paecter_cited: int = 5  # PaECTER: cited documents per sample (focals with fewer are not sampled)
+    paecter_hard: int = 10  # PaECTER: hard negatives, cited by the focal's citations but not by the focal
+    paecter_easy: int = 15  # PaECTER: easy negatives, same CPC, not cited by the focal
+    paecter_samples: int = 1000  # PaECTER: at most this many focals (a seeded choice among the eligible)
+    paecter_cpc_chars: int = 4  # PaECTER: "same CPC" = same first N characters of a code (4 = subclass, H01M)
+    minilm_max_tokens: int = 256  # all-MiniLM-L6-v2 input cut (its training length)
+    minilm_dtype: str = "float32"  # all-MiniLM-L6-v2 weights: float32, or bfloat16 (the reference's; ~6x slower on a CPU without native bf16)
+    batch_size: int = 64  # texts / graphs per forward pass of the neural systems
+    query_chunk: int = 256  # queries scored at once: bounds the (queries x candidates) score matrix
+
+    def __post_init__(self) -> None:
+        from graphtx.corpus.schema import CITATION_CATEGORIES
+
+        if isinstance(self.gains, dict):  # YAML mapping
+            object.__setattr__(self, "gains", tuple(sorted((str(k), float(v)) for k, v in self.gains.items())))
+        object.__setattr__(self, "gains", tuple((str(c), float(g)) for c, g in self.gains))
+        bad = [c for c, _ in self.gains if c not in CITATION_CATEGORIES]
+        if bad:
+            raise ValueError(f"eval.gains: unknown citation categor(y/ies) {', '.join(bad)}; known: {', '.join(CITATION_CATEGORIES)}")
+        if any(g < 0 for _, g in self.gains) or self.default_gain < 0:
+            raise ValueError("eval.gains and default_gain must be >= 0")
+        cuts = (self.recall_k, self.ndcg_k, self.mrr_k, self.depth, *self.recall_ks)
+        if min(cuts) < 1 or min(self.batch_size, self.query_chunk) < 1:
+            raise ValueError("eval cut-offs (recall_k, ndcg_k, mrr_k, recall_ks, depth), batch_size and query_chunk must be >= 1")
+        if self.depth < max(cuts):
+            raise ValueError(f"eval.depth ({self.depth}) must be >= every cut-off ({max(cuts)})")
+        fields = {"title", "abstract", "first_claim", "claims", "description"}
+        for name in ("query_fields", "candidate_fields"):
+            if not getattr(self, name) or set(getattr(self, name)) - fields:
+                raise ValueError(f"eval.{name} must be a non-empty subset of {sorted(fields)}")
+        if self.tune_metric not in ("nDCG", "Recall"):
+            raise ValueError("eval.tune_metric must be nDCG or Recall")
+        if self.paecter_cited < 1 or min(self.paecter_hard, self.paecter_easy) < 0 or self.paecter_samples < 1 or self.paecter_cpc_chars < 1:
+            raise ValueError("eval.paecter_cited, paecter_samples and paecter_cpc_chars must be >= 1, paecter_hard and paecter_easy >= 0")
+        if self.minilm_dtype not in ("bfloat16", "float32"):
+            raise ValueError("eval.minilm_dtype must be bfloat16 or float32")
+
+    def gain(self, category: str) -> float:
+        return dict(self.gains).get(category, self.default_gain)
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    """``graphtx index``: what is embedded, how it is stored, which FAISS index is built."""
+
+    kind: str = "description"  # graph kind embedded per document (the paper: candidates by their full description)
+    index_type: str = "flat"  # flat (exact inner product) | ivfpq (compressed, approximate) | hnsw (graph, approximate)
+    batch_size: int = 64  # graphs per forward pass
+    chunk_size: int = 1024  # documents per committed part file: a kill -9 loses at most one chunk of work
+    part_row_group: int = 64  # rows per Parquet row group of a part: a hit's metadata and graph are read one group at a time
+    shard_size: int = 1_000_000  # documents per FAISS shard file (a part is never split); shards are searched as one
+    ivf_nlist: int = 0  # IVF cells; 0 = about 4 sqrt(n), at most train_size / 39 (FAISS wants >= 39 points a cell)
+    ivf_nprobe: int = 16  # IVF cells visited per query: recall against speed
+    pq_m: int = 0  # PQ sub-quantizers = bytes per vector at 8 bits; 0 = a divisor of dim near dim / 4 (16x smaller than float32)
+    pq_nbits: int = 8  # bits per PQ code; training needs at least 2**pq_nbits vectors
+    ivf_refine: str = ""  # re-rank IVF-PQ candidates with finer stored codes: "" (off) | SQ8 (1 byte a dim) | SQfp16 (2) | Flat (exact, 4)
+    ivf_k_factor: int = 4  # with ivf_refine: k_factor x k candidates are re-ranked
+    hnsw_m: int = 32  # HNSW links per node: memory and recall
+    hnsw_ef_construction: int = 200  # HNSW candidate list while building: build time against graph quality
+    hnsw_ef_search: int = 128  # HNSW candidate list per query (raised to k when k is larger)
+    train_size: int = 100_000  # vectors sampled (seeded) to train IVF-PQ
+    use_gpu: str = "auto"  # auto: GPU FAISS when a GPU is present (flat, IVF-PQ; HNSW stays on CPU) | never | always
+    mmap: bool = True  # open FAISS files memory-mapped where the index type allows (flat and HNSW vectors)
+    copy_model: bool = True  # copy the model directory into the index, so the index answers queries on its own
+    bm25: bool = True  # build the BM25 index (hybrid search) at the end of `graphtx index`; else built at first use
+    bm25_max_chars: int = 10_000  # text kept per document for BM25 (title, abstract, claims, description, in order); building holds it all in memory
+    bm25_k1: float = 1.5  # BM25 term-frequency saturation (bm25s default)
+    bm25_b: float = 0.75  # BM25 length normalisation (bm25s default)
+    stopwords: str = "en"  # bm25s stop-word list ("" = none)
+    stemmer: str = "english"  # PyStemmer (Snowball) language ("" = none)
+
+    def __post_init__(self) -> None:
+        from graphtx.graphs.graph import GRAPH_KINDS
+
+        if self.kind not in GRAPH_KINDS:
+            raise ValueError(f"index.kind must be one of {GRAPH_KINDS}, got {self.kind!r}")
+        if self.index_type not in ("flat", "ivfpq", "hnsw"):
+            raise ValueError(f"index.index_type must be flat, ivfpq or hnsw, got {self.index_type!r}")
+        if self.use_gpu not in ("auto", "never", "always"):
+            raise ValueError(f"index.use_gpu must be auto, never or always, got {self.use_gpu!r}")
+        ones = ("batch_size", "chunk_size", "part_row_group", "shard_size", "ivf_nprobe", "hnsw_m", "hnsw_ef_construction", "hnsw_ef_search", "train_size", "bm25_max_chars")
+        low = [n for n in ones if getattr(self, n) < 1]
+        if low:
+            raise ValueError(f"index.{', index.'.join(low)} must be >= 1")
+        if self.ivf_nlist < 0 or self.pq_m < 0:
+            raise ValueError("index.ivf_nlist and index.pq_m must be >= 0 (0 = chosen from the data)")
+        if not 1 <= self.pq_nbits <= 16:
+            raise ValueError("index.pq_nbits must be in 1..16")
+        if self.ivf_refine not in ("", "SQ8", "SQfp16", "Flat") or self.ivf_k_factor < 1:
+            raise ValueError(f"index.ivf_refine must be '', SQ8, SQfp16 or Flat (got {self.ivf_refine!r}) and index.ivf_k_factor >= 1")
+        if self.bm25_k1 < 0 or not 0 <= self.bm25_b <= 1:
+            raise ValueError("index.bm25_k1 must be >= 0 and index.bm25_b in [0, 1]")
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """``graphtx search`` and the service: ranking, hybrid fusion and explanations."""
+
+    k: int = 10  # hits returned
+    query_kind: str = "first_claim"  # graph kind a query text becomes (the paper: the first claim)
+    hybrid: bool = False  # fuse the dense ranking with BM25 by reciprocal rank fusion
+    candidates: int = 100  # hits each ranker contributes to the fusion (at least k)
+    rrf_k: int = 60  # RRF constant: score = sum of weight / (rrf_k + rank), rank from 1 (Cormack et al. 2009)
+    dense_weight: float = 1.0  # weight of the dense ranking in the fusion
+    bm25_weight: float = 1.0  # weight of the BM25 ranking in the fusion
+    explain_rows: int = 8  # node matches shown per hit
+    explain_max_nodes: int = 40  # nodes drawn per graph in --explain-png (highest degree first)
+
+    def __post_init__(self) -> None:
+        from graphtx.graphs.graph import GRAPH_KINDS
+
+        if self.query_kind not in GRAPH_KINDS:
+            raise ValueError(f"search.query_kind must be one of {GRAPH_KINDS}, got {self.query_kind!r}")
+        if min(self.k, self.candidates, self.rrf_k, self.explain_rows, self.explain_max_nodes) < 1:
+            raise ValueError("search.k, candidates, rrf_k, explain_rows and explain_max_nodes must be >= 1")
+        if self.dense_weight < 0 or self.bm25_weight < 0 or self.dense_weight + self.bm25_weight == 0:
+            raise ValueError("search.dense_weight and bm25_weight must be >= 0, not both 0")
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """``graphtx serve``: the HTTP service over one index directory."""
+
+    host: str = "127.0.0.1"  # loopback by default: exposing the service is a deliberate choice
+    port: int = 8000
+    max_k: int = 100  # largest k a request may ask for
+    max_request_bytes: int = 65_536  # larger request bodies are refused with 413 before they are parsed
+    max_text_chars: int = 20_000  # longer query texts are refused with 413 (parsing time grows with length)
+    max_explain_hits: int = 10  # hits explained per /explain request
+    read_only: bool = True  # False adds DELETE /documents/{id} (removes a document from the index)
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.port <= 65535:
+            raise ValueError(f"serve.port must be in 0..65535, got {self.port}")
+        if min(self.max_k, self.max_request_bytes, self.max_text_chars, self.max_explain_hits) < 1:
+            raise ValueError("serve.max_k, max_request_bytes, max_text_chars and max_explain_hits must be >= 1")
+
+
+@dataclass(frozen=True)
 class GraphtxConfig:
     name: str = "default"
     seed: int = 0  # passed explicitly to every stage that samples
@@ -97,7 +259,11 @@ class GraphtxConfig:
     parse: ParseConfig = field(default_factory=ParseConfig)
     pretrain: PretrainConfig = field(default_factory=PretrainConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
+    index: IndexConfig = field(default_factory=IndexConfig)
+    search: SearchConfig = field(default_factory=SearchConfig)
+    serve: ServeConfig = field(default_factory=ServeConfig)
 
 
 def _build(cls: type, data: dict[str, Any], where: str):

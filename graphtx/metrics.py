@@ -10,6 +10,14 @@ Conventions (the paper's protocol, Björkqvist & Kallio 2023):
   is in the query's top k (a query with many citations weighs more).
 - nDCG@k is the mean over queries, gain / log2(rank + 1), ideal from the query's own gains.
 - Queries without relevant documents are not scored.
+- Binary measures (Recall, AP, RR) count a document as relevant when its gain is > 0.
+
+Per-query measures of the trec_eval family (SciBERT-triplet and PaECTER protocols) are
+plain means over queries: ``average_precision`` (AP, denominator = all relevant documents
+of the query, found or not), ``reciprocal_rank`` (RR@k), ``recall_of_query`` (R@k).
+``mean_average_precision``, ``mrr_at_k`` and ``mean_recall_at_k`` average them; they agree
+with ``ir-measures`` (pytrec_eval) on a run whose scores have no ties
+(tests/eval/test_ir_measures_agreement.py).
 
 Ties in scores are broken by candidate id (``rank_by_scores``) so rankings are
 deterministic whatever the index order.
@@ -107,3 +115,105 @@ def dense_rankings(
             order = pool[np.lexsort((id_rank[pool], -s[pool]))]
             rankings[qid] = [candidate_ids[i] for i in order if s[i] > -np.inf][:k]
     return rankings
+
+
+# --- per-query measures (trec_eval family) -----------------------------------------
+
+
+def _is_relevant(relevant: Mapping[str, float]) -> set[str]:
+    return {d for d, g in relevant.items() if g > 0}
+
+
+def relevant_ranks(ranking: Sequence[str], relevant: Mapping[str, float]) -> list[int]:
+    """1-based ranks of the relevant documents found in ``ranking``, ascending."""
+    rel = _is_relevant(relevant)
+    return [i + 1 for i, d in enumerate(ranking) if d in rel]
+
+
+def average_precision(ranking: Sequence[str], relevant: Mapping[str, float], k: int | None = None) -> float:
+    """AP over the top ``k`` (all of ``ranking`` when None): Σ precision@rank of each relevant hit / |relevant|.
+
+    Relevant documents not in the top ``k`` count as misses (trec_eval's ``map``).
+    """
+    n_rel = len(_is_relevant(relevant))
+    if not n_rel:
+        return float("nan")
+    ranks = relevant_ranks(ranking[:k] if k else ranking, relevant)
+    return sum((i + 1) / r for i, r in enumerate(ranks)) / n_rel
+
+
+def reciprocal_rank(ranking: Sequence[str], relevant: Mapping[str, float], k: int) -> float:
+    """1 / rank of the first relevant document in the top ``k`` (0 if none there)."""
+    if not _is_relevant(relevant):
+        return float("nan")
+    ranks = relevant_ranks(ranking[:k], relevant)
+    return 1.0 / ranks[0] if ranks else 0.0
+
+
+def recall_of_query(ranking: Sequence[str], relevant: Mapping[str, float], k: int) -> float:
+    """Share of the query's relevant documents in its top ``k``."""
+    rel = _is_relevant(relevant)
+    if not rel:
+        return float("nan")
+    return len(rel.intersection(ranking[:k])) / len(rel)
+
+
+def _mean_over_queries(fn, rankings: Mapping[str, Sequence[str]], relevant: Mapping[str, Mapping[str, float]], *args) -> float:
+    scores = [fn(rankings.get(q, ()), rel, *args) for q, rel in relevant.items() if _is_relevant(rel)]
+    return float(np.mean(scores)) if scores else float("nan")
+
+
+def mean_average_precision(rankings: Mapping[str, Sequence[str]], relevant: Mapping[str, Mapping[str, float]], k: int | None = None) -> float:
+    """MAP: mean AP over queries with relevant documents."""
+    return _mean_over_queries(average_precision, rankings, relevant, k)
+
+
+def mrr_at_k(rankings: Mapping[str, Sequence[str]], relevant: Mapping[str, Mapping[str, float]], k: int) -> float:
+    """MRR@k: mean reciprocal rank of the first relevant document within the top ``k``."""
+    return _mean_over_queries(reciprocal_rank, rankings, relevant, k)
+
+
+def mean_recall_at_k(rankings: Mapping[str, Sequence[str]], relevant: Mapping[str, Mapping[str, float]], k: int) -> float:
+    """R@k as trec_eval reports it: the mean over queries of each query's recall (cf. :func:`recall_at_k`, over pairs)."""
+    return _mean_over_queries(recall_of_query, rankings, relevant, k)
+
+
+def per_query_metrics(
+    ranking: Sequence[str], relevant: Mapping[str, float], recall_k: int = 3, ndcg_k: int = 150, mrr_k: int = 10,
+    recall_ks: Sequence[int] = (100, 500, 1000), ap_k: int | None = None,
+) -> dict[str, float]:  # fmt: skip
+    """Every measure of one query, keyed as in :func:`metric_names` (plus ``hits@recall_k`` and ``relevant``)."""
+    rel = _is_relevant(relevant)
+    out = {
+        "relevant": float(len(rel)),
+        f"hits@{recall_k}": float(len(rel.intersection(ranking[:recall_k]))),
+        f"Recall@{recall_k}": recall_of_query(ranking, relevant, recall_k),
+        f"nDCG@{ndcg_k}": ndcg_of_query(ranking, relevant, ndcg_k),
+        "AP": average_precision(ranking, relevant, ap_k),
+        f"RR@{mrr_k}": reciprocal_rank(ranking, relevant, mrr_k),
+    }
+    for k in recall_ks:
+        out[f"R@{k}"] = recall_of_query(ranking, relevant, k)
+    return out
+
+
+def metric_names(recall_k: int = 3, ndcg_k: int = 150, mrr_k: int = 10, recall_ks: Sequence[int] = (100, 500, 1000)) -> list[str]:
+    """Column names of :func:`aggregate_metrics`, in table order."""
+    return [f"Recall@{recall_k}", f"nDCG@{ndcg_k}", "MAP", f"MRR@{mrr_k}", *(f"R@{k}" for k in recall_ks)]
+
+
+def aggregate_metrics(
+    rankings: Mapping[str, Sequence[str]], relevant: Mapping[str, Mapping[str, float]], recall_k: int = 3, ndcg_k: int = 150,
+    mrr_k: int = 10, recall_ks: Sequence[int] = (100, 500, 1000), ap_k: int | None = None,
+) -> dict[str, float]:  # fmt: skip
+    """The paper's Recall@k (over pairs) and nDCG@k, then MAP, MRR@k and R@k (means over queries)."""
+    relevant = {q: {d: g for d, g in rel.items() if g > 0} for q, rel in relevant.items()}  # gain 0 = not relevant, for every measure
+    out = {
+        f"Recall@{recall_k}": recall_at_k(rankings, relevant, recall_k),
+        f"nDCG@{ndcg_k}": ndcg_at_k(rankings, relevant, ndcg_k),
+        "MAP": mean_average_precision(rankings, relevant, ap_k),
+        f"MRR@{mrr_k}": mrr_at_k(rankings, relevant, mrr_k),
+    }
+    for k in recall_ks:
+        out[f"R@{k}"] = mean_recall_at_k(rankings, relevant, k)
+    return out

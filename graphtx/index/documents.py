@@ -1,0 +1,95 @@
+"""Per-document metadata and BM25 text for the index, looked up in a corpus directory.
+
+The index copies what a search shows (title, date, IPC and CPC classes) and the text BM25
+ranks (title, abstract, claims, description, cut at ``bm25_max_chars``) into its own
+parts, so nothing outside the index directory is read at query time.
+
+Lookup is by row position: the corpus's ``id`` column is read once (a few bytes a
+document), then each chunk of graphs reads only the row groups holding its documents; since
+``graphtx parse`` keeps corpus order, each row group is read about once.
+
+Without a corpus the metadata is empty and BM25 ranks the graph's node texts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from graphtx.corpus.store import documents_path
+from graphtx.graphs.graph import InventionGraph
+
+_COLUMNS = ["title", "abstract", "claims", "description", "ipc", "cpc", "date"]
+
+
+def bm25_text(row: dict, max_chars: int) -> str:
+    """Title, abstract, claims and description of a corpus row, joined, at most ``max_chars``."""
+    parts = [row.get("title") or "", row.get("abstract") or ""]
+    parts += [c["text"] for c in row.get("claims") or () if c.get("text")]
+    parts.append(row.get("description") or "")
+    text = "\n".join(p for p in parts if p.strip())
+    return text[:max_chars]
+
+
+def graph_text(graph: InventionGraph, max_chars: int) -> str:
+    """BM25 text when there is no corpus: the graph's node texts."""
+    return "\n".join(graph.node_text)[:max_chars]
+
+
+class CorpusLookup:
+    """Metadata rows of a corpus directory by document id (row-group reads, a small cache)."""
+
+    def __init__(self, corpus_dir: str | Path, max_chars: int):
+        self.path = documents_path(corpus_dir)
+        self.max_chars = max_chars
+        self._file = pq.ParquetFile(self.path)
+        ids = pq.read_table(self.path, columns=["id"]).column("id").to_pylist()
+        self._position = {}
+        for i, doc_id in enumerate(ids):
+            self._position.setdefault(doc_id, i)  # ingest refuses duplicates; first wins if one slipped in
+        meta = self._file.metadata
+        sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+        self._starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)  # (groups + 1,)
+        self._cache: dict[int, list[dict]] = {}
+
+    def __len__(self) -> int:
+        return len(self._position)
+
+    def __contains__(self, doc_id: str) -> bool:
+        return doc_id in self._position
+
+    def _group(self, g: int) -> list[dict]:
+        if g not in self._cache:
+            if len(self._cache) >= 4:  # a chunk spans few row groups; keep memory bounded
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[g] = self._file.read_row_group(g, columns=_COLUMNS).to_pylist()
+        return self._cache[g]
+
+    def row(self, doc_id: str) -> dict | None:
+        """The metadata fields of ``doc_id`` (title, date, ipc, cpc, text), or None when not in the corpus."""
+        i = self._position.get(doc_id)
+        if i is None:
+            return None
+        g = int(np.searchsorted(self._starts, i, side="right") - 1)
+        row = self._group(g)[i - int(self._starts[g])]
+        return {
+            "title": row["title"] or "",
+            "date": row["date"] or "",
+            "ipc": list(row["ipc"] or ()),
+            "cpc": list(row["cpc"] or ()),
+            "text": bm25_text(row, self.max_chars),
+        }
+
+
+def metadata_rows(graphs: list[InventionGraph], lookup: CorpusLookup | None, max_chars: int) -> tuple[list[dict], int]:
+    """(one metadata dict per graph, how many were not found in the corpus)."""
+    rows, missing = [], 0
+    for g in graphs:
+        row = lookup.row(g.doc_id) if lookup is not None else None
+        if row is None:
+            missing += lookup is not None
+            row = {"title": "", "date": "", "ipc": [], "cpc": [], "text": graph_text(g, max_chars)}
+        rows.append(row)
+    return rows, missing

@@ -1,0 +1,213 @@
+"""Why a hit matched: which query features met which features of the hit.
+
+Legend: m - query nodes, n - hit nodes, d - node_dim, D - base_dim.
+
+A graph vector is the projection of a pooled sum of node states, ``W (sum_i p_i x_i)``
+(``p``: pooling weights, ``x``: final node states; then a bias, the MoE head and
+L2-normalisation). Without the bias and the head the score of a query (p, x) against a hit
+(q, y) splits exactly into node pairs::
+
+    score ~ sum_ij  c_ij,    c_ij = p_i q_j <W x_i, W y_j> / (|W sum p x| |W sum q y|)
+
+so ``c_ij`` is the share of the score the pair (query node i, hit node j) carries, and
+``sim_ij = cos(W x_i, W y_j)`` says how alike the two features are on their own. An
+explanation lists, for the query nodes whose best pair carries most, that pair: query
+feature, hit feature, similarity, pooling weights and contribution; ``total`` is the sum of
+all c_ij (the model's score up to the projection bias and MoE head, shown beside it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from graphtx.graphs.graph import InventionGraph
+from graphtx.model.batch import collate
+from graphtx.model.encoder import GraphEncoder
+
+
+@dataclass(frozen=True)
+class NodeMatch:
+    query_node: int  # index into the query graph's nodes
+    query_text: str
+    hit_node: int  # index into the hit graph's nodes
+    hit_text: str
+    similarity: float  # cos(W x_i, W y_j) of the two nodes' projected states
+    query_weight: float  # pooling weight p_i of the query node (sums to 1 over the query graph)
+    hit_weight: float  # pooling weight q_j of the hit node
+    contribution: float  # c_ij: this pair's share of the score
+
+    def to_json(self) -> dict:
+        return {k: round(v, 4) if isinstance(v, float) else v for k, v in asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class Explanation:
+    doc_id: str
+    score: float  # the model's score (cosine of the graph vectors)
+    total: float  # sum of all pair contributions (score before projection bias and MoE head)
+    matches: tuple[NodeMatch, ...]  # best pair of each query node, largest contribution first
+    query_graph: InventionGraph
+    hit_graph: InventionGraph
+
+    def to_json(self) -> dict:
+        return {
+            "doc_id": self.doc_id,
+            "score": round(self.score, 4),
+            "total": round(self.total, 4),
+            "matches": [m.to_json() for m in self.matches],
+        }
+
+    def table(self) -> list[str]:
+        """Markdown-ish rows: query feature | hit feature | sim | weights | contribution."""
+        if not self.matches:
+            return ["    (no node matches)"]
+        qw = max(len(_cut(m.query_text)) for m in self.matches)
+        hw = max(len(_cut(m.hit_text)) for m in self.matches)
+        lines = [f"    {'query feature':<{qw}}  {'hit feature':<{hw}}   sim   p_q    p_h   contrib"]
+        for m in self.matches:
+            lines.append(
+                f"    {_cut(m.query_text):<{qw}}  {_cut(m.hit_text):<{hw}}  {m.similarity:5.2f}  {m.query_weight:.3f}  {m.hit_weight:.3f}  {m.contribution:+.4f}"
+            )
+        return lines
+
+    def highlights(self) -> tuple[dict[int, float], dict[int, float]]:
+        """Node → similarity in [0, 1] of the matched nodes of the query graph and of the hit graph."""
+        q: dict[int, float] = {}
+        h: dict[int, float] = {}
+        for m in self.matches:
+            s = min(max(m.similarity, 0.0), 1.0)
+            q[m.query_node] = max(q.get(m.query_node, 0.0), s)
+            h[m.hit_node] = max(h.get(m.hit_node, 0.0), s)
+        return q, h
+
+
+def _cut(text: str, width: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@torch.no_grad()
+def node_details(model: GraphEncoder, tokenizer, graphs: list[InventionGraph]) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+    """Per graph: (projected node states (n, D), pooling weights (n,), graph vector (out_dim,)), eval mode."""
+    was_training = model.training
+    model.eval()
+    try:
+        device = next(model.parameters()).device
+        batch = collate(graphs, tokenizer, model.config.max_tokens_per_node).to(device)
+        out = model(batch, return_details=True)
+    finally:
+        model.train(was_training)
+    states = out.node_states.float()  # (n, d)
+    if isinstance(model.proj, nn.Linear):
+        states = states @ model.proj.weight.float().T  # (n, D): the projection without its bias
+    ptr = batch.ptr().tolist()
+    return [
+        (states[ptr[g] : ptr[g + 1]].cpu(), out.node_weights[ptr[g] : ptr[g + 1]].float().cpu(), out.vectors[g].float().cpu())
+        for g in range(len(graphs))
+    ]
+
+
+def explain_hits(model: GraphEncoder, tokenizer, query: InventionGraph, hits: list[InventionGraph], rows: int = 8) -> list[Explanation]:
+    """The node matches behind each hit's score for ``query``; all graphs are encoded in one batch."""
+    details = node_details(model, tokenizer, [query, *hits])
+    u, p, gq = details[0]
+    return [_explain(query, hit, u, p, gq, v, q, gh, rows) for hit, (v, q, gh) in zip(hits, details[1:])]
+
+
+def explain_pair(model: GraphEncoder, tokenizer, query: InventionGraph, hit: InventionGraph, rows: int = 8) -> Explanation:
+    return explain_hits(model, tokenizer, query, [hit], rows)[0]
+
+
+def _explain(query, hit, u, p, gq, v, q, gh, rows: int) -> Explanation:
+    """u (m, D), p (m,), gq (out,): the query's projected node states, pooling weights, vector; v, q, gh: the hit's."""
+    score = float(gq @ gh)
+    if u.shape[0] == 0 or v.shape[0] == 0:
+        return Explanation(hit.doc_id, score, 0.0, (), query, hit)
+    pooled_q = (p[:, None] * u).sum(0)  # (D,)
+    pooled_h = (q[:, None] * v).sum(0)  # (D,)
+    norm = (pooled_q.norm() * pooled_h.norm()).clamp_min(1e-12)
+    contrib = (p[:, None] * u) @ (q[:, None] * v).T / norm  # (m, n), sums to cos(pooled_q, pooled_h)
+    sim = nn.functional.normalize(u, dim=-1) @ nn.functional.normalize(v, dim=-1).T  # (m, n)
+    best = contrib.argmax(dim=1)  # (m,) best hit node of each query node
+    best_contrib = contrib[torch.arange(len(best)), best]  # (m,)
+    order = sorted(range(len(best)), key=lambda i: (-float(best_contrib[i]), i))[:rows]
+    matches = tuple(
+        NodeMatch(
+            query_node=i,
+            query_text=query.node_text[i],
+            hit_node=int(best[i]),
+            hit_text=hit.node_text[int(best[i])],
+            similarity=float(sim[i, best[i]]),
+            query_weight=float(p[i]),
+            hit_weight=float(q[best[i]]),
+            contribution=float(best_contrib[i]),
+        )
+        for i in order
+    )
+    return Explanation(hit.doc_id, score, float(contrib.sum()), matches, query, hit)
+
+
+def render_explanation(explanation: Explanation, out_path: str | Path, max_nodes: int = 40, rank: int | None = None) -> Path:
+    """One PNG: the query graph (left) and the hit's graph (right), matched nodes shaded by similarity."""
+    import tempfile
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.image import imread
+
+    from graphtx.graphs.render import render_graph
+
+    q_high, h_high = explanation.highlights()
+    query, q_high, q_note = _focus(explanation.query_graph, q_high, max_nodes)
+    hit, h_high, h_note = _focus(explanation.hit_graph, h_high, max_nodes)
+    out = Path(out_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    head = f"hit {rank}: " if rank is not None else "hit: "
+    with tempfile.TemporaryDirectory() as tmp:
+        left = render_graph(query, Path(tmp) / "q.png", highlight=q_high, max_nodes=max_nodes, title=f"query{q_note}")
+        right = render_graph(hit, Path(tmp) / "h.png", highlight=h_high, max_nodes=max_nodes,
+                             title=f"{head}{explanation.doc_id} (score {explanation.score:.3f}){h_note}")  # fmt: skip
+        images = [imread(left), imread(right)]
+    height = max(im.shape[0] for im in images)
+    width = sum(im.shape[1] for im in images)
+    dpi = 100
+    fig = Figure(figsize=(width / dpi, height / dpi), dpi=dpi)
+    FigureCanvasAgg(fig)
+    x = 0.0
+    for im in images:
+        ax = fig.add_axes((x / width, 1 - im.shape[0] / height, im.shape[1] / width, im.shape[0] / height))
+        ax.imshow(im)
+        ax.set_axis_off()
+        x += im.shape[1]
+    fig.savefig(out, dpi=dpi)
+    return out
+
+
+def _focus(graph: InventionGraph, highlight: dict[int, float], max_nodes: int) -> tuple[InventionGraph, dict[int, float], str]:
+    """The graph cut to at most ``max_nodes`` nodes that keep every matched node, then the highest-degree ones.
+
+    Returns (graph, highlight re-indexed, a title note saying what was cut).
+    """
+    if graph.num_nodes <= max_nodes:
+        return graph, highlight, ""
+    degree = [0] * graph.num_nodes
+    for s, d in zip(graph.edge_src, graph.edge_dst):
+        degree[s] += 1
+        degree[d] += 1
+    matched = sorted(highlight, key=lambda i: (-highlight[i], i))[:max_nodes]
+    rest = sorted((i for i in range(graph.num_nodes) if i not in highlight), key=lambda i: (-degree[i], i))
+    keep = sorted(matched + rest[: max_nodes - len(matched)])
+    new = {old: i for i, old in enumerate(keep)}
+    edges = [(new[s], new[d], t) for s, d, t in graph.edges() if s in new and d in new]
+    cut = InventionGraph(
+        doc_id=graph.doc_id, kind=graph.kind, text_source=graph.text_source,
+        node_text=tuple(graph.node_text[i] for i in keep), node_type=tuple(graph.node_type[i] for i in keep),
+        edge_src=tuple(e[0] for e in edges), edge_dst=tuple(e[1] for e in edges), edge_type=tuple(e[2] for e in edges),
+        truncated=graph.truncated,
+    )  # fmt: skip
+    note = f" (showing {len(keep)} of {graph.num_nodes} nodes: the matched ones, then the highest degree)"
+    return cut, {new[i]: v for i, v in highlight.items() if i in new}, note

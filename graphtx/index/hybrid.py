@@ -1,0 +1,134 @@
+"""Hybrid search: BM25 over the indexed documents' text, fused with the dense ranking by RRF.
+
+BM25 (bm25s, Lucene variant) ranks the text each document was indexed with (title, abstract,
+claims, description; see ``documents.bm25_text``), stemmed with PyStemmer and without English
+stop words. Its document order is the live id map's (ascending FAISS id); ``bm25/graphtx.json``
+records the digest of those ids, so a BM25 index that no longer matches the documents (after
+an add or a removal) is rebuilt instead of answering with the wrong documents.
+
+Reciprocal rank fusion (Cormack, Clarke & Buettcher 2009)::
+
+    score(d) = sum over rankers r of  w_r / (rrf_k + rank_r(d))      (rank from 1)
+
+A document missing from a ranker's top ``candidates`` gets nothing from it. Ties are broken
+by document id.
+
+Example::
+
+    bm25 = BM25Index.build(texts, IndexConfig())
+    order, scores = bm25.top("snowthrower auger housing", k=100)   # positions into texts
+    fused = rrf({"dense": dense_ids, "bm25": bm25_ids}, {"dense": 1.0, "bm25": 1.0}, rrf_k=60)
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from graphtx.config import IndexConfig
+
+META_FILE = "graphtx.json"
+
+
+def _stemmer(language: str):
+    if not language:
+        return None
+    import Stemmer
+
+    return Stemmer.Stemmer(language)
+
+
+class BM25Index:
+    """A bm25s retriever with the tokenisation settings it was built with."""
+
+    def __init__(self, retriever, stopwords: str, stemmer: str, digest: str = ""):
+        self.retriever = retriever
+        self.stopwords, self.stemmer_name = stopwords, stemmer
+        self._stemmer = _stemmer(stemmer)
+        self.digest = digest  # ids_digest of the documents, in order
+
+    @property
+    def num_docs(self) -> int:
+        return int(self.retriever.scores["num_docs"])
+
+    @classmethod
+    def build(cls, texts: Sequence[str], cfg: IndexConfig, digest: str = "") -> BM25Index:
+        import bm25s
+
+        retriever = bm25s.BM25(k1=cfg.bm25_k1, b=cfg.bm25_b, method="lucene")
+        tokens = bm25s.tokenize(list(texts), stopwords=cfg.stopwords or None, stemmer=_stemmer(cfg.stemmer), show_progress=False)
+        retriever.index(tokens, show_progress=False)
+        return cls(retriever, cfg.stopwords, cfg.stemmer, digest)
+
+    def tokens(self, text: str) -> list[str]:
+        import bm25s
+
+        return bm25s.tokenize([text], stopwords=self.stopwords or None, stemmer=self._stemmer, return_ids=False, show_progress=False)[0]
+
+    def scores(self, text: str) -> np.ndarray:
+        """BM25 score of every document for ``text``: (num_docs,) float32; zeros when no query term is known."""
+        known = self.retriever.get_tokens_ids(self.tokens(text))
+        if not known:
+            return np.zeros(self.num_docs, np.float32)
+        return np.asarray(self.retriever.get_scores(known), dtype=np.float32)
+
+    def top(self, text: str, k: int, exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(positions (k',), scores (k',)) of the best documents with a score > 0, best first.
+
+        ``exclude``: positions never returned. Ties by position (= FAISS id order).
+        """
+        s = self.scores(text)
+        if exclude is not None and len(exclude):
+            s[exclude] = 0.0
+        candidates = np.flatnonzero(s > 0)
+        if len(candidates) > k:
+            candidates = candidates[np.argpartition(-s[candidates], k - 1)[:k]]
+        order = candidates[np.lexsort((candidates, -s[candidates]))]
+        return order, s[order]
+
+    # --- files -----------------------------------------------------------------------
+    def save(self, directory: Path) -> None:
+        """Write to a sibling folder, then swap it in: a reader sees the old index or the new one."""
+        tmp = directory.with_name(directory.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        self.retriever.save(str(tmp), show_progress=False)
+        (tmp / META_FILE).write_text(json.dumps({"digest": self.digest, "stopwords": self.stopwords, "stemmer": self.stemmer_name}) + "\n")
+        old = directory.with_name(directory.name + ".old")
+        shutil.rmtree(old, ignore_errors=True)
+        if directory.exists():
+            directory.rename(old)
+        tmp.rename(directory)
+        shutil.rmtree(old, ignore_errors=True)
+
+    @classmethod
+    def load(cls, directory: Path, mmap: bool = True) -> BM25Index | None:
+        """The saved index, or None when there is none."""
+        import bm25s
+
+        meta_path = directory / META_FILE
+        if not meta_path.exists():
+            return None
+        meta = json.loads(meta_path.read_text())
+        retriever = bm25s.BM25.load(str(directory), mmap=mmap)
+        return cls(retriever, meta["stopwords"], meta["stemmer"], meta["digest"])
+
+    @staticmethod
+    def saved_digest(directory: Path) -> str | None:
+        meta_path = directory / META_FILE
+        return json.loads(meta_path.read_text())["digest"] if meta_path.exists() else None
+
+
+def rrf(rankings: Mapping[str, Sequence[str]], weights: Mapping[str, float], rrf_k: int) -> list[tuple[str, float]]:
+    """Reciprocal rank fusion of id rankings (best first) → [(id, fused score)], best first, ties by id."""
+    fused: dict[str, float] = {}
+    for name, ranking in rankings.items():
+        w = weights.get(name, 1.0)
+        if w == 0:
+            continue
+        for rank, doc_id in enumerate(ranking, start=1):
+            fused[doc_id] = fused.get(doc_id, 0.0) + w / (rrf_k + rank)
+    return sorted(fused.items(), key=lambda item: (-item[1], item[0]))

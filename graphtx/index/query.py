@@ -1,0 +1,55 @@
+"""Query text → the first claim → an invention graph, with one spaCy pipeline loaded once.
+
+A query is claim text as a searcher pastes it: one claim ("1. A snowthrower comprising ..."),
+a whole claim set ("1. A ... 2. The snowthrower of claim 1, ..."), or any paragraph of
+technical text. A claim set is split into claims the way ingest splits them, and the first
+independent claim is kept (a search is for the invention, which the first claim defines);
+text without claim numbering is used whole.
+
+The graph is built with the parse settings the indexed graphs were built with (the graphs
+directory's manifest, copied into the index manifest), so query and documents go through
+the same rules.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from graphtx.config import ParseConfig
+from graphtx.corpus.base import make_claims, split_claims
+from graphtx.graphs.graph import InventionGraph
+
+
+def first_claim_text(text: str) -> str:
+    """The first independent claim of a claims text; the text itself when it has no numbered claims."""
+    claims = make_claims(split_claims(text))
+    if len(claims) <= 1:
+        return claims[0].text if claims else text.strip()
+    return next((c.text for c in claims if c.independent), claims[0].text)
+
+
+class QueryParser:
+    """Builds query graphs; the spaCy pipeline is loaded at the first query and reused.
+
+    Thread-safe: spaCy pipelines are not, so parsing is serialised by a lock.
+    """
+
+    def __init__(self, cfg: ParseConfig, kind: str = "first_claim"):
+        self.cfg = cfg
+        self.kind = kind
+        self._builder = None
+        self._lock = threading.Lock()
+
+    def graph(self, text: str, doc_id: str = "query") -> InventionGraph:
+        if not text or not text.strip():
+            raise ValueError("the query text is empty")
+        claim = first_claim_text(text)
+        with self._lock:
+            if self._builder is None:
+                from graphtx.graphs.builder import GraphBuilder
+
+                self._builder = GraphBuilder(self.cfg)
+            graph = self._builder.build_text(claim, doc_id=doc_id, kind=self.kind)
+        if graph.num_nodes == 0:
+            raise ValueError("no invention features (noun phrases) found in the query text: give a claim or a sentence about the invention")
+        return graph

@@ -1,0 +1,414 @@
+"""Prior-art search over an index directory: the Python API behind ``graphtx search`` and the service.
+
+Example::
+
+    from graphtx.index import Index
+
+    index = Index.open("runs/demo/index")                      # the model copied into the index
+    for hit in index.search("1. A snowthrower comprising ...", k=10):
+        print(hit.rank, hit.doc_id, round(hit.score, 3), hit.title)
+    index.search(doc_id="US-7315346-B2", k=5)                  # more like an indexed document
+    index.search(text, k=10, hybrid=True)                      # dense + BM25, fused by RRF
+    result = index.search(text, k=3, explain=True)             # hit.explanation: node matches
+    index.document("US-7315346-B2")                            # metadata and graph
+
+A text query is parsed into a first-claim graph (``query.py``), encoded by the index's model
+and searched in every shard; hits are ranked by score (cosine), ties by document id. The
+query model must be the model the index was built with (same fingerprint), or ``open``
+refuses it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from graphtx.config import ParseConfig, SearchConfig
+from graphtx.graphs.graph import InventionGraph
+from graphtx.index import faiss_index
+from graphtx.index.explain import Explanation, explain_hits
+from graphtx.index.faiss_index import IndexSpec
+from graphtx.index.hybrid import BM25Index, rrf
+from graphtx.index.query import QueryParser, first_claim_text
+from graphtx.index.store import BM25_DIR, GRAPH_FIELDS, META_FIELDS, IdMap, IndexStore, row_to_graph
+
+# --- results -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hit:
+    rank: int  # 1 = best
+    doc_id: str
+    score: float  # what the ranking is by: cosine (dense) or the fused RRF score (hybrid)
+    title: str = ""
+    date: str = ""
+    ipc: tuple[str, ...] = ()
+    cpc: tuple[str, ...] = ()
+    dense_score: float | None = None  # cosine of query and document vectors (FAISS's; exact where FAISS did not rank it)
+    dense_rank: int | None = None  # rank in the dense candidates (hybrid), None if not among them
+    bm25_score: float | None = None  # hybrid only
+    bm25_rank: int | None = None  # rank in the BM25 candidates (hybrid), None if not among them
+    explanation: Explanation | None = None
+
+    def to_json(self) -> dict:
+        out = {
+            "rank": self.rank,
+            "doc_id": self.doc_id,
+            "score": round(self.score, 6),
+            "title": self.title,
+            "date": self.date,
+            "ipc": list(self.ipc),
+            "cpc": list(self.cpc),
+        }
+        if self.dense_score is not None or self.bm25_score is not None:
+            out |= {
+                "dense_score": None if self.dense_score is None else round(self.dense_score, 6),
+                "dense_rank": self.dense_rank,
+                "bm25_score": None if self.bm25_score is None else round(self.bm25_score, 4),
+                "bm25_rank": self.bm25_rank,
+            }
+        if self.explanation is not None:
+            out["explanation"] = self.explanation.to_json()
+        return out
+
+
+@dataclass(frozen=True)
+class Query:
+    """What a search starts from: a graph (for explanations), its vector, the text BM25 reads, ids left out."""
+
+    source: str  # "text" | "id" | "graph"
+    graph: InventionGraph | None
+    vector: np.ndarray  # (dim,) float32, L2-normalised
+    text: str  # for BM25: the claim text, or the indexed document's text for an id query
+    exclude: frozenset[str] = frozenset()  # an id query leaves its own document out
+    doc_id: str | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "source": self.source,
+            "doc_id": self.doc_id,
+            "text": self.text[:500] if self.source == "text" else None,
+            "nodes": self.graph.num_nodes if self.graph else None,
+            "edges": self.graph.num_edges if self.graph else None,
+        }
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    query: Query
+    hits: tuple[Hit, ...]
+    hybrid: bool
+    timings_ms: dict = field(default_factory=dict)  # parse, encode, search, bm25, explain, total
+
+    def __iter__(self):
+        return iter(self.hits)
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def __getitem__(self, i: int) -> Hit:
+        return self.hits[i]
+
+    def to_json(self) -> dict:
+        return {"query": self.query.to_json(), "hybrid": self.hybrid, "hits": [h.to_json() for h in self.hits], "timings_ms": self.timings_ms}
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    doc_id: str
+    faiss_id: int
+    title: str
+    date: str
+    ipc: tuple[str, ...]
+    cpc: tuple[str, ...]
+    graph: InventionGraph
+
+    def to_json(self, graph: bool = True) -> dict:
+        out = {"doc_id": self.doc_id, "faiss_id": self.faiss_id, "title": self.title, "date": self.date, "ipc": list(self.ipc), "cpc": list(self.cpc)}
+        if graph:
+            g = self.graph
+            out["graph"] = {
+                "kind": g.kind, "text_source": g.text_source, "node_text": list(g.node_text), "node_type": list(g.node_type),
+                "edges": [[s, d, t] for s, d, t in g.edges()],
+            }  # fmt: skip
+        return out
+
+
+# --- the index -------------------------------------------------------------------------
+
+
+class Index:
+    """A searchable index directory: FAISS shards, id map, documents, model and (lazily) BM25."""
+
+    def __init__(self, store: IndexStore, manifest: dict, model, tokenizer, ids: IdMap, shards: list, spec: IndexSpec, search: SearchConfig, on_gpu: bool):
+        self.store, self.manifest = store, manifest
+        self.model, self.tokenizer = model, tokenizer
+        self.ids, self.shards, self.spec = ids, shards, spec
+        self.config = search
+        self.on_gpu = on_gpu
+        parse = manifest.get("parse_config") or {}
+        known = set(ParseConfig.__dataclass_fields__)
+        self.parser = QueryParser(ParseConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in parse.items() if k in known}), search.query_kind)
+        self._bm25: BM25Index | None = None
+        self._bm25_lock = threading.Lock()
+        self._read_lock = threading.Lock()
+
+    # --- opening ---------------------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        directory: str | Path,
+        *,
+        model=None,
+        search: SearchConfig = SearchConfig(),
+        mmap: bool = True,
+        use_gpu: str = "auto",
+        nprobe: int | None = None,
+        ef_search: int | None = None,
+        device: str = "cpu",
+    ) -> Index:
+        """Open ``directory`` for searching.
+
+        ``model``: None (the model the manifest names, normally the copy in the index), a model
+        directory, or a ``(GraphEncoder, tokenizer)`` pair. Its fingerprint must equal the
+        manifest's. ``nprobe`` / ``ef_search`` override the IVF-PQ / HNSW search parameters.
+        """
+        from graphtx.model.io import fingerprint, load_model
+        from graphtx.text.bpe import PatentTokenizer
+
+        store = IndexStore(directory)
+        manifest = store.require_manifest()
+        if model is None:
+            named = manifest.get("model_dir")
+            if not named:
+                raise ValueError(f"index {store.dir} names no model directory: pass one (--model)")
+            model = store.dir / named if not Path(named).is_absolute() else Path(named)
+        if isinstance(model, (str, Path)):
+            model_dir = Path(model)
+            encoder, _ = load_model(model_dir, map_location=device)
+            tokenizer = PatentTokenizer.load(model_dir)
+        else:
+            encoder, tokenizer = model
+        fp = fingerprint(encoder)
+        if fp != manifest["model_fingerprint"]:
+            raise ValueError(
+                f"the query model (fingerprint {fp[:12]}…) is not the model index {store.dir} was built with "
+                f"({manifest['model_fingerprint'][:12]}…): its vectors would not be comparable; search with that model, or rebuild the index"
+            )
+        spec = IndexSpec.from_dict(manifest["spec"])
+        changes = {k: v for k, v in (("nprobe", nprobe), ("ef_search", ef_search)) if v is not None}
+        if changes:
+            spec = IndexSpec(**{**spec.__dict__, **changes})
+        shards = [faiss_index.read(store.shards_dir / s["file"], spec, mmap=mmap) for s in manifest["shards"]]
+        gpu = [faiss_index.to_gpu(s, spec, use_gpu) for s in shards]
+        on_gpu = any(g is not s for g, s in zip(gpu, shards))
+        import pyarrow.parquet as pq
+
+        ids = IdMap.from_table(pq.read_table(store.dir / manifest["ids_file"]))
+        encoder.eval()
+        return cls(store, manifest, encoder, tokenizer, ids, gpu, spec, search, on_gpu)
+
+    # --- properties ----------------------------------------------------------------------
+    @property
+    def count(self) -> int:
+        return len(self.ids)
+
+    @property
+    def dim(self) -> int:
+        return int(self.manifest["dim"])
+
+    @property
+    def fingerprint(self) -> str:
+        return self.manifest["model_fingerprint"]
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __contains__(self, doc_id: str) -> bool:
+        return doc_id in self.ids
+
+    def __repr__(self) -> str:
+        return f"Index({str(self.store.dir)!r}, count={self.count}, dim={self.dim}, type={self.spec.index_type}, shards={len(self.shards)}, kind={self.manifest['kind']})"
+
+    # --- queries -------------------------------------------------------------------------
+    def embed(self, graphs: list[InventionGraph]) -> np.ndarray:
+        """Graph vectors (b, dim) float32 with the index's model."""
+        import torch
+
+        return self.model.encode(graphs, self.tokenizer).to(torch.float32).numpy()
+
+    def query(self, text: str | None = None, *, doc_id: str | None = None, graph: InventionGraph | None = None, timings: dict | None = None) -> Query:
+        """A query from exactly one of: claim text, an indexed document's id, or a graph."""
+        given = [name for name, v in (("text", text), ("doc_id", doc_id), ("graph", graph)) if v is not None]
+        if len(given) != 1:
+            raise ValueError(f"give exactly one of text, doc_id or graph (got {', '.join(given) or 'none'})")
+        timings = timings if timings is not None else {}
+        if doc_id is not None:
+            pos = self.ids.position_of(doc_id)
+            row = self._rows([pos], ["vector", "text", *GRAPH_FIELDS])[0]
+            vector = np.asarray(row["vector"], np.float32)
+            return Query("id", row_to_graph(row, doc_id, self.manifest["kind"]), vector, row["text"] or "", frozenset([doc_id]), doc_id)
+        if text is not None:
+            t0 = time.perf_counter()
+            claim = first_claim_text(text)
+            graph = self.parser.graph(claim)
+            timings["parse"] = _ms(t0)
+            source = "text"
+        else:
+            claim = "\n".join(graph.node_text)
+            source = "graph"
+        t0 = time.perf_counter()
+        vector = self.embed([graph])[0]
+        timings["encode"] = _ms(t0)
+        return Query(source, graph, vector, claim)
+
+    def search(
+        self,
+        text: str | None = None,
+        k: int | None = None,
+        *,
+        doc_id: str | None = None,
+        graph: InventionGraph | None = None,
+        hybrid: bool | None = None,
+        explain: bool = False,
+        exclude: set[str] | frozenset[str] = frozenset(),
+    ) -> SearchResult:
+        """Ranked hits for claim text, an indexed document (``doc_id``) or a graph."""
+        t_start = time.perf_counter()
+        k = self.config.k if k is None else k
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        hybrid = self.config.hybrid if hybrid is None else hybrid
+        timings: dict = {}
+        q = self.query(text, doc_id=doc_id, graph=graph, timings=timings)
+        excluded = q.exclude | frozenset(exclude)
+        if hybrid:
+            hits = self._hybrid(q, k, excluded, timings)
+        else:
+            t0 = time.perf_counter()
+            ranked = self._dense(q.vector, k, excluded)
+            timings["search"] = _ms(t0)
+            hits = self._hits(ranked, dense={d: (s, r) for r, (d, s) in enumerate(ranked, 1)}, bm25=None)
+        if explain:
+            hits = self._explain(q, hits, timings)
+        timings["total"] = _ms(t_start)
+        return SearchResult(q, tuple(hits), hybrid, timings)
+
+    def explain(self, doc_ids: list[str], text: str | None = None, *, doc_id: str | None = None, graph: InventionGraph | None = None) -> list[Explanation]:
+        """Node matches between a query and the given indexed documents (any, not only hits)."""
+        q = self.query(text, doc_id=doc_id, graph=graph)
+        positions = [self.ids.position_of(d) for d in doc_ids]
+        rows = self._rows(positions, list(GRAPH_FIELDS))
+        hit_graphs = [row_to_graph(r, d, self.manifest["kind"]) for r, d in zip(rows, doc_ids)]
+        return explain_hits(self.model, self.tokenizer, q.graph, hit_graphs, self.config.explain_rows)
+
+    def document(self, doc_id: str) -> DocumentRecord:
+        pos = self.ids.position_of(doc_id)
+        row = self._rows([pos], [*META_FIELDS, *GRAPH_FIELDS])[0]
+        return DocumentRecord(
+            doc_id, int(self.ids.faiss_id[pos]), row["title"] or "", row["date"] or "", tuple(row["ipc"] or ()), tuple(row["cpc"] or ()),
+            row_to_graph(row, doc_id, self.manifest["kind"]),
+        )  # fmt: skip
+
+    # --- dense, BM25, fusion --------------------------------------------------------------
+    def _dense(self, vector: np.ndarray, k: int, exclude: frozenset[str]) -> list[tuple[str, float]]:
+        """[(doc id, cosine)] best first, ties by id; ``exclude`` left out."""
+        scores, fids = faiss_index.search_shards(self.shards, vector[None, :], k + len(exclude), self.spec, self.on_gpu)
+        positions = self.ids.positions_of_faiss(fids[0])
+        out = [(self.ids.doc_id[p], float(s)) for p, s in zip(positions, scores[0]) if p >= 0]
+        out = [(d, s) for d, s in out if d not in exclude]
+        out.sort(key=lambda item: (-item[1], item[0]))
+        return out[:k]
+
+    def bm25(self) -> BM25Index:
+        """The BM25 index of the documents: loaded from ``bm25/``, or built (and saved where the directory is writable)."""
+        with self._bm25_lock:
+            if self._bm25 is None:
+                from graphtx.index.build import index_config_of, read_texts
+
+                digest = self.manifest["live_digest"]
+                path = self.store.dir / BM25_DIR
+                bm25 = BM25Index.load(path) if BM25Index.saved_digest(path) == digest else None
+                if bm25 is None:
+                    bm25 = BM25Index.build(read_texts(self.store, self.ids), index_config_of(self.manifest), digest)
+                    try:
+                        bm25.save(path)
+                    except OSError:  # a read-only index directory: keep it in memory
+                        pass
+                self._bm25 = bm25
+            return self._bm25
+
+    def _hybrid(self, q: Query, k: int, exclude: frozenset[str], timings: dict) -> list[Hit]:
+        n = max(self.config.candidates, k)
+        t0 = time.perf_counter()
+        dense = self._dense(q.vector, n, exclude)
+        timings["search"] = _ms(t0)
+        t0 = time.perf_counter()
+        bm25 = self.bm25()
+        excluded_pos = np.array([self.ids.position_of(d) for d in exclude if d in self.ids], dtype=np.int64)
+        all_scores = bm25.scores(q.text) if q.text.strip() else np.zeros(self.count, np.float32)  # (count,)
+        if len(excluded_pos):
+            all_scores[excluded_pos] = 0.0
+        cand = np.flatnonzero(all_scores > 0)
+        if len(cand) > n:
+            cand = cand[np.argpartition(-all_scores[cand], n - 1)[:n]]
+        lexical = [(self.ids.doc_id[p], float(all_scores[p])) for p in cand]
+        lexical.sort(key=lambda item: (-item[1], item[0]))
+        timings["bm25"] = _ms(t0)
+        fused = rrf(
+            {"dense": [d for d, _ in dense], "bm25": [d for d, _ in lexical]},
+            {"dense": self.config.dense_weight, "bm25": self.config.bm25_weight},
+            self.config.rrf_k,
+        )[:k]
+        dense_of = {d: (s, r) for r, (d, s) in enumerate(dense, 1)}
+        bm25_of = {d: (s, r) for r, (d, s) in enumerate(lexical, 1)}
+        for d, _ in fused:  # BM25 score of hits outside its candidates: from the full score vector
+            if d not in bm25_of:
+                bm25_of[d] = (float(all_scores[self.ids.position_of(d)]), None)
+        return self._hits(fused, dense=dense_of, bm25=bm25_of, query_vector=q.vector)
+
+    def _hits(self, ranked: list[tuple[str, float]], dense: dict, bm25: dict | None, query_vector: np.ndarray | None = None) -> list[Hit]:
+        positions = [self.ids.position_of(d) for d, _ in ranked]
+        columns = [*META_FIELDS]
+        missing_dense = query_vector is not None and any(d not in dense for d, _ in ranked)
+        if missing_dense:
+            columns.append("vector")
+        rows = self._rows(positions, columns)
+        hits = []
+        for rank, ((doc_id, score), row) in enumerate(zip(ranked, rows), 1):
+            d_score, d_rank = dense.get(doc_id, (None, None))
+            if d_score is None and missing_dense:
+                d_score = float(np.dot(np.asarray(row["vector"], np.float32), query_vector))
+            b_score, b_rank = bm25.get(doc_id, (None, None)) if bm25 is not None else (None, None)
+            hits.append(
+                Hit(
+                    rank=rank, doc_id=doc_id, score=score, title=row["title"] or "", date=row["date"] or "",
+                    ipc=tuple(row["ipc"] or ()), cpc=tuple(row["cpc"] or ()),
+                    dense_score=d_score if bm25 is not None else None, dense_rank=d_rank if bm25 is not None else None,
+                    bm25_score=b_score, bm25_rank=b_rank,
+                )  # fmt: skip
+            )
+        return hits
+
+    def _explain(self, q: Query, hits: list[Hit], timings: dict) -> list[Hit]:
+        if q.graph is None:
+            raise ValueError("this query has no graph to explain")
+        t0 = time.perf_counter()
+        rows = self._rows([self.ids.position_of(h.doc_id) for h in hits], list(GRAPH_FIELDS))
+        graphs = [row_to_graph(r, h.doc_id, self.manifest["kind"]) for r, h in zip(rows, hits)]
+        explanations = explain_hits(self.model, self.tokenizer, q.graph, graphs, self.config.explain_rows) if hits else []
+        timings["explain"] = _ms(t0)
+        return [Hit(**{**h.__dict__, "explanation": e}) for h, e in zip(hits, explanations)]
+
+    def _rows(self, positions: list[int], columns: list[str]) -> list[dict]:
+        locations = [(int(self.ids.part[p]), int(self.ids.row[p])) for p in positions]
+        with self._read_lock:
+            return self.store.read_rows(locations, columns)
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000, 2)

@@ -1,0 +1,1 @@
+"""HTTP service over an index directory (``graphtx serve``); see app.py."""

@@ -1,0 +1,208 @@
+"""HTTP service over one index directory (FastAPI).
+
+Endpoints (JSON in, JSON out)::
+
+    POST   /search           {"text": "1. A snowthrower ...", "k": 10, "hybrid": false, "explain": false}
+                             or {"id": "US-7315346-B2", ...}: ranked hits with metadata (and node matches)
+    POST   /explain          {"text" | "id", "doc_ids": [...]}: node matches for those documents;
+                             without doc_ids, for the top k hits (k <= serve.max_explain_hits)
+    GET    /documents/{id}   metadata and graph of an indexed document (?graph=false: metadata only)
+    GET    /healthz          status, document count, model fingerprint, index type
+    DELETE /documents/{id}   only when serve.read_only is false: takes the document out of the index
+
+Limits (``ServeConfig``): bodies over ``max_request_bytes`` get 413 before they are read
+whole; texts over ``max_text_chars`` 413; k over ``max_k`` 400. Bad input is a 4xx with
+``{"error": message}``: 400 (no features in the text, both or neither of text and id),
+404 (unknown document), 413 (too large), 422 (malformed JSON or wrong field types).
+
+Handlers are plain functions, so the server runs them in its thread pool; the index is
+safe to share between threads (spaCy parsing and BM25 loading are serialised inside it).
+
+Example::
+
+    app = create_app(Index.open("runs/demo/index"))
+    uvicorn.run(app, host="127.0.0.1", port=8000)
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from graphtx.config import SearchConfig, ServeConfig
+from graphtx.index.search import Index
+from graphtx.index.store import DocumentNotFound
+
+# --- request bodies ------------------------------------------------------------------
+
+
+class QueryIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: str | None = Field(None, description="claim text; a claim set is cut to its first independent claim")
+    id: str | None = Field(None, description="an indexed document's id: search for documents like it")
+
+
+class SearchIn(QueryIn):
+    k: int = Field(10, ge=1, description="hits (at most serve.max_k)")
+    hybrid: bool = Field(False, description="fuse with BM25 by reciprocal rank fusion")
+    explain: bool = Field(False, description="node matches for each hit (k at most serve.max_explain_hits)")
+
+
+class ExplainIn(QueryIn):
+    doc_ids: list[str] | None = Field(None, description="documents to explain; default: the top k hits")
+    k: int = Field(3, ge=1)
+    hybrid: bool = False
+
+
+class BodyLimit:
+    """ASGI middleware: 413 for a body over ``limit`` bytes, by its Content-Length or while it streams in."""
+
+    def __init__(self, app, limit: int):
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope, receive, send):
+        from starlette.exceptions import HTTPException
+        from starlette.responses import JSONResponse
+
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.limit):
+            response = JSONResponse({"error": f"request body over {self.limit} bytes"}, status_code=413)
+            return await response(scope, receive, send)
+        received = 0
+
+        async def limited_receive():
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.limit:  # raised inside body reading: the app's error handler answers 413
+                    raise HTTPException(413, f"request body over {self.limit} bytes")
+            return message
+
+        await self.app(scope, limited_receive, send)
+
+
+def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), search: SearchConfig | None = None):
+    from fastapi import FastAPI
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+
+    if not isinstance(index, Index):
+        index = Index.open(index, search=search or SearchConfig())
+    holder = {"index": index}  # swapped whole after a DELETE; requests in flight keep the old one
+    write_lock = threading.Lock()
+
+    class Problem(Exception):
+        def __init__(self, status: int, message: str):
+            super().__init__(message)
+            self.status, self.message = status, message
+
+    app = FastAPI(title="graphtx", description="Patent prior-art search with invention graphs", version="1")
+
+    # --- limits and errors ----------------------------------------------------------
+    app.add_middleware(BodyLimit, limit=cfg.max_request_bytes)
+
+    @app.exception_handler(Problem)
+    async def problem(_request, err: Problem):
+        return JSONResponse({"error": err.message}, status_code=err.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_request, err: RequestValidationError):
+        details = [f"{'.'.join(str(x) for x in e.get('loc', ()))}: {e.get('msg')}" for e in err.errors()]
+        return JSONResponse({"error": "invalid request: " + "; ".join(details)}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_request, err: StarletteHTTPException):
+        return JSONResponse({"error": str(err.detail)}, status_code=err.status_code)
+
+    def check_query(body: QueryIn) -> None:
+        if (body.text is None) == (body.id is None):
+            raise Problem(400, "give exactly one of 'text' and 'id'")
+        if body.text is not None and len(body.text) > cfg.max_text_chars:
+            raise Problem(413, f"text over {cfg.max_text_chars} characters")
+        if body.text is not None and not body.text.strip():
+            raise Problem(400, "text is empty")
+
+    def run(fn):
+        try:
+            return fn()
+        except DocumentNotFound as err:
+            raise Problem(404, err.args[0]) from None
+        except ValueError as err:
+            raise Problem(400, str(err)) from None
+
+    # --- endpoints --------------------------------------------------------------------
+    @app.get("/healthz")
+    def healthz() -> dict:
+        ix = holder["index"]
+        return {
+            "status": "ok",
+            "count": ix.count,
+            "dim": ix.dim,
+            "kind": ix.manifest["kind"],
+            "index_type": ix.spec.index_type,
+            "shards": len(ix.shards),
+            "model_fingerprint": ix.fingerprint,
+            "read_only": cfg.read_only,
+        }
+
+    @app.post("/search")
+    def search(body: SearchIn) -> dict:
+        check_query(body)
+        if body.k > cfg.max_k:
+            raise Problem(400, f"k must be <= {cfg.max_k}")
+        if body.explain and body.k > cfg.max_explain_hits:
+            raise Problem(400, f"with explain, k must be <= {cfg.max_explain_hits}")
+        ix = holder["index"]
+        result = run(lambda: ix.search(body.text, body.k, doc_id=body.id, hybrid=body.hybrid, explain=body.explain))
+        return result.to_json()
+
+    @app.post("/explain")
+    def explain(body: ExplainIn) -> dict:
+        check_query(body)
+        ix = holder["index"]
+        if body.doc_ids is not None:
+            if not body.doc_ids or len(body.doc_ids) > cfg.max_explain_hits:
+                raise Problem(400, f"doc_ids must list 1 to {cfg.max_explain_hits} documents")
+            explanations = run(lambda: ix.explain(body.doc_ids, body.text, doc_id=body.id))
+            return {"explanations": [e.to_json() for e in explanations]}
+        if body.k > cfg.max_explain_hits:
+            raise Problem(400, f"k must be <= {cfg.max_explain_hits}")
+        result = run(lambda: ix.search(body.text, body.k, doc_id=body.id, hybrid=body.hybrid, explain=True))
+        return {"explanations": [h.to_json() for h in result.hits], "query": result.query.to_json(), "timings_ms": result.timings_ms}
+
+    @app.get("/documents/{doc_id}")
+    def document(doc_id: str, graph: bool = True) -> dict:
+        ix = holder["index"]
+        return run(lambda: ix.document(doc_id)).to_json(graph=graph)
+
+    if not cfg.read_only:
+
+        @app.delete("/documents/{doc_id}")
+        def delete_document(doc_id: str) -> dict:
+            from graphtx.index.build import remove_documents
+
+            with write_lock:
+                ix = holder["index"]
+                if doc_id not in ix:
+                    raise Problem(404, f"document {doc_id!r} is not in the index")
+                report = remove_documents(ix.store.dir, [doc_id], progress=False)
+                fresh = Index.open(ix.store.dir, model=(ix.model, ix.tokenizer), search=ix.config)
+                fresh.parser = ix.parser  # keep the loaded spaCy pipeline
+                holder["index"] = fresh
+            return {"removed": doc_id, "count": report.count}
+
+    return app
+
+
+def serve(index_dir: str | Path, cfg: ServeConfig = ServeConfig(), search: SearchConfig = SearchConfig(), model=None, log_level: str = "info") -> None:
+    """Open the index and run the service with uvicorn until interrupted."""
+    import uvicorn
+
+    app = create_app(Index.open(index_dir, search=search, model=model), cfg, search)
+    uvicorn.run(app, host=cfg.host, port=cfg.port, log_level=log_level)

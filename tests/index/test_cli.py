@@ -1,0 +1,51 @@
+"""`graphtx index` and `graphtx search` end to end, exit codes and messages."""
+
+from __future__ import annotations
+
+import json
+
+from graphtx.cli import main
+from tests.index.conftest import N_DOCS
+from tests.index.fixtures import make_model
+
+
+def test_index_then_search_by_id_text_hybrid_and_explain(tiny, tmp_path, capsys):
+    out = tmp_path / "index"
+    assert main(["index", "--model", str(tiny["model"]), "--graphs", str(tiny["graphs"]), "--out", str(out), "--chunk-size", "16", "--quiet", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["count"] == N_DOCS and summary["reports"][0]["added"] == N_DOCS
+
+    assert main(["search", "--index", str(out), "--id", "T-00003", "-k", "3", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert len(result["hits"]) == 3 and result["query"]["source"] == "id" and "T-00003" not in [h["doc_id"] for h in result["hits"]]
+
+    claims = tmp_path / "claims.txt"
+    claims.write_text("1. A zorblat5 device comprising a chute, a frame and a handle.\n2. The device of claim 1, wherein the chute rotates.\n")
+    png = tmp_path / "png"
+    code = main(["search", "--index", str(out), "--file", str(claims), "-k", "2", "--hybrid", "--explain", "--explain-png", str(png)])
+    text = capsys.readouterr().out
+    assert code == 0 and "hybrid" in text and "query feature" in text
+    assert len(list(png.glob("*.png"))) == 2
+
+    assert main(["search", "--index", str(out), "--text", "A zorblat5 device.", "-k", "100", "--hybrid", "--json"]) == 0
+    hits = json.loads(capsys.readouterr().out)["hits"]
+    assert next(h for h in hits if h["bm25_rank"] == 1)["doc_id"] == "T-00005"  # its rare word: BM25 finds it
+
+
+def test_remove_and_bad_usage_exit_codes(tiny, tiny_index, tmp_path, capsys):
+    assert main(["index", "--out", str(tiny_index)]) == 2
+    assert "nothing to do" in capsys.readouterr().err
+    assert main(["search", "--index", str(tiny_index), "--id", "NOPE"]) == 2
+    assert "'NOPE' is not in the index" in capsys.readouterr().err
+    other = make_model(tmp_path, seed=3, name="other")
+    assert main(["search", "--index", str(tiny_index), "--id", "T-00001", "--model", str(other)]) == 2
+    assert "not the model index" in capsys.readouterr().err
+    assert main(["search", "--index", str(tmp_path / "none"), "--id", "T-00001"]) == 2
+    assert "not an index directory" in capsys.readouterr().err
+
+    copy = tmp_path / "copy"
+    assert main(["index", "--model", str(tiny["model"]), "--graphs", str(tiny["graphs"]), "--out", str(copy), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["index", "--out", str(copy), "--remove", "T-00001", "NOPE", "--json"]) == 3  # one id was not there
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["count"] == N_DOCS - 1 and summary["reports"][0]["not_found"] == ["NOPE"]

@@ -1,0 +1,121 @@
+"""The HTTP service: endpoints, limits, 4xx errors, read-only by default, concurrent requests."""
+
+from __future__ import annotations
+
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("httpx")
+from fastapi.testclient import TestClient  # noqa: E402
+
+from graphtx.config import ServeConfig  # noqa: E402
+from graphtx.index.search import Index  # noqa: E402
+from graphtx.serve.app import create_app  # noqa: E402
+from tests.index.conftest import N_DOCS  # noqa: E402
+
+CFG = ServeConfig(max_k=50, max_request_bytes=4096, max_text_chars=1000, max_explain_hits=5)
+
+
+@pytest.fixture(scope="module")
+def index(tiny_index, builder):
+    index = Index.open(tiny_index)
+    index.parser._builder = builder  # the session's spaCy pipeline
+    return index
+
+
+@pytest.fixture(scope="module")
+def client(index):
+    with TestClient(create_app(index, CFG)) as c:
+        yield c
+
+
+def test_healthz(client):
+    r = client.get("/healthz")
+    assert r.status_code == 200
+    body = r.json()
+    assert body["status"] == "ok" and body["count"] == N_DOCS and body["read_only"] and body["index_type"] == "flat"
+
+
+def test_search_by_id_and_by_text(client):
+    r = client.post("/search", json={"id": "T-00004", "k": 5})
+    assert r.status_code == 200
+    hits = r.json()["hits"]
+    assert len(hits) == 5 and "T-00004" not in [h["doc_id"] for h in hits] and hits[0]["title"]
+    r = client.post("/search", json={"text": "1. A zorblat9 device comprising a pump and a nozzle.", "k": 3, "hybrid": True, "explain": True})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["hybrid"] and len(body["hits"]) == 3 and body["hits"][0]["explanation"]["matches"]
+    assert {"parse", "encode", "search", "bm25", "explain", "total"} <= set(body["timings_ms"])
+
+
+def test_explain_named_documents_or_top_hits(client):
+    r = client.post("/explain", json={"id": "T-00002", "doc_ids": ["T-00002", "T-00010"]})
+    assert r.status_code == 200 and [e["doc_id"] for e in r.json()["explanations"]] == ["T-00002", "T-00010"]
+    r = client.post("/explain", json={"id": "T-00002", "k": 2})
+    assert r.status_code == 200 and len(r.json()["explanations"]) == 2
+    assert client.post("/explain", json={"id": "T-00002", "doc_ids": ["NOPE"]}).status_code == 404
+    assert client.post("/explain", json={"id": "T-00002", "k": 6}).status_code == 400
+
+
+def test_documents(client):
+    r = client.get("/documents/T-00007")
+    assert r.status_code == 200 and r.json()["graph"]["node_text"][0] == "zorblat7 device"
+    assert "graph" not in client.get("/documents/T-00007", params={"graph": "false"}).json()
+    r = client.get("/documents/NOPE")
+    assert r.status_code == 404 and "not in the index" in r.json()["error"]
+
+
+@pytest.mark.parametrize(
+    "body,status,message",
+    [
+        ({"id": "T-00001", "k": 51}, 400, "k must be <= 50"),
+        ({"id": "T-00001", "text": "a lamp"}, 400, "exactly one of"),
+        ({"k": 3}, 400, "exactly one of"),
+        ({"text": "   "}, 400, "empty"),
+        ({"id": "NOPE"}, 404, "not in the index"),
+        ({"id": "T-00001", "k": 0}, 422, "k"),
+        ({"id": "T-00001", "k": "ten"}, 422, "k"),
+        ({"id": "T-00001", "colour": "red"}, 422, "colour"),
+        ({"text": "x" * 1001}, 413, "1000 characters"),
+        ({"id": "T-00001", "explain": True, "k": 6}, 400, "with explain"),
+        ({"text": "and or but the."}, 400, "no invention features"),
+    ],
+)
+def test_bad_requests_get_clear_4xx(client, body, status, message):
+    r = client.post("/search", json=body)
+    assert r.status_code == status and message in r.json()["error"], r.text
+
+
+def test_malformed_and_oversized_bodies(client):
+    r = client.post("/search", content=b"{not json", headers={"content-type": "application/json"})
+    assert r.status_code == 422 and "invalid request" in r.json()["error"]
+    r = client.post("/search", content=b"{" + b" " * 5000 + b"}", headers={"content-type": "application/json"})
+    assert r.status_code == 413
+    chunks = (b" " * 1024 for _ in range(8))  # no Content-Length: the limit is counted as the body streams in
+    r = client.post("/search", content=chunks, headers={"content-type": "application/json"})
+    assert r.status_code == 413 and "4096 bytes" in r.json()["error"]
+
+
+def test_read_only_by_default_and_writable_on_request(client, tiny_index, tmp_path, index):
+    assert client.delete("/documents/T-00001").status_code == 405
+    copy = tmp_path / "index"
+    shutil.copytree(tiny_index, copy)
+    writable = Index.open(copy)
+    writable.parser = index.parser
+    with TestClient(create_app(writable, ServeConfig(read_only=False))) as c:
+        r = c.delete("/documents/T-00001")
+        assert r.status_code == 200 and r.json()["count"] == N_DOCS - 1
+        assert c.get("/documents/T-00001").status_code == 404 and c.get("/healthz").json()["count"] == N_DOCS - 1
+        assert c.delete("/documents/T-00001").status_code == 404
+
+
+def test_concurrent_requests(client):
+    def one(i: int) -> int:
+        body = {"id": f"T-{i:05d}", "k": 5, "hybrid": i % 2 == 0}
+        return client.post("/search", json=body).status_code
+
+    with ThreadPoolExecutor(8) as pool:
+        assert set(pool.map(one, range(40))) == {200}
