@@ -112,7 +112,7 @@ def main() -> int:
         ModelSystem(run_dir / "reduced" / "best", out / "graphs", cfg.query_kind, cfg.candidate_kind, 128, label="graphtx reduced (small, MoE)"),
         BM25System.from_config(cfg),
     ]
-    report = evaluate_citations(out / "corpus", data / "citations_validation.tsv", systems, cfg, protocols=("citations",), seed=config.seed, progress=False)
+    report = evaluate_citations(out / "corpus", data / "citations_validation.tsv", systems, cfg, protocols=("retrieval",), seed=config.seed, progress=False)
 
     print(machine())
     summary = json.loads((run_dir / "summary.json").read_text())
@@ -130,7 +130,7 @@ def main() -> int:
             print(f"| {stage} | {s['steps']} | {s['epochs']} | {s['evals']} | {s['train_s']:.0f} | {s['eval_s']:.0f} | {s['graphs_per_s']:.1f} | "
                   f"{s['triplets_per_s']:.1f} | {s['median_pairs_per_batch']:.0f} | {s['median_nodes_per_batch']:.0f} | {summary['stages'][stage]['stopped']} |")  # fmt: skip
     print()
-    results = report.results["citations"]
+    results = report.retrieval
     bm25 = next(r for r in results if r.name == "bm25")
     print(f"| system (EV-battery validation, {bm25.queries} queries, {bm25.pairs} pairs, {bm25.candidates} candidates) | Recall@3 | nDCG@150 | MAP | ratio R@3 / BM25 | ratio nDCG / BM25 |")
     print("|---|---|---|---|---|---|")

@@ -287,14 +287,35 @@ def config_from_dict(data: dict[str, Any]) -> GraphtxConfig:
     return _build(GraphtxConfig, data or {}, "config")
 
 
-def load_config(path: str | Path | None) -> GraphtxConfig:
-    """Load a YAML config; ``None`` gives the defaults."""
-    if path is None:
-        return GraphtxConfig()
-    path = Path(path)
+def _merge(base: dict, over: dict) -> dict:
+    """``over`` on top of ``base``: sections merge key by key, any other value replaces."""
+    out = dict(base)
+    for key, value in over.items():
+        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def _read_yaml(path: Path, chain: tuple[Path, ...] = ()) -> dict:
+    """A config file's mapping, with ``extends: OTHER.yaml`` (relative to the file) resolved."""
     if not path.exists():
         raise FileNotFoundError(f"config file {path} does not exist (see configs/ for examples)")
-    return config_from_dict(yaml.safe_load(path.read_text()) or {})
+    if path.resolve() in chain:
+        raise ValueError(f"config {path}: 'extends' loops back to itself ({' -> '.join(str(p) for p in chain)})")
+    data = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"config {path}: the top level must be a mapping")
+    parent = data.pop("extends", None)
+    if parent is None:
+        return data
+    return _merge(_read_yaml(path.parent / str(parent), chain + (path.resolve(),)), data)
+
+
+def load_config(path: str | Path | None) -> GraphtxConfig:
+    """Load a YAML config; ``None`` gives the defaults. A file may start from another with
+    ``extends: small.yaml`` and set only what differs (sections merge key by key)."""
+    if path is None:
+        return GraphtxConfig()
+    return config_from_dict(_read_yaml(Path(path)))
 
 
 def with_overrides(cfg: Any, **changes: Any) -> Any:

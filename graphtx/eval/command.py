@@ -36,7 +36,7 @@ def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = Fals
     if paecter_only:
         p.add_argument("--samples", help="PaECTER samples JSON: read if it exists, else drawn (--seed) and written there")
     else:
-        p.add_argument("--protocols", default=",".join(PROTOCOLS), help=f"comma-separated from {', '.join(PROTOCOLS)} (default: both)")
+        p.add_argument("--protocols", help=f"comma-separated from {', '.join(PROTOCOLS)} (default: both)")
         p.add_argument("--paecter-samples", help="PaECTER samples JSON: read if it exists, else drawn (--seed) and written there")
         p.add_argument("--tune", action="store_true", help="also BM25 with k1 and b tuned on the judged (or --tune-citations) queries")
         p.add_argument("--tune-citations", help="citations to tune BM25 on (default: the judged ones, as the paper did)")
@@ -44,6 +44,10 @@ def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = Fals
         p.add_argument("--plot", help="metric-vs-k PNG (Recall@k and nDCG@k of every system)")
         p.add_argument("--k", type=int, help="Recall@k cut-off (default: config, 3)")
         p.add_argument("--ndcg-k", type=int, help="nDCG@k cut-off (default: config, 150)")
+        p.add_argument("--known-item", action="store_true",
+                       help="judged pairs are (document, itself), e.g. train's test_citations.tsv of a corpus without citations: each query "
+                            "(its first claim) must find its own document, which stays among its candidates; text baselines read "
+                            "first_claim as the query and claims,description as the candidate unless --query-fields/--candidate-fields")
         p.add_argument("--gains", help="gain per citation category for nDCG, e.g. X=3,Y=2,A=1 (others: 1; 0 = not relevant); default binary")
     p.add_argument("--query-fields", help="text fields of a query for the text baselines, e.g. title,abstract (default: config)")
     p.add_argument("--candidate-fields", help="text fields of a candidate for the text baselines (default: config)")
@@ -124,6 +128,12 @@ def run_command(args, config, paecter_only: bool = False, progress: bool | None 
         recall_k=None if paecter_only else args.k, ndcg_k=None if paecter_only else args.ndcg_k, gains=None if paecter_only else _gains(args.gains),
         depth=None if paecter_only else max(config.eval.depth, args.k or 0, args.ndcg_k or 0),  # a deeper cut-off asked for: rank deeper
     )  # fmt: skip
+    known_item = not paecter_only and args.known_item
+    if known_item:  # a query finds itself: keep it among its candidates, read the texts the graphs come from
+        cfg = with_overrides(
+            cfg, leave_out_self=False, query_fields=_csv(args.query_fields) or ("first_claim",),
+            candidate_fields=_csv(args.candidate_fields) or ("claims", "description"),
+        )  # fmt: skip
     seed = config.seed if args.seed is None else args.seed
     citations = args.citations
     if not citations:
@@ -131,6 +141,10 @@ def run_command(args, config, paecter_only: bool = False, progress: bool | None 
             raise ValueError("--citations is needed when the corpus is a documents file")
         citations = [args.corpus]
     protocols = ("paecter",) if paecter_only else _csv(args.protocols) or PROTOCOLS
+    if known_item:
+        if "paecter" in (_csv(args.protocols) or ()):
+            raise ValueError("--known-item judges each document by itself: the PaECTER protocol needs real citations")
+        protocols = ("retrieval",)
     samples = args.samples if paecter_only else args.paecter_samples
     if samples is None and args.out and "paecter" in protocols:
         samples = str(Path(args.out) / "paecter_samples.json")

@@ -8,7 +8,9 @@
 * :func:`judgements` — citations → ``{query: {cited: gain}}`` under the evaluation rules:
 
   - a pair whose citing or cited document is not in the corpus, or that cites itself, is not
-    scored, and is counted by reason (``Judgements.skipped``);
+    scored, and is counted by reason (``Judgements.skipped``); with ``leave_out_self`` off
+    (known-item evaluation: a document's first claim must find the document itself) a pair
+    (d, d) is scored;
   - the gain of a pair is the gain of its category (``EvalConfig.gains``; binary by default);
     a pair listed twice keeps its highest gain; gain 0 = not relevant;
   - the queries are the citing documents left with a relevant document, sorted by id.
@@ -193,7 +195,7 @@ def judgements(citations: Iterable[Citation], corpus: EvalCorpus, cfg: EvalConfi
     seen = set()
     for c in citations:
         key = (c.citing_id, c.cited_id)
-        if c.citing_id == c.cited_id:
+        if c.citing_id == c.cited_id and cfg.leave_out_self:
             skipped["self-citation"] += 1
         elif c.citing_id not in corpus:
             skipped["citing document not in the corpus"] += 1

@@ -54,6 +54,7 @@ class TrainConfig:
     lr: float = 1e-3  # AdamW learning rate of the base stage
     reduced_lr: float = 5e-4  # AdamW learning rate of the reduction stage
     weight_decay: float = 0.01
+    token_lr_scale: float = 1.0  # LR multiplier of the FastText-initialised token table (0 = frozen: little data overfits it)
     grad_clip: float = 1.0  # max global gradient norm (0 = off)
     warmup_steps: int = 20  # linear warm-up at the start of each stage
     plateau_patience: int = 2  # evaluations without Recall@k gain before the LR is halved
@@ -81,6 +82,8 @@ class TrainConfig:
         for name in ("graph_type_augment_p", "node_dropout_max", "valid_share", "test_share"):
             if not 0.0 <= getattr(self, name) < 1.0:
                 raise ValueError(f"train.{name} must be in [0, 1)")
+        if self.token_lr_scale < 0:
+            raise ValueError("train.token_lr_scale must be >= 0 (0 = frozen token table)")
         if self.trivial_share < 0:
             raise ValueError("train.trivial_share must be >= 0")
         choices = {

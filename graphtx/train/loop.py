@@ -9,7 +9,8 @@ Per step (global batch = pair indices of ``SizeAwareBatcher``)::
 Evaluation runs ``evals_per_epoch`` times an epoch (Recall@k, nDCG@k on the
 validation citations over all candidates); the learning rate is halved after
 ``plateau_patience`` evaluations without a Recall@k gain, the stage stops after
-``early_stop_evals`` of them, and the best evaluation's weights are kept.
+``early_stop_evals`` of them (evaluations during LR warm-up count for selection but not
+for patience), and the best evaluation's weights are kept.
 
 Everything random is a function of (seed, stage, epoch, batch) except dropout
 inside the model, whose RNG state goes into the checkpoint: a run killed at any
@@ -94,7 +95,7 @@ class StageTrainer:
         self.progress = progress
         self.tokenizer_file = tokenizer_file
         self.base_lr = cfg.lr if stage == "base" else cfg.reduced_lr
-        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=self.base_lr, weight_decay=cfg.weight_decay)
+        self.optimizer = torch.optim.AdamW(self._param_groups(), lr=self.base_lr, weight_decay=cfg.weight_decay)
         min_pairs = max(2, ctx.world_size)
         self.batcher = SizeAwareBatcher(data.pair_nodes, data.groups, cfg.max_nodes_per_batch, cfg.max_pairs_per_batch, seed + 1000 * STAGE_INDEX[stage], min_pairs=min_pairs)
         self.state = StageState()
@@ -177,7 +178,7 @@ class StageTrainer:
         self.model.train()
         lr = self._lr()
         for group in self.optimizer.param_groups:
-            group["lr"] = lr
+            group["lr"] = lr * group["lr_scale"]
         rng = np.random.default_rng([self.seed, STAGE_INDEX[self.stage], st.epoch, st.batch])
         kinds = dict(zip(batch, choose_kinds(len(batch), cfg.graph_type_augment_p, cfg.query_kind, cfg.candidate_kind, cfg.augment_kind, rng)))
         shards = shard_for_rank(batch, self.data.pair_nodes, ctx.world_size)
@@ -232,6 +233,17 @@ class StageTrainer:
         out += [(d, self.cfg.candidate_kind) for d in cand_docs[len(shard) :]]
         return out
 
+    def _param_groups(self) -> list[dict]:
+        """The token table learns at ``token_lr_scale`` x the LR, without weight decay (it starts
+        from FastText vectors, which decay would shrink); 0 keeps it fixed. Everything else: the LR."""
+        table = self.model.swem.embedding.weight
+        table.requires_grad_(self.cfg.token_lr_scale > 0)
+        rest = [p for p in self.model.parameters() if p is not table]
+        groups = [{"params": rest, "lr_scale": 1.0}]
+        if self.cfg.token_lr_scale > 0:
+            groups.append({"params": [table], "lr_scale": self.cfg.token_lr_scale, "weight_decay": 0.0})
+        return groups
+
     def _lr(self) -> float:
         warm = min(1.0, (self.state.step + 1) / self.cfg.warmup_steps) if self.cfg.warmup_steps else 1.0
         return max(self.cfg.min_lr, self.base_lr * warm * self.state.lr_scale)
@@ -260,7 +272,7 @@ class StageTrainer:
         if result.recall > st.best_recall:
             st.best_recall, st.best_ndcg, st.best_step = result.recall, result.ndcg, st.step
             st.evals_without_gain = st.evals_since_lr_cut = 0
-        else:
+        elif st.step >= cfg.warmup_steps:  # during warm-up the LR is still rising: no patience spent yet
             st.evals_without_gain += 1
             st.evals_since_lr_cut += 1
             if st.evals_since_lr_cut >= cfg.plateau_patience:

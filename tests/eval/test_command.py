@@ -118,3 +118,21 @@ def test_a_cut_off_deeper_than_the_default_depth_ranks_deeper(files, capsys):
     assert main(["eval", "citations", str(docs), "--citations", str(cites), "--baselines", "bm25", "--ndcg-k", "2000", "--protocols", "retrieval", "--quiet", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["config"]["depth"] == 2000 and "nDCG@2000" in summary["retrieval"][0]["metrics"]
+
+
+def test_known_item_judges_each_document_by_itself(files, tmp_path, capsys):
+    root, docs, _ = files
+    own = tmp_path / "own.tsv"
+    own.write_text("citing_id\tcited_id\tcategory\n" + "".join(f"D-{f}-0{i}\tD-{f}-0{i}\ttrivial\n" for f in ("snow", "valve") for i in (1, 2)))
+    args = ["eval", "citations", str(docs), "--citations", str(own), "--baselines", "bm25", "--quiet"]
+    assert main(args) == 2  # without --known-item self-pairs are not judged: nothing left to score
+    assert "none of the 4 citation pairs" in capsys.readouterr().err
+    assert main([*args, "--known-item", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    (bm25,) = summary["retrieval"]
+    # the query stays among its candidates (36, not 35), and a document's own text finds it first
+    assert (bm25["queries"], bm25["pairs"], bm25["candidates"]) == (4, 4, 36)
+    assert bm25["metrics"]["MRR@10"] == 1.0 and summary["paecter"] == []
+    assert summary["config"]["query_fields"] == ["first_claim"] and summary["config"]["candidate_fields"] == ["claims", "description"]
+    assert main([*args, "--known-item", "--protocols", "paecter"]) == 2
+    assert "needs real citations" in capsys.readouterr().err

@@ -124,3 +124,37 @@ def test_corpus_without_citations_trains_on_trivial_pairs_with_known_item_valida
     assert d["validation"].startswith("known-item") and d["citation_pairs"] == 0
     assert d["trivial_pairs"] + d["valid_queries"] + d["test_citations"] == 96  # every document has distinct graphs
     assert 0 < summary["test"]["recall"] <= 1
+
+
+def test_evaluations_during_warmup_spend_no_patience(synthetic, tmp_path):
+    """With an LR too small to change anything every evaluation after the first is 'no gain':
+    without warm-up the stage stops early; while the LR is still warming up it must not."""
+    import dataclasses
+
+    config = load_config(synthetic / "tiny.yaml")
+    kwargs = dict(tokens_dir=str(synthetic / "tokens"), citations=str(synthetic / "train.tsv"), valid_citations=str(synthetic / "valid.tsv"), progress=False)
+    stopped = {}
+    for warmup in (0, 10_000):
+        t = dataclasses.replace(config.train, stages=("base",), max_epochs=2, evals_per_epoch=3, early_stop_evals=1, plateau_patience=1, lr=1e-12, warmup_steps=warmup)
+        summary = train(dataclasses.replace(config, train=t), str(synthetic / "corpus"), str(synthetic / "graphs"), str(tmp_path / f"w{warmup}"), **kwargs)
+        stopped[warmup] = summary["stages"]["base"]["stopped"]
+    assert stopped == {0: "early stop", 10_000: "max epochs"}
+
+
+def test_token_lr_scale_zero_keeps_the_pretrained_token_table(synthetic, tmp_path):
+    import dataclasses
+
+    from graphtx.model.embed import init_model
+
+    config = load_config(synthetic / "tiny.yaml")
+    kwargs = dict(tokens_dir=str(synthetic / "tokens"), citations=str(synthetic / "train.tsv"), valid_citations=str(synthetic / "valid.tsv"), progress=False)
+    start, _ = init_model(config.model.as_base(), synthetic / "tokens", config.seed)
+    tables = {}
+    for scale in (0.0, 1.0):
+        t = dataclasses.replace(config.train, stages=("base",), max_steps=4, token_lr_scale=scale, evals_per_epoch=1)
+        train(dataclasses.replace(config, train=t), str(synthetic / "corpus"), str(synthetic / "graphs"), str(tmp_path / f"s{scale}"), **kwargs)
+        model, _ = load_model(tmp_path / f"s{scale}" / "base" / "best")
+        tables[scale] = model.swem.embedding.weight
+        assert not torch.equal(model.swem.proj.weight, start.swem.proj.weight)  # the rest of the model trained
+    assert torch.equal(tables[0.0], start.swem.embedding.weight)
+    assert not torch.equal(tables[1.0], start.swem.embedding.weight)
