@@ -32,6 +32,7 @@ graph batch at each thread barrier (the small model ran 10x slower beside two ni
 
 from __future__ import annotations
 
+from machine import cpu_model
 import argparse
 import json
 import os
@@ -55,12 +56,7 @@ def machine(threads: int) -> str:
     import tokenizers
     import torch
 
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    cpu = cpu_model()
     return (f"{cpu}; {os.cpu_count()} cores; Python {platform.python_version()}; torch {torch.__version__} "
             f"({torch.backends.cpu.get_cpu_capability()}); tokenizers {tokenizers.__version__}; torch threads {threads}; "
             f"load average (1 min) at the start {os.getloadavg()[0]:.2f}")

@@ -28,6 +28,7 @@ read back on the next run.
 
 from __future__ import annotations
 
+from machine import cpu_model
 import argparse
 import importlib.util
 import os
@@ -46,12 +47,7 @@ def machine() -> str:
     import numpy
     import torch
 
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    cpu = cpu_model()
     extra = ""
     if importlib.util.find_spec("sentence_transformers"):
         import sentence_transformers

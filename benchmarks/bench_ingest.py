@@ -12,10 +12,9 @@ fresh subprocess so its peak RSS is its own.
 
 from __future__ import annotations
 
+from machine import basics
 import argparse
 import json
-import os
-import platform
 import re
 import subprocess
 import sys
@@ -52,8 +51,7 @@ def main() -> int:
     ap.add_argument("--copies", type=int, nargs="+", default=[1, 10])
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     args = ap.parse_args()
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), platform.machine())
-    print(f"machine: {cpu}; {os.cpu_count()} cores; Python {platform.python_version()}")
+    print(f"machine: {basics()}")
     print()
     print("| input | size MiB | workers | records | records/s | peak RSS main MiB | peak RSS worker MiB |")
     print("|---|---|---|---|---|---|---|")

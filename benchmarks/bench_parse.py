@@ -11,6 +11,7 @@ grants/s is per core; "all three" is what `graphtx parse` does per document.
 
 from __future__ import annotations
 
+from machine import cpu_model
 import argparse
 import dataclasses
 import os
@@ -34,12 +35,7 @@ def machine() -> str:
     import spacy
     import torch
 
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    cpu = cpu_model()
     return f"{cpu}; {os.cpu_count()} cores; Python {platform.python_version()}; spaCy {spacy.__version__}; torch {torch.__version__}"
 
 

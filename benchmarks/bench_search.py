@@ -28,6 +28,7 @@ OMP_NUM_THREADS allows (the runs in RESULTS.md: 1).
 
 from __future__ import annotations
 
+from machine import cpu_model
 import argparse
 import dataclasses
 import json
@@ -53,12 +54,7 @@ def machine() -> str:
     import faiss
     import torch
 
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    cpu = cpu_model()
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     return (f"{cpu}; {os.cpu_count()} cores; {mem:.0f} GiB RAM; Python {platform.python_version()}; faiss {faiss.__version__} "
             f"({faiss.get_num_gpus()} GPUs); torch {torch.__version__}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; "

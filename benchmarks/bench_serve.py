@@ -23,6 +23,7 @@ An error is a transport failure, a 5xx, or any answer other than the expected on
 
 from __future__ import annotations
 
+from machine import cpu_model
 import argparse
 import json
 import os
@@ -49,12 +50,7 @@ def machine() -> str:
     import httpx
     import uvicorn
 
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    cpu = cpu_model()
     return (f"{cpu}; {os.cpu_count()} cores; Python {platform.python_version()}; fastapi {fastapi.__version__}, uvicorn {uvicorn.__version__}, "
             f"httpx {httpx.__version__}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; "
             f"load average (1 min) at the start {os.getloadavg()[0]:.2f}")  # fmt: skip

@@ -14,6 +14,7 @@ existing run instead of training. TOKENS_DIR comes from ``graphtx pretrain`` (se
 
 from __future__ import annotations
 
+from machine import cpu_model
 import argparse
 import json
 import os
@@ -30,14 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def machine() -> str:
     import torch
 
-    cpu = "unknown CPU"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return (f"machine: {cpu}; {os.cpu_count()} cores; Python {platform.python_version()}; torch {torch.__version__}; "
             f"torch threads {torch.get_num_threads()}; load average (1 min) {load:.2f}")  # fmt: skip

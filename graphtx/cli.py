@@ -259,7 +259,6 @@ def cmd_index(args) -> int:
         reports.append(build_index(args.model, args.graphs, args.out, cfg, corpus_dir=args.corpus, replace=args.replace, rebuild=args.rebuild,
                                    seed=seed, device=args.device, progress=_progress(args)))  # fmt: skip
     last = reports[-1]
-    removed = sum(r.removed for r in reports)
     not_found = [d for r in reports for d in r.not_found]
     duplicates = sum(r.duplicates for r in reports)
     summary = {"out": str(last.out_dir), "count": last.count, "shards": last.shards, "reports": [r.to_json() for r in reports]}

@@ -122,6 +122,8 @@ class EvalConfig:
     minilm_dtype: str = "float32"  # all-MiniLM-L6-v2 weights: float32, or bfloat16 (the reference's; ~6x slower on a CPU without native bf16)
     batch_size: int = 64  # texts / graphs per forward pass of the neural systems
     query_chunk: int = 256  # queries scored at once: bounds the (queries x candidates) score matrix
+    rrf_k: int = 60  # --hybrid: reciprocal rank fusion constant (as search.rrf_k)
+    rrf_depth: int = 100  # --hybrid: the top this many of each system enter the fusion (as search.candidates)
 
     def __post_init__(self) -> None:
         from graphtx.corpus.schema import CITATION_CATEGORIES

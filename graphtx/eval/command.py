@@ -32,6 +32,7 @@ def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = Fals
     g.add_argument("--candidate-kind", choices=["first_claim", "all_claims", "description"], help="candidate graph kind with --model (default: config, description) or --index (default: the index's kind)")
     g.add_argument("--index", help="graphtx index directory: its model on --graphs (hook; needs graphtx.index)")
     g.add_argument("--name", help="label of the graphtx row in the tables")
+    g.add_argument("--hybrid", action="store_true", help="also graphtx fused with BM25 by reciprocal rank fusion (eval.rrf_k, eval.rrf_depth), as `graphtx search --hybrid`")
     p.add_argument("--extra-citations", nargs="+", default=[], help="citation files used only to find PaECTER hard negatives (e.g. the training citations)")
     if paecter_only:
         p.add_argument("--samples", help="PaECTER samples JSON: read if it exists, else drawn (--seed) and written there")
@@ -111,6 +112,16 @@ def build_systems(args, cfg) -> list:
     graphtx = _graphtx_system(args, cfg)
     if graphtx is not None:
         systems.insert(0, graphtx)
+    if getattr(args, "hybrid", False):
+        from graphtx.eval.fusion import FusionSystem
+
+        if graphtx is None:
+            raise ValueError("--hybrid fuses graphtx with BM25: give a graphtx system (--model, --index or --vectors)")
+        bm25 = next((s for s in systems if s.name == "bm25"), None)
+        if bm25 is None:  # the fused BM25 is also a row of its own: the ratios need it
+            bm25 = make_baseline("bm25", cfg, args.tokens)
+            systems.append(bm25)
+        systems.insert(1, FusionSystem([graphtx, bm25], rrf_k=cfg.rrf_k, depth=cfg.rrf_depth, leave_out_self=cfg.leave_out_self))
     if not systems:
         raise ValueError("nothing to evaluate: give --baselines and/or a graphtx system (--vectors, --model, --index)")
     return systems

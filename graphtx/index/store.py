@@ -305,7 +305,7 @@ class IndexStore:
         out: list[dict | None] = [None] * len(locations)
         wanted: dict[tuple[int, int], list[tuple[int, int]]] = {}
         for i, (seq, row) in enumerate(locations):
-            f = self._file(seq)
+            self._file(seq)  # opens the part (LRU) and caches its row-group starts
             starts = self._group_starts[seq]
             group = int(np.searchsorted(starts, row, side="right") - 1)
             wanted.setdefault((seq, group), []).append((i, row - int(starts[group])))

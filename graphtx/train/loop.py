@@ -32,7 +32,7 @@ from tqdm import tqdm
 
 from graphtx.model.batch import collate
 from graphtx.model.encoder import GraphEncoder
-from graphtx.model.io import fingerprint, save_model
+from graphtx.model.io import save_model
 from graphtx.train.augment import choose_kinds, node_dropout
 from graphtx.train.batching import SizeAwareBatcher, shard_for_rank
 from graphtx.train.config import TrainConfig

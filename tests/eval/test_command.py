@@ -136,3 +136,26 @@ def test_known_item_judges_each_document_by_itself(files, tmp_path, capsys):
     assert summary["config"]["query_fields"] == ["first_claim"] and summary["config"]["candidate_fields"] == ["claims", "description"]
     assert main([*args, "--known-item", "--protocols", "paecter"]) == 2
     assert "needs real citations" in capsys.readouterr().err
+
+
+def test_hybrid_adds_a_fused_row_and_bm25(files, capsys, tmp_path):
+    root, docs, cites = files
+    vectors = tmp_path / "vectors.parquet"
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from graphtx.eval.data import EvalCorpus
+
+    ids = EvalCorpus.load(docs).ids
+    rng = __import__("numpy").random.default_rng(0)
+    from graphtx.model.embed import vectors_schema
+
+    flat = pa.array(rng.normal(size=(len(ids), 8)).astype("float32").reshape(-1))
+    table = pa.table({"doc_id": list(ids), "kind": ["description"] * len(ids), "vector": pa.FixedSizeListArray.from_arrays(flat, 8)}, schema=vectors_schema(8, "random"))
+    pq.write_table(table, vectors)
+    assert main(["eval", "citations", str(docs), "--citations", str(cites), "--vectors", str(vectors), "--name", "random",
+                 "--baselines", "tfidf", "--hybrid", "--protocols", "retrieval", "--quiet", "--json"]) == 0  # fmt: skip
+    names = [r["system"] for r in json.loads(capsys.readouterr().out)["retrieval"]]
+    assert names == ["random", "random + BM25 (k1 1.5, b 0.75) (RRF)", "TF-IDF cosine", "BM25 (k1 1.5, b 0.75)"]
+    assert main(["eval", "citations", str(docs), "--citations", str(cites), "--hybrid", "--quiet"]) == 2
+    assert "give a graphtx system" in capsys.readouterr().err

@@ -15,7 +15,7 @@ import torch
 import yaml
 
 from graphtx.config import PretrainConfig
-from graphtx.corpus.schema import Citation, PatentDocument
+from graphtx.corpus.schema import PatentDocument
 from graphtx.corpus.store import CorpusWriter, TableWriter
 from graphtx.graphs.graph import GRAPH_SCHEMA, InventionGraph
 from graphtx.text.pretrain import pretrain

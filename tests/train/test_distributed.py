@@ -6,7 +6,6 @@ import dataclasses
 import os
 import socket
 
-import pytest
 import torch
 import torch.multiprocessing as mp
 
