@@ -123,7 +123,7 @@ class EvalConfig:
     batch_size: int = 64  # texts / graphs per forward pass of the neural systems
     query_chunk: int = 256  # queries scored at once: bounds the (queries x candidates) score matrix
     rrf_k: int = 60  # --hybrid: reciprocal rank fusion constant (as search.rrf_k)
-    rrf_depth: int = 100  # --hybrid: the top this many of each system enter the fusion (as search.candidates)
+    rrf_depth: int = 1000  # --hybrid: the top this many of each system enter the fusion (= depth, so R@500/1000 stay measured)
 
     def __post_init__(self) -> None:
         from graphtx.corpus.schema import CITATION_CATEGORIES

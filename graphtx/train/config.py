@@ -47,6 +47,8 @@ class TrainConfig:
     node_dropout_max: float = 0.2  # node dropout p(n) = max * n / (n + half): small graphs lose little
     node_dropout_half: int = 32  # graph size (nodes) at which p reaches half of node_dropout_max
     # --- loss -------------------------------------------------------------------------
+    loss: str = "triplet"  # triplet (margins per category, mining below) | infonce (in-batch softmax, temperature)
+    temperature: float = 0.05  # loss=infonce: softmax temperature over cosine similarities
     distance: str = "cosine"  # cosine (1 - cos) | l2 (on the L2-normalised vectors)
     mining: str = "hardest"  # hardest | semihard | all: which in-batch negatives each anchor gets
     cross_rank_negatives: bool = True  # DDP: mine negatives among the cited graphs of every rank
@@ -82,6 +84,8 @@ class TrainConfig:
         for name in ("graph_type_augment_p", "node_dropout_max", "valid_share", "test_share"):
             if not 0.0 <= getattr(self, name) < 1.0:
                 raise ValueError(f"train.{name} must be in [0, 1)")
+        if self.temperature <= 0:
+            raise ValueError("train.temperature must be > 0")
         if self.token_lr_scale < 0:
             raise ValueError("train.token_lr_scale must be >= 0 (0 = frozen token table)")
         if self.trivial_share < 0:
@@ -92,6 +96,7 @@ class TrainConfig:
             "negatives": ("in_batch", "paecter"),
             "distance": ("cosine", "l2"),
             "mining": ("hardest", "semihard", "all"),
+            "loss": ("triplet", "infonce"),
         }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:

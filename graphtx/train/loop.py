@@ -39,7 +39,7 @@ from graphtx.train.config import TrainConfig
 from graphtx.train.data import GraphStore
 from graphtx.train.distributed import DistContext, all_gather_objects, all_reduce_sum, barrier, broadcast_object, gather_rows
 from graphtx.train.evaluate import CitationEvaluator, EvalResult
-from graphtx.train.loss import allowed_negatives, triplet_loss
+from graphtx.train.loss import allowed_negatives, contrastive_loss, triplet_loss
 from graphtx.train.pairs import Pair
 
 STAGE_INDEX = {"base": 0, "reduced": 1}
@@ -204,7 +204,10 @@ class StageTrainer:
         positive = torch.tensor([offset + k for k in range(len(pairs))], device=ctx.device)  # own pair's cited graph
         allowed = allowed_negatives([p.citing for p in pairs], all_cand_docs, self.data.known).to(ctx.device)
         margins = torch.tensor([cfg.margin(p.category) for p in pairs], device=ctx.device)
-        loss_sum, denom, active = triplet_loss(anchors, cands, positive, allowed, margins, cfg.distance, cfg.mining)
+        if cfg.loss == "infonce":
+            loss_sum, denom, active = contrastive_loss(anchors, cands, positive, allowed, cfg.temperature)
+        else:
+            loss_sum, denom, active = triplet_loss(anchors, cands, positive, allowed, margins, cfg.distance, cfg.mining)
         global_denom = all_reduce_sum(denom.detach(), ctx).clamp(min=1.0)
         loss = loss_sum * ctx.world_size / global_denom
         self.optimizer.zero_grad(set_to_none=True)

@@ -16,8 +16,17 @@ Mining:
   (FaceNet, Schroff et al. 2015), the hardest one when none is; same mean.
 - ``all``: every (anchor, negative) with ℓ > 0; loss = Σ ℓ / #active triplets.
 
-``triplet_loss`` returns the summed loss and its denominator separately so that
-data-parallel training can normalise by the global count (see train.distributed).
+``contrastive_loss`` (``train.loss: infonce``) is the in-batch softmax alternative (InfoNCE,
+van den Oord et al. 2018; "multiple negatives ranking", Henderson et al. 2017): per anchor,
+cross-entropy of its positive against every allowed negative of the batch at once,
+
+    ℓ_i = −log( exp(s_ip / τ) / (exp(s_ip / τ) + Σ_{j allowed} exp(s_ij / τ)) ),  s = cos,
+
+so every negative pushes in proportion to how close it is, instead of a hinge that is flat
+once a margin is met.
+
+Both return the summed loss and its denominator separately so that data-parallel training
+can normalise by the global count (see train.distributed).
 
 Example::
 
@@ -72,3 +81,22 @@ def allowed_negatives(anchor_docs: list[str], candidate_docs: list[str], known: 
     return torch.tensor(
         [[c != a and c not in known.get(a, ()) for c in candidate_docs] for a in anchor_docs], dtype=torch.bool
     ).reshape(len(anchor_docs), len(candidate_docs))
+
+
+def contrastive_loss(
+    anchors: torch.Tensor,  # (b, d) L2-normalised
+    candidates: torch.Tensor,  # (m, d) L2-normalised; holds every anchor's positive
+    positive: torch.Tensor,  # (b,) long: column of each anchor's positive in candidates
+    allowed: torch.Tensor,  # (b, m) bool: candidate j may serve as a negative of anchor i
+    temperature: float = 0.05,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(loss sum, denominator = anchors, anchors with at least one negative); see the module docstring."""
+    logits = anchors @ candidates.T / temperature  # (b, m)
+    rows = torch.arange(len(anchors), device=anchors.device)
+    keep = allowed.clone()
+    keep[rows, positive] = True  # the positive is always a class; known relevant others are not negatives
+    logits = logits.masked_fill(~keep, float("-inf"))  # (b, m)
+    losses = torch.nn.functional.cross_entropy(logits, positive, reduction="none")  # (b,)
+    has_neg = allowed.any(1)  # (b,)
+    losses = losses * has_neg
+    return losses.sum(), has_neg.sum().to(logits.dtype), has_neg.sum()

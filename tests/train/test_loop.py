@@ -158,3 +158,14 @@ def test_token_lr_scale_zero_keeps_the_pretrained_token_table(synthetic, tmp_pat
         assert not torch.equal(model.swem.proj.weight, start.swem.proj.weight)  # the rest of the model trained
     assert torch.equal(tables[0.0], start.swem.embedding.weight)
     assert not torch.equal(tables[1.0], start.swem.embedding.weight)
+
+
+def test_infonce_loss_also_learns_the_planted_citations(synthetic, tmp_path):
+    import dataclasses
+
+    config = load_config(synthetic / "tiny.yaml")
+    t = dataclasses.replace(config.train, stages=("base",), loss="infonce", temperature=0.1)
+    summary = train(dataclasses.replace(config, train=t), str(synthetic / "corpus"), str(synthetic / "graphs"), str(tmp_path / "run"),
+                    tokens_dir=str(synthetic / "tokens"), citations=str(synthetic / "train.tsv"), valid_citations=str(synthetic / "valid.tsv"), progress=False)  # fmt: skip
+    untrained = json.loads((tmp_path / "run" / "base" / "evals.jsonl").read_text().splitlines()[0])["recall"]
+    assert summary["stages"]["base"]["best_recall"] > untrained + 0.15

@@ -1,6 +1,6 @@
 import torch
 
-from graphtx.train.loss import allowed_negatives, triplet_loss
+from graphtx.train.loss import allowed_negatives, contrastive_loss, triplet_loss
 
 
 def _unit(*rows):
@@ -52,3 +52,22 @@ def test_gradient_pulls_positive_closer():
     (loss / denom).backward()
     step = -a.grad[0]
     assert step @ (c[0] - c[1]) > 0  # descent moves the anchor toward the positive, away from the negative
+
+
+def test_contrastive_loss_hand_computed_and_known_positives_left_out():
+    import math
+
+    a = _unit([1, 0])
+    c = _unit([1, 0.2], [1, 0.1], [0, 1], [1, 0])  # positive; two negatives; a known positive (not allowed)
+    allowed = torch.tensor([[False, True, True, False]])
+    loss, denom, active = contrastive_loss(a, c, torch.tensor([0]), allowed, temperature=0.1)
+    s = (a @ c.T)[0] / 0.1
+    expected = -(s[0] - torch.logsumexp(s[:3], 0))  # column 3 is no class: a known positive is never a negative
+    assert torch.isclose(loss, expected) and denom == 1 and active == 1
+    # no negative at all: the anchor is not counted
+    loss, denom, _ = contrastive_loss(a, c, torch.tensor([0]), torch.zeros(1, 4, dtype=torch.bool))
+    assert loss == 0 and denom == 0
+    # a far negative costs almost nothing, a close one a lot
+    far, _, _ = contrastive_loss(a, _unit([1, 0], [-1, 0]), torch.tensor([0]), torch.tensor([[False, True]]), 0.05)
+    near, _, _ = contrastive_loss(a, _unit([1, 0], [1, 0.05]), torch.tensor([0]), torch.tensor([[False, True]]), 0.05)
+    assert float(far) < 1e-6 and float(near) > math.log(2) - 0.05
