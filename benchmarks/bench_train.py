@@ -61,8 +61,13 @@ def stage_stats(stage_dir: Path) -> dict:
         "triplets_per_s": sum(r["pairs"] for r in log) / step_s,
         "median_pairs_per_batch": statistics.median(r["pairs"] for r in log),
         "median_nodes_per_batch": statistics.median(r["nodes"] for r in log),
-        "best": max(evals, key=lambda r: r["recall"]) if evals else None,
+        "start": next((r for r in evals if r.get("reference")), None),
+        "best": max((r for r in evals if not r.get("reference")), key=lambda r: r["recall"], default=None),
     }
+
+
+def _pair(record: dict | None) -> str:
+    return f"{record['recall']:.4f} / {record['ndcg']:.4f}" if record else "-"
 
 
 def main() -> int:
@@ -99,13 +104,15 @@ def main() -> int:
     from graphtx.eval.run import evaluate_citations
     from graphtx.eval.systems import ModelSystem
 
+    from graphtx.eval.fusion import FusionSystem
+
     config = load_config(args.config)
     cfg = config.eval
-    systems = [
-        ModelSystem(run_dir / "base" / "best", out / "graphs", cfg.query_kind, cfg.candidate_kind, 128, label="graphtx base (small)"),
-        ModelSystem(run_dir / "reduced" / "best", out / "graphs", cfg.query_kind, cfg.candidate_kind, 128, label="graphtx reduced (small, MoE)"),
-        BM25System.from_config(cfg),
-    ]
+    base = ModelSystem(run_dir / "base" / "best", out / "graphs", cfg.query_kind, cfg.candidate_kind, 128, label="graphtx base (small)")
+    reduced = ModelSystem(run_dir / "reduced" / "best", out / "graphs", cfg.query_kind, cfg.candidate_kind, 128, label="graphtx reduced (small, MoE)")
+    bm25 = BM25System.from_config(cfg)
+    hybrid = FusionSystem([reduced, bm25], rrf_k=cfg.rrf_k, depth=cfg.rrf_depth, label="graphtx reduced + BM25 (RRF)")
+    systems = [base, reduced, hybrid, bm25]
     report = evaluate_citations(out / "corpus", data / "citations_validation.tsv", systems, cfg, protocols=("retrieval",), seed=config.seed, progress=False)
 
     print(machine())
@@ -116,13 +123,14 @@ def main() -> int:
     if timings:
         print("wall time: " + ", ".join(f"{k} {v:.0f} s" for k, v in timings.items()))
     print()
-    print("| stage | steps | epochs | evaluations | training s | evaluation s | graphs/s | triplets/s | pairs/batch (median) | nodes/batch (median) | stopped |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| stage | steps | epochs | evaluations | training s | evaluation s | graphs/s | pairs/s | pairs/batch (median) | nodes/batch (median) | stopped | valid R@3 / nDCG@150 at start | best (step) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for stage in ("base", "reduced"):
         s = stage_stats(run_dir / stage)
         if s:
             print(f"| {stage} | {s['steps']} | {s['epochs']} | {s['evals']} | {s['train_s']:.0f} | {s['eval_s']:.0f} | {s['graphs_per_s']:.1f} | "
-                  f"{s['triplets_per_s']:.1f} | {s['median_pairs_per_batch']:.0f} | {s['median_nodes_per_batch']:.0f} | {summary['stages'][stage]['stopped']} |")  # fmt: skip
+                  f"{s['triplets_per_s']:.1f} | {s['median_pairs_per_batch']:.0f} | {s['median_nodes_per_batch']:.0f} | {summary['stages'][stage]['stopped']} | "
+                  f"{_pair(s['start'])} | {_pair(s['best'])} ({s['best']['step'] if s['best'] else '-'}) |")  # fmt: skip
     print()
     results = report.retrieval
     bm25 = next(r for r in results if r.name == "bm25")
