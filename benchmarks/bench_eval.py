@@ -123,6 +123,7 @@ def main() -> int:
     p.add_argument("--graphs", help="graphs directory of the EV documents (with --model)")
     p.add_argument("--name", help="label of the graphtx row")
     p.add_argument("--untrained", action="store_true", help="add graphtx with an untrained small-config model (a floor)")
+    p.add_argument("--hybrid", action="store_true", help="also the graphtx model (--model / --vectors) fused with BM25 by RRF")
     p.add_argument("--tune", action="store_true", help="also BM25 with k1, b tuned on the validation queries (as the paper did)")
     p.add_argument("--plot", default=str(REPO / "benchmarks" / "figures" / "eval_ev_battery_metric_vs_k.png"), help="metric-vs-k PNG")
     p.add_argument("--phrases", help="phrase-similarity folder (train.csv, validation.csv): add that protocol")
@@ -159,6 +160,13 @@ def main() -> int:
         model_dir, graphs = untrained_model(corpus, tokens, out, config)
         systems.append(ModelSystem(model_dir, graphs, cfg.query_kind, cfg.candidate_kind, cfg.batch_size, label="graphtx untrained (small config, no training)"))
     systems += [make_baseline(n, cfg, tokens) for n in names]
+    if args.hybrid:
+        from graphtx.eval.fusion import FusionSystem
+
+        if not (args.model or args.vectors) or "bm25" not in names:
+            p.error("--hybrid needs --model (or --vectors) and the bm25 baseline")
+        bm25 = next(s for s in systems if s.name == "bm25")
+        systems.insert(1, FusionSystem([systems[0], bm25], rrf_k=cfg.rrf_k, depth=cfg.rrf_depth, leave_out_self=cfg.leave_out_self))
 
     step(f"evaluate {len(systems)} systems")
     report = evaluate_citations(

@@ -1,4 +1,4 @@
-"""`make demo`, the README's first command, end to end (slow: about 8 minutes on 2 cores)."""
+"""`make demo`, the README's first command, end to end (slow: about 5 minutes on 2 cores)."""
 
 from __future__ import annotations
 
