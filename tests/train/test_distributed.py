@@ -6,6 +6,7 @@ import dataclasses
 import os
 import socket
 
+import pytest
 import torch
 import torch.multiprocessing as mp
 
@@ -19,10 +20,10 @@ from graphtx.train.loop import StageTrainer
 from graphtx.train.run import Documents, build_training_set, split_citations
 
 
-def _trainer(root, out, ctx: DistContext) -> StageTrainer:
+def _trainer(root, out, ctx: DistContext, loss: str = "triplet") -> StageTrainer:
     config = load_config(root / "tiny.yaml")
     model_cfg = dataclasses.replace(config.model.as_base(), dropout=0.0, attention_dropout=0.0, embedding_dropout=0.0)
-    cfg = dataclasses.replace(config.train, node_dropout_max=0.0, graph_type_augment_p=0.0, mining="hardest", cross_rank_negatives=True)
+    cfg = dataclasses.replace(config.train, node_dropout_max=0.0, graph_type_augment_p=0.0, mining="hardest", cross_rank_negatives=True, loss=loss)
     model, tokenizer = init_model(model_cfg, root / "tokens", seed=0)
     _, vectors = load_tokens(root / "tokens")
     docs = Documents.read(root / "corpus")
@@ -33,12 +34,12 @@ def _trainer(root, out, ctx: DistContext) -> StageTrainer:
     return StageTrainer("base", model, tokenizer, data, evaluator, cfg, 0, out, ctx, progress=False)
 
 
-def _worker(rank: int, world: int, port: int, root: str, out: str, result_path: str) -> None:
+def _worker(rank: int, world: int, port: int, root: str, out: str, result_path: str, loss: str) -> None:
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
     torch.set_num_threads(1)
     ctx = init_distributed("cpu")
     try:
-        trainer = _trainer(__import__("pathlib").Path(root), __import__("pathlib").Path(out), ctx)
+        trainer = _trainer(__import__("pathlib").Path(root), __import__("pathlib").Path(out), ctx, loss)
         batch = trainer.batcher.batches(0)[0]
         record = trainer._step(batch)
         if rank == 0:  # after DDP's all-reduce every rank holds the averaged gradient
@@ -54,14 +55,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_two_gloo_processes_match_one_process(synthetic, tmp_path):
-    single = _trainer(synthetic, tmp_path / "single", DistContext())
+@pytest.mark.parametrize("loss", ["triplet", "infonce"])
+def test_two_gloo_processes_match_one_process(synthetic, tmp_path, loss):
+    single = _trainer(synthetic, tmp_path / "single", DistContext(), loss)
     batch = single.batcher.batches(0)[0]
     assert len(batch) >= 4
     record = single._step(batch)
 
     result = tmp_path / "ddp.pt"
-    mp.start_processes(_worker, args=(2, _free_port(), str(synthetic), str(tmp_path / "ddp"), str(result)), nprocs=2, join=True, start_method="spawn")
+    mp.start_processes(_worker, args=(2, _free_port(), str(synthetic), str(tmp_path / "ddp"), str(result), loss), nprocs=2, join=True, start_method="spawn")
     ddp = torch.load(result, weights_only=False)
     assert abs(ddp["loss"] - record["loss"]) < 1e-5
     for name, p in single.model.named_parameters():
