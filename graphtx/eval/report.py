@@ -125,7 +125,8 @@ def plot_curves(report, path: str | Path, title: str = "") -> Path:
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    rows = -(-len(report.retrieval) // 3)  # legend rows below the panels, 3 systems a row
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2 + 0.22 * rows))
     for r in report.retrieval:
         style = "--" if r.name.startswith(REFERENCE) else "-"
         width = 2.4 if r.name == "graphtx" else 1.4
@@ -139,9 +140,10 @@ def plot_curves(report, path: str | Path, title: str = "") -> Path:
     for k in (report.config.recall_k, report.config.ndcg_k):
         for ax in axes:
             ax.axvline(k, color="grey", lw=0.6, ls=":")
-    axes[1].legend(fontsize=7, loc="lower right")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=7, frameon=False)  # below the panels: never over a curve
     fig.suptitle(title or f"{report.corpus['source']}: {report.citations['queries']} queries, {report.citations['pairs_scored']} pairs", fontsize=9)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.22 * rows / (4.2 + 0.22 * rows) + 0.02, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
