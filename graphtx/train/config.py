@@ -70,6 +70,7 @@ class TrainConfig:
     evals_per_epoch: int = 3
     early_stop_evals: int = 3  # stop a stage after this many evaluations without Recall@k gain
     eval_k: int = 3  # Recall@k that selects checkpoints
+    select_metric: str = "recall"  # recall (Recall@eval_k, the paper's) | ndcg (nDCG@eval_ndcg_k: steadier on a few hundred judged pairs)
     eval_ndcg_k: int = 150
     checkpoint_every_steps: int = 25  # besides every evaluation
     log_every_steps: int = 1
@@ -97,6 +98,7 @@ class TrainConfig:
             "distance": ("cosine", "l2"),
             "mining": ("hardest", "semihard", "all"),
             "loss": ("triplet", "infonce"),
+            "select_metric": ("recall", "ndcg"),
         }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:

@@ -8,7 +8,7 @@ Per step (global batch = pair indices of ``SizeAwareBatcher``)::
 
 Evaluation runs ``evals_per_epoch`` times an epoch (Recall@k, nDCG@k on the
 validation citations over all candidates); the learning rate is halved after
-``plateau_patience`` evaluations without a Recall@k gain, the stage stops after
+``plateau_patience`` evaluations without a Recall@k (or, with ``select_metric: ndcg``, nDCG@k) gain, the stage stops after
 ``early_stop_evals`` of them (evaluations during LR warm-up count for selection but not
 for patience), and the best evaluation's weights are kept.
 
@@ -56,6 +56,7 @@ class StageState:
     evals: int = 0
     best_recall: float = -1.0
     best_ndcg: float = float("nan")
+    best_score: float = -1.0  # the selection metric (train.select_metric) at the best evaluation
     best_step: int = -1
     evals_without_gain: int = 0
     evals_since_lr_cut: int = 0
@@ -260,7 +261,7 @@ class StageTrainer:
         if self.ctx.is_main:
             t0 = time.perf_counter()
             result = self.evaluator(self.model, self.tokenizer)
-            improved = result.recall > st.best_recall and not reference
+            improved = self._score(result) > st.best_score and not reference
             record = {"stage": self.stage, "step": st.step, "epoch": st.epoch, "batch": st.batch, "k": cfg.eval_k, "ndcg_k": cfg.eval_ndcg_k,
                       **asdict(result), "improved": improved, "reference": reference,
                       "lr": self._lr(), "seconds": time.perf_counter() - t0}  # fmt: skip
@@ -272,8 +273,8 @@ class StageTrainer:
             barrier(self.ctx)
             return
         st.evals += 1
-        if result.recall > st.best_recall:
-            st.best_recall, st.best_ndcg, st.best_step = result.recall, result.ndcg, st.step
+        if self._score(result) > st.best_score:
+            st.best_score, st.best_recall, st.best_ndcg, st.best_step = self._score(result), result.recall, result.ndcg, st.step
             st.evals_without_gain = st.evals_since_lr_cut = 0
         elif st.step >= cfg.warmup_steps:  # during warm-up the LR is still rising: no patience spent yet
             st.evals_without_gain += 1
@@ -284,6 +285,10 @@ class StageTrainer:
             if st.evals_without_gain >= cfg.early_stop_evals:
                 st.stopped = "early stop"
         barrier(self.ctx)
+
+    def _score(self, result: EvalResult) -> float:
+        """What selects checkpoints and spends patience: Recall@k (the paper's) or nDCG@k."""
+        return result.ndcg if self.cfg.select_metric == "ndcg" else result.recall
 
     def _save_checkpoint(self) -> None:
         rng_states = all_gather_objects(torch.get_rng_state(), self.ctx)

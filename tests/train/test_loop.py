@@ -169,3 +169,17 @@ def test_infonce_loss_also_learns_the_planted_citations(synthetic, tmp_path):
                     tokens_dir=str(synthetic / "tokens"), citations=str(synthetic / "train.tsv"), valid_citations=str(synthetic / "valid.tsv"), progress=False)  # fmt: skip
     untrained = json.loads((tmp_path / "run" / "base" / "evals.jsonl").read_text().splitlines()[0])["recall"]
     assert summary["stages"]["base"]["best_recall"] > untrained + 0.15
+
+
+def test_select_metric_ndcg_keeps_the_best_ndcg_evaluation(synthetic, tmp_path):
+    import dataclasses
+
+    config = load_config(synthetic / "tiny.yaml")
+    t = dataclasses.replace(config.train, stages=("base",), select_metric="ndcg", max_epochs=3)
+    summary = train(dataclasses.replace(config, train=t), str(synthetic / "corpus"), str(synthetic / "graphs"), str(tmp_path / "run"),
+                    tokens_dir=str(synthetic / "tokens"), citations=str(synthetic / "train.tsv"), valid_citations=str(synthetic / "valid.tsv"), progress=False)  # fmt: skip
+    evals = [json.loads(x) for x in (tmp_path / "run" / "base" / "evals.jsonl").read_text().splitlines() if not json.loads(x)["reference"]]
+    best = max(evals, key=lambda r: r["ndcg"])  # first of equals, as the strict '>' keeps
+    stage = summary["stages"]["base"]
+    assert (stage["best_ndcg"], stage["best_step"]) == (best["ndcg"], best["step"])
+    assert [r["improved"] for r in evals].count(True) >= 1 and all(r["ndcg"] <= best["ndcg"] for r in evals)
