@@ -90,11 +90,10 @@ def format_report(report) -> list[str]:
     return lines
 
 
-def write_per_query(report, path: str | Path) -> Path:
-    """One row per (system, query) of the retrieval protocol: every measure and each cited document's rank."""
+def _write_rows(rows: list[dict], path: str | Path) -> Path:
+    """Rows as CSV (floats to 6 decimals); an empty file when there are none."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    rows = [{"system": r.system, **row} for r in report.retrieval for row in r.per_query]
     with path.open("w", newline="", encoding="utf-8") as f:
         if rows:
             writer = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -102,18 +101,16 @@ def write_per_query(report, path: str | Path) -> Path:
             for row in rows:
                 writer.writerow({k: (f"{v:.6f}" if isinstance(v, float) else v) for k, v in row.items()})
     return path
+
+
+def write_per_query(report, path: str | Path) -> Path:
+    """One row per (system, query) of the retrieval protocol: every measure and each cited document's rank."""
+    return _write_rows([{"system": r.system, **row} for r in report.retrieval for row in r.per_query], path)
 
 
 def write_per_sample(report, path: str | Path) -> Path:
-    path = Path(path)
-    rows = [{"system": r.system, **row} for r in report.paecter for row in r.per_sample]
-    with path.open("w", newline="", encoding="utf-8") as f:
-        if rows:
-            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-            writer.writeheader()
-            for row in rows:
-                writer.writerow({k: (f"{v:.6f}" if isinstance(v, float) else v) for k, v in row.items()})
-    return path
+    """One row per (system, PaECTER sample): rank of the first cited document, AP, RR."""
+    return _write_rows([{"system": r.system, **row} for r in report.paecter for row in r.per_sample], path)
 
 
 def plot_curves(report, path: str | Path, title: str = "") -> Path:
