@@ -166,7 +166,7 @@ def main() -> int:
         if not (args.model or args.vectors) or "bm25" not in names:
             p.error("--hybrid needs --model (or --vectors) and the bm25 baseline")
         bm25 = next(s for s in systems if s.name == "bm25")
-        systems.insert(1, FusionSystem([systems[0], bm25], rrf_k=cfg.rrf_k, depth=cfg.rrf_depth, leave_out_self=cfg.leave_out_self))
+        systems.insert(1, FusionSystem.from_config([systems[0], bm25], cfg))
 
     step(f"evaluate {len(systems)} systems")
     report = evaluate_citations(

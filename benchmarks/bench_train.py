@@ -111,7 +111,7 @@ def main() -> int:
     base = ModelSystem(run_dir / "base" / "best", out / "graphs", cfg.query_kind, cfg.candidate_kind, 128, label="graphtx base (small)")
     reduced = ModelSystem(run_dir / "reduced" / "best", out / "graphs", cfg.query_kind, cfg.candidate_kind, 128, label="graphtx reduced (small, MoE)")
     bm25 = BM25System.from_config(cfg)
-    hybrid = FusionSystem([reduced, bm25], rrf_k=cfg.rrf_k, depth=cfg.rrf_depth, label="graphtx reduced + BM25 (RRF)")
+    hybrid = FusionSystem.from_config([reduced, bm25], cfg, label="graphtx reduced + BM25 (RRF)")
     systems = [base, reduced, hybrid, bm25]
     report = evaluate_citations(out / "corpus", data / "citations_validation.tsv", systems, cfg, protocols=("retrieval",), seed=config.seed, progress=False)
 

@@ -121,7 +121,7 @@ def build_systems(args, cfg) -> list:
         if bm25 is None:  # the fused BM25 is also a row of its own: the ratios need it
             bm25 = make_baseline("bm25", cfg, args.tokens)
             systems.append(bm25)
-        systems.insert(1, FusionSystem([graphtx, bm25], rrf_k=cfg.rrf_k, depth=cfg.rrf_depth, leave_out_self=cfg.leave_out_self))
+        systems.insert(1, FusionSystem.from_config([graphtx, bm25], cfg))
     if not systems:
         raise ValueError("nothing to evaluate: give --baselines and/or a graphtx system (--vectors, --model, --index)")
     return systems

@@ -12,7 +12,7 @@ system's, so ties again fall to the smaller id.
 
 Example::
 
-    hybrid = FusionSystem([graphtx, bm25], label="graphtx + BM25 (RRF)")
+    hybrid = FusionSystem.from_config([graphtx, bm25], cfg, label="graphtx + BM25 (RRF)")
     report = evaluate_citations(corpus, citations, [graphtx, bm25, hybrid], cfg)
 """
 
@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from graphtx.config import EvalConfig
 from graphtx.eval.data import EvalCorpus
 from graphtx.eval.systems import System
 
@@ -53,6 +54,11 @@ class FusionSystem(System):
         self.rrf_k, self.depth, self.leave_out_self = rrf_k, depth, leave_out_self
         self.fixed_label = label
         self.label = label or "hybrid (RRF)"
+
+    @classmethod
+    def from_config(cls, members: Sequence[System], cfg: EvalConfig, label: str = "") -> FusionSystem:
+        """Equal weights, ``cfg.rrf_k`` and ``cfg.rrf_depth``, and the evaluation's leave-out rule."""
+        return cls(members, rrf_k=cfg.rrf_k, depth=cfg.rrf_depth, leave_out_self=cfg.leave_out_self, label=label)
 
     def fit(self, corpus: EvalCorpus) -> FusionSystem:
         for m in self.members:
