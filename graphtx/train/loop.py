@@ -56,7 +56,6 @@ class StageState:
     evals: int = 0
     best_recall: float = -1.0
     best_ndcg: float = float("nan")
-    best_score: float = -1.0  # the selection metric (train.select_metric) at the best evaluation
     best_step: int = -1
     evals_without_gain: int = 0
     evals_since_lr_cut: int = 0
@@ -261,7 +260,7 @@ class StageTrainer:
         if self.ctx.is_main:
             t0 = time.perf_counter()
             result = self.evaluator(self.model, self.tokenizer)
-            improved = self._score(result) > st.best_score and not reference
+            improved = self._score(result) > self._best_score() and not reference
             record = {"stage": self.stage, "step": st.step, "epoch": st.epoch, "batch": st.batch, "k": cfg.eval_k, "ndcg_k": cfg.eval_ndcg_k,
                       **asdict(result), "improved": improved, "reference": reference,
                       "lr": self._lr(), "seconds": time.perf_counter() - t0}  # fmt: skip
@@ -273,8 +272,8 @@ class StageTrainer:
             barrier(self.ctx)
             return
         st.evals += 1
-        if self._score(result) > st.best_score:
-            st.best_score, st.best_recall, st.best_ndcg, st.best_step = self._score(result), result.recall, result.ndcg, st.step
+        if self._score(result) > self._best_score():
+            st.best_recall, st.best_ndcg, st.best_step = result.recall, result.ndcg, st.step
             st.evals_without_gain = st.evals_since_lr_cut = 0
         elif st.step >= cfg.warmup_steps:  # during warm-up the LR is still rising: no patience spent yet
             st.evals_without_gain += 1
@@ -289,6 +288,13 @@ class StageTrainer:
     def _score(self, result: EvalResult) -> float:
         """What selects checkpoints and spends patience: Recall@k (the paper's) or nDCG@k."""
         return result.ndcg if self.cfg.select_metric == "ndcg" else result.recall
+
+    def _best_score(self) -> float:
+        """The selection metric at the best evaluation so far; -1 before any (so the first one wins)."""
+        st = self.state
+        if st.best_step < 0:
+            return -1.0
+        return st.best_ndcg if self.cfg.select_metric == "ndcg" else st.best_recall
 
     def _save_checkpoint(self) -> None:
         rng_states = all_gather_objects(torch.get_rng_state(), self.ctx)
