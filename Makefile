@@ -8,7 +8,6 @@ DEMO_ID ?= US-6838984-B2
 DEMO_DATA := graphtx/data/demo
 DEMO_QUERY ?= $(DEMO_DATA)/sample_query.txt
 DEMO_CONFIG ?= configs/demo.yaml
-DEMO_N := 371
 GX := $(BIN)/graphtx
 SHARED ?= ../shared/data
 
@@ -40,7 +39,7 @@ demo: setup
 	$(GX) index --model $(RUN)/train/model --graphs $(RUN)/graphs --out $(RUN)/index --config $(DEMO_CONFIG)
 	@echo "== 6/7 search: a prior-art query in claim language ($(DEMO_QUERY)), with explanations"
 	$(GX) search --index $(RUN)/index --file $(DEMO_QUERY) -k 5 --explain --explain-png $(RUN)/explain --config $(DEMO_CONFIG)
-	@echo "== 7/7 evaluate: held-out grants, first claim -> own patent among all $(DEMO_N) (the corpus has no in-corpus citations)"
+	@echo "== 7/7 evaluate: held-out grants, first claim -> own patent among all grants of the corpus (it has no in-corpus citations)"
 	$(GX) eval citations $(RUN)/corpus --citations $(RUN)/train/test_citations.tsv --known-item --index $(RUN)/index --graphs $(RUN)/graphs \
 		--name "graphtx (small, demo-trained)" --baselines bm25,tfidf,fasttext-avg --tokens $(RUN)/tokens \
 		--plot $(RUN)/eval_metric_vs_k.png --out $(RUN)/eval --config $(DEMO_CONFIG)
