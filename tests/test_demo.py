@@ -12,6 +12,7 @@ from graphtx.config import REPO_ROOT
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1900)
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_make_demo_runs_the_whole_story(tmp_path):
     run = tmp_path / "demo"

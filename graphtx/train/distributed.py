@@ -15,6 +15,7 @@ averaged gradient equals the single-process gradient on the global batch
 
 from __future__ import annotations
 
+import gc
 import os
 from dataclasses import dataclass
 
@@ -105,6 +106,26 @@ def barrier(ctx: DistContext) -> None:
         dist.barrier()
 
 
-def shutdown(ctx: DistContext) -> None:
-    if ctx.enabled and dist.is_initialized():
-        dist.destroy_process_group()
+def shutdown(ctx: DistContext, clean: bool = True) -> None:
+    """Leave the process group in an order that cannot deadlock; call after every DDP wrapper is dropped.
+
+    The trap (seen as a hang at the end of a two-process gloo run): a DDP ``Reducer`` that
+    outlives ``destroy_process_group`` holds the last reference to the gloo group, so the
+    group's destructor runs inside the reducer's, with the GIL held, and joins gloo's worker
+    threads; a worker finishing an all-reduce waits for the GIL to free the Python-owned
+    tensor of that work: neither thread moves. So: every rank's collectives finish (barrier),
+    Python drops the remaining wrappers, work handles and their tensors (``gc.collect``) while
+    the group is still registered, a second barrier keeps ranks in step, and only then is the
+    group destroyed (its Python binding releases the GIL while the threads are joined).
+    ``clean=False`` (an exception is on its way out, a peer may be gone) skips the barriers.
+    """
+    if not (ctx.enabled and dist.is_initialized()):
+        return
+    if clean:
+        if ctx.device.type == "cuda":
+            torch.cuda.synchronize(ctx.device)
+        dist.barrier()
+    gc.collect()
+    if clean:
+        dist.barrier()
+    dist.destroy_process_group()

@@ -165,6 +165,10 @@ class StageTrainer:
         self._finish()
         return self.state
 
+    def close(self) -> None:
+        """Drop the DDP wrapper (and its reducer, which holds the process group): before ``distributed.shutdown``."""
+        self.ddp = None
+
     def load_best(self) -> GraphEncoder:
         from graphtx.model.io import load_model
 

@@ -207,6 +207,7 @@ def train(
     cfg, seed = config.train, config.seed
     out = Path(out_dir)
     ctx: DistContext = init_distributed(device)
+    clean_exit = True
     try:
         out.mkdir(parents=True, exist_ok=True)
         if ctx.is_main:
@@ -261,7 +262,10 @@ def train(
                     raise ValueError("stage 'reduced' needs model.reduced_dim > 0")
                 model = model.with_reduction(config.model.reduced_dim, config.model.num_experts, seed=seed + 1)
             trainer = StageTrainer(stage, model, tokenizer, data, evaluator, cfg, seed, out / stage, ctx, progress, tokenizer_file)
-            state = trainer.run(stop_after_steps=stop_after_steps)
+            try:
+                state = trainer.run(stop_after_steps=stop_after_steps)
+            finally:
+                trainer.close()
             if not state.stopped:  # simulated kill (tests)
                 return {"interrupted": stage, "step": state.step}
             model = trainer.load_best().train()
@@ -280,8 +284,11 @@ def train(
                     summary["test"] = asdict(test_eval(model, tokenizer))
             (out / "summary.json").write_text(json.dumps(summary, indent=2))
         return summary if ctx.is_main else {}
+    except BaseException:
+        clean_exit = False
+        raise
     finally:
-        shutdown(ctx)
+        shutdown(ctx, clean=clean_exit)
 
 
 def _config_dict(config: GraphtxConfig) -> dict:

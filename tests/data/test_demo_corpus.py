@@ -28,6 +28,7 @@ def test_demo_corpus_is_small_enough_to_ship():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1900)
 def test_make_demo_runs_end_to_end(tmp_path):
     """The README's first command (without the set-up step, which `make test` has done)."""
     run = tmp_path / "demo"

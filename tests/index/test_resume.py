@@ -88,6 +88,7 @@ def reference(tiny, tmp_path_factory):
     return out
 
 
+@pytest.mark.timeout(180)
 def test_kill_while_embedding_then_resume(tiny, reference, tmp_path):
     out = tmp_path / "index"
     store = IndexStore(out)
@@ -101,6 +102,7 @@ def test_kill_while_embedding_then_resume(tiny, reference, tmp_path):
     _assert_complete(out, reference)
 
 
+@pytest.mark.timeout(180)
 def test_kill_while_finalizing_then_resume(tiny, reference, tmp_path):
     out = tmp_path / "index"
     store = IndexStore(out)
@@ -114,6 +116,7 @@ def test_kill_while_finalizing_then_resume(tiny, reference, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)
 def test_killed_again_and_again_at_random_points(tiny, reference, tmp_path):
     out = tmp_path / "index"
     rng = np.random.default_rng(0)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import socket
+from pathlib import Path
 
 import pytest
 import torch
-import torch.multiprocessing as mp
 
 from graphtx.config import load_config
 from graphtx.model.embed import init_model
@@ -18,6 +18,7 @@ from graphtx.train.distributed import DistContext, init_distributed, shutdown
 from graphtx.train.evaluate import CitationEvaluator
 from graphtx.train.loop import StageTrainer
 from graphtx.train.run import Documents, build_training_set, split_citations
+from tests.processes import run_processes
 
 
 def _trainer(root, out, ctx: DistContext, loss: str = "triplet") -> StageTrainer:
@@ -38,15 +39,19 @@ def _worker(rank: int, world: int, port: int, root: str, out: str, result_path: 
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
     torch.set_num_threads(1)
     ctx = init_distributed("cpu")
+    trainer, clean = None, False
     try:
-        trainer = _trainer(__import__("pathlib").Path(root), __import__("pathlib").Path(out), ctx, loss)
+        trainer = _trainer(Path(root), Path(out), ctx, loss)
         batch = trainer.batcher.batches(0)[0]
         record = trainer._step(batch)
         if rank == 0:  # after DDP's all-reduce every rank holds the averaged gradient
             grads = {n: p.grad.clone() for n, p in trainer.model.named_parameters()}
             torch.save({"state": trainer.model.state_dict(), "grads": grads, "loss": record["loss"]}, result_path)
+        clean = True
     finally:
-        shutdown(ctx)
+        if trainer is not None:
+            trainer.close()  # the DDP reducer goes before the process group (the teardown order shutdown documents)
+        shutdown(ctx, clean=clean)
 
 
 def _free_port() -> int:
@@ -55,6 +60,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.timeout(180)
 @pytest.mark.parametrize("loss", ["triplet", "infonce"])
 def test_two_gloo_processes_match_one_process(synthetic, tmp_path, loss):
     single = _trainer(synthetic, tmp_path / "single", DistContext(), loss)
@@ -63,7 +69,7 @@ def test_two_gloo_processes_match_one_process(synthetic, tmp_path, loss):
     record = single._step(batch)
 
     result = tmp_path / "ddp.pt"
-    mp.start_processes(_worker, args=(2, _free_port(), str(synthetic), str(tmp_path / "ddp"), str(result), loss), nprocs=2, join=True, start_method="spawn")
+    run_processes(_worker, (2, _free_port(), str(synthetic), str(tmp_path / "ddp"), str(result), loss), nprocs=2, timeout=120)
     ddp = torch.load(result, weights_only=False)
     assert abs(ddp["loss"] - record["loss"]) < 1e-5
     for name, p in single.model.named_parameters():

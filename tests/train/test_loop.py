@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import torch
 
 from graphtx.cli import main
@@ -69,6 +70,7 @@ def test_bad_inputs_give_clear_errors(synthetic, tmp_path, capsys):
     assert "no validation queries" in capsys.readouterr().err
 
 
+@pytest.mark.timeout(420)
 def test_kill_9_from_the_cli_then_same_command_resumes(synthetic, tmp_path):
     """A real SIGKILL mid-stage; rerunning the command finishes with the weights of an uninterrupted run."""
     import os
@@ -90,17 +92,19 @@ def test_kill_9_from_the_cli_then_same_command_resumes(synthetic, tmp_path):
         return [sys.executable, "-m", "graphtx.cli", *args]
 
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    subprocess.run(command(tmp_path / "full"), check=True, env=env, capture_output=True)
+    subprocess.run(command(tmp_path / "full"), check=True, env=env, capture_output=True, timeout=180)
     proc = subprocess.Popen(command(tmp_path / "killed"), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    checkpoint = tmp_path / "killed" / "base" / "checkpoint.pt"
-    deadline = time.time() + 120
-    while not checkpoint.exists() and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.05)
-    time.sleep(0.3)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    try:
+        checkpoint = tmp_path / "killed" / "base" / "checkpoint.pt"
+        deadline = time.time() + 120
+        while not checkpoint.exists() and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        time.sleep(0.3)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
     assert not (tmp_path / "killed" / "base" / "done.json").exists(), "the run finished before it could be killed"
-    subprocess.run(command(tmp_path / "killed"), check=True, env=env, capture_output=True)
+    subprocess.run(command(tmp_path / "killed"), check=True, env=env, capture_output=True, timeout=180)
     a, _ = load_model(tmp_path / "full" / "model")
     b, _ = load_model(tmp_path / "killed" / "model")
     for (name, p), q in zip(a.state_dict().items(), b.state_dict().values()):
