@@ -42,6 +42,27 @@ def metrics_table(results: Sequence, names: Sequence[str], first_column: str = "
     return lines
 
 
+def bootstrap_intervals(results: Sequence, recall_k: int, ndcg_k: int) -> dict[str, list]:
+    """{system label: [Recall@k, nDCG@k ratio intervals to BM25]} from per-query rows (paired bootstrap)."""
+    from graphtx.eval.bootstrap import intervals_to_reference
+
+    ref = _reference(results)
+    if ref is None or not ref.per_query:
+        return {}
+    return {r.system: intervals_to_reference(r.per_query, ref.per_query, recall_k, ndcg_k) for r in results if r is not ref and r.per_query}
+
+
+def bootstrap_table(results: Sequence, recall_k: int, ndcg_k: int) -> list[str]:
+    intervals = bootstrap_intervals(results, recall_k, ndcg_k)
+    if not intervals:
+        return []
+    lines = ["", f"Ratio to BM25 with its paired-bootstrap 95% interval (queries resampled, {next(iter(intervals.values()))[0].resamples:,} times):", "",
+             f"| system | Recall@{recall_k} / BM25 | nDCG@{ndcg_k} / BM25 |", "|---|---|---|"]  # fmt: skip
+    for system, (recall, ndcg) in intervals.items():
+        lines.append(f"| {system} | {recall} | {ndcg} |")
+    return lines
+
+
 def format_report(report) -> list[str]:
     """The text ``graphtx eval citations`` prints: what was evaluated, then one table per protocol."""
     from graphtx.eval.protocols import paecter_metric_names
@@ -65,6 +86,7 @@ def format_report(report) -> list[str]:
             "",
             *metrics_table(report.retrieval, metric_names(cfg.recall_k, cfg.ndcg_k, cfg.mrr_k, cfg.recall_ks)),
         ]  # fmt: skip
+        lines += bootstrap_table(report.retrieval, cfg.recall_k, cfg.ndcg_k)
     if report.tuning:
         t = report.tuning
         lines += ["", f"BM25 tuned on {t['citations']}: k1 {t['k1']:g}, b {t['b']:g} ({t['metric']} {t['best']:.4f}; grid of {len(t['grid'])})"

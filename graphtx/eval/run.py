@@ -48,15 +48,17 @@ class CitationEvalReport:
     seconds: float = 0.0
 
     def to_json(self) -> dict:
-        from graphtx.eval.report import ratios
+        from graphtx.eval.report import bootstrap_intervals, ratios
 
         cfg = dataclasses.asdict(self.config)
+        intervals = bootstrap_intervals(self.retrieval, self.config.recall_k, self.config.ndcg_k)
         return {
             "config": cfg,
             "corpus": self.corpus,
             "citations": self.citations,
             "systems": self.systems,
-            "retrieval": [r.to_json() | {"ratio_to_bm25": ratios(self.retrieval, r)} for r in self.retrieval],
+            "retrieval": [r.to_json() | {"ratio_to_bm25": ratios(self.retrieval, r),
+                                         "bootstrap_to_bm25": [dataclasses.asdict(i) for i in intervals.get(r.system, [])]} for r in self.retrieval],  # fmt: skip
             "paecter": [r.to_json() | {"ratio_to_bm25": ratios(self.paecter, r)} for r in self.paecter],
             "paecter_samples": self.paecter_samples,
             "tuning": self.tuning,

@@ -34,6 +34,10 @@ def test_citations_table_json_per_query_and_plot(files, tmp_path, capsys):
     assert set(bm25["metrics"]) == {"Recall@3", "nDCG@150", "MAP", "MRR@10", "R@100", "R@500", "R@1000"}
     assert bm25["ratio_to_bm25"]["Recall@3"] == 1.0 and bm25["queries"] == 12 and bm25["pairs"] == 72 and bm25["candidates"] == 35
     assert summary["tuning"]["tuned_on_evaluated_queries"] and len(summary["tuning"]["grid"]) == 36
+    assert bm25["bootstrap_to_bm25"] == []  # the reference itself has no interval; every other system has two
+    tfidf = summary["retrieval"][2]["bootstrap_to_bm25"]
+    assert [i["metric"] for i in tfidf] == ["Recall@3", "nDCG@150"] and all(i["low"] <= i["ratio"] <= i["high"] for i in tfidf)
+    assert tfidf[1]["ratio"] == pytest.approx(summary["retrieval"][2]["ratio_to_bm25"]["nDCG@150"])
     assert [p["system"] for p in summary["paecter"]] == names and summary["paecter_samples"]["samples_drawn"] == 12
     with open(tmp_path / "pq.csv") as f:
         rows = list(csv.DictReader(f))
@@ -51,6 +55,7 @@ def test_citations_table_json_per_query_and_plot(files, tmp_path, capsys):
     assert main(args) == 0
     text = capsys.readouterr().out
     assert "| BM25 (k1 1.5, b 0.75) | " in text and "(1.00x)" in text and "| RFR | MAP | MRR@10 |" in text
+    assert "paired-bootstrap 95% interval" in text and "| TF-IDF cosine | " in text
 
 
 def test_gains_cutoffs_and_baseline_choice(files, capsys):
