@@ -43,6 +43,7 @@ class TrainConfig:
     group_by: str = "cluster"  # ipc | cpc | cluster (k-means of averaged token vectors) | none: what a batch shares
     num_clusters: int = 32  # group_by=cluster: k of the k-means over documents
     negatives: str = "in_batch"  # in_batch | paecter (+ per anchor one cited-by-its-citations doc and one same-class doc)
+    bm25_negatives: int = 0  # + per citing document its top-N BM25 hits that it does not cite (DPR's hard negatives; 0 = off)
     # --- regularisation ---------------------------------------------------------------
     node_dropout_max: float = 0.2  # node dropout p(n) = max * n / (n + half): small graphs lose little
     node_dropout_half: int = 32  # graph size (nodes) at which p reaches half of node_dropout_max
@@ -89,6 +90,8 @@ class TrainConfig:
             raise ValueError("train.temperature must be > 0")
         if self.token_lr_scale < 0:
             raise ValueError("train.token_lr_scale must be >= 0 (0 = frozen token table)")
+        if self.bm25_negatives < 0:
+            raise ValueError("train.bm25_negatives must be >= 0")
         if self.trivial_share < 0:
             raise ValueError("train.trivial_share must be >= 0")
         choices = {

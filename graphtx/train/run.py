@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -33,6 +33,7 @@ from graphtx.corpus.store import documents_path
 from graphtx.train.config import TrainConfig
 from graphtx.train.data import GraphStore, class_groups, cluster_groups
 from graphtx.train.distributed import DistContext, init_distributed, shutdown
+from graphtx.train.negatives import bm25_negatives, paecter_negatives
 from graphtx.train.pairs import (
     Citation,
     Skipped,
@@ -154,32 +155,13 @@ def build_training_set(cfg: TrainConfig, docs: Documents, store: GraphStore, dat
         doc_group = {}
     groups = [doc_group.get(p.citing, "") for p in pairs]
     nodes = np.array([store.num_nodes(p.citing, cfg.query_kind) + store.num_nodes(p.cited, cfg.candidate_kind) for p in pairs], dtype=np.int64)
-    extra = paecter_negatives(pairs, doc_group, store.ids_with(cfg.candidate_kind), seed) if cfg.negatives == "paecter" else {}
+    candidates = store.ids_with(cfg.candidate_kind)
+    extra = paecter_negatives(pairs, doc_group, candidates, seed) if cfg.negatives == "paecter" else {}
+    if cfg.bm25_negatives:
+        anchors = [p.citing for p in pairs if p.category != "trivial"]
+        mined = bm25_negatives(anchors, sorted(candidates), docs.text, known, docs.family, cfg.bm25_negatives)
+        extra = {a: extra.get(a, []) + mined.get(a, []) for a in sorted(set(extra) | set(mined))}
     return TrainingSet(store, pairs, known, groups, nodes, extra), skipped, len(trivial)
-
-
-def paecter_negatives(pairs, doc_group: dict[str, str], candidates: set[str], seed: int) -> dict[str, list[str]]:
-    """Per citing document: one hard negative (cited by its cited documents, not by itself) and one
-    easy negative (same group, not cited), drawn with a seeded generator; either may be missing."""
-    cites: dict[str, set[str]] = defaultdict(set)
-    for p in pairs:
-        if p.category != "trivial":
-            cites[p.citing].add(p.cited)
-    by_group: dict[str, list[str]] = defaultdict(list)
-    for d in sorted(candidates):
-        by_group[doc_group.get(d, "")].append(d)
-    rng = np.random.default_rng([seed, 7])
-    out = {}
-    for a in sorted(cites):
-        own = cites[a] | {a}
-        hard = sorted({x for c in cites[a] for x in cites.get(c, ())} - own)
-        easy = [d for d in by_group.get(doc_group.get(a, ""), []) if d not in own]
-        picks = [hard[rng.integers(len(hard))]] if hard else []
-        if easy:
-            picks.append(easy[rng.integers(len(easy))])
-        if picks:
-            out[a] = picks
-    return out
 
 
 def train(
