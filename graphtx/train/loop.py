@@ -294,11 +294,7 @@ class StageTrainer:
         return result.ndcg if self.cfg.select_metric == "ndcg" else result.recall
 
     def _best_score(self) -> float:
-        """The selection metric at the best evaluation so far; -1 before any (so the first one wins)."""
-        st = self.state
-        if st.best_step < 0:
-            return -1.0
-        return st.best_ndcg if self.cfg.select_metric == "ndcg" else st.best_recall
+        return selection_score(self.state, self.cfg.select_metric)
 
     def _save_checkpoint(self) -> None:
         rng_states = all_gather_objects(torch.get_rng_state(), self.ctx)
@@ -354,6 +350,13 @@ class StageTrainer:
 
 class _SimulatedKill(Exception):
     pass
+
+
+def selection_score(state: StageState, metric: str) -> float:
+    """The selection metric at a stage's best evaluation; -1 before any (so the first one wins)."""
+    if state.best_step < 0:
+        return -1.0
+    return state.best_ndcg if metric == "ndcg" else state.best_recall
 
 
 def _count_lines(path: Path) -> int:

@@ -184,7 +184,7 @@ def train(
     from graphtx.text.bpe import PatentTokenizer
     from graphtx.text.pretrain import load_tokens
     from graphtx.train.evaluate import CitationEvaluator
-    from graphtx.train.loop import StageTrainer
+    from graphtx.train.loop import StageTrainer, selection_score
 
     cfg, seed = config.train, config.seed
     out = Path(out_dir)
@@ -237,7 +237,7 @@ def train(
             for name, cites in (("valid", prepared.valid), ("test", prepared.test)):  # the held-out judgements, for graphtx eval
                 (out / f"{name}_citations.tsv").write_text("citing_id\tcited_id\tcategory\n" + "".join(f"{c.citing}\t{c.cited}\t{c.category}\n" for c in cites))
 
-        results = {}
+        results, scores = {}, {}
         for stage in cfg.stages:
             if stage == "reduced" and not model.config.reduced_dim:
                 if not config.model.reduced_dim:
@@ -251,15 +251,20 @@ def train(
             if not state.stopped:  # simulated kill (tests)
                 return {"interrupted": stage, "step": state.step}
             model = trainer.load_best().train()
+            scores[stage] = selection_score(state, cfg.select_metric)
             results[stage] = {"best_recall": state.best_recall, "best_ndcg": state.best_ndcg, "best_step": state.best_step,
                               "steps": state.step, "evals": state.evals, "stopped": state.stopped}  # fmt: skip
 
-        summary = {"data": data_report, "stages": results, "k": cfg.eval_k, "ndcg_k": cfg.eval_ndcg_k}
+        final_stage = pick_final_stage(cfg.stages, scores)
+        if final_stage != cfg.stages[-1]:
+            model = load_model(out / final_stage / "best")[0]
+        summary = {"data": data_report, "stages": results, "final_stage": final_stage, "select_metric": cfg.select_metric,
+                   "k": cfg.eval_k, "ndcg_k": cfg.eval_ndcg_k}  # fmt: skip
         if ctx.is_main:
             final = out / "model"
             if final.exists():
                 shutil.rmtree(final)
-            shutil.copytree(out / cfg.stages[-1] / "best", final)
+            shutil.copytree(out / final_stage / "best", final)
             if prepared.test:
                 test_eval = CitationEvaluator(prepared.test, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size, known_item)
                 if test_eval.query_ids:
@@ -271,6 +276,12 @@ def train(
         raise
     finally:
         shutdown(ctx, clean=clean_exit)
+
+
+def pick_final_stage(stages, scores: dict[str, float]) -> str:
+    """The run's model is its best validated stage (ties: the later, smaller one): a reduction stage that
+    ends below the base model does not ship."""
+    return max(stages, key=lambda s: (scores[s], list(stages).index(s)))
 
 
 def _config_dict(config: GraphtxConfig) -> dict:

@@ -29,13 +29,24 @@ def test_training_beats_the_untrained_model_and_writes_a_run(synthetic, tmp_path
     assert summary["stages"]["base"]["best_recall"] > max(untrained + 0.15, 3 * chance)
     assert summary["data"]["citation_pairs"] == 144 and summary["data"]["valid_queries"] == 24
     assert summary["data"]["trivial_pairs"] == round(0.2 * 144)
-    # the reduction stage ends with the MoE head and a reduced output
-    model, config = load_model(out / "model")
-    assert config.reduced_dim == 8 and model.moe is not None
+    # the run's model is its best validated stage (the reduction stage ships only when it is at least as good)
+    final = summary["final_stage"]
+    assert summary["stages"][final]["best_recall"] == max(s["best_recall"] for s in summary["stages"].values())
+    assert (out / "model" / "fingerprint.txt").read_text() == (out / final / "best" / "fingerprint.txt").read_text()
+    model, config = load_model(out / "reduced" / "best")
+    assert config.reduced_dim == 8 and model.moe is not None  # the reduction stage ends with the MoE head and a reduced output
     assert summary["stages"]["reduced"]["best_recall"] > untrained
     log = [json.loads(line) for line in (out / "base" / "log.jsonl").read_text().splitlines()]
     assert {"loss", "active_triplets", "graphs", "nodes", "graphs_per_s", "lr"} <= set(log[0])
     assert main(["plot", str(out), "--quiet"]) == 0 and (out / "curves.png").stat().st_size > 10_000
+
+
+def test_final_stage_is_the_best_validated_one_ties_to_the_later():
+    from graphtx.train.run import pick_final_stage
+
+    assert pick_final_stage(("base", "reduced"), {"base": 0.30, "reduced": 0.25}) == "base"
+    assert pick_final_stage(("base", "reduced"), {"base": 0.30, "reduced": 0.30}) == "reduced"
+    assert pick_final_stage(("base",), {"base": -1.0}) == "base"
 
 
 def test_killed_run_resumes_to_identical_weights(synthetic, tmp_path):
