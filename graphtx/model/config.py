@@ -18,6 +18,7 @@ from typing import Any
 
 NUM_NODE_TYPES = 2  # feature, relation (graphtx.graphs.graph.NODE_TYPES)
 NUM_EDGE_TYPES = 3  # part_of, example_of, functional (graphtx.graphs.graph.EDGE_TYPES)
+TOKEN_WEIGHTINGS = ("none", "idf", "learned")  # SWEM's mean pooling: plain, IDF-weighted, IDF-initialised and trained
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class ModelConfig:
     reduced_dim: int = 64  # 0 = base model; > 0 = a dense mixture-of-experts head base_dim -> reduced_dim
     num_experts: int = 4  # experts of the MoE head (each Linear(base_dim, reduced_dim)); unused when reduced_dim = 0
     max_tokens_per_node: int = 32  # tokens kept per node text (the first ones): long relation snippets are cut
+    token_weighting: str = "none"  # none | idf | learned: SWEM mean weighted by token IDF (rare technical terms survive pooling)
 
     def __post_init__(self) -> None:
         ints = ("vocab_size", "token_dim", "node_dim", "heads", "layers", "ffn_mult", "base_dim", "num_experts", "max_tokens_per_node")
@@ -53,6 +55,8 @@ class ModelConfig:
         for name in ("dropout", "attention_dropout", "embedding_dropout"):
             if not 0.0 <= getattr(self, name) < 1.0:
                 raise ValueError(f"model.{name} must be in [0, 1)")
+        if self.token_weighting not in TOKEN_WEIGHTINGS:
+            raise ValueError(f"model.token_weighting must be one of {TOKEN_WEIGHTINGS}, got {self.token_weighting!r}")
         if self.reduced_dim < 0:
             raise ValueError("model.reduced_dim must be >= 0 (0 = base model without MoE head)")
         if self.reduced_dim >= self.base_dim:

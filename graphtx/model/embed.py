@@ -37,12 +37,14 @@ def init_model(config: ModelConfig, tokens_dir: str | Path, seed: int) -> tuple[
     ``config.vocab_size`` and ``config.token_dim`` are taken from the tokens (BPE may
     learn fewer tokens than asked for); any other mismatch is the caller's config.
     """
-    from graphtx.text.pretrain import load_tokens
+    from graphtx.text.pretrain import load_token_idf, load_tokens
 
     tokenizer, vectors = load_tokens(tokens_dir)
     config = dataclasses.replace(config, vocab_size=tokenizer.vocab_size, token_dim=int(vectors.shape[1]))
     model = GraphEncoder(config, seed=seed)
     model.swem.load_token_vectors(vectors)
+    if config.token_weighting != "none":
+        model.swem.load_token_weights(load_token_idf(tokens_dir))
     return model, tokenizer
 
 

@@ -8,6 +8,12 @@ Legend: t - tokens of the batch, n - nodes, c - token_dim, d - node_dim.
 Models", SWEM-concat.) The token table is meant to start from FastText vectors
 (``load_token_vectors``).
 
+Token weighting (``weighting``): ``none`` is the plain mean above; ``idf`` replaces it by
+the IDF-weighted mean Σ w_t e_t / Σ w_t with w = the tokens directory's IDF (a buffer,
+saved with the weights), so a rare technical term ("separator", "electrolyte") is not
+averaged away by the common words of its node; ``learned`` starts from the same IDF and
+trains w (kept positive as exp of a parameter). The max half is unweighted.
+
 Embedding dropout (train mode only): each forward draws one keep/drop coin per
 vocabulary row; every occurrence of a dropped token type leaves its node's bag
 of tokens, as if the word were not in the text. Mean and max then run over the
@@ -23,14 +29,22 @@ from torch import nn
 from torch_geometric.utils import scatter
 
 from graphtx.model.config import NUM_NODE_TYPES
+from graphtx.model.config import TOKEN_WEIGHTINGS as WEIGHTINGS
 
 
 class SWEMNodeEncoder(nn.Module):
-    def __init__(self, vocab_size: int, token_dim: int, node_dim: int, embedding_dropout: float = 0.0, num_node_types: int = NUM_NODE_TYPES):
+    def __init__(self, vocab_size: int, token_dim: int, node_dim: int, embedding_dropout: float = 0.0, num_node_types: int = NUM_NODE_TYPES,
+                 weighting: str = "none"):  # fmt: skip
         super().__init__()
+        if weighting not in WEIGHTINGS:
+            raise ValueError(f"token weighting must be one of {WEIGHTINGS}, got {weighting!r}")
         self.vocab_size, self.token_dim, self.node_dim = vocab_size, token_dim, node_dim
-        self.embedding_dropout = embedding_dropout
+        self.embedding_dropout, self.weighting = embedding_dropout, weighting
         self.embedding = nn.Embedding(vocab_size, token_dim)
+        if weighting == "idf":
+            self.register_buffer("token_log_weight", torch.zeros(vocab_size))  # (vocab,) log IDF; 0 until load_token_weights
+        elif weighting == "learned":
+            self.token_log_weight = nn.Parameter(torch.zeros(vocab_size))  # (vocab,)
         self.proj = nn.Linear(2 * token_dim, node_dim)
         self.type_embedding = nn.Embedding(num_node_types, node_dim)
         self.reset_parameters()
@@ -48,6 +62,16 @@ class SWEMNodeEncoder(nn.Module):
             raise ValueError(f"token vectors have shape {tuple(matrix.shape)}, the table needs {tuple(self.embedding.weight.shape)}")
         self.embedding.weight.copy_(matrix.to(self.embedding.weight))
 
+    @torch.no_grad()
+    def load_token_weights(self, weights: np.ndarray | torch.Tensor) -> None:
+        """Copy positive per-token weights (vocab_size,), e.g. the tokens directory's IDF, into the weighting."""
+        if self.weighting == "none":
+            raise ValueError("this node encoder has no token weighting (model.token_weighting: none)")
+        weights = torch.as_tensor(weights).to(self.token_log_weight)
+        if tuple(weights.shape) != (self.vocab_size,) or not bool((weights > 0).all()):
+            raise ValueError(f"token weights must be {self.vocab_size} positive numbers, got shape {tuple(weights.shape)}")
+        self.token_log_weight.copy_(weights.log().to(self.token_log_weight))
+
     def forward(self, token_ids: torch.Tensor, token_node: torch.Tensor, node_type: torch.Tensor) -> torch.Tensor:
         """(t,), (t,), (n,) → (n, d)."""
         num_nodes = node_type.numel()
@@ -56,9 +80,15 @@ class SWEMNodeEncoder(nn.Module):
             keep = keep_type[token_ids]  # (t,)
             token_ids, token_node = token_ids[keep], token_node[keep]
         e = self.embedding(token_ids)  # (t, c)
-        mean = scatter(e, token_node, dim=0, dim_size=num_nodes, reduce="mean")  # (n, c); 0 for a node without tokens
+        if self.weighting == "none":
+            mean = scatter(e, token_node, dim=0, dim_size=num_nodes, reduce="mean")  # (n, c); 0 for a node without tokens
+        else:
+            w = self.token_log_weight[token_ids].exp().unsqueeze(1)  # (t, 1)
+            total = scatter(w, token_node, dim=0, dim_size=num_nodes, reduce="sum")  # (n, 1)
+            mean = scatter(e * w, token_node, dim=0, dim_size=num_nodes, reduce="sum") / total.clamp(min=1e-12)  # (n, c)
         max_ = scatter(e, token_node, dim=0, dim_size=num_nodes, reduce="max")  # (n, c); 0 for a node without tokens
         return self.proj(torch.cat([mean, max_], dim=-1)) + self.type_embedding(node_type)  # (n, d)
 
     def extra_repr(self) -> str:
-        return f"vocab={self.vocab_size}, token_dim={self.token_dim}, node_dim={self.node_dim}, pool=mean+max, embedding_dropout={self.embedding_dropout}"
+        mean = "mean" if self.weighting == "none" else f"{self.weighting}-weighted mean"
+        return f"vocab={self.vocab_size}, token_dim={self.token_dim}, node_dim={self.node_dim}, pool={mean}+max, embedding_dropout={self.embedding_dropout}"

@@ -4,6 +4,8 @@ Layout of a tokens directory::
 
     tokenizer.json       the BPE tokenizer (HuggingFace ``tokenizers`` format)
     token_vectors.npy    float32 (vocab_size, dim); row i = vector of token id i, row 0 ([PAD]) zeros
+    token_idf.npy        float32 (vocab_size,); smoothed IDF of token id i over the documents
+                         (``model.token_weighting: idf`` weights SWEM's mean pooling by it)
     manifest.json        corpora, counts, sizes, seed, row sources, versions, seconds, fingerprint;
                          written last, so its presence marks a complete directory
 
@@ -37,11 +39,22 @@ from tqdm import tqdm
 
 from graphtx.config import PretrainConfig
 from graphtx.corpus.schema import PatentDocument
-from graphtx.corpus.store import MANIFEST_FILE, count_documents, documents_path, iter_documents
+from graphtx.corpus.store import (
+    MANIFEST_FILE,
+    count_documents,
+    documents_path,
+    iter_documents,
+)
 from graphtx.text.bpe import TOKENIZER_FILE, PatentTokenizer, train_bpe
-from graphtx.text.fasttext import ROW_SOURCES, embedding_matrix, row_sources, train_fasttext
+from graphtx.text.fasttext import (
+    ROW_SOURCES,
+    embedding_matrix,
+    row_sources,
+    train_fasttext,
+)
 
 VECTORS_FILE = "token_vectors.npy"
+IDF_FILE = "token_idf.npy"
 TOKENS_FILES = (TOKENIZER_FILE, VECTORS_FILE, MANIFEST_FILE)
 BATCH_TEXTS = 2048  # texts per encode_batch call
 
@@ -164,8 +177,11 @@ def pretrain(corpus_dirs: list, out_dir: str | Path, cfg: PretrainConfig = Pretr
     rows = Counter(row_sources(tokenizer, ft))
     t_fasttext = time.time()
 
+    with tqdm(total=total, desc="pretrain idf", unit="doc", disable=disable, file=sys.stderr) as bar:
+        idf = token_idf(corpora, tokenizer, cfg, bar)
     tokenizer.save(out)
     np.save(out / VECTORS_FILE, vectors)
+    np.save(out / IDF_FILE, idf)
     fingerprint = tokens_fingerprint(out)
     report = PretrainReport(
         out, sum(counts.documents.values()), counts.texts, n_sentences, n_tokens,
@@ -196,6 +212,35 @@ def pretrain(corpus_dirs: list, out_dir: str | Path, cfg: PretrainConfig = Pretr
     }
     (out / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2) + "\n")
     return report
+
+
+def token_idf(corpus_dirs: list[Path], tokenizer: PatentTokenizer, cfg: PretrainConfig, bar: tqdm | None = None) -> np.ndarray:
+    """(vocab_size,) float32 smoothed IDF, ln((1 + N) / (1 + df)) + 1, over the documents pre-training reads.
+
+    A token no document holds gets the largest value (it is as specific as a term can be).
+    """
+    df = np.zeros(tokenizer.vocab_size, dtype=np.int64)
+    n = 0
+    documents = (d for corpus in corpus_dirs for d in iter_documents(corpus))
+    if cfg.max_documents:
+        documents = itertools.islice(documents, cfg.max_documents)
+    for batch in _batched(documents, 256):
+        texts = [" ".join(document_texts(d, cfg.max_chars_per_document)) for d in batch]
+        for ids in tokenizer.encode_batch(texts):
+            df[np.unique(np.asarray(ids, dtype=np.int64))] += 1
+        n += len(batch)
+        if bar is not None:
+            bar.update(len(batch))
+    return (np.log((1.0 + n) / (1.0 + df)) + 1.0).astype(np.float32)
+
+
+def load_token_idf(tokens_dir: str | Path) -> np.ndarray:
+    """The (vocab_size,) token IDF of a tokens directory (clear error for one made before it existed)."""
+    path = Path(tokens_dir) / IDF_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"{tokens_dir} has no {IDF_FILE} (made before IDF weighting): re-run `graphtx pretrain`, "
+                                "or set model.token_weighting: none")  # fmt: skip
+    return np.load(path)
 
 
 def _versions() -> dict:

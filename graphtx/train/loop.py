@@ -241,14 +241,17 @@ class StageTrainer:
         return out
 
     def _param_groups(self) -> list[dict]:
-        """The token table learns at ``token_lr_scale`` x the LR, without weight decay (it starts
-        from FastText vectors, which decay would shrink); 0 keeps it fixed. Everything else: the LR."""
-        table = self.model.swem.embedding.weight
-        table.requires_grad_(self.cfg.token_lr_scale > 0)
-        rest = [p for p in self.model.parameters() if p is not table]
+        """The token table (and learned token weights) learn at ``token_lr_scale`` x the LR, without weight
+        decay (they start from FastText vectors and IDF, which decay would shrink); 0 keeps them fixed.
+        Everything else: the LR."""
+        swem = self.model.swem
+        tokens = [swem.embedding.weight] + ([swem.token_log_weight] if swem.weighting == "learned" else [])
+        for p in tokens:
+            p.requires_grad_(self.cfg.token_lr_scale > 0)
+        rest = [p for p in self.model.parameters() if all(p is not t for t in tokens)]
         groups = [{"params": rest, "lr_scale": 1.0}]
         if self.cfg.token_lr_scale > 0:
-            groups.append({"params": [table], "lr_scale": self.cfg.token_lr_scale, "weight_decay": 0.0})
+            groups.append({"params": tokens, "lr_scale": self.cfg.token_lr_scale, "weight_decay": 0.0})
         return groups
 
     def _lr(self) -> float:

@@ -10,7 +10,15 @@ import torch
 from graphtx.config import REPO_ROOT, load_config
 from graphtx.model import GraphEncoder, ModelConfig
 from graphtx.model.batch import collate
-from tests.model import HashTokenizer, lamp, no_nodes, permuted, single_node, snowthrower, tiny_config
+from tests.model import (
+    HashTokenizer,
+    lamp,
+    no_nodes,
+    permuted,
+    single_node,
+    snowthrower,
+    tiny_config,
+)
 
 PAPER_BASE, PAPER_REDUCED = 156e6, 161e6
 

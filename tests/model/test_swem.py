@@ -58,3 +58,50 @@ def test_token_table_is_initialised_from_a_given_matrix():
     with pytest.raises(ValueError, match="shape"):
         enc.load_token_vectors(np.zeros((9, 4)))
     assert "mean+max" in repr(enc)
+
+
+def test_idf_weighted_mean_matches_per_node_reference_and_uniform_weights_give_the_plain_mean():
+    torch.manual_seed(0)
+    enc = SWEMNodeEncoder(vocab_size=64, token_dim=5, node_dim=7, weighting="idf").double().eval()
+    idf = torch.linspace(1.0, 6.0, 64, dtype=torch.float64)
+    enc.load_token_weights(idf)
+    b = collate([snowthrower(), lamp()], HashTokenizer(), max_tokens_per_node=4)
+    rows = []
+    for i in range(b.num_nodes):
+        ids = b.token_ids[b.token_node == i]
+        e, w = enc.embedding.weight[ids], idf[ids].unsqueeze(1)
+        pooled = torch.cat([(w * e).sum(0) / w.sum(), e.max(0).values]) if len(e) else torch.zeros(10, dtype=torch.float64)
+        rows.append(enc.proj(pooled) + enc.type_embedding.weight[b.node_type[i]])
+    torch.testing.assert_close(enc(b.token_ids, b.token_node, b.node_type), torch.stack(rows), rtol=0, atol=1e-10)
+
+    plain = SWEMNodeEncoder(vocab_size=64, token_dim=5, node_dim=7).double().eval()
+    plain.load_state_dict({k: v for k, v in enc.state_dict().items() if k != "token_log_weight"})
+    enc.load_token_weights(torch.full((64,), 3.0))
+    torch.testing.assert_close(enc(b.token_ids, b.token_node, b.node_type), plain(b.token_ids, b.token_node, b.node_type))
+
+
+def test_a_rare_token_moves_its_node_more_under_idf_weighting():
+    """A node 'common common rare': IDF weighting pulls its mean towards the rare token's vector."""
+    torch.manual_seed(0)
+    for weighting, expect_closer in (("none", False), ("idf", True)):
+        enc = SWEMNodeEncoder(vocab_size=3, token_dim=4, node_dim=4, weighting=weighting).eval()
+        with torch.no_grad():
+            enc.embedding.weight.copy_(torch.eye(3, 4))
+        if weighting == "idf":
+            enc.load_token_weights(torch.tensor([1.0, 1.0, 10.0]))
+        ids, node = torch.tensor([0, 1, 2]), torch.zeros(3, dtype=torch.long)
+        e = enc.embedding(ids)
+        w = enc.token_log_weight.exp()[ids].unsqueeze(1) if weighting == "idf" else torch.ones(3, 1)
+        mean = (w * e).sum(0) / w.sum()
+        assert (float(mean[2]) > 0.5) is expect_closer
+
+
+def test_learned_weights_get_gradients_and_bad_weights_are_refused():
+    enc = SWEMNodeEncoder(vocab_size=64, token_dim=5, node_dim=7, weighting="learned")
+    b = collate([snowthrower()], HashTokenizer(), max_tokens_per_node=4)
+    enc(b.token_ids, b.token_node, b.node_type).sum().backward()
+    assert enc.token_log_weight.grad is not None and enc.token_log_weight.grad.abs().sum() > 0
+    with pytest.raises(ValueError, match="positive"):
+        enc.load_token_weights(torch.zeros(64))
+    with pytest.raises(ValueError, match="no token weighting"):
+        SWEMNodeEncoder(vocab_size=64, token_dim=5, node_dim=7).load_token_weights(torch.ones(64))

@@ -12,7 +12,12 @@ import numpy as np
 import pytest
 
 from graphtx.text.bpe import PatentTokenizer, train_bpe
-from graphtx.text.fasttext import ROW_SOURCES, embedding_matrix, row_sources, train_fasttext
+from graphtx.text.fasttext import (
+    ROW_SOURCES,
+    embedding_matrix,
+    row_sources,
+    train_fasttext,
+)
 from tests.text import patent_sentences
 
 REPO = Path(__file__).resolve().parents[2]

@@ -12,7 +12,13 @@ from graphtx.cli import main
 from graphtx.config import REPO_ROOT, PretrainConfig, config_from_dict, load_config
 from graphtx.corpus.schema import Claim, PatentDocument
 from graphtx.corpus.store import CorpusWriter, iter_documents
-from graphtx.text.pretrain import TOKENS_FILES, document_texts, load_tokens, pretrain, tokens_fingerprint
+from graphtx.text.pretrain import (
+    TOKENS_FILES,
+    document_texts,
+    load_tokens,
+    pretrain,
+    tokens_fingerprint,
+)
 from tests.text import patent_sentence
 
 CFG = PretrainConfig(vocab_size=300, dim=16, epochs=2, buckets=10_000)
@@ -130,3 +136,38 @@ def test_cli_pretrain_of_a_missing_corpus_is_a_clear_error(corpora, tmp_path, ca
 def test_cli_pretrain_bad_setting_is_a_usage_error(corpora, tmp_path, capsys):
     assert main(["pretrain", str(corpora[0]), "--out", str(tmp_path / "t"), "--quiet", "--dim", "0"]) == 2
     assert "dim" in capsys.readouterr().err
+
+
+def test_token_idf_is_written_and_rare_tokens_weigh_more(corpora, tokens):
+    from graphtx.text.pretrain import IDF_FILE, load_token_idf
+
+    tokens, _ = tokens
+    tokenizer, _ = load_tokens(tokens)
+    idf = load_token_idf(tokens)
+    assert (tokens / IDF_FILE).is_file() and idf.shape == (tokenizer.vocab_size,) and idf.dtype == np.float32 and (idf >= 1.0).all()
+    n = sum(1 for c in corpora for _ in iter_documents(c))
+    df = np.zeros(tokenizer.vocab_size)
+    for c in corpora:
+        for d in iter_documents(c):
+            df[np.unique(tokenizer.encode(" ".join(document_texts(d, CFG.max_chars_per_document))))] += 1
+    np.testing.assert_allclose(idf, np.log((1 + n) / (1 + df)) + 1, rtol=1e-6)  # smoothed IDF over documents
+    common, rare = int(np.argmax(df)), int(np.argmin(np.where(df > 0, df, np.inf)))
+    assert idf[rare] > idf[common]
+
+
+def test_tokens_without_idf_give_a_clear_error_only_when_idf_weighting_is_asked(tokens, tmp_path):
+    import shutil
+
+    from graphtx.model.config import ModelConfig
+    from graphtx.model.embed import init_model
+    from graphtx.text.pretrain import IDF_FILE
+
+    tokens, _ = tokens
+    old = tmp_path / "old-tokens"
+    shutil.copytree(tokens, old)
+    (old / IDF_FILE).unlink()
+    init_model(ModelConfig.small(), old, seed=0)  # plain mean pooling needs no IDF
+    with pytest.raises(FileNotFoundError, match="re-run `graphtx pretrain`"):
+        init_model(ModelConfig(token_weighting="idf"), old, seed=0)
+    model, _ = init_model(ModelConfig(token_weighting="idf"), tokens, seed=0)
+    np.testing.assert_allclose(model.swem.token_log_weight.exp().numpy(), np.load(tokens / IDF_FILE), rtol=1e-5)
