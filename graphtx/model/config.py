@@ -40,6 +40,7 @@ class ModelConfig:
     num_experts: int = 4  # experts of the MoE head (each Linear(base_dim, reduced_dim)); unused when reduced_dim = 0
     max_tokens_per_node: int = 32  # tokens kept per node text (the first ones): long relation snippets are cut
     token_weighting: str = "none"  # none | idf | learned: SWEM mean weighted by token IDF (rare technical terms survive pooling)
+    late_dim: int = 0  # > 0: a late-interaction head (node vectors of this size, learned query-node weights; graphtx.model.late)
 
     def __post_init__(self) -> None:
         ints = ("vocab_size", "token_dim", "node_dim", "heads", "layers", "ffn_mult", "base_dim", "num_experts", "max_tokens_per_node")
@@ -57,6 +58,8 @@ class ModelConfig:
                 raise ValueError(f"model.{name} must be in [0, 1)")
         if self.token_weighting not in TOKEN_WEIGHTINGS:
             raise ValueError(f"model.token_weighting must be one of {TOKEN_WEIGHTINGS}, got {self.token_weighting!r}")
+        if self.late_dim < 0:
+            raise ValueError("model.late_dim must be >= 0 (0 = no late-interaction head)")
         if self.reduced_dim < 0:
             raise ValueError("model.reduced_dim must be >= 0 (0 = base model without MoE head)")
         if self.reduced_dim >= self.base_dim:

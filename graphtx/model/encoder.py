@@ -6,6 +6,7 @@ d - node_dim, D - base_dim, R - reduced_dim.
     node texts ──SWEM──▶ (n, d) ──LayerNorm, dropout──▶ L × GraphTransformerBlock
       ──LayerNorm──▶ WeightedPooling (b, d) ──Linear──▶ (b, D) [──DenseMoEHead──▶ (b, R)]
       ──L2-normalise──▶ graph vectors
+    final node states ──LateInteractionHead──▶ (n, L) node vectors, (n,) query-node weights   (late_dim > 0)
 
 Training runs in two stages: the base model (``reduced_dim = 0``) first, then
 ``with_reduction`` copies it under a fresh MoE head for the reduced model.
@@ -28,6 +29,7 @@ from graphtx.graphs.graph import InventionGraph
 from graphtx.model.batch import GraphBatch, Tokenizer, collate
 from graphtx.model.block import GraphTransformerBlock
 from graphtx.model.config import ModelConfig
+from graphtx.model.late import LateInteractionHead
 from graphtx.model.moe import DenseMoEHead
 from graphtx.model.pooling import WeightedPooling
 from graphtx.model.swem import SWEMNodeEncoder
@@ -41,6 +43,8 @@ class EncoderOutput:
     attention: list[torch.Tensor]  # per block: (e, h) weights over attention_edges
     attention_edges: torch.Tensor  # (2, e): (source, target), graph edges both ways + self loops
     gates: torch.Tensor | None  # (b, experts) MoE gates; None for the base model
+    late_vectors: torch.Tensor | None = None  # (n, L) unit node vectors of the late-interaction head; None without one
+    late_weights: torch.Tensor | None = None  # (n,) query-node weights, sum to 1 per non-empty graph
 
 
 class GraphEncoder(nn.Module):
@@ -59,9 +63,10 @@ class GraphEncoder(nn.Module):
             self.pool = WeightedPooling(c.node_dim)
             self.proj = nn.Linear(c.node_dim, c.base_dim) if c.base_dim != c.node_dim else nn.Identity()
             self.moe = DenseMoEHead(c.base_dim, c.reduced_dim, c.num_experts) if c.reduced_dim else None
+            self.late = LateInteractionHead(c.node_dim, c.late_dim) if c.late_dim else None  # last: the other weights start as without it
 
     def reset_parameters(self) -> None:
-        for m in (self.swem, self.ln_in, *self.blocks, self.ln_f, self.pool, self.proj, self.moe):
+        for m in (self.swem, self.ln_in, *self.blocks, self.ln_f, self.pool, self.proj, self.moe, self.late):
             if m is not None and hasattr(m, "reset_parameters"):
                 m.reset_parameters()
 
@@ -89,7 +94,36 @@ class GraphEncoder(nn.Module):
             g = F.normalize(g, dim=-1)  # (b, out_dim); the zero vector stays zero
         if not return_details:
             return g
-        return EncoderOutput(g, x, weights, attention, index, gates)
+        late_vectors = late_weights = None
+        if self.late is not None:
+            late_vectors, late_weights = self.late(x, batch.node_graph, batch.num_graphs)  # (n, L), (n,)
+        return EncoderOutput(g, x, weights, attention, index, gates, late_vectors, late_weights)
+
+    @torch.no_grad()
+    def encode_nodes(self, graphs: Sequence[InventionGraph], tokenizer: Tokenizer, batch_size: int = 64) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Late-interaction node vectors of ``graphs`` on CPU, eval mode: vectors (N, L), query weights (N,),
+        offsets (len(graphs) + 1,) long (graph g owns rows ``offsets[g]:offsets[g + 1]``)."""
+        if self.late is None:
+            raise ValueError("this model has no late-interaction head (model.late_dim: 0); train one with model.late_dim > 0")
+        was_training = self.training
+        self.eval()
+        device = next(self.parameters()).device
+        vectors, weights, counts = [], [], []
+        try:
+            for i in range(0, len(graphs), batch_size):
+                batch = collate(list(graphs[i : i + batch_size]), tokenizer, self.config.max_tokens_per_node).to(device)
+                out = self(batch, return_details=True)
+                vectors.append(out.late_vectors.float().cpu())
+                weights.append(out.late_weights.float().cpu())
+                counts.append(batch.nodes_per_graph().cpu())
+        finally:
+            self.train(was_training)
+        L = self.config.late_dim
+        if not vectors:
+            return torch.zeros(0, L), torch.zeros(0), torch.zeros(1, dtype=torch.long)
+        counts_all = torch.cat(counts)  # (graphs,)
+        offsets = torch.cat([counts_all.new_zeros(1), counts_all.cumsum(0)])  # (graphs + 1,)
+        return torch.cat(vectors), torch.cat(weights), offsets
 
     @torch.no_grad()
     def encode(self, graphs: Sequence[InventionGraph], tokenizer: Tokenizer, batch_size: int = 64, normalize: bool = True) -> torch.Tensor:
@@ -123,4 +157,5 @@ class GraphEncoder(nn.Module):
     def extra_repr(self) -> str:
         c = self.config
         head = f", moe={c.base_dim}->{c.reduced_dim}x{c.num_experts}" if c.reduced_dim else ""
+        head += f", late_dim={c.late_dim}" if c.late_dim else ""
         return f"out_dim={self.out_dim}, node_dim={c.node_dim}, layers={c.layers}, heads={c.heads}{head}, params={self.num_parameters():,}"

@@ -27,9 +27,15 @@ from graphtx.model.encoder import GraphEncoder
 CONFIG_FILE, WEIGHTS_FILE, FINGERPRINT_FILE = "config.yaml", "model.pt", "fingerprint.txt"
 
 
+# Fields added after models were saved: left out of the YAML (and so of the fingerprint) while they
+# hold their default, so model directories written before them keep loading with the same fingerprint.
+OMIT_WHEN_DEFAULT = {"late_dim": 0}
+
+
 def config_yaml(config: ModelConfig) -> str:
     """Canonical YAML of a config: the same config always gives the same bytes."""
-    return yaml.safe_dump(config.to_dict(), sort_keys=True, default_flow_style=False)
+    data = {k: v for k, v in config.to_dict().items() if not (k in OMIT_WHEN_DEFAULT and v == OMIT_WHEN_DEFAULT[k])}
+    return yaml.safe_dump(data, sort_keys=True, default_flow_style=False)
 
 
 def state_fingerprint(state: dict[str, torch.Tensor], config: ModelConfig) -> str:

@@ -53,6 +53,7 @@ class TrainConfig:
     distance: str = "cosine"  # cosine (1 - cos) | l2 (on the L2-normalised vectors)
     mining: str = "hardest"  # hardest | semihard | all: which in-batch negatives each anchor gets
     cross_rank_negatives: bool = True  # DDP: mine negatives among the cited graphs of every rank
+    late_interaction_weight: float = 0.5  # model.late_dim > 0: loss = (1 - w) pooled-vector loss + w late-interaction loss (same loss kind; its in-batch negatives stay on the rank)
     # --- optimisation -----------------------------------------------------------------
     lr: float = 1e-3  # AdamW learning rate of the base stage
     reduced_lr: float = 5e-4  # AdamW learning rate of the reduction stage
@@ -86,6 +87,8 @@ class TrainConfig:
         for name in ("graph_type_augment_p", "node_dropout_max", "valid_share", "test_share"):
             if not 0.0 <= getattr(self, name) < 1.0:
                 raise ValueError(f"train.{name} must be in [0, 1)")
+        if not 0.0 <= self.late_interaction_weight < 1.0:
+            raise ValueError("train.late_interaction_weight must be in [0, 1) (the pooled vector is the first stage: it must keep training)")
         if self.temperature <= 0:
             raise ValueError("train.temperature must be > 0")
         if self.token_lr_scale < 0:

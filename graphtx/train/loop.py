@@ -5,6 +5,8 @@ Per step (global batch = pair indices of ``SizeAwareBatcher``)::
     shard for this rank ─▶ choose graph kinds (augmentation) ─▶ collate anchors + cited graphs
       ─▶ node dropout ─▶ model ─▶ (b, D) anchors, (m, D) cited [─▶ gather over ranks]
       ─▶ triplet loss, hardest allowed negative per anchor ─▶ backward ─▶ clip ─▶ AdamW
+      (model.late_dim > 0: the same loss on the node-level late-interaction scores of anchors x
+       candidates, mixed in by ``train.late_interaction_weight``)
 
 Evaluation runs ``evals_per_epoch`` times an epoch (Recall@k, nDCG@k on the
 validation citations over all candidates); the learning rate is halved after
@@ -39,7 +41,8 @@ from graphtx.train.config import TrainConfig
 from graphtx.train.data import GraphStore
 from graphtx.train.distributed import DistContext, all_gather_objects, all_reduce_sum, barrier, broadcast_object, gather_rows
 from graphtx.train.evaluate import CitationEvaluator, EvalResult
-from graphtx.train.loss import allowed_negatives, contrastive_loss, triplet_loss
+from graphtx.model.late import late_score_matrix
+from graphtx.train.loss import allowed_negatives, contrastive_loss, contrastive_loss_from_scores, triplet_loss, triplet_loss_from_distances
 from graphtx.train.pairs import Pair
 
 STAGE_INDEX = {"base": 0, "reduced": 1}
@@ -196,8 +199,10 @@ class StageTrainer:
         gb = collate(graphs, self.tokenizer, self.model.config.max_tokens_per_node)
         g = torch.Generator().manual_seed(int(rng.integers(2**62)) + ctx.rank)
         gb = node_dropout(gb, cfg.node_dropout_max, cfg.node_dropout_half, g).to(ctx.device)
+        late = self.model.late is not None and cfg.late_interaction_weight > 0
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=cfg.amp and ctx.device.type == "cuda"):
-            vectors = (self.ddp or self.model)(gb).float()  # (b + m, D)
+            out = (self.ddp or self.model)(gb, return_details=late)
+            vectors = (out.vectors if late else out).float()  # (b + m, D)
         anchors, cands = vectors[: len(pairs)], vectors[len(pairs) :]  # (b, D), (m, D)
         offset = 0
         all_cand_docs = cand_docs
@@ -212,6 +217,12 @@ class StageTrainer:
             loss_sum, denom, active = contrastive_loss(anchors, cands, positive, allowed, cfg.temperature)
         else:
             loss_sum, denom, active = triplet_loss(anchors, cands, positive, allowed, margins, cfg.distance, cfg.mining)
+        late_loss = None
+        if late:
+            late_sum, late_denom = self._late_loss(out, gb, len(pairs), cand_docs, pairs, margins)
+            late_loss = float(late_sum.detach() / late_denom.clamp(min=1.0))
+            w = cfg.late_interaction_weight  # late mean rescaled to the pooled loss's denominator: (1-w) mean + w mean
+            loss_sum = (1 - w) * loss_sum + w * late_sum * (denom.detach().clamp(min=1.0) / late_denom.detach().clamp(min=1.0))
         global_denom = all_reduce_sum(denom.detach(), ctx).clamp(min=1.0)
         loss = loss_sum * ctx.world_size / global_denom
         self.optimizer.zero_grad(set_to_none=True)
@@ -224,9 +235,26 @@ class StageTrainer:
             "stage": self.stage, "epoch": st.epoch, "batch": st.batch, "step": st.step + 1, "lr": lr,
             "loss": float(totals[0] / global_denom.cpu()), "active_triplets": int(totals[1]), "pairs": int(totals[2]),
             "graphs": int(totals[3]), "nodes": int(totals[4]), "tokens": int(totals[5]),
-            "grad_norm": float(grad_norm), "seconds": seconds,
+            "grad_norm": float(grad_norm), "seconds": seconds, **({"late_loss": late_loss} if late_loss is not None else {}),
             "graphs_per_s": float(totals[3]) / seconds, "triplets_per_s": float(totals[2]) / seconds,
         }  # fmt: skip
+
+    def _late_loss(self, out, gb, num_anchors: int, cand_docs: list[str], pairs: list, margins: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(loss sum, denominator) of the late-interaction score matrix of this rank's anchors x candidates."""
+        cfg = self.cfg
+        node_graph = gb.node_graph  # (n,)
+        is_query = node_graph < num_anchors  # (n,): the anchors come first in the batch
+        scores = late_score_matrix(
+            out.late_vectors[is_query].float(), out.late_weights[is_query].float(), node_graph[is_query], num_anchors,
+            out.late_vectors[~is_query].float(), node_graph[~is_query] - num_anchors, gb.num_graphs - num_anchors,
+        )  # (b, m)
+        positive = torch.arange(num_anchors, device=scores.device)
+        allowed = allowed_negatives([p.citing for p in pairs], cand_docs, self.data.known).to(scores.device)
+        if cfg.loss == "infonce":
+            loss_sum, denom, _ = contrastive_loss_from_scores(scores, positive, allowed, cfg.temperature)
+        else:
+            loss_sum, denom, _ = triplet_loss_from_distances(1.0 - scores, positive, allowed, margins, cfg.mining)
+        return loss_sum, denom
 
     def _candidate_docs(self, shard: list[int]) -> list[str]:
         """Cited documents of a shard: one per pair (its positive), then the PaECTER-style extra negatives."""

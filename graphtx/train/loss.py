@@ -25,6 +25,10 @@ cross-entropy of its positive against every allowed negative of the batch at onc
 so every negative pushes in proportion to how close it is, instead of a hinge that is flat
 once a margin is met.
 
+``*_from_scores`` / ``*_from_distances`` take the similarity matrix itself, so the node-level
+late-interaction score (``graphtx.model.late``, ``train.late_interaction_weight``) trains with the
+same losses as the pooled cosine (triplet distance = 1 − score).
+
 Both return the summed loss and its denominator separately so that data-parallel training
 can normalise by the global count (see train.distributed).
 
@@ -57,7 +61,17 @@ def triplet_loss(
     mining: str = "hardest",
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(loss sum, denominator, active triplets); divide the first by the second."""
-    d = distances(anchors, candidates, distance)  # (b, m)
+    return triplet_loss_from_distances(distances(anchors, candidates, distance), positive, allowed, margins, mining)
+
+
+def triplet_loss_from_distances(
+    d: torch.Tensor,  # (b, m) anchor-candidate distances
+    positive: torch.Tensor,  # (b,) long
+    allowed: torch.Tensor,  # (b, m) bool
+    margins: torch.Tensor,  # (b,) float
+    mining: str = "hardest",
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``triplet_loss`` on a given distance matrix (e.g. 1 - late-interaction score)."""
     d_pos = d.gather(1, positive.unsqueeze(1))  # (b, 1)
     has_neg = allowed.any(1)  # (b,)
     inf = torch.finfo(d.dtype).max
@@ -91,8 +105,18 @@ def contrastive_loss(
     temperature: float = 0.05,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(loss sum, denominator = anchors, anchors with at least one negative); see the module docstring."""
-    logits = anchors @ candidates.T / temperature  # (b, m)
-    rows = torch.arange(len(anchors), device=anchors.device)
+    return contrastive_loss_from_scores(anchors @ candidates.T, positive, allowed, temperature)
+
+
+def contrastive_loss_from_scores(
+    scores: torch.Tensor,  # (b, m) similarities in [-1, 1]: cosines, or late-interaction scores
+    positive: torch.Tensor,  # (b,) long
+    allowed: torch.Tensor,  # (b, m) bool
+    temperature: float = 0.05,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``contrastive_loss`` on a given similarity matrix."""
+    logits = scores / temperature  # (b, m)
+    rows = torch.arange(len(scores), device=scores.device)
     keep = allowed.clone()
     keep[rows, positive] = True  # the positive is always a class; known relevant others are not negatives
     logits = logits.masked_fill(~keep, float("-inf"))  # (b, m)

@@ -1,0 +1,81 @@
+"""Training the late-interaction head: its loss falls on a fixed batch; the stage loop trains and saves it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+import torch
+
+from graphtx.config import load_config
+from graphtx.graphs.graph import InventionGraph
+from graphtx.model import GraphEncoder
+from graphtx.model.batch import collate
+from graphtx.model.io import load_model
+from graphtx.model.late import late_score_matrix
+from graphtx.train.loss import contrastive_loss_from_scores, triplet_loss_from_distances
+from graphtx.train.run import train
+from tests.model import HashTokenizer, lamp, single_node, snowthrower, tiny_config
+
+
+def _pump() -> InventionGraph:
+    return InventionGraph("US9", "description", "abstract", ("pump", "impeller", "impeller of the pump"), ("feature", "feature", "relation"),
+                          (1, 2), (0, 1), ("part_of", "functional"))  # fmt: skip
+
+
+def _late_loss(model, batch, kind: str) -> torch.Tensor:
+    out = model(batch, return_details=True)
+    q = batch.node_graph < 2  # graphs 0, 1 are anchors; 2, 3 their positives
+    s = late_score_matrix(out.late_vectors[q], out.late_weights[q], batch.node_graph[q], 2,
+                          out.late_vectors[~q], batch.node_graph[~q] - 2, 2)  # fmt: skip
+    positive, allowed = torch.arange(2), ~torch.eye(2, dtype=torch.bool)
+    if kind == "infonce":
+        total, denom, _ = contrastive_loss_from_scores(s, positive, allowed, 0.1)
+    else:
+        total, denom, _ = triplet_loss_from_distances(1 - s, positive, allowed, torch.full((2,), 0.5), "all")
+    return total / denom.clamp(min=1)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("kind", ["infonce", "triplet"])
+def test_late_loss_decreases_on_a_fixed_batch(kind):
+    torch.manual_seed(0)
+    model = GraphEncoder(tiny_config(reduced_dim=0, late_dim=8), seed=0)
+    tok = HashTokenizer(model.config.vocab_size)
+    # anchors: the snowthrower and the lamp; their "positives" are unrelated graphs, so the model must move
+    batch = collate([snowthrower(), lamp(), single_node(), _pump()], tok, model.config.max_tokens_per_node)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(30):
+        loss = _late_loss(model, batch, kind)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.detach()))
+    assert losses[-1] < 0.5 * losses[0], losses
+
+
+@pytest.mark.timeout(120)
+def test_stage_trains_the_late_head_and_saves_it(synthetic, tmp_path):
+    config = load_config(synthetic / "tiny.yaml")
+    config = dataclasses.replace(
+        config, model=dataclasses.replace(config.model, late_dim=8),
+        train=dataclasses.replace(config.train, stages=("base",), max_steps=6, evals_per_epoch=1, late_interaction_weight=0.5),
+    )  # fmt: skip
+    out = tmp_path / "run"
+    train(config, str(synthetic / "corpus"), str(synthetic / "graphs"), str(out), tokens_dir=str(synthetic / "tokens"),
+          citations=str(synthetic / "train.tsv"), valid_citations=str(synthetic / "valid.tsv"), progress=False)  # fmt: skip
+    log = [json.loads(line) for line in (out / "base" / "log.jsonl").read_text().splitlines()]
+    assert all("late_loss" in r and r["late_loss"] > 0 for r in log)
+    model, cfg = load_model(out / "model")
+    assert cfg.late_dim == 8 and model.late is not None
+    fresh = GraphEncoder(cfg.as_base(), seed=0)
+    assert not torch.equal(model.late.proj.weight, fresh.late.proj.weight)  # trained, not the initial head
+
+
+def test_late_interaction_weight_is_checked():
+    from graphtx.train.config import TrainConfig
+
+    with pytest.raises(ValueError, match="late_interaction_weight"):
+        TrainConfig(late_interaction_weight=1.0)
