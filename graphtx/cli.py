@@ -294,7 +294,7 @@ def cmd_search(args) -> int:
     index = Index.open(args.index, model=args.model, search=search_cfg, nprobe=args.nprobe, ef_search=args.ef_search,
                        use_gpu=config.index.use_gpu)  # fmt: skip
     explain = args.explain or bool(args.explain_png)
-    result = index.search(_query_text(args), doc_id=args.id, hybrid=args.hybrid or None, explain=explain)
+    result = index.search(_query_text(args), doc_id=args.id, hybrid=args.hybrid or None, explain=explain, rerank=args.rerank, rerank_depth=args.rerank_depth)
     pngs = []
     if args.explain_png:
         from graphtx.index.explain import render_explanation
@@ -309,7 +309,8 @@ def cmd_search(args) -> int:
     lines = [
         f"{index.count} documents in {args.index}; {what} as a {q.graph.num_nodes}-node graph"
         + f" ({', '.join(f'{name} {ms:.0f} ms' for name, ms in t.items())})"
-        + (" (hybrid: dense + BM25, RRF)" if result.hybrid else ""),
+        + (" (hybrid: dense + BM25, RRF)" if result.hybrid else "")
+        + (" (re-ranked by late interaction; score = late score)" if result.rerank == "late" else ""),
         f"{'rank':>4}  {'score':>7}  {'doc id':<18} {'date':<10}  title",
     ]
     for hit in result.hits:
@@ -364,6 +365,8 @@ def _add_index_parsers(sub) -> None:
     p.add_argument("--hybrid", action="store_true", help="fuse with BM25 by reciprocal rank fusion")
     p.add_argument("--explain", action="store_true", help="show which query features matched which features of each hit")
     p.add_argument("--explain-png", metavar="DIR", help="render query and hit graphs with matched nodes highlighted, one PNG a hit")
+    p.add_argument("--rerank", choices=["none", "late"], help="late: re-rank the first stage's (dense or --hybrid) top --rerank-depth by node-level late interaction (default: config search.rerank)")
+    p.add_argument("--rerank-depth", type=int, help="first-stage candidates re-ranked (default: config search.rerank_depth, 100)")
     p.add_argument("--model", help="model directory (default: the one the index names); its fingerprint must match the index")
     p.add_argument("--nprobe", type=int, help="IVF-PQ cells visited (default: the index's)")
     p.add_argument("--ef-search", type=int, help="HNSW search list size (default: the index's)")

@@ -187,12 +187,15 @@ class IndexConfig:
     bm25_b: float = 0.75  # BM25 length normalisation (bm25s default)
     stopwords: str = "en"  # bm25s stop-word list ("" = none)
     stemmer: str = "english"  # PyStemmer (Snowball) language ("" = none)
+    late_storage: str = "int8"  # node vectors of a model with a late-interaction head (model.late_dim > 0): int8 (+ a float16 scale a vector) | fp16 | none
 
     def __post_init__(self) -> None:
         from graphtx.graphs.graph import GRAPH_KINDS
 
         if self.kind not in GRAPH_KINDS:
             raise ValueError(f"index.kind must be one of {GRAPH_KINDS}, got {self.kind!r}")
+        if self.late_storage not in ("int8", "fp16", "none"):
+            raise ValueError(f"index.late_storage must be int8, fp16 or none, got {self.late_storage!r}")
         if self.index_type not in ("flat", "ivfpq", "hnsw"):
             raise ValueError(f"index.index_type must be flat, ivfpq or hnsw, got {self.index_type!r}")
         if self.use_gpu not in ("auto", "never", "always"):
@@ -224,12 +227,18 @@ class SearchConfig:
     bm25_weight: float = 1.0  # weight of the BM25 ranking in the fusion
     explain_rows: int = 8  # node matches shown per hit
     explain_max_nodes: int = 40  # nodes drawn per graph in --explain-png (highest degree first)
+    rerank: str = "none"  # none | late: re-rank the first stage's (dense or hybrid) top rerank_depth by the node-level late-interaction score
+    rerank_depth: int = 100  # candidates of the first stage that rerank scores (at least k)
 
     def __post_init__(self) -> None:
         from graphtx.graphs.graph import GRAPH_KINDS
 
         if self.query_kind not in GRAPH_KINDS:
             raise ValueError(f"search.query_kind must be one of {GRAPH_KINDS}, got {self.query_kind!r}")
+        if self.rerank not in ("none", "late"):
+            raise ValueError(f"search.rerank must be none or late, got {self.rerank!r}")
+        if self.rerank_depth < 1:
+            raise ValueError("search.rerank_depth must be >= 1")
         if min(self.k, self.candidates, self.rrf_k, self.explain_rows, self.explain_max_nodes) < 1:
             raise ValueError("search.k, candidates, rrf_k, explain_rows and explain_max_nodes must be >= 1")
         if self.dense_weight < 0 or self.bm25_weight < 0 or self.dense_weight + self.bm25_weight == 0:

@@ -44,6 +44,7 @@ from graphtx.config import IndexConfig
 from graphtx.graphs.graph import InventionGraph
 from graphtx.graphs.parse import count_graphs, graphs_path, iter_graphs
 from graphtx.index import faiss_index
+from graphtx.index import late as late_store
 from graphtx.index.documents import CorpusLookup, metadata_rows
 from graphtx.index.faiss_index import METRIC, IndexSpec
 from graphtx.index.hybrid import BM25Index
@@ -112,6 +113,8 @@ def build_index(
     fp, dim = fingerprint(model), model.out_dim
     state = _open_state(store, fp, dim, cfg.kind, model_dir)
     store.clean_partial_files()
+    late_store.clean_partial(store.dir)
+    late = model.late is not None and cfg.late_storage != "none"
 
     mode = "replace" if replace else "add"
     versions = store.read_versions()
@@ -159,6 +162,11 @@ def build_index(
             },
             schema=schema,
         )
+        if late:  # node vectors first: a committed part always has them
+            t0 = time.time()
+            nodes, _, offsets = model.encode_nodes(chunk, tokenizer, batch_size=cfg.batch_size)  # (N, L), (b + 1,)
+            encode_seconds += time.time() - t0
+            late_store.write_part(store.dir, next_part, nodes.numpy(), offsets.numpy(), cfg.late_storage)
         store.commit_part(next_part, table, row_group_size=cfg.part_row_group)
         replaced += sum(1 for g in chunk if g.doc_id in live)
         added += len(chunk)
@@ -328,6 +336,7 @@ def finalize(
         "bm25": {"dir": BM25_DIR, "digest": bm25_digest, "k1": cfg.bm25_k1, "b": cfg.bm25_b, "stopwords": cfg.stopwords, "stemmer": cfg.stemmer}
         if bm25_digest
         else None,
+        "late": _late_summary(store, live),
         "parse_config": parse_config or old.get("parse_config"),
         "sources": [*old.get("sources", []), *([source] if source else [])],
         "config": dataclasses.asdict(cfg),
@@ -480,6 +489,21 @@ def read_texts(store: IndexStore, live: IdMap) -> list[str]:
         texts.extend(column[r] or "" for r in sel)
     # parts ascend with FAISS ids, and rows within a part too, so this is id-map order
     return texts
+
+
+def _late_summary(store: IndexStore, live: IdMap) -> dict | None:
+    """What the late-interaction node vectors of the live documents hold and weigh (None: none stored)."""
+    folders = sorted((store.dir / late_store.LATE_DIR).glob("part-*[0-9]"))
+    if not folders or not len(live):
+        return None
+    sample = np.load(folders[0] / "vectors.npy", mmap_mode="r")
+    storage = "fp16" if sample.dtype == np.float16 else "int8"
+    counts = late_store.NodeVectorStore(store.dir).node_counts(list(zip(live.part.tolist(), live.row.tolist())))
+    per_node = late_store.bytes_per_node(int(sample.shape[1]), storage)
+    bytes_per_doc = float(counts.mean()) * per_node + 8  # + its int64 offset
+    return {"dir": late_store.LATE_DIR, "dim": int(sample.shape[1]), "storage": storage, "nodes": int(counts.sum()),
+            "mean_nodes_per_doc": round(float(counts.mean()), 2), "bytes_per_node": per_node,
+            "bytes_per_doc": round(bytes_per_doc, 1), "gb_per_million_docs": round(bytes_per_doc * 1e6 / 1e9, 3)}  # fmt: skip
 
 
 def _delete_unreferenced(store: IndexStore, manifest: dict) -> None:

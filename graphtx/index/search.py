@@ -9,6 +9,8 @@ Example::
         print(hit.rank, hit.doc_id, round(hit.score, 3), hit.title)
     index.search(doc_id="US-7315346-B2", k=5)                  # more like an indexed document
     index.search(text, k=10, hybrid=True)                      # dense + BM25, fused by RRF
+    index.search(text, k=10, rerank="late", rerank_depth=100)  # the top 100 re-ranked by late interaction
+    index.late_scores(index.query(text), ["US-1", "US-2"])     # node-level late-interaction scores
     result = index.search(text, k=3, explain=True)             # hit.explanation: node matches
     index.document("US-7315346-B2")                            # metadata and graph
 
@@ -33,6 +35,7 @@ from graphtx.index import faiss_index
 from graphtx.index.explain import Explanation, explain_hits
 from graphtx.index.faiss_index import IndexSpec
 from graphtx.index.hybrid import BM25Index, rrf
+from graphtx.index.late import LateExplanation, NodeVectorStore, explain_late, late_scores
 from graphtx.index.query import QueryParser, first_claim_text
 from graphtx.index.store import BM25_DIR, GRAPH_FIELDS, META_FIELDS, IdMap, IndexStore, row_to_graph
 
@@ -52,7 +55,9 @@ class Hit:
     dense_rank: int | None = None  # rank in the dense candidates (hybrid), None if not among them
     bm25_score: float | None = None  # hybrid only
     bm25_rank: int | None = None  # rank in the BM25 candidates (hybrid), None if not among them
-    explanation: Explanation | None = None
+    late_score: float | None = None  # rerank late: the node-level late-interaction score (= score)
+    first_stage_rank: int | None = None  # rerank late: the hit's rank before re-ranking (dense or hybrid)
+    explanation: Explanation | LateExplanation | None = None
 
     def to_json(self) -> dict:
         out = {
@@ -71,6 +76,8 @@ class Hit:
                 "bm25_score": None if self.bm25_score is None else round(self.bm25_score, 4),
                 "bm25_rank": self.bm25_rank,
             }
+        if self.late_score is not None:
+            out |= {"late_score": round(self.late_score, 6), "first_stage_rank": self.first_stage_rank}
         if self.explanation is not None:
             out["explanation"] = self.explanation.to_json()
         return out
@@ -102,7 +109,8 @@ class SearchResult:
     query: Query
     hits: tuple[Hit, ...]
     hybrid: bool
-    timings_ms: dict = field(default_factory=dict)  # parse, encode, search, bm25, explain, total
+    timings_ms: dict = field(default_factory=dict)  # parse, encode, search, bm25, late, explain, total
+    rerank: str = "none"  # none | late
 
     def __iter__(self):
         return iter(self.hits)
@@ -114,7 +122,7 @@ class SearchResult:
         return self.hits[i]
 
     def to_json(self) -> dict:
-        return {"query": self.query.to_json(), "hybrid": self.hybrid, "hits": [h.to_json() for h in self.hits], "timings_ms": self.timings_ms}
+        return {"query": self.query.to_json(), "hybrid": self.hybrid, "rerank": self.rerank, "hits": [h.to_json() for h in self.hits], "timings_ms": self.timings_ms}
 
 
 @dataclass(frozen=True)
@@ -156,6 +164,7 @@ class Index:
         self._bm25: BM25Index | None = None
         self._bm25_lock = threading.Lock()
         self._read_lock = threading.Lock()
+        self._late: NodeVectorStore | None = None
 
     # --- opening ---------------------------------------------------------------------
     @classmethod
@@ -276,27 +285,97 @@ class Index:
         hybrid: bool | None = None,
         explain: bool = False,
         exclude: set[str] | frozenset[str] = frozenset(),
+        rerank: str | None = None,
+        rerank_depth: int | None = None,
     ) -> SearchResult:
-        """Ranked hits for claim text, an indexed document (``doc_id``) or a graph."""
+        """Ranked hits for claim text, an indexed document (``doc_id``) or a graph.
+
+        ``rerank="late"``: the first stage (dense, or hybrid) ranks ``rerank_depth`` (at least k)
+        candidates, which are re-ranked by the late-interaction score (ties: first-stage order).
+        """
         t_start = time.perf_counter()
         k = self.config.k if k is None else k
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
         hybrid = self.config.hybrid if hybrid is None else hybrid
+        rerank = self.config.rerank if rerank is None else rerank
+        if rerank not in ("none", "late"):
+            raise ValueError(f"rerank must be none or late, got {rerank!r}")
+        depth = max(k, self.config.rerank_depth if rerank_depth is None else rerank_depth) if rerank == "late" else k
+        if rerank == "late":
+            self._require_late()
         timings: dict = {}
         q = self.query(text, doc_id=doc_id, graph=graph, timings=timings)
         excluded = q.exclude | frozenset(exclude)
         if hybrid:
-            hits = self._hybrid(q, k, excluded, timings)
+            hits = self._hybrid(q, depth, excluded, timings)
         else:
             t0 = time.perf_counter()
-            ranked = self._dense(q.vector, k, excluded)
+            ranked = self._dense(q.vector, depth, excluded)
             timings["search"] = _ms(t0)
             hits = self._hits(ranked, dense={d: (s, r) for r, (d, s) in enumerate(ranked, 1)}, bm25=None)
+        if rerank == "late":
+            hits = self._rerank_late(q, hits, k, timings)
         if explain:
-            hits = self._explain(q, hits, timings)
+            hits = self._explain_late(q, hits, timings) if rerank == "late" else self._explain(q, hits, timings)
         timings["total"] = _ms(t_start)
-        return SearchResult(q, tuple(hits), hybrid, timings)
+        return SearchResult(q, tuple(hits), hybrid, timings, rerank)
+
+    # --- late interaction ---------------------------------------------------------------
+    @property
+    def has_late(self) -> bool:
+        """Whether this index can re-rank by late interaction (a late head in the model, node vectors stored)."""
+        return getattr(self.model, "late", None) is not None and bool(self.manifest.get("late"))
+
+    def _require_late(self) -> NodeVectorStore:
+        if getattr(self.model, "late", None) is None:
+            raise ValueError(f"the model of index {self.store.dir} has no late-interaction head (model.late_dim: 0): rerank late needs one")
+        if not self.manifest.get("late"):
+            raise ValueError(f"index {self.store.dir} stores no late-interaction node vectors: rebuild it with index.late_storage int8 or fp16")
+        if self._late is None:
+            self._late = NodeVectorStore(self.store.dir)
+        return self._late
+
+    def query_nodes(self, q: Query) -> tuple[np.ndarray, np.ndarray]:
+        """The query graph's late-interaction node vectors (m, L) and weights (m,)."""
+        graph = q.graph
+        u, w, _ = self.model.encode_nodes([graph], self.tokenizer)
+        return u.numpy(), w.numpy()
+
+    def late_scores(self, query: Query | str, doc_ids: list[str]) -> np.ndarray:
+        """(len(doc_ids),) float64: the late-interaction score of ``query`` (a Query or claim text) and each indexed document."""
+        store = self._require_late()
+        q = self.query(query) if isinstance(query, str) else query
+        u, w = self.query_nodes(q)
+        positions = [self.ids.position_of(d) for d in doc_ids]
+        docs = store.nodes([(int(self.ids.part[p]), int(self.ids.row[p])) for p in positions])
+        return late_scores(u, w, docs)
+
+    def _rerank_late(self, q: Query, hits: list[Hit], k: int, timings: dict) -> list[Hit]:
+        import dataclasses
+
+        t0 = time.perf_counter()
+        scores = self.late_scores(q, [h.doc_id for h in hits]) if hits else np.zeros(0)
+        order = sorted(range(len(hits)), key=lambda i: (-scores[i], i))[:k]
+        timings["late"] = _ms(t0)
+        return [dataclasses.replace(hits[i], rank=r, score=float(scores[i]), late_score=float(scores[i]), first_stage_rank=hits[i].rank)
+                for r, i in enumerate(order, 1)]  # fmt: skip
+
+    def _explain_late(self, q: Query, hits: list[Hit], timings: dict) -> list[Hit]:
+        import dataclasses
+
+        t0 = time.perf_counter()
+        store = self._require_late()
+        u, w = self.query_nodes(q)
+        positions = [self.ids.position_of(h.doc_id) for h in hits]
+        rows = self._rows(positions, list(GRAPH_FIELDS))
+        docs = store.nodes([(int(self.ids.part[p]), int(self.ids.row[p])) for p in positions])
+        out = []
+        for h, row, v in zip(hits, rows, docs):
+            e = explain_late(q.graph, u, w, row_to_graph(row, h.doc_id, self.manifest["kind"]), v, self.config.explain_rows)
+            out.append(dataclasses.replace(h, explanation=e))
+        timings["explain"] = _ms(t0)
+        return out
 
     def explain(self, doc_ids: list[str], text: str | None = None, *, doc_id: str | None = None, graph: InventionGraph | None = None) -> list[Explanation]:
         """Node matches between a query and the given indexed documents (any, not only hits)."""

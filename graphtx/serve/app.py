@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -48,12 +49,16 @@ class SearchIn(QueryIn):
     k: int = Field(10, ge=1, description="hits (at most serve.max_k)")
     hybrid: bool = Field(False, description="fuse with BM25 by reciprocal rank fusion")
     explain: bool = Field(False, description="node matches for each hit (k at most serve.max_explain_hits)")
+    rerank: Literal["none", "late"] | None = Field(None, description="late: re-rank the first stage's top rerank_depth by node-level late interaction (default: search.rerank)")
+    rerank_depth: int | None = Field(None, ge=1, le=1000, description="first-stage candidates re-ranked (default: search.rerank_depth)")
 
 
 class ExplainIn(QueryIn):
     doc_ids: list[str] | None = Field(None, description="documents to explain; default: the top k hits")
     k: int = Field(3, ge=1)
     hybrid: bool = False
+    rerank: Literal["none", "late"] | None = None
+    rerank_depth: int | None = Field(None, ge=1, le=1000)
 
 
 class BodyLimit:
@@ -159,7 +164,8 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
         if body.explain and body.k > cfg.max_explain_hits:
             raise Problem(400, f"with explain, k must be <= {cfg.max_explain_hits}")
         ix = holder["index"]
-        result = run(lambda: ix.search(body.text, body.k, doc_id=body.id, hybrid=body.hybrid, explain=body.explain))
+        result = run(lambda: ix.search(body.text, body.k, doc_id=body.id, hybrid=body.hybrid, explain=body.explain,
+                                       rerank=body.rerank, rerank_depth=body.rerank_depth))  # fmt: skip
         return result.to_json()
 
     @app.post("/explain")
@@ -173,7 +179,8 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
             return {"explanations": [e.to_json() for e in explanations]}
         if body.k > cfg.max_explain_hits:
             raise Problem(400, f"k must be <= {cfg.max_explain_hits}")
-        result = run(lambda: ix.search(body.text, body.k, doc_id=body.id, hybrid=body.hybrid, explain=True))
+        result = run(lambda: ix.search(body.text, body.k, doc_id=body.id, hybrid=body.hybrid, explain=True,
+                                       rerank=body.rerank, rerank_depth=body.rerank_depth))  # fmt: skip
         return {"explanations": [h.to_json() for h in result.hits], "query": result.query.to_json(), "timings_ms": result.timings_ms}
 
     @app.get("/documents/{doc_id}")

@@ -75,7 +75,7 @@ def make_graphs(root: Path, ids: range, name: str = "graphs", seed: int = 0, cor
     return out
 
 
-def make_model(root: Path, seed: int = 0, name: str = "model") -> Path:
+def make_model(root: Path, seed: int = 0, name: str = "model", late_dim: int = 0) -> Path:
     from graphtx.model.config import ModelConfig
     from graphtx.model.encoder import GraphEncoder
     from graphtx.model.io import save_model
@@ -83,8 +83,13 @@ def make_model(root: Path, seed: int = 0, name: str = "model") -> Path:
 
     texts = [" ".join(FEATURES + RELATIONS)] * 3 + [" ".join(rare_word(i) for i in range(400))] * 2
     tokenizer = train_bpe(texts, vocab_size=300, min_frequency=1)
-    config = ModelConfig(vocab_size=tokenizer.vocab_size, token_dim=16, node_dim=32, heads=2, layers=1, base_dim=48, reduced_dim=0, num_experts=2, max_tokens_per_node=16)
+    config = ModelConfig(vocab_size=tokenizer.vocab_size, token_dim=16, node_dim=32, heads=2, layers=1, base_dim=48, reduced_dim=0, num_experts=2, max_tokens_per_node=16, late_dim=late_dim)
     model = GraphEncoder(config, seed=seed)
+    if late_dim:  # a fresh head weighs query nodes uniformly: make the weights differ
+        import torch
+
+        with torch.no_grad():
+            model.late.weight.weight.normal_(generator=torch.Generator().manual_seed(seed))
     return save_model(root / name, model, tokenizer=tokenizer)
 
 
