@@ -2,6 +2,7 @@
 
     graphtx eval citations CORPUS [--citations FILE ...] [--baselines bm25,tfidf,fasttext-avg,minilm]
         [--tokens DIR] [--vectors F | --query-vectors F --candidate-vectors F | --model DIR --graphs DIR | --index DIR]
+        [--hybrid] [--late [--rerank-depth N] [--late-storage int8|fp16|float32]]
         [--tune] [--extra-citations FILE ...] [--paecter-samples F] [--out DIR] [--per-query CSV] [--plot PNG] [--json]
 
 CORPUS is a corpus directory (``graphtx ingest``) or a JSON-lines documents file read verbatim.
@@ -33,6 +34,10 @@ def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = Fals
     g.add_argument("--index", help="graphtx index directory: its model on --graphs (hook; needs graphtx.index)")
     g.add_argument("--name", help="label of the graphtx row in the tables")
     g.add_argument("--hybrid", action="store_true", help="also graphtx fused with BM25 by reciprocal rank fusion (eval.rrf_k, eval.rrf_depth), as `graphtx search --hybrid`")
+    g.add_argument("--late", action="store_true", help="also graphtx (and, with --hybrid, the hybrid) with its top --rerank-depth re-ranked by node-level late "
+                   "interaction, as `graphtx search --rerank late` (needs --model or --index of a model with model.late_dim > 0)")
+    g.add_argument("--rerank-depth", type=int, default=100, help="--late: first-stage candidates re-ranked per query (default 100)")
+    g.add_argument("--late-storage", choices=["int8", "fp16", "float32"], default="int8", help="--late: candidate node vectors as the index stores them (default int8)")
     p.add_argument("--extra-citations", nargs="+", default=[], help="citation files used only to find PaECTER hard negatives (e.g. the training citations)")
     if paecter_only:
         p.add_argument("--samples", help="PaECTER samples JSON: read if it exists, else drawn (--seed) and written there")
@@ -122,9 +127,35 @@ def build_systems(args, cfg) -> list:
             bm25 = make_baseline("bm25", cfg, args.tokens)
             systems.append(bm25)
         systems.insert(1, FusionSystem.from_config([graphtx, bm25], cfg))
+    if getattr(args, "late", False):
+        from graphtx.eval.late import LateRerankSystem, LateScorer
+        from graphtx.eval.systems import ModelSystem
+
+        if not isinstance(graphtx, ModelSystem):
+            raise ValueError("--late re-ranks by the model's node vectors: give --model and --graphs (or --index and --graphs), not --vectors")
+        scorer = _late_scorer_of(graphtx, args.late_storage, cfg.batch_size)
+        late = [LateRerankSystem(graphtx, scorer, args.rerank_depth, cfg.leave_out_self)]
+        if getattr(args, "hybrid", False):
+            late.append(LateRerankSystem(systems[1], scorer, args.rerank_depth, cfg.leave_out_self))
+        at = 2 if getattr(args, "hybrid", False) else 1
+        systems[at:at] = late
     if not systems:
         raise ValueError("nothing to evaluate: give --baselines and/or a graphtx system (--vectors, --model, --index)")
     return systems
+
+
+def _late_scorer_of(system, storage: str, batch_size: int):
+    """A LateScorer over the model and graphs of a fitted-later ModelSystem (or IndexModelSystem: its index's model)."""
+    from graphtx.eval.late import LateScorer
+
+    class _Scorer(LateScorer):
+        def fit(self, corpus):
+            if self.corpus is not corpus:
+                self._model = system._load()  # the same model the dense row scores with
+                self.query_kind, self.candidate_kind = system.query_kind, system.candidate_kind
+            return super().fit(corpus)
+
+    return _Scorer(system.model_dir, system.graphs_dir, system.query_kind, system.candidate_kind, storage, batch_size)
 
 
 def run_command(args, config, paecter_only: bool = False, progress: bool | None = None) -> tuple[dict, list[str], int]:
