@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from graphtx.graphs.graph import InventionGraph
+from graphtx.model.late import late_scores
 
 LATE_DIR = "late"
 STORAGES = ("none", "int8", "fp16")
@@ -68,23 +69,6 @@ def bytes_per_node(late_dim: int, storage: str) -> int:
 
 
 # --- scoring -------------------------------------------------------------------------
-
-
-def late_scores(query_vectors: np.ndarray, query_weights: np.ndarray, docs: list[np.ndarray]) -> np.ndarray:
-    """(c,) float64: s(q, d) of one query (u (m, L), w (m,)) against each document's node vectors (n_d, L).
-
-    One (m, Σn) float64 matmul and a segment max; an empty query or document scores 0.
-    """
-    out = np.zeros(len(docs), np.float64)
-    sizes = np.array([len(d) for d in docs], np.int64)
-    if len(query_vectors) == 0 or sizes.sum() == 0:
-        return out
-    nodes = np.concatenate([d for d in docs if len(d)]).astype(np.float64)  # (Σn, L)
-    sim = np.asarray(query_vectors, np.float64) @ nodes.T  # (m, Σn); float64: a score does not depend on its batch
-    starts = np.concatenate([[0], np.cumsum(sizes[sizes > 0])[:-1]])
-    best = np.maximum.reduceat(sim, starts, axis=1)  # (m, c') over the non-empty documents
-    out[sizes > 0] = np.asarray(query_weights, np.float64) @ best
-    return out
 
 
 @dataclass(frozen=True)

@@ -216,7 +216,8 @@ def train(
             prepared = known_item_split(cfg, store, seed, unusable=prepared.train + prepared.valid + prepared.test)
         data, skipped_pairs, n_trivial = build_training_set(cfg, docs, store, prepared, seed, tokenizer, token_vectors)
         skipped = prepared.skipped + skipped_pairs
-        evaluator = CitationEvaluator(prepared.valid, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size, known_item)
+        evaluator = CitationEvaluator(prepared.valid, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size, known_item,
+                                  cfg.select_rerank_depth)  # fmt: skip
         if not evaluator.query_ids:
             raise ValueError("no validation queries with graphs: check --valid-citations / train.split")
         data_report = {
@@ -266,7 +267,8 @@ def train(
                 shutil.rmtree(final)
             shutil.copytree(out / final_stage / "best", final)
             if prepared.test:
-                test_eval = CitationEvaluator(prepared.test, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size, known_item)
+                test_eval = CitationEvaluator(prepared.test, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size, known_item,
+                                  cfg.select_rerank_depth)  # fmt: skip
                 if test_eval.query_ids:
                     summary["test"] = asdict(test_eval(model, tokenizer))
             (out / "summary.json").write_text(json.dumps(summary, indent=2))

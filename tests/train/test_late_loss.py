@@ -61,7 +61,7 @@ def test_stage_trains_the_late_head_and_saves_it(synthetic, tmp_path):
     config = load_config(synthetic / "tiny.yaml")
     config = dataclasses.replace(
         config, model=dataclasses.replace(config.model, late_dim=8),
-        train=dataclasses.replace(config.train, stages=("base",), max_steps=6, evals_per_epoch=1, late_interaction_weight=0.5),
+        train=dataclasses.replace(config.train, stages=("base",), max_steps=6, evals_per_epoch=1, late_interaction_weight=0.5, select_rerank_depth=10),
     )  # fmt: skip
     out = tmp_path / "run"
     train(config, str(synthetic / "corpus"), str(synthetic / "graphs"), str(out), tokens_dir=str(synthetic / "tokens"),
@@ -79,3 +79,27 @@ def test_late_interaction_weight_is_checked():
 
     with pytest.raises(ValueError, match="late_interaction_weight"):
         TrainConfig(late_interaction_weight=1.0)
+
+
+def test_evaluator_rerank_reorders_only_the_dense_top_n(synthetic):
+    from graphtx.text.bpe import PatentTokenizer
+    from graphtx.train.data import GraphStore
+    from graphtx.train.evaluate import CitationEvaluator
+    from graphtx.train.pairs import read_citation_file
+
+    cites = read_citation_file(synthetic / "valid.tsv")
+    store = GraphStore.load(synthetic / "graphs")
+    tok = PatentTokenizer.load(synthetic / "tokens")
+    model = GraphEncoder(dataclasses.replace(load_config(synthetic / "tiny.yaml").model, late_dim=8, reduced_dim=0, vocab_size=tok.vocab_size), seed=0)
+    plain = CitationEvaluator(cites, store, "first_claim", "description", 3, 10)
+    late = CitationEvaluator(cites, store, "first_claim", "description", 3, 10, rerank_depth=10)
+    from graphtx.metrics import dense_rankings
+
+    q = model.encode(plain.query_graphs, tok)
+    c = model.encode(plain.candidate_graphs, tok)
+    before = dense_rankings(plain.query_ids, q, plain.candidate_ids, c, k=10)
+    after = late._rerank_late(model, tok, before)
+    for query in before:
+        assert set(after[query]) == set(before[query]) and len(after[query]) == 10
+    assert any(after[q_] != before[q_] for q_ in before)  # the late order is not the dense one
+    assert 0 <= late(model, tok).recall <= 1
