@@ -163,7 +163,7 @@ def _params(spec) -> str:
 # --- end to end ---------------------------------------------------------------------------------
 
 
-def run_e2e(index_dir: str, corpus_dir: str, n: int, k: int) -> dict:
+def run_e2e(index_dir: str, corpus_dir: str, n: int, k: int, rerank_depths: tuple[int, ...] = (100,)) -> dict:
     import torch
 
     from graphtx.corpus.store import iter_documents
@@ -187,7 +187,16 @@ def run_e2e(index_dir: str, corpus_dir: str, n: int, k: int) -> dict:
             steps.setdefault(name, []).append(ms)
     index.search(claims[0], k, hybrid=True)  # BM25 loaded outside the timing
     hybrid = [index.search(text, k, hybrid=True).timings_ms["total"] for text in claims[1:]]
+    late = {}
+    if index.has_late:  # + late-interaction re-ranking of the dense (and hybrid) top N
+        for depth in rerank_depths:
+            for hyb in (False, True):
+                runs = [index.search(text, k, hybrid=hyb, rerank="late", rerank_depth=depth).timings_ms for text in claims[1:]]
+                name = f"{'hybrid' if hyb else 'dense'} + late re-rank (top {depth})"
+                late[name] = {"late": [round(v, 2) for v in percentiles([t["late"] for t in runs])],
+                              "total": [round(v, 2) for v in percentiles([t["total"] for t in runs])]}  # fmt: skip
     return {
+        "late": late, "late_storage": index.manifest.get("late"),
         "index": index_dir, "documents": index.count, "dim": index.dim, "type": index.spec.index_type, "queries": len(claims) - 1,
         "open_ms": round(open_ms, 1), "first_query": first,
         "steps": {name: [round(v, 2) for v in percentiles(ms)] for name, ms in steps.items()},
@@ -215,6 +224,7 @@ def main() -> None:
     ap.add_argument("--e2e-index", help="index directory for the end-to-end measurement")
     ap.add_argument("--e2e-corpus", help="corpus directory whose first claims are the queries")
     ap.add_argument("--e2e-queries", type=int, default=50)
+    ap.add_argument("--e2e-rerank-depth", type=int, nargs="+", default=[100], help="an index with late-interaction node vectors: re-rank depths to time")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: "dim,n" run in this process, JSON out
     args = ap.parse_args()
     opts = dict(types=args.types, queries=args.queries, k=args.k, train_size=args.train_size, hnsw_m=args.hnsw_m,
@@ -250,7 +260,7 @@ def main() -> None:
     if args.e2e_index:
         if not args.e2e_corpus:
             ap.error("--e2e-index needs --e2e-corpus")
-        e = run_e2e(args.e2e_index, args.e2e_corpus, args.e2e_queries, args.k)
+        e = run_e2e(args.e2e_index, args.e2e_corpus, args.e2e_queries, args.k, tuple(args.e2e_rerank_depth))
         print(f"end to end: {e['queries']} first claims (mean {e['mean_query_chars']:.0f} characters) of {args.e2e_corpus} against "
               f"{e['documents']} documents ({e['dim']}-d, {e['type']}); index opened in {e['open_ms']} ms; "
               f"first query (loads spaCy) {e['first_query']['total']:.0f} ms\n")  # fmt: skip
@@ -259,6 +269,14 @@ def main() -> None:
         for name, (p50, p99) in e["steps"].items():
             print(f"| {name} | {p50} | {p99} |")
         print(f"| total, hybrid (+ BM25, RRF) | {e['hybrid_total'][0]} | {e['hybrid_total'][1]} |")
+        if e["late"]:
+            st = e["late_storage"]
+            print(f"\nlate-interaction node vectors: {st['storage']}, {st['dim']}-d, {st['mean_nodes_per_doc']} nodes a document, "
+                  f"{st['bytes_per_doc']} bytes a document = {st['gb_per_million_docs']} GB per 1M documents\n")  # fmt: skip
+            print("| search | late re-rank p50 ms | p99 ms | total p50 ms | p99 ms |")
+            print("|---|---:|---:|---:|---:|")
+            for name, r in e["late"].items():
+                print(f"| {name} | {r['late'][0]} | {r['late'][1]} | {r['total'][0]} | {r['total'][1]} |")
 
 
 if __name__ == "__main__":
