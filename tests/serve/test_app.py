@@ -119,3 +119,23 @@ def test_concurrent_requests(client):
 
     with ThreadPoolExecutor(8) as pool:
         assert set(pool.map(one, range(40))) == {200}
+
+
+def test_search_rerank_late(client, tiny, tmp_path):
+    from graphtx.config import IndexConfig
+    from graphtx.index.build import build_index
+    from tests.index.fixtures import make_model
+
+    # the tiny index's model has no late head: a clear 400
+    r = client.post("/search", json={"id": "T-00001", "k": 3, "rerank": "late"})
+    assert r.status_code == 400 and "late-interaction head" in r.json()["error"]
+    model = make_model(tmp_path, name="late-model", late_dim=8)
+    build_index(model, tiny["graphs"], tmp_path / "index", IndexConfig(chunk_size=50), progress=False)
+    with TestClient(create_app(Index.open(tmp_path / "index"), CFG)) as late:
+        r = late.post("/search", json={"id": "T-00001", "k": 3, "rerank": "late", "rerank_depth": 20, "explain": True})
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["rerank"] == "late" and len(body["hits"]) == 3
+        for h in body["hits"]:
+            assert abs(sum(t["contribution"] for t in h["explanation"]["terms"]) - h["score"]) < 1e-4
+        assert late.post("/search", json={"id": "T-00001", "rerank": "colbert"}).status_code == 422
