@@ -333,9 +333,8 @@ def cmd_serve(args) -> int:
     from graphtx.serve.app import serve
 
     config = load_config(args.config)
-    cfg = with_overrides(config.serve, host=args.host, port=args.port)
-    if args.writable:
-        cfg = with_overrides(cfg, read_only=False)
+    allowed = (*config.serve.allowed_hosts, *args.allow_host) if args.allow_host else None
+    cfg = with_overrides(config.serve, host=args.host, port=args.port, allowed_hosts=allowed, workers=args.workers, read_only=False if args.writable else None)
     serve(args.index, cfg, config.search, model=args.model, log_level="warning" if args.quiet else "info")
     return EXIT_OK
 
@@ -384,6 +383,8 @@ def _add_index_parsers(sub) -> None:
     p.add_argument("--port", type=int, help="port (default: config, 8000)")
     p.add_argument("--model", help="model directory (default: the one the index names)")
     p.add_argument("--writable", action="store_true", help="also DELETE /documents/{id} (default: read-only)")
+    p.add_argument("--allow-host", action="append", metavar="NAME", help="a Host name clients use, besides localhost/127.0.0.1/[::1] (repeatable; '*' any); needed with a --host beyond loopback")
+    p.add_argument("--workers", type=int, help="query threads (default: config, 4); /healthz answers beside them")
     _add_common(p)
     p.set_defaults(func=cmd_serve)
 
