@@ -238,7 +238,7 @@ def cmd_eval_paecter(args) -> int:
 
 def cmd_index(args) -> int:
     from graphtx.config import load_config, with_overrides
-    from graphtx.index.build import build_index, remove_documents
+    from graphtx.index.build import build_index, remove_documents, write_bm25
 
     config = load_config(args.config)
     cfg = with_overrides(
@@ -248,11 +248,18 @@ def cmd_index(args) -> int:
     removals = list(args.remove or [])
     if args.remove_file:
         removals += [line.strip() for line in Path(args.remove_file).read_text(encoding="utf-8").splitlines() if line.strip()]
-    if not args.graphs and not removals:
-        raise ValueError("nothing to do: give --graphs (with --model) to add documents, or --remove / --remove-file to take some out")
+    if args.bm25:
+        cfg = with_overrides(cfg, bm25=True)
+    if not args.graphs and not removals and not args.bm25:
+        raise ValueError("nothing to do: give --graphs (with --model) to add documents, --remove / --remove-file to take some out, or --bm25")
     if args.graphs and not args.model:
         raise ValueError("--graphs needs --model (the model that embeds the graphs)")
     reports = []
+    if args.bm25 and not args.graphs and not removals:
+        report = write_bm25(args.out, progress=_progress(args))
+        summary = {"out": str(report.out_dir), "count": report.count, "shards": report.shards, "reports": [report.to_json()]}
+        _say(args, summary, [f"{report.out_dir}: BM25 state of {report.count} documents written to {report.out_dir / 'bm25'}; {report.seconds:.1f} s"])
+        return EXIT_OK
     if removals:
         reports.append(remove_documents(args.out, removals, cfg if args.config else None, seed if args.config else None, progress=_progress(args)))
     if args.graphs:
@@ -327,9 +334,8 @@ def cmd_serve(args) -> int:
     from graphtx.serve.app import serve
 
     config = load_config(args.config)
-    cfg = with_overrides(config.serve, host=args.host, port=args.port)
-    if args.writable:
-        cfg = with_overrides(cfg, read_only=False)
+    allowed = (*config.serve.allowed_hosts, *args.allow_host) if args.allow_host else None
+    cfg = with_overrides(config.serve, host=args.host, port=args.port, allowed_hosts=allowed, workers=args.workers, read_only=False if args.writable else None)
     serve(args.index, cfg, config.search, model=args.model, log_level="warning" if args.quiet else "info")
     return EXIT_OK
 
@@ -347,6 +353,7 @@ def _add_index_parsers(sub) -> None:
     p.add_argument("--remove", nargs="+", metavar="ID", help="take these documents out of the index")
     p.add_argument("--remove-file", help="text file of document ids to take out, one a line")
     p.add_argument("--rebuild", action="store_true", help="rebuild every shard (and retrain IVF-PQ) from the stored vectors")
+    p.add_argument("--bm25", action="store_true", help="write (or refresh) the BM25 state for hybrid search; alone: only that, for an existing index")
     p.add_argument("--batch-size", type=int, help="graphs per forward pass (default: config, 64)")
     p.add_argument("--chunk-size", type=int, help="documents per committed part (default: config, 1024)")
     p.add_argument("--shard-size", type=int, help="documents per FAISS shard (default: config, 1,000,000)")
@@ -379,6 +386,8 @@ def _add_index_parsers(sub) -> None:
     p.add_argument("--port", type=int, help="port (default: config, 8000)")
     p.add_argument("--model", help="model directory (default: the one the index names)")
     p.add_argument("--writable", action="store_true", help="also DELETE /documents/{id} (default: read-only)")
+    p.add_argument("--allow-host", action="append", metavar="NAME", help="a Host name clients use, besides localhost/127.0.0.1/[::1] (repeatable; '*' any); needed with a --host beyond loopback")
+    p.add_argument("--workers", type=int, help="query threads (default: config, 4); /healthz answers beside them")
     _add_common(p)
     p.set_defaults(func=cmd_serve)
 

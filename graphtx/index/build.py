@@ -234,6 +234,24 @@ def remove_documents(out_dir: str | Path, doc_ids: list[str], cfg: IndexConfig |
     )  # fmt: skip
 
 
+def write_bm25(out_dir: str | Path, progress: bool | None = None) -> BuildReport:
+    """Build (or refresh) the BM25 state ``bm25/`` of an existing index; no document is added or removed.
+
+    For an index built with ``index.bm25: false``: readers (search, the service) never write it,
+    they build it in memory at each start instead.
+    """
+    started = time.time()
+    store = IndexStore(out_dir)
+    manifest = store.require_manifest()
+    cfg = dataclasses.replace(index_config_of(manifest), bm25=True)
+    manifest, rebuilt = finalize(store, cfg, seed=manifest.get("seed", 0), progress=progress)
+    return BuildReport(
+        out_dir=store.dir, added=0, replaced=0, removed=0, not_found=(), skipped_existing=0, duplicates=0,
+        not_in_corpus=0, corpus=None, resumed=False, count=manifest["count"], shards=len(manifest["shards"]), rebuilt_shards=rebuilt,
+        seconds=round(time.time() - started, 2), docs_per_second=0.0, encode_seconds=0.0,
+    )  # fmt: skip
+
+
 # --- finalize ------------------------------------------------------------------------
 
 
@@ -311,8 +329,9 @@ def finalize(
     atomic_write_table(store.dir / ids_file, live.to_table())
     live_digest = ids_digest(live.faiss_id)
     bm25_digest = None
-    if cfg.bm25 and len(live):
-        if BM25Index.saved_digest(store.dir / BM25_DIR) != live_digest:
+    saved_bm25 = BM25Index.saved_digest(store.dir / BM25_DIR)
+    if (cfg.bm25 or saved_bm25 is not None) and len(live):  # BM25 state once written is kept current (a stale one helps no reader)
+        if saved_bm25 != live_digest:
             BM25Index.build(read_texts(store, live), cfg, live_digest).save(store.dir / BM25_DIR)
         bm25_digest = live_digest
 

@@ -31,7 +31,9 @@ def first_claim_text(text: str) -> str:
 class QueryParser:
     """Builds query graphs; the spaCy pipeline is loaded at the first query and reused.
 
-    Thread-safe: spaCy pipelines are not, so parsing is serialised by a lock.
+    Thread-safe: spaCy pipelines are not, so parsing is serialised by a lock. Memory-bounded:
+    each query is parsed inside a spaCy memory zone, so the strings and lexemes of its new
+    words are freed after it (a service otherwise grows with every word it has ever seen).
     """
 
     def __init__(self, cfg: ParseConfig, kind: str = "first_claim"):
@@ -49,7 +51,8 @@ class QueryParser:
                 from graphtx.graphs.builder import GraphBuilder
 
                 self._builder = GraphBuilder(self.cfg)
-            graph = self._builder.build_text(claim, doc_id=doc_id, kind=self.kind)
+            with self._builder.nlp.memory_zone():  # the graph holds plain strings only: safe to free the zone
+                graph = self._builder.build_text(claim, doc_id=doc_id, kind=self.kind)
         if graph.num_nodes == 0:
             raise ValueError("no invention features (noun phrases) found in the query text: give a claim or a sentence about the invention")
         return graph

@@ -22,6 +22,7 @@ refuses it.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
@@ -38,6 +39,8 @@ from graphtx.index.hybrid import BM25Index, rrf
 from graphtx.index.late import LateExplanation, NodeVectorStore, explain_late, late_scores
 from graphtx.index.query import QueryParser, first_claim_text
 from graphtx.index.store import BM25_DIR, GRAPH_FIELDS, META_FIELDS, IdMap, IndexStore, row_to_graph
+
+log = logging.getLogger(__name__)
 
 # --- results -------------------------------------------------------------------------
 
@@ -404,20 +407,27 @@ class Index:
         return out[:k]
 
     def bm25(self) -> BM25Index:
-        """The BM25 index of the documents: loaded from ``bm25/``, or built (and saved where the directory is writable)."""
+        """The BM25 index of the documents: loaded from ``bm25/`` when current, else built in memory.
+
+        Searching never writes into the index directory (it may be read-only media, or a writer may
+        be adding to it): missing or stale BM25 state is built for this process only, with a warning
+        naming the command that persists it (``graphtx index --out DIR --bm25``).
+        """
         with self._bm25_lock:
             if self._bm25 is None:
                 from graphtx.index.build import index_config_of, read_texts
 
                 digest = self.manifest["live_digest"]
                 path = self.store.dir / BM25_DIR
-                bm25 = BM25Index.load(path) if BM25Index.saved_digest(path) == digest else None
+                saved = BM25Index.saved_digest(path)
+                bm25 = BM25Index.load(path) if saved == digest else None
                 if bm25 is None:
+                    why = "has no BM25 state" if saved is None else "has BM25 state older than its documents"
+                    log.warning(
+                        "index %s %s: building it in memory for this process (%d documents); "
+                        "persist it with `graphtx index --out %s --bm25`", self.store.dir, why, self.count, self.store.dir,
+                    )  # fmt: skip
                     bm25 = BM25Index.build(read_texts(self.store, self.ids), index_config_of(self.manifest), digest)
-                    try:
-                        bm25.save(path)
-                    except OSError:  # a read-only index directory: keep it in memory
-                        pass
                 self._bm25 = bm25
             return self._bm25
 

@@ -10,23 +10,29 @@ Endpoints (JSON in, JSON out)::
     GET    /healthz          status, document count, model fingerprint, index type
     DELETE /documents/{id}   only when serve.read_only is false: takes the document out of the index
 
-Limits (``ServeConfig``): bodies over ``max_request_bytes`` get 413 before they are read
-whole; texts over ``max_text_chars`` 413; k over ``max_k`` 400. Bad input is a 4xx with
-``{"error": message}``: 400 (no features in the text, both or neither of text and id),
-404 (unknown document), 413 (too large), 422 (malformed JSON or wrong field types).
+Limits (``ServeConfig``, enforced in ``limits.py`` and ``server.py``): bodies over
+``max_request_bytes`` get 413 before they are read whole; a head or body slower than
+``read_timeout_s`` 408; more than ``max_pending`` requests at once 503; a Host header not
+in the allow-list 400; texts over ``max_text_chars`` 413; k over ``max_k`` 400. Bad input is a
+4xx with ``{"error": message}``: 400 (no features in the text, both or neither of text and
+id), 404 (unknown document), 413 (too large), 422 (malformed JSON or wrong field types).
 
-Handlers are plain functions, so the server runs them in its thread pool; the index is
+Query handlers are plain functions, run in a pool of ``serve.workers`` threads; the index is
 safe to share between threads (spaCy parsing and BM25 loading are serialised inside it).
+``/healthz`` is a coroutine answered on the event loop, so it answers while every worker is
+busy. The service never writes into the index it serves (BM25 state missing there is built
+in memory), unless started writable, where DELETE goes through the index's own writer.
 
 Example::
 
     app = create_app(Index.open("runs/demo/index"))
-    uvicorn.run(app, host="127.0.0.1", port=8000)
+    serve("runs/demo/index", ServeConfig(port=8000))
 """
 
 from __future__ import annotations
 
 import threading
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Literal
 
@@ -35,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from graphtx.config import SearchConfig, ServeConfig
 from graphtx.index.search import Index
 from graphtx.index.store import DocumentNotFound
+from graphtx.serve.limits import Admission, BodyGuard, HostAllowList
 
 # --- request bodies ------------------------------------------------------------------
 
@@ -61,36 +68,6 @@ class ExplainIn(QueryIn):
     rerank_depth: int | None = Field(None, ge=1, le=1000)
 
 
-class BodyLimit:
-    """ASGI middleware: 413 for a body over ``limit`` bytes, by its Content-Length or while it streams in."""
-
-    def __init__(self, app, limit: int):
-        self.app, self.limit = app, limit
-
-    async def __call__(self, scope, receive, send):
-        from starlette.exceptions import HTTPException
-        from starlette.responses import JSONResponse
-
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        length = dict(scope["headers"]).get(b"content-length")
-        if length is not None and (not length.isdigit() or int(length) > self.limit):
-            response = JSONResponse({"error": f"request body over {self.limit} bytes"}, status_code=413)
-            return await response(scope, receive, send)
-        received = 0
-
-        async def limited_receive():
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.limit:  # raised inside body reading: the app's error handler answers 413
-                    raise HTTPException(413, f"request body over {self.limit} bytes")
-            return message
-
-        await self.app(scope, limited_receive, send)
-
-
 def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), search: SearchConfig | None = None):
     from fastapi import FastAPI
     from fastapi.exceptions import RequestValidationError
@@ -107,10 +84,19 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
             super().__init__(message)
             self.status, self.message = status, message
 
-    app = FastAPI(title="graphtx", description="Patent prior-art search with invention graphs", version="1")
+    @asynccontextmanager
+    async def lifespan(_app):
+        import anyio.to_thread
 
-    # --- limits and errors ----------------------------------------------------------
-    app.add_middleware(BodyLimit, limit=cfg.max_request_bytes)
+        anyio.to_thread.current_default_thread_limiter().total_tokens = cfg.workers  # the query worker pool
+        yield
+
+    app = FastAPI(title="graphtx", description="Patent prior-art search with invention graphs", version="1", lifespan=lifespan)
+
+    # --- limits and errors (the last added runs first) --------------------------------
+    app.add_middleware(BodyGuard, limit=cfg.max_request_bytes, timeout=cfg.read_timeout_s)
+    app.add_middleware(Admission, limit=cfg.max_pending)
+    app.add_middleware(HostAllowList, allowed=cfg.allowed_hosts)
 
     @app.exception_handler(Problem)
     async def problem(_request, err: Problem):
@@ -123,7 +109,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_request, err: StarletteHTTPException):
-        return JSONResponse({"error": str(err.detail)}, status_code=err.status_code)
+        return JSONResponse({"error": str(err.detail)}, status_code=err.status_code, headers=getattr(err, "headers", None))
 
     def check_query(body: QueryIn) -> None:
         if (body.text is None) == (body.id is None):
@@ -143,7 +129,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
 
     # --- endpoints --------------------------------------------------------------------
     @app.get("/healthz")
-    def healthz() -> dict:
+    async def healthz() -> dict:  # on the event loop: never queued behind busy workers
         ix = holder["index"]
         return {
             "status": "ok",
@@ -208,8 +194,20 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
 
 
 def serve(index_dir: str | Path, cfg: ServeConfig = ServeConfig(), search: SearchConfig = SearchConfig(), model=None, log_level: str = "info") -> None:
-    """Open the index and run the service with uvicorn until interrupted."""
-    import uvicorn
+    """Open the index, listen on ``cfg.host:cfg.port`` and serve until interrupted.
 
-    app = create_app(Index.open(index_dir, search=search, model=model), cfg, search)
-    uvicorn.run(app, host=cfg.host, port=cfg.port, log_level=log_level)
+    The address is bound before the index is opened, so a port in use fails at once with
+    ``AddressUnavailable`` (a ValueError: exit 2) and not after loading the model.
+    """
+    import sys
+
+    from graphtx.serve.server import bind, bound_address, make_server
+
+    sock = bind(cfg.host, cfg.port)
+    try:
+        app = create_app(Index.open(index_dir, search=search, model=model), cfg, search)
+        server = make_server(app, cfg, log_level)
+        print(f"graphtx serve: {index_dir} on {bound_address(sock)} ({cfg.workers} workers)", file=sys.stderr, flush=True)
+        server.run(sockets=[sock])
+    finally:
+        sock.close()

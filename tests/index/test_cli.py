@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 from graphtx.cli import main
 from tests.index.conftest import N_DOCS
@@ -49,3 +50,15 @@ def test_remove_and_bad_usage_exit_codes(tiny, tiny_index, tmp_path, capsys):
     assert main(["index", "--out", str(copy), "--remove", "T-00001", "NOPE", "--json"]) == 3  # one id was not there
     summary = json.loads(capsys.readouterr().out)
     assert summary["count"] == N_DOCS - 1 and summary["reports"][0]["not_found"] == ["NOPE"]
+
+
+def test_index_bm25_alone_persists_the_bm25_state(tiny, tmp_path, capsys):
+    out = tmp_path / "index"
+    assert main(["index", "--model", str(tiny["model"]), "--graphs", str(tiny["graphs"]), "--out", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    shutil.rmtree(out / "bm25")  # as an index built with index.bm25: false
+    assert main(["index", "--out", str(out), "--bm25", "--quiet"]) == 0
+    assert "BM25 state of 120 documents" in capsys.readouterr().out
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["bm25"]["digest"] == manifest["live_digest"] and manifest["count"] == N_DOCS
+    assert (out / "bm25" / "graphtx.json").exists()

@@ -7,11 +7,12 @@ import pytest
 
 from graphtx.config import IndexConfig, SearchConfig
 from graphtx.graphs.parse import iter_graphs
-from graphtx.index.build import build_index
+from graphtx.index.build import build_index, remove_documents, write_bm25
+from graphtx.index.hybrid import BM25Index
 from graphtx.index.search import Index
 from graphtx.index.store import IndexStore
 from tests.index.conftest import N_DOCS
-from tests.index.fixtures import doc_id, make_graph, rare_word
+from tests.index.fixtures import doc_id, make_graph, make_graphs, rare_word
 
 
 @pytest.fixture(scope="module")
@@ -70,13 +71,39 @@ def test_hybrid_fuses_bm25_and_dense(index):
     assert all(x.dense_score is not None and x.bm25_score is not None for x in result)
 
 
-def test_hybrid_with_bm25_built_lazily(tiny, tmp_path):
+def test_hybrid_without_bm25_state_builds_it_in_memory_and_writes_nothing(tiny, tmp_path, caplog):
     out = tmp_path / "index"
     build_index(tiny["model"], tiny["graphs"], out, IndexConfig(bm25=False), progress=False)
     assert not (out / "bm25").exists()
+    before = sorted(p.name for p in out.iterdir())
     index = Index.open(out, search=SearchConfig(candidates=20))
-    result = index.search(doc_id=doc_id(4), k=5, hybrid=True)
-    assert doc_id(4) not in [h.doc_id for h in result] and (out / "bm25" / "graphtx.json").exists()
+    with caplog.at_level("WARNING", logger="graphtx.index.search"):
+        result = index.search(doc_id=doc_id(4), k=5, hybrid=True)
+    assert doc_id(4) not in [h.doc_id for h in result] and result[0].bm25_score is not None
+    assert sorted(p.name for p in out.iterdir()) == before  # a reader never writes into the index
+    assert "has no BM25 state" in caplog.text and f"graphtx index --out {out} --bm25" in caplog.text
+
+    # the index command persists it; the next reader loads it without a warning
+    write_bm25(out, progress=False)
+    assert IndexStore(out).manifest()["bm25"]["digest"] == IndexStore(out).manifest()["live_digest"]
+    caplog.clear()
+    again = Index.open(out, search=SearchConfig(candidates=20))
+    with caplog.at_level("WARNING", logger="graphtx.index.search"):
+        assert [h.doc_id for h in again.search(doc_id=doc_id(4), k=5, hybrid=True)] == [h.doc_id for h in result]
+    assert "BM25" not in caplog.text
+
+
+def test_incremental_add_and_removal_keep_saved_bm25_current(tiny, tmp_path, caplog):
+    out = tmp_path / "index"
+    build_index(tiny["model"], make_graphs(tmp_path, range(0, 40), "a"), out, IndexConfig(chunk_size=16), progress=False)
+    # later runs with bm25 off (or a removal with the index's own config) still refresh the saved state
+    build_index(tiny["model"], make_graphs(tmp_path, range(40, 60), "b"), out, IndexConfig(chunk_size=16, bm25=False), progress=False)
+    remove_documents(out, [doc_id(3)], progress=False)
+    manifest = IndexStore(out).manifest()
+    assert BM25Index.saved_digest(out / "bm25") == manifest["live_digest"] and manifest["count"] == 59
+    with caplog.at_level("WARNING", logger="graphtx.index.search"):
+        hits = Index.open(out).search(text=None, graph=make_graph(50), k=3, hybrid=True)
+    assert hits[0].doc_id == doc_id(50) and hits[0].bm25_rank == 1 and "BM25" not in caplog.text
 
 
 def test_explain_lists_node_matches_whose_contributions_sum_to_the_total(index):

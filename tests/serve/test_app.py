@@ -28,7 +28,7 @@ def index(tiny_index, builder):
 
 @pytest.fixture(scope="module")
 def client(index):
-    with TestClient(create_app(index, CFG)) as c:
+    with TestClient(create_app(index, CFG), base_url="http://localhost") as c:
         yield c
 
 
@@ -105,7 +105,7 @@ def test_read_only_by_default_and_writable_on_request(client, tiny_index, tmp_pa
     shutil.copytree(tiny_index, copy)
     writable = Index.open(copy)
     writable.parser = index.parser
-    with TestClient(create_app(writable, ServeConfig(read_only=False))) as c:
+    with TestClient(create_app(writable, ServeConfig(read_only=False)), base_url="http://localhost") as c:
         r = c.delete("/documents/T-00001")
         assert r.status_code == 200 and r.json()["count"] == N_DOCS - 1
         assert c.get("/documents/T-00001").status_code == 404 and c.get("/healthz").json()["count"] == N_DOCS - 1
