@@ -1,14 +1,19 @@
 """The ``graphtx`` command: thin subcommands, one stage each.
 
 Exit status: 0 all records written; 3 finished but some records were skipped
-(listed in the output directory's errors.jsonl); 2 bad usage or input; 1 failure.
+(listed in the output directory's errors.jsonl); 2 bad usage or input (a missing input
+path included); 1 failure: a full disk ("disk full at PATH"), an interrupt (Ctrl-C or
+SIGTERM, which stop worker processes too and leave the previous output in place).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
+import threading
 from pathlib import Path
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_SKIPPED = 0, 1, 2, 3
@@ -511,17 +516,46 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so it unwinds like Ctrl-C (workers stopped, partial output removed)."""
+
+
+def _raise_terminated(signum, frame) -> None:
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds():
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: list[str] | None = None) -> int:
+    from graphtx.atomic import as_disk_full, is_disk_full
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        with _sigterm_unwinds():
+            return args.func(args)
     except (FileNotFoundError, KeyError, ValueError) as err:
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
         print(f"graphtx {args.command}: error: {message}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print(f"graphtx {args.command}: interrupted", file=sys.stderr)
+    except OSError as err:
+        if not is_disk_full(err):
+            raise
+        print(f"graphtx {args.command}: error: {as_disk_full(err, getattr(args, 'out', None) or '.')}", file=sys.stderr)
+        return EXIT_FAILURE
+    except KeyboardInterrupt as err:
+        why = " (SIGTERM)" if isinstance(err, Terminated) else ""
+        print(f"graphtx {args.command}: interrupted{why}; a previous complete output is left as it was", file=sys.stderr)
         return EXIT_FAILURE
 
 

@@ -2,7 +2,11 @@
 
 Every input record ends up in exactly one place: ``documents.parquet`` (with
 its citations) or ``errors.jsonl`` with file, position and reason. Files that
-cannot be read at all are listed in ``errors.jsonl`` too.
+cannot be read at all (unknown format, unreadable folder, dangling link, damaged
+archive member) are listed in ``errors.jsonl`` too, and the manifest's counts add up:
+``records_seen == records_written + skipped``. A path given that does not exist is an
+error before anything is written. The output is staged and committed whole
+(:mod:`graphtx.atomic`): an interrupted run leaves the previous corpus as it was.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from tqdm import tqdm
 
 from graphtx.config import IngestConfig
 from graphtx.corpus.base import ParsedRecord, RawRecord, RecordError, SkippedRecord
-from graphtx.corpus.formats import READERS, discover, open_binary
+from graphtx.corpus.formats import ARCHIVE_ERRORS, READERS, discover, missing_sources
 from graphtx.corpus.store import CorpusWriter
 from graphtx.parallel import bounded_map
 
@@ -28,6 +32,7 @@ class IngestReport:
     skipped: int
     records_seen: int
     out_dir: Path
+    records_written: int = 0  # documents + citation-only rows; records_seen == records_written + skipped
 
     @property
     def complete(self) -> bool:
@@ -49,25 +54,27 @@ def _payload_size(raw: RawRecord) -> int:
 def iter_items(sources: list[str | Path], cfg: IngestConfig) -> Iterator[_Item]:
     """Raw records of all sources, in order; unreadable files and oversized records as skips."""
     limit = int(cfg.max_record_mb * 1024 * 1024)
-    for path, fmt, why in discover(sources, cfg.format):
-        if fmt is None:
-            yield SkippedRecord(str(path), "whole file", why)
+    for unit in discover(sources, cfg.format):
+        if unit.format is None:
+            yield SkippedRecord(unit.name, "whole file", unit.reason)
             continue
-        reader = READERS[fmt]
+        reader = READERS[unit.format]
         try:
-            for name, stream in open_binary(path):
-                with stream:
-                    for raw in reader.iter_raw(name, stream):
-                        if isinstance(raw, SkippedRecord):
-                            yield raw
-                            continue
-                        size = _payload_size(raw)
-                        if size > limit:
-                            yield SkippedRecord(raw.file, raw.position, f"record is {size:,} bytes, over the limit of {cfg.max_record_mb:g} MiB (ingest.max_record_mb)")
-                        else:
-                            yield raw
-        except (OSError, EOFError, RecordError, ValueError) as err:
-            yield SkippedRecord(str(path), "rest of file", f"stopped reading: {type(err).__name__}: {err}")
+            with unit.open() as stream:
+                for raw in reader.iter_raw(unit.name, stream):
+                    if isinstance(raw, SkippedRecord):
+                        yield raw
+                        continue
+                    if unit.damage:  # never silently wrong: its text may be altered anywhere
+                        yield SkippedRecord(raw.file, raw.position, f"not written: the file holds {unit.damage}; its records cannot be trusted")
+                        continue
+                    size = _payload_size(raw)
+                    if size > limit:
+                        yield SkippedRecord(raw.file, raw.position, f"record is {size:,} bytes, over the limit of {cfg.max_record_mb:g} MiB (ingest.max_record_mb)")
+                    else:
+                        yield raw
+        except (OSError, RecordError, ValueError, *ARCHIVE_ERRORS) as err:
+            yield SkippedRecord(unit.name, "rest of file", f"stopped reading: {type(err).__name__}: {err}")
 
 
 def parse_item(item: _Item) -> tuple[_Item, ParsedRecord | None]:
@@ -87,7 +94,12 @@ def parse_item(item: _Item) -> tuple[_Item, ParsedRecord | None]:
 def ingest(sources: list[str | Path], out_dir: str | Path, cfg: IngestConfig = IngestConfig(), progress: bool | None = None) -> IngestReport:
     if cfg.format is not None and cfg.format not in READERS:
         raise ValueError(f"unknown format {cfg.format!r}; known: {', '.join(READERS)}")
-    seen = 0
+    if not sources:
+        raise ValueError("no input paths given")
+    missing = missing_sources(sources)
+    if missing:
+        raise FileNotFoundError(f"no such file or directory: {', '.join(missing)} (nothing was written; check the path)")
+    seen = written = 0
     with CorpusWriter(out_dir, rows_per_group=cfg.rows_per_group) as writer:
         bar = tqdm(desc="ingest", unit="rec", disable=None if progress is None else not progress, file=sys.stderr)
         results = bounded_map(parse_item, iter_items(sources, cfg), workers=cfg.workers, chunk_size=cfg.chunk_size)
@@ -100,8 +112,11 @@ def ingest(sources: list[str | Path], out_dir: str | Path, cfg: IngestConfig = I
                 continue
             if parsed.document is None:
                 writer.add_citations(parsed.citations)
+                written += 1
             else:
-                writer.add_document(parsed.document, parsed.citations, item.file, item.position)
+                written += writer.add_document(parsed.document, parsed.citations, item.file, item.position)
         bar.close()
-        manifest = writer.close({"sources": [str(s) for s in sources], "records_seen": seen})
-    return IngestReport(manifest["documents"], manifest["citations"], manifest["skipped"], seen, Path(out_dir))
+        if seen != written + writer.skipped:  # every record is written or listed; anything else is a bug here
+            raise RuntimeError(f"ingest lost track of records: {seen} seen, {written} written, {writer.skipped} skipped")
+        manifest = writer.close({"sources": [str(s) for s in sources], "records_seen": seen, "records_written": written})
+    return IngestReport(manifest["documents"], manifest["citations"], manifest["skipped"], seen, Path(out_dir), written)

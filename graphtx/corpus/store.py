@@ -5,7 +5,11 @@ Layout of a corpus directory::
     documents.parquet   one row per document (DOCUMENT_SCHEMA)
     citations.parquet   one row per (citing, cited, category) (CITATION_SCHEMA)
     errors.jsonl        one JSON object per skipped record: file, position, id, reason
-    manifest.json       counts, sources, versions, time
+    manifest.json       counts, sources, versions, time; written last (graphtx/atomic.py)
+
+The files are written into ``.partial/`` inside the directory and moved in only when
+ingest completes, so a re-run that is interrupted or meets a full disk leaves the
+previous corpus byte-identical, and a manifest is never written for a partial corpus.
 
 Rows are buffered and flushed as Parquet row groups, so memory does not grow
 with corpus size (only the set of ids seen, for duplicate detection, does).
@@ -21,6 +25,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from graphtx.atomic import StagedDir, interrupted_run
 from graphtx.corpus.base import SkippedRecord
 from graphtx.corpus.schema import (
     CITATION_SCHEMA,
@@ -62,21 +67,34 @@ class TableWriter:
         self.flush()
         self._writer.close()
 
+    def abort(self) -> None:
+        """Close without the buffered rows (the file is being discarded)."""
+        self._rows = []
+        try:
+            self._writer.close()
+        except OSError:
+            pass
+
 
 class CorpusWriter:
     """Writes one corpus directory; use as a context manager.
 
     ``add_document`` refuses a repeated id (the first one wins) and returns the
     skip record for the caller to report; citations are de-duplicated on
-    (citing, cited, category).
+    (citing, cited, category). Leaving the ``with`` block by an exception (Ctrl-C
+    included) discards the new files and keeps the directory as it was.
     """
 
     def __init__(self, out_dir: str | Path, rows_per_group: int = 512):
         self.out_dir = Path(out_dir)
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        self.documents = TableWriter(self.out_dir / DOCUMENTS_FILE, DOCUMENT_SCHEMA, rows_per_group)
-        self.citations = TableWriter(self.out_dir / CITATIONS_FILE, CITATION_SCHEMA, rows_per_group * 16)
-        self._errors = open(self.out_dir / ERRORS_FILE, "w", encoding="utf-8")
+        self._staged = StagedDir(self.out_dir, "`graphtx ingest`", (DOCUMENTS_FILE, CITATIONS_FILE, ERRORS_FILE)).__enter__()
+        try:
+            self.documents = TableWriter(self._staged.path(DOCUMENTS_FILE), DOCUMENT_SCHEMA, rows_per_group)
+            self.citations = TableWriter(self._staged.path(CITATIONS_FILE), CITATION_SCHEMA, rows_per_group * 16)
+            self._errors = open(self._staged.path(ERRORS_FILE), "w", encoding="utf-8")
+        except BaseException as err:
+            self._staged.__exit__(type(err), err, err.__traceback__)
+            raise
         self._first_seen: dict[str, str] = {}  # id -> "file position"
         self._citation_keys: set[tuple[str, str, str]] = set()
         self.skipped = 0
@@ -86,8 +104,15 @@ class CorpusWriter:
     def __enter__(self) -> "CorpusWriter":
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc is None:
+            self.close()
+            return
+        if not self._errors.closed:
+            self._errors.close()
+            self.documents.abort()
+            self.citations.abort()
+        self._staged.__exit__(exc_type, exc, tb)  # removes the partial; a full disk becomes DiskFull
 
     def skip(self, record: SkippedRecord) -> None:
         self._errors.write(record.to_json() + "\n")
@@ -127,7 +152,11 @@ class CorpusWriter:
             "pyarrow": pa.__version__,
             **(extra_manifest or {}),
         }
-        (self.out_dir / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2) + "\n")
+        try:
+            self._staged.commit(manifest)
+        except BaseException as err:
+            self._staged.__exit__(type(err), err, err.__traceback__)
+            raise
         return manifest
 
 
@@ -137,7 +166,7 @@ class CorpusWriter:
 def documents_path(corpus_dir: str | Path) -> Path:
     path = Path(corpus_dir) / DOCUMENTS_FILE
     if not path.exists():
-        raise FileNotFoundError(f"{corpus_dir} is not a corpus directory: {DOCUMENTS_FILE} is missing (run `graphtx ingest` first)")
+        raise FileNotFoundError(f"{corpus_dir} is not a corpus directory: {DOCUMENTS_FILE} is missing{interrupted_run(corpus_dir)} (run `graphtx ingest` first)")
     return path
 
 

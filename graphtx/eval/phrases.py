@@ -72,6 +72,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from graphtx.atomic import atomic_write_text, replacing
 from graphtx.graphs.graph import NODE_TYPES
 from graphtx.model.batch import Tokenizer
 from graphtx.model.swem import SWEMNodeEncoder
@@ -593,9 +594,8 @@ def write_results(report: PhraseEvalReport, out_dir: str | Path) -> dict[str, Pa
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"results": out / "results.json", "predictions": out / "predictions.csv", "scatter": out / "scatter.png"}
-    paths["results"].write_text(json.dumps(report.to_json(), indent=2) + "\n")
     valid = report.valid_pairs
-    with paths["predictions"].open("w", newline="", encoding="utf-8") as f:
+    with replacing(paths["predictions"]) as tmp, tmp.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         methods = list(report.predictions)
         writer.writerow(["anchor", "target", "context", "score", *methods])
@@ -603,6 +603,7 @@ def write_results(report: PhraseEvalReport, out_dir: str | Path) -> dict[str, Pa
             writer.writerow([valid.anchor[i], valid.target[i], valid.context[i], valid.score[i], *(f"{report.predictions[m][i]:.6f}" for m in methods)])
     method = list(report.predictions)[-1]  # the fine-tuned model
     plot_scatter(report.predictions[method], report.gold, paths["scatter"], title=f"{method}: validation split", seed=report.seed)
+    atomic_write_text(paths["results"], json.dumps(report.to_json(), indent=2) + "\n")  # the summary, last
     return paths
 
 
@@ -627,7 +628,8 @@ def plot_scatter(pred: np.ndarray, gold: np.ndarray, path: str | Path, title: st
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, format="png", facecolor="white")
+    with replacing(path) as tmp:
+        fig.savefig(tmp, format="png", facecolor="white")
     return Path(path)
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from graphtx.atomic import atomic_write_text
 from graphtx.config import EvalConfig
 from graphtx.eval.data import EvalCorpus, Judgements
 from graphtx.eval.ranking import ranks_of, top_k
@@ -221,7 +222,7 @@ def sample_paecter(
 def save_samples(samples: PaecterSamples, path: str | Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(samples.to_json(), indent=1) + "\n")
+    atomic_write_text(path, json.dumps(samples.to_json(), indent=1) + "\n")
     return path
 
 

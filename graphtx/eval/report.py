@@ -12,6 +12,8 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
+from graphtx.atomic import atomic_write_text, replacing
+
 REFERENCE = "bm25"  # System.name of the ratio reference: BM25 with the configured (default) parameters
 
 
@@ -115,8 +117,7 @@ def format_report(report) -> list[str]:
 def _write_rows(rows: list[dict], path: str | Path) -> Path:
     """Rows as CSV (floats to 6 decimals); an empty file when there are none."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="", encoding="utf-8") as f:
+    with replacing(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as f:
         if rows:
             writer = csv.DictWriter(f, fieldnames=list(rows[0]))
             writer.writeheader()
@@ -163,21 +164,25 @@ def plot_curves(report, path: str | Path, title: str = "") -> Path:
     fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=7, frameon=False)  # below the panels: never over a curve
     fig.suptitle(title or f"{report.corpus['source']}: {report.citations['queries']} queries, {report.citations['pairs_scored']} pairs", fontsize=9)
     fig.tight_layout(rect=(0, 0.22 * rows / (4.2 + 0.22 * rows) + 0.02, 1, 1))
-    fig.savefig(path, dpi=110)
+    with replacing(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
     plt.close(fig)
     return path
 
 
 def write_results(report, out_dir: str | Path, plot: bool = True) -> dict:
-    """results.json, per_query.csv, per_sample.csv (PaECTER) and metric_vs_k.png in ``out_dir``."""
+    """results.json, per_query.csv, per_sample.csv (PaECTER) and metric_vs_k.png in ``out_dir``.
+
+    Each file is replaced atomically; results.json, the summary, is written last.
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "results.json"}
-    paths["json"].write_text(json.dumps(report.to_json(), indent=2) + "\n")
     if report.retrieval:
         paths["per_query"] = write_per_query(report, out / "per_query.csv")
         if plot:
             paths["plot"] = plot_curves(report, out / "metric_vs_k.png")
     if report.paecter:
         paths["per_sample"] = write_per_sample(report, out / "per_sample.csv")
+    atomic_write_text(paths["json"], json.dumps(report.to_json(), indent=2) + "\n")
     return paths

@@ -5,12 +5,14 @@ Layout of a graphs directory::
     graphs.parquet   one row per (document, kind) (GRAPH_SCHEMA)
     errors.jsonl     documents or graphs not written, with the reason
     manifest.json    counts per kind, text sources used, rule hits, config, versions
+
+The files are staged in ``.partial/`` and committed whole, manifest last (:mod:`graphtx.atomic`):
+an interrupted or disk-full re-run leaves the previous graphs byte-identical.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 import time
 from collections import Counter
@@ -22,9 +24,10 @@ import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from graphtx.config import ParseConfig
+from graphtx.atomic import StagedDir, interrupted_run
 from graphtx.corpus.schema import PatentDocument
 from graphtx.corpus.base import SkippedRecord
-from graphtx.corpus.store import ERRORS_FILE, MANIFEST_FILE, TableWriter, count_documents, iter_documents
+from graphtx.corpus.store import ERRORS_FILE, TableWriter, count_documents, iter_documents
 from graphtx.graphs.builder import GraphBuilder
 from graphtx.graphs.graph import GRAPH_SCHEMA, InventionGraph
 from graphtx.parallel import bounded_map
@@ -56,53 +59,57 @@ class ParseReport:
 
 def parse_corpus(corpus_dir: str | Path, out_dir: str | Path, cfg: ParseConfig = ParseConfig(), progress: bool | None = None) -> ParseReport:
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     started = time.time()
     total = count_documents(corpus_dir)
-    writer = TableWriter(out / GRAPHS_FILE, GRAPH_SCHEMA, rows_per_group=1024)
-    kinds, sources, rule_hits, nodes = Counter(), Counter(), Counter(), Counter()
-    skipped = documents = 0
-    with open(out / ERRORS_FILE, "w", encoding="utf-8") as errors:
-        results = bounded_map(
-            _build_one, iter_documents(corpus_dir), workers=cfg.workers, chunk_size=cfg.chunk_size,
-            initializer=_init_worker, initargs=(cfg,),
-        )  # fmt: skip
-        for doc_id, graphs, reason in tqdm(results, total=total, desc="parse", unit="doc", disable=None if progress is None else not progress, file=sys.stderr):
-            if reason:
-                errors.write(SkippedRecord(str(corpus_dir), "document", reason, doc_id).to_json() + "\n")
-                skipped += 1
-                continue
-            documents += 1
-            for g in graphs:
-                if g.num_nodes == 0:
-                    errors.write(SkippedRecord(str(corpus_dir), g.kind, f"no features found in the {g.text_source} text", doc_id).to_json() + "\n")
-                    skipped += 1
-                    continue
-                writer.add(g.to_row())
-                kinds[g.kind] += 1
-                sources[f"{g.kind}:{g.text_source}"] += 1
-                nodes[g.kind] += g.num_nodes
-                rule_hits.update(g.meta.get("rule_hits", {}) if g.kind == "description" else {})
-    writer.close()
-    manifest = {
-        "corpus": str(corpus_dir),
-        "documents": documents,
-        "graphs": dict(kinds),
-        "skipped": skipped,
-        "text_sources": dict(sources),
-        "mean_nodes": {k: round(nodes[k] / kinds[k], 1) for k in kinds},
-        "rule_hits_description_graphs": dict(rule_hits),
-        "config": dataclasses.asdict(cfg),
-        "seconds": round(time.time() - started, 2),
-    }
-    (out / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2) + "\n")
+    with StagedDir(out, "`graphtx parse`", (GRAPHS_FILE, ERRORS_FILE)) as staged:
+        writer = TableWriter(staged.path(GRAPHS_FILE), GRAPH_SCHEMA, rows_per_group=1024)
+        kinds, sources, rule_hits, nodes = Counter(), Counter(), Counter(), Counter()
+        skipped = documents = 0
+        try:
+            with open(staged.path(ERRORS_FILE), "w", encoding="utf-8") as errors:
+                results = bounded_map(
+                    _build_one, iter_documents(corpus_dir), workers=cfg.workers, chunk_size=cfg.chunk_size,
+                    initializer=_init_worker, initargs=(cfg,),
+                )  # fmt: skip
+                for doc_id, graphs, reason in tqdm(results, total=total, desc="parse", unit="doc", disable=None if progress is None else not progress, file=sys.stderr):
+                    if reason:
+                        errors.write(SkippedRecord(str(corpus_dir), "document", reason, doc_id).to_json() + "\n")
+                        skipped += 1
+                        continue
+                    documents += 1
+                    for g in graphs:
+                        if g.num_nodes == 0:
+                            errors.write(SkippedRecord(str(corpus_dir), g.kind, f"no features found in the {g.text_source} text", doc_id).to_json() + "\n")
+                            skipped += 1
+                            continue
+                        writer.add(g.to_row())
+                        kinds[g.kind] += 1
+                        sources[f"{g.kind}:{g.text_source}"] += 1
+                        nodes[g.kind] += g.num_nodes
+                        rule_hits.update(g.meta.get("rule_hits", {}) if g.kind == "description" else {})
+            writer.close()
+        except BaseException:
+            writer.abort()
+            raise
+        manifest = {
+            "corpus": str(corpus_dir),
+            "documents": documents,
+            "graphs": dict(kinds),
+            "skipped": skipped,
+            "text_sources": dict(sources),
+            "mean_nodes": {k: round(nodes[k] / kinds[k], 1) for k in kinds},
+            "rule_hits_description_graphs": dict(rule_hits),
+            "config": dataclasses.asdict(cfg),
+            "seconds": round(time.time() - started, 2),
+        }
+        staged.commit(manifest)
     return ParseReport(documents, sum(kinds.values()), skipped, out)
 
 
 def graphs_path(graphs_dir: str | Path) -> Path:
     path = Path(graphs_dir) / GRAPHS_FILE
     if not path.exists():
-        raise FileNotFoundError(f"{graphs_dir} is not a graphs directory: {GRAPHS_FILE} is missing (run `graphtx parse` first)")
+        raise FileNotFoundError(f"{graphs_dir} is not a graphs directory: {GRAPHS_FILE} is missing{interrupted_run(graphs_dir)} (run `graphtx parse` first)")
     return path
 
 

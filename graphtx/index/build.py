@@ -40,6 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from tqdm import tqdm
 
+from graphtx.atomic import replacing
 from graphtx.config import IndexConfig
 from graphtx.graphs.graph import InventionGraph
 from graphtx.graphs.parse import count_graphs, graphs_path, iter_graphs
@@ -419,10 +420,8 @@ def _copy_model(model_dir, target: Path, fp: str) -> None:
         if (target / "fingerprint.txt").read_text().strip() != fp:
             raise ValueError(f"{target} holds another model than the index's; remove it or use a new --out")
         return
-    tmp = target.with_name(target.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    shutil.copytree(model_dir, tmp)
-    tmp.rename(target)
+    with replacing(target) as tmp:
+        shutil.copytree(model_dir, tmp, ignore=shutil.ignore_patterns(".*"))
 
 
 def _corpus_dir(corpus_dir, graphs_dir) -> Path | None:

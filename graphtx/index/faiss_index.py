@@ -23,13 +23,13 @@ allows (flat and HNSW keep their vectors in the file's pages, not in process mem
 from __future__ import annotations
 
 import math
-import os
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
+from graphtx.atomic import replacing
 from graphtx.config import IndexConfig
 
 METRIC = "inner_product"
@@ -203,11 +203,8 @@ def remove(index, ids: np.ndarray) -> int:
 def write(index, path: Path) -> None:
     """Atomic: the file is the old one or the new one, never half written."""
     faiss = _faiss()
-    tmp = path.with_name(path.name + ".tmp")
-    faiss.write_index(index, str(tmp))
-    with open(tmp, "rb") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    with replacing(path) as tmp:
+        faiss.write_index(index, str(tmp))
 
 
 def read(path: Path, spec: IndexSpec, mmap: bool = True):

@@ -23,12 +23,12 @@ Example::
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from graphtx.atomic import replacing
 from graphtx.config import IndexConfig
 
 META_FILE = "graphtx.json"
@@ -93,16 +93,9 @@ class BM25Index:
     # --- files -----------------------------------------------------------------------
     def save(self, directory: Path) -> None:
         """Write to a sibling folder, then swap it in: a reader sees the old index or the new one."""
-        tmp = directory.with_name(directory.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        self.retriever.save(str(tmp), show_progress=False)
-        (tmp / META_FILE).write_text(json.dumps({"digest": self.digest, "stopwords": self.stopwords, "stemmer": self.stemmer_name}) + "\n")
-        old = directory.with_name(directory.name + ".old")
-        shutil.rmtree(old, ignore_errors=True)
-        if directory.exists():
-            directory.rename(old)
-        tmp.rename(directory)
-        shutil.rmtree(old, ignore_errors=True)
+        with replacing(directory) as tmp:  # graphtx/atomic.py: fsynced, swapped in whole
+            self.retriever.save(str(tmp), show_progress=False)
+            (tmp / META_FILE).write_text(json.dumps({"digest": self.digest, "stopwords": self.stopwords, "stemmer": self.stemmer_name}) + "\n")
 
     @classmethod
     def load(cls, directory: Path, mmap: bool = True) -> BM25Index | None:

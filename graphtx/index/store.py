@@ -38,6 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from graphtx.atomic import atomic_write_table, atomic_write_text, fsync_dir  # noqa: F401 - used here and by build.py
 from graphtx.graphs.graph import GRAPH_SCHEMA, InventionGraph
 
 FORMAT = "graphtx-index/1"
@@ -69,38 +70,7 @@ def part_schema(dim: int) -> pa.Schema:
     )
 
 
-# --- small file helpers ----------------------------------------------------------
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` so that ``path`` holds the old content or the new, never a mix."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
-
-
-def atomic_write_table(path: Path, table: pa.Table, row_group_size: int | None = None) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(table, tmp, compression="zstd", row_group_size=row_group_size)
-    with open(tmp, "rb") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
-
-
-def fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # not every file system lets a directory be opened
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+# --- small file helpers (the atomic writes live in graphtx/atomic.py) -------------
 
 
 def read_json(path: Path) -> dict | None:

@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 import torch
 from tqdm import tqdm
 
+from graphtx.atomic import replacing
 from graphtx.graphs.parse import count_graphs, iter_graphs
 from graphtx.model.config import ModelConfig
 from graphtx.model.encoder import GraphEncoder
@@ -66,12 +67,12 @@ def embed_graphs(
 ) -> int:
     """Write the vectors of every ``kind`` graph in ``graphs_dir``; returns how many."""
     out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
     schema = vectors_schema(model.out_dim, fingerprint(model))
     total = count_graphs(graphs_dir, kind)
     written = 0
     graphs = iter_graphs(graphs_dir, kind=kind)
-    with pq.ParquetWriter(out_path, schema, compression="zstd") as writer, tqdm(
+    # written beside and renamed over out_path when complete: a previous vectors file stays whole until then
+    with replacing(out_path) as tmp, pq.ParquetWriter(tmp, schema, compression="zstd") as writer, tqdm(
         total=total, desc=f"encode {kind}", unit="graph", disable=None if progress is None else not progress, file=sys.stderr
     ) as bar:
         while chunk := list(itertools.islice(graphs, batch_size * 16)):

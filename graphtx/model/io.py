@@ -8,7 +8,9 @@ A model directory is plain files a person can inspect::
     fingerprint.txt   sha256 hex of config + weights (see ``fingerprint``)
 
 The fingerprint ties vectors to the model that made them: an index stores it,
-and loading a directory whose weights no longer match it is an error.
+and loading a directory whose weights no longer match it is an error. The files are
+staged and moved in together with ``fingerprint.txt`` last (graphtx/atomic.py), so a
+kill while saving leaves the previous model whole.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 import torch
 import yaml
 
+from graphtx.atomic import StagedDir
 from graphtx.model.config import ModelConfig
 from graphtx.model.encoder import GraphEncoder
 
@@ -63,18 +66,19 @@ def save_model(directory: str | Path, model: GraphEncoder, config: ModelConfig |
     if config != model.config:
         raise ValueError("config differs from the model's own config")
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
     state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
-    (directory / CONFIG_FILE).write_text(config_yaml(config))
-    torch.save(state, directory / WEIGHTS_FILE)
-    if tokenizer is not None:
-        if hasattr(tokenizer, "save"):
-            tokenizer.save(directory)
-        elif Path(tokenizer).is_dir():
-            shutil.copytree(tokenizer, directory, dirs_exist_ok=True)
-        else:
-            shutil.copy2(tokenizer, directory / Path(tokenizer).name)
-    (directory / FINGERPRINT_FILE).write_text(state_fingerprint(state, config) + "\n")
+    with StagedDir(directory, "model save", owned=None, manifest=FINGERPRINT_FILE) as staged:
+        staging = staged.partial
+        (staging / CONFIG_FILE).write_text(config_yaml(config))
+        torch.save(state, staging / WEIGHTS_FILE)
+        if tokenizer is not None:
+            if hasattr(tokenizer, "save"):
+                tokenizer.save(staging)
+            elif Path(tokenizer).is_dir():
+                shutil.copytree(tokenizer, staging, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".*"))
+            else:
+                shutil.copy2(tokenizer, staging / Path(tokenizer).name)
+        staged.commit(state_fingerprint(state, config) + "\n")
     return directory
 
 

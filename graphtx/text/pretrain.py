@@ -7,7 +7,8 @@ Layout of a tokens directory::
     token_idf.npy        float32 (vocab_size,); smoothed IDF of token id i over the documents
                          (``model.token_weighting: idf`` weights SWEM's mean pooling by it)
     manifest.json        corpora, counts, sizes, seed, row sources, versions, seconds, fingerprint;
-                         written last, so its presence marks a complete directory
+                         written last, so its presence marks a complete directory (the files are
+                         staged in ``.partial/`` and committed whole: graphtx/atomic.py)
 
 Texts of a document, in order: title, abstract, each claim, each description
 paragraph (every field split at newlines), up to ``max_chars_per_document``
@@ -26,7 +27,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import itertools
-import json
 import sys
 import time
 from collections import Counter
@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from graphtx.atomic import StagedDir
 from graphtx.config import PretrainConfig
 from graphtx.corpus.schema import PatentDocument
 from graphtx.corpus.store import (
@@ -137,7 +138,6 @@ def pretrain(corpus_dirs: list, out_dir: str | Path, cfg: PretrainConfig = Pretr
     for corpus in corpora:
         documents_path(corpus)  # a clear error before any work
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     disable = None if progress is None else not progress
     started = time.time()
     total = sum(count_documents(c) for c in corpora)
@@ -179,10 +179,15 @@ def pretrain(corpus_dirs: list, out_dir: str | Path, cfg: PretrainConfig = Pretr
 
     with tqdm(total=total, desc="pretrain idf", unit="doc", disable=disable, file=sys.stderr) as bar:
         idf = token_idf(corpora, tokenizer, cfg, bar)
-    tokenizer.save(out)
-    np.save(out / VECTORS_FILE, vectors)
-    np.save(out / IDF_FILE, idf)
-    fingerprint = tokens_fingerprint(out)
+    staged = StagedDir(out, "`graphtx pretrain`", (TOKENIZER_FILE, VECTORS_FILE, IDF_FILE)).__enter__()
+    try:
+        tokenizer.save(staged.partial)
+        np.save(staged.path(VECTORS_FILE), vectors)
+        np.save(staged.path(IDF_FILE), idf)
+        fingerprint = tokens_fingerprint(staged.partial)
+    except BaseException as err:
+        staged.__exit__(type(err), err, err.__traceback__)
+        raise
     report = PretrainReport(
         out, sum(counts.documents.values()), counts.texts, n_sentences, n_tokens,
         tokenizer.vocab_size, cfg.dim, {s: rows[s] for s in ROW_SOURCES}, round(time.time() - started, 2), fingerprint,
@@ -210,7 +215,8 @@ def pretrain(corpus_dirs: list, out_dir: str | Path, cfg: PretrainConfig = Pretr
         },
         "fingerprint": fingerprint,
     }
-    (out / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2) + "\n")
+    with staged:  # manifest last; the previous tokens directory stays whole until here
+        staged.commit(manifest)
     return report
 
 

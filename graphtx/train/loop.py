@@ -22,7 +22,6 @@ point and resumed from its last checkpoint repeats the lost steps exactly.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -34,6 +33,7 @@ from tqdm import tqdm
 
 from graphtx.model.batch import collate
 from graphtx.model.encoder import GraphEncoder
+from graphtx.atomic import atomic_write_json, atomic_write_text, replacing
 from graphtx.model.io import save_model
 from graphtx.train.augment import choose_kinds, node_dropout
 from graphtx.train.batching import SizeAwareBatcher, shard_for_rank
@@ -342,9 +342,8 @@ class StageTrainer:
             "log_lines": _count_lines(self.out_dir / LOG_FILE),
             "eval_lines": _count_lines(self.out_dir / EVALS_FILE),
         }
-        tmp = self.out_dir / (CHECKPOINT_FILE + ".tmp")
-        torch.save(payload, tmp)
-        os.replace(tmp, self.out_dir / CHECKPOINT_FILE)  # atomic: a kill leaves the old or the new checkpoint
+        with replacing(self.out_dir / CHECKPOINT_FILE) as tmp:  # a kill leaves the old or the new checkpoint
+            torch.save(payload, tmp)
         barrier(self.ctx)
 
     def _load_checkpoint(self) -> bool:
@@ -370,7 +369,7 @@ class StageTrainer:
             if not (self.out_dir / BEST_DIR).exists():
                 save_model(self.out_dir / BEST_DIR, self.model, tokenizer=self.tokenizer_file)
             summary = {"state": asdict(self.state), "best_fingerprint": (self.out_dir / BEST_DIR / "fingerprint.txt").read_text().strip()}
-            (self.out_dir / DONE_FILE).write_text(json.dumps(summary, indent=2))
+            atomic_write_json(self.out_dir / DONE_FILE, summary)
             (self.out_dir / CHECKPOINT_FILE).unlink(missing_ok=True)
         barrier(self.ctx)
 
@@ -397,7 +396,7 @@ def _count_lines(path: Path) -> int:
 def _truncate_lines(path: Path, keep: int) -> None:
     if path.exists():
         lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-        path.write_text("".join(lines[:keep]), encoding="utf-8")
+        atomic_write_text(path, "".join(lines[:keep]))
 
 
 def evaluation_summary(result: EvalResult, k: int, ndcg_k: int) -> str:

@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import yaml
 
+from graphtx.atomic import atomic_write_json, replacing
 from graphtx.config import GraphtxConfig
 from graphtx.corpus.schema import id_key
 from graphtx.corpus.store import documents_path
@@ -262,16 +263,14 @@ def train(
         summary = {"data": data_report, "stages": results, "final_stage": final_stage, "select_metric": cfg.select_metric,
                    "k": cfg.eval_k, "ndcg_k": cfg.eval_ndcg_k}  # fmt: skip
         if ctx.is_main:
-            final = out / "model"
-            if final.exists():
-                shutil.rmtree(final)
-            shutil.copytree(out / final_stage / "best", final)
+            with replacing(out / "model") as tmp:  # the previous RUN/model stays whole until the new one is in
+                shutil.copytree(out / final_stage / "best", tmp)
             if prepared.test:
                 test_eval = CitationEvaluator(prepared.test, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size, known_item,
                                   cfg.select_rerank_depth)  # fmt: skip
                 if test_eval.query_ids:
                     summary["test"] = asdict(test_eval(model, tokenizer))
-            (out / "summary.json").write_text(json.dumps(summary, indent=2))
+            atomic_write_json(out / "summary.json", summary)
         return summary if ctx.is_main else {}
     except BaseException:
         clean_exit = False

@@ -72,11 +72,12 @@ def test_oversized_record_is_listed_not_parsed(tmp_path):
 def test_unreadable_and_unknown_files_are_listed(tmp_path):
     (tmp_path / "notes.bin").write_bytes(b"\x00\x01")
     (tmp_path / "odd.xml").write_text("<?xml version='1.0'?><html></html>")
-    report = ingest([tmp_path / "notes.bin", tmp_path / "odd.xml", tmp_path / "missing.xml"], tmp_path / "c", IngestConfig(), progress=False)
+    (tmp_path / "gone.xml").symlink_to(tmp_path / "missing.xml")
+    report = ingest([tmp_path / "notes.bin", tmp_path / "odd.xml", tmp_path / "gone.xml"], tmp_path / "c", IngestConfig(), progress=False)
     reasons = {e["file"].split("/")[-1]: e["reason"] for e in read_errors(tmp_path / "c")}
     assert report.skipped == 3
     assert "cannot tell the format" in reasons["notes.bin"] and "cannot tell the format" in reasons["odd.xml"]
-    assert reasons["missing.xml"] == "no such file or directory"
+    assert reasons["gone.xml"].startswith("dangling symbolic link to")
 
 
 def test_citation_tsv_joins_the_corpus(tmp_path):
