@@ -131,7 +131,7 @@ def test_search_rerank_late(client, tiny, tmp_path):
     assert r.status_code == 400 and "late-interaction head" in r.json()["error"]
     model = make_model(tmp_path, name="late-model", late_dim=8)
     build_index(model, tiny["graphs"], tmp_path / "index", IndexConfig(chunk_size=50), progress=False)
-    with TestClient(create_app(Index.open(tmp_path / "index"), CFG)) as late:
+    with TestClient(create_app(Index.open(tmp_path / "index"), CFG), base_url="http://localhost") as late:
         r = late.post("/search", json={"id": "T-00001", "k": 3, "rerank": "late", "rerank_depth": 20, "explain": True})
         assert r.status_code == 200, r.text
         body = r.json()
