@@ -220,6 +220,22 @@ def cmd_train(args) -> int:
     return EXIT_OK
 
 
+def cmd_fit_late_head(args) -> int:
+    from graphtx.config import load_config, with_overrides
+    from graphtx.train.late_head import run_fit_late_head
+
+    config = with_overrides(load_config(args.config), seed=args.seed)
+    late_dim = args.late_dim or config.model.late_dim
+    say = None if args.quiet or args.json else (lambda line: print(line, file=sys.stderr))
+    summary = run_fit_late_head(config, args.model, args.corpus, args.graphs, args.citations, args.valid_citations, args.out, late_dim, log=say)
+    b, d = summary["best"], summary["dense"]
+    lines = [f"dense: Recall@3 {d['recall']:.4f}, nDCG@150 {d['ndcg']:.4f}; dense top {summary['depth']} re-ranked by the late head: "
+             f"Recall@3 {b['recall']:.4f}, nDCG@150 {b['ndcg']:.4f} (epoch {b['epoch']}); {summary['seconds']} s",
+             f"model with the late-interaction head: {args.out}"]  # fmt: skip
+    _say(args, summary, lines)
+    return EXIT_OK
+
+
 def cmd_plot(args) -> int:
     from graphtx.train.plot import plot_run
 
@@ -486,6 +502,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=64, help="graphs per forward pass")
     _add_common(p)
     p.set_defaults(func=cmd_encode)
+
+    p = sub.add_parser("fit-late-head", help="a trained model + citations -> the same model with a late-interaction head fitted on its frozen node states")
+    p.add_argument("--model", required=True, help="trained model directory (kept as it is: its dense ranking does not change)")
+    p.add_argument("--corpus", required=True, help="corpus directory (`graphtx ingest`)")
+    p.add_argument("--graphs", required=True, help="graphs directory (`graphtx parse`)")
+    p.add_argument("--citations", required=True, help="training citations (TSV/CSV or corpus directory)")
+    p.add_argument("--valid-citations", required=True, help="validation citations: select the head on the re-ranked dense top N")
+    p.add_argument("--out", required=True, help="output model directory")
+    p.add_argument("--late-dim", type=int, help="late-interaction vector size (default: config model.late_dim)")
+    p.add_argument("--seed", type=int)
+    _add_common(p)
+    p.set_defaults(func=cmd_fit_late_head)
 
     p = sub.add_parser("train", help="citations + graphs -> a trained model (base stage, then MoE reduction stage)")
     p.add_argument("--corpus", required=True, help="corpus directory (documents: ids, families, dates, classes; citations unless --citations)")

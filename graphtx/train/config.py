@@ -54,6 +54,8 @@ class TrainConfig:
     mining: str = "hardest"  # hardest | semihard | all: which in-batch negatives each anchor gets
     cross_rank_negatives: bool = True  # DDP: mine negatives among the cited graphs of every rank
     select_rerank_depth: int = 0  # model.late_dim > 0: validation re-ranks each dense top N by late interaction (selects for --rerank late; 0 = dense alone)
+    late_head_epochs: int = 20  # graphtx fit-late-head: epochs over the training citations (early stop: early_stop_evals epochs without gain)
+    late_head_dense_negatives: int = 3  # graphtx fit-late-head: per anchor, negatives drawn from its dense top select_rerank_depth (what re-ranking sees)
     late_interaction_weight: float = 0.5  # model.late_dim > 0: loss = (1 - w) pooled-vector loss + w late-interaction loss (same loss kind; its in-batch negatives stay on the rank)
     # --- optimisation -----------------------------------------------------------------
     lr: float = 1e-3  # AdamW learning rate of the base stage
@@ -94,6 +96,8 @@ class TrainConfig:
             raise ValueError("train.temperature must be > 0")
         if self.token_lr_scale < 0:
             raise ValueError("train.token_lr_scale must be >= 0 (0 = frozen token table)")
+        if self.late_head_epochs < 1 or self.late_head_dense_negatives < 0:
+            raise ValueError("train.late_head_epochs must be >= 1 and train.late_head_dense_negatives >= 0")
         if self.select_rerank_depth < 0:
             raise ValueError("train.select_rerank_depth must be >= 0")
         if self.bm25_negatives < 0:

@@ -103,3 +103,30 @@ def test_evaluator_rerank_reorders_only_the_dense_top_n(synthetic):
         assert set(after[query]) == set(before[query]) and len(after[query]) == 10
     assert any(after[q_] != before[q_] for q_ in before)  # the late order is not the dense one
     assert 0 <= late(model, tok).recall <= 1
+
+
+@pytest.mark.timeout(180)
+def test_fit_late_head_keeps_the_dense_model_and_learns_a_head(synthetic, tmp_path, capsys):
+    from graphtx.cli import main
+    from graphtx.train.data import GraphStore
+
+    base = tmp_path / "base"
+    assert main(["init-model", "--config", str(synthetic / "tiny.yaml"), "--tokens", str(synthetic / "tokens"), "--out", str(base), "--quiet"]) == 0
+    (tmp_path / "head.yaml").write_text(f"extends: {synthetic / 'tiny.yaml'}\ntrain:\n  late_head_epochs: 4\n  select_rerank_depth: 20\n  max_pairs_per_batch: 32\n")
+    out = tmp_path / "late"
+    args = ["fit-late-head", "--model", str(base), "--corpus", str(synthetic / "corpus"), "--graphs", str(synthetic / "graphs"),
+            "--citations", str(synthetic / "train.tsv"), "--valid-citations", str(synthetic / "valid.tsv"), "--out", str(out),
+            "--late-dim", "8", "--config", str(tmp_path / "head.yaml"), "--json"]  # fmt: skip
+    capsys.readouterr()
+    assert main(args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert [h["epoch"] for h in summary["history"]][:2] == [0, 1] and summary["history"][1]["loss"] > 0
+    a, _ = load_model(base)
+    b, cfg = load_model(out)
+    assert cfg.late_dim == 8 and b.late is not None
+    g = [GraphStore.load(synthetic / "graphs").get("T00-0", "description")]
+    from graphtx.text.bpe import PatentTokenizer
+
+    tok = PatentTokenizer.load(out)
+    torch.testing.assert_close(a.encode(g, tok), b.encode(g, tok))  # the dense model is unchanged
+    assert (out / "late_head.json").exists()
