@@ -94,8 +94,8 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
     app = FastAPI(title="graphtx", description="Patent prior-art search with invention graphs", version="1", lifespan=lifespan)
 
     # --- limits and errors (the last added runs first) --------------------------------
-    app.add_middleware(BodyGuard, limit=cfg.max_request_bytes, timeout=cfg.read_timeout_s)
     app.add_middleware(Admission, limit=cfg.max_pending)
+    app.add_middleware(BodyGuard, limit=cfg.max_request_bytes, timeout=cfg.read_timeout_s)  # an oversized body: 413 before admission
     app.add_middleware(HostAllowList, allowed=cfg.allowed_hosts)
 
     @app.exception_handler(Problem)

@@ -3,9 +3,9 @@
 Pure ASGI (no per-request thread, no body buffering of their own), outermost first::
 
     HostAllowList   400 unless the Host header names this service (localhost, 127.0.0.1, [::1], serve.allowed_hosts)
-    Admission       503 + Retry-After when serve.max_pending requests are already running or queued
     BodyGuard       413 for a body over serve.max_request_bytes (by Content-Length or as it streams in),
                     408 when the body has not arrived within serve.read_timeout_s
+    Admission       503 + Retry-After when serve.max_pending requests are already running or queued
 
 ``/healthz`` passes the admission bound (it never waits for a worker). Every refusal is JSON,
 ``{"error": message}``, and closes the connection. A request head that arrives too slowly is cut
@@ -79,25 +79,52 @@ class HostAllowList:
 
 
 class Admission:
-    """At most ``limit`` requests in the app at once (running or waiting for a worker); /healthz always passes.
+    """At most ``limit`` requests in the app at once (waiting for a worker or running); /healthz always passes.
 
-    The count lives on the event loop's thread, so no lock is needed.
+    A request is admitted once its body is in (a slow upload waits under the read deadline, not in
+    a worker's queue, and cannot crowd out complete requests); one without a body at once. The
+    count lives on the event loop's thread, so no lock is needed.
     """
 
     def __init__(self, app, limit: int):
         self.app, self.limit = app, limit
         self.active = 0
 
+    def _busy(self) -> str:
+        return f"busy: {self.limit} requests in progress (serve.max_pending); retry shortly"
+
     async def __call__(self, scope, receive, send):
+        from starlette.exceptions import HTTPException
+
         if scope["type"] != "http" or scope["path"] == HEALTH_PATH:
             return await self.app(scope, receive, send)
-        if self.active >= self.limit:
-            return await refuse(send, 503, f"busy: {self.limit} requests in progress; retry shortly", ((b"retry-after", b"1"),))
-        self.active += 1
+        headers = dict(scope["headers"])
+        admitted = False
+
+        def admit() -> bool:
+            nonlocal admitted
+            if not admitted and self.active < self.limit:
+                self.active += 1
+                admitted = True
+            return admitted
+
+        if headers.get(b"content-length", b"0") == b"0" and b"transfer-encoding" not in headers:  # no body to wait for
+            if not admit():
+                return await refuse(send, 503, self._busy(), ((b"retry-after", b"1"),))
+            receive_admitted = receive
+        else:
+
+            async def receive_admitted():
+                message = await receive()
+                if message["type"] == "http.request" and not message.get("more_body", False) and not admit():
+                    raise HTTPException(503, self._busy(), {"retry-after": "1", "connection": "close"})
+                return message
+
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive_admitted, send)
         finally:
-            self.active -= 1
+            if admitted:
+                self.active -= 1
 
 
 # --- body size and read deadline -------------------------------------------------------------

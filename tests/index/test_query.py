@@ -24,3 +24,18 @@ def test_parser_builds_a_first_claim_graph_and_refuses_empty_text(builder):
         parser.graph("   ")
     with pytest.raises(ValueError, match="no invention features"):
         parser.graph("and or but the.")
+
+
+def test_parser_memory_does_not_grow_with_new_words(builder):
+    """Each query is parsed in a spaCy memory zone: its new words leave no strings or lexemes behind."""
+    parser = QueryParser(ParseConfig())
+    parser._builder = builder
+    strings = builder.nlp.vocab.strings
+    parser.graph("1. A snowthrower comprising an auger housing.")
+    before = len(strings)
+    for i in range(100):
+        graph = parser.graph(f"1. A qzx{i}blorf device comprising a vrel{i}quant housing mounted on a plim{i}zot frame.")
+        text = " ".join(graph.node_text)  # the graph keeps its own strings after the zone is freed
+        assert any(w in text for w in (f"qzx{i}blorf", f"vrel{i}quant", f"plim{i}zot")), graph.node_text
+    assert len(strings) == before
+    assert "qzx7blorf" not in strings and "vrel99quant" not in strings
