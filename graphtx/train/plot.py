@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from graphtx.atomic import replacing
+
 
 def _read(path: Path) -> list[dict]:
     if not path.exists():
@@ -63,6 +65,7 @@ def plot_run(run_dir: str | Path, out: str | Path | None = None) -> Path:
     fig.suptitle(f"graphtx training: {run}")
     fig.tight_layout()
     out = Path(out) if out else run / "curves.png"
-    fig.savefig(out, dpi=110)
+    with replacing(out) as tmp:
+        fig.savefig(tmp, dpi=110, format=out.suffix.lstrip(".") or "png")
     plt.close(fig)
     return out

@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import yaml
 
-from graphtx.atomic import atomic_write_json, replacing
+from graphtx.atomic import atomic_write_json, atomic_write_text, replacing
 from graphtx.config import GraphtxConfig
 from graphtx.corpus.schema import id_key
 from graphtx.corpus.store import documents_path
@@ -194,7 +194,7 @@ def train(
     try:
         out.mkdir(parents=True, exist_ok=True)
         if ctx.is_main:
-            (out / "config.yaml").write_text(yaml.safe_dump(_config_dict(config), sort_keys=False))
+            atomic_write_text(out / "config.yaml", yaml.safe_dump(_config_dict(config), sort_keys=False))
         if init_model_dir:
             model, _ = load_model(init_model_dir)
             model = model.train()
@@ -232,12 +232,10 @@ def train(
             "skipped_citations": dict(Counter(s.reason for s in skipped)),
         }  # fmt: skip
         if ctx.is_main:
-            (out / "data.json").write_text(json.dumps(data_report, indent=2))
-            with open(out / "skipped_citations.jsonl", "w", encoding="utf-8") as f:
-                for s in skipped:
-                    f.write(json.dumps(asdict(s)) + "\n")
+            atomic_write_json(out / "data.json", data_report)
+            atomic_write_text(out / "skipped_citations.jsonl", "".join(json.dumps(asdict(s)) + "\n" for s in skipped))
             for name, cites in (("valid", prepared.valid), ("test", prepared.test)):  # the held-out judgements, for graphtx eval
-                (out / f"{name}_citations.tsv").write_text("citing_id\tcited_id\tcategory\n" + "".join(f"{c.citing}\t{c.cited}\t{c.category}\n" for c in cites))
+                atomic_write_text(out / f"{name}_citations.tsv", "citing_id\tcited_id\tcategory\n" + "".join(f"{c.citing}\t{c.cited}\t{c.category}\n" for c in cites))
 
         results, scores = {}, {}
         for stage in cfg.stages:

@@ -1,4 +1,5 @@
-"""Ingest under faults: interrupted and disk-full re-runs, every input accounted, damaged archives."""
+"""Ingest under faults: interrupted and disk-full re-runs, Ctrl-C / SIGTERM / kill -9 of `ingest --workers 2`,
+every input accounted, damaged archives."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import errno
 import gzip
 import json
 import os
+import signal
 import zipfile
 import zlib
 
@@ -18,12 +20,9 @@ from graphtx.corpus.ingest import ingest
 from graphtx.corpus.store import iter_documents, read_errors
 
 from ..conftest import FIXTURES
+from ..interrupts import KILL, signal_during, snapshot
 
 US_XML = FIXTURES / "us_grants_small.xml"
-
-
-def snapshot(directory) -> dict[str, bytes]:
-    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
 def jsonl_docs(n: int) -> bytes:
@@ -188,3 +187,40 @@ def test_a_byte_flipped_gz_lists_the_damaged_records_and_writes_nothing_wrong(tm
     assert report.skipped == len(errors) >= 1
     assert all("damaged gzip" in e["reason"] or e["position"] == "rest of file" for e in errors)
     assert_counts_add_up(tmp_path / "c")
+
+
+# --- Ctrl-C, SIGTERM, kill -9 of `graphtx ingest --workers 2` --------------------------------
+
+
+@pytest.fixture(scope="module")
+def big_jsonl(tmp_path_factory):
+    """Enough records that two workers are still busy seconds after they start (about 10 s of work)."""
+    path = tmp_path_factory.mktemp("big") / "big.jsonl"
+    path.write_bytes(jsonl_docs(20_000))
+    return path
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("sig, group", [(signal.SIGINT, True), (signal.SIGTERM, False)], ids=["ctrl-c", "sigterm"])
+def test_interrupting_ingest_with_workers_ends_within_seconds_leaving_the_previous_corpus(finished, big_jsonl, sig, group):
+    before = snapshot(finished)
+    run = signal_during(["ingest", str(big_jsonl), "--out", str(finished), "--workers", "2", "--quiet"], sig,
+                        ready=finished / ".partial", group=group)  # fmt: skip
+    assert run.was_working
+    assert run.returncode == 1 and run.seconds < 10, run
+    assert "interrupted" in run.stderr and "Traceback" not in run.stderr
+    assert run.left == [], f"processes left behind: {run.left}"
+    assert snapshot(finished) == before
+
+
+@pytest.mark.timeout(120)
+def test_kill_9_of_ingest_leaves_no_worker_behind(tmp_path, big_jsonl):
+    run = signal_during(["ingest", str(big_jsonl), "--out", str(tmp_path / "c"), "--workers", "2", "--quiet"], KILL,
+                        ready=tmp_path / "c" / ".partial", group=False)  # fmt: skip
+    assert run.was_working and run.returncode == -KILL
+    assert run.left == [], f"orphaned workers: {run.left}"
+    assert not (tmp_path / "c" / "manifest.json").exists()  # a killed first run leaves no corpus that looks complete
+    with pytest.raises(FileNotFoundError, match="was interrupted before it completed"):
+        store.documents_path(tmp_path / "c")
+    assert main(["ingest", str(US_XML), "--out", str(tmp_path / "c"), "--quiet"]) in (0, 3)  # the next run clears the partial
+    assert not (tmp_path / "c" / ".partial").exists() and (tmp_path / "c" / "manifest.json").exists()
