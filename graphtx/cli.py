@@ -333,6 +333,15 @@ def cmd_serve(args) -> int:
     return EXIT_OK
 
 
+def cmd_rank_fit(args) -> int:
+    from graphtx.config import load_config
+    from graphtx.eval.ranker import run_rank_fit
+
+    summary, lines = run_rank_fit(args, load_config(args.config), progress=_progress(args))
+    _say(args, summary, lines)
+    return EXIT_OK
+
+
 def _add_index_parsers(sub) -> None:
     """`graphtx index`, `graphtx search`, `graphtx serve` (graphtx/index/, graphtx/serve/)."""
     p = sub.add_parser("index", help="model + graphs directory -> FAISS index directory (resumable; add, replace, remove)")
@@ -493,6 +502,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="PNG path (default RUN/curves.png)")
     _add_common(p)
     p.set_defaults(func=cmd_plot)
+
+    from graphtx.eval.ranker import add_rank_fit_arguments
+
+    p = sub.add_parser("rank-fit", help="fit the convex and LightGBM rankers (BM25 + graph model) on training citations -> MODEL/ranker")
+    add_rank_fit_arguments(p)
+    _add_common(p)
+    p.set_defaults(func=cmd_rank_fit)
 
     _add_index_parsers(sub)
     _add_eval_parsers(sub)

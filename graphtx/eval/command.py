@@ -33,6 +33,9 @@ def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = Fals
     g.add_argument("--index", help="graphtx index directory: its model on --graphs (hook; needs graphtx.index)")
     g.add_argument("--name", help="label of the graphtx row in the tables")
     g.add_argument("--hybrid", action="store_true", help="also graphtx fused with BM25 by reciprocal rank fusion (eval.rrf_k, eval.rrf_depth), as `graphtx search --hybrid`")
+    g.add_argument("--rankers", help="also these rankers of `graphtx rank-fit` over graphtx + BM25, comma-separated from convex, learned, "
+                                     "learned-lexical (no graph features), or all")
+    g.add_argument("--ranker-dir", help="ranker directory (default: MODEL/ranker, or INDEX/ranker)")
     p.add_argument("--extra-citations", nargs="+", default=[], help="citation files used only to find PaECTER hard negatives (e.g. the training citations)")
     if paecter_only:
         p.add_argument("--samples", help="PaECTER samples JSON: read if it exists, else drawn (--seed) and written there")
@@ -95,6 +98,25 @@ def _graphtx_system(args, cfg):
     return None
 
 
+def _ranker_systems(args, cfg, graphtx, systems: list) -> list:
+    """The rankers of --rankers over the graphtx system and BM25 (a BM25 row is added when missing: the ratios need it)."""
+    from graphtx.eval.baselines import make_baseline
+    from graphtx.eval.ranker import EVAL_KINDS, RankerSystem
+    names = _csv(args.rankers)
+    names = tuple(EVAL_KINDS) if names == ("all",) else names
+    unknown = [n for n in names if n not in EVAL_KINDS]
+    if unknown:
+        raise ValueError(f"--rankers: unknown {', '.join(unknown)}; known: {', '.join(EVAL_KINDS)} (or all)")
+    if graphtx is None or not hasattr(graphtx, "model_dir"):
+        raise ValueError("--rankers combine a graph model with BM25: give --model (or --index) and --graphs")
+    directory = Path(args.ranker_dir) if args.ranker_dir else Path(graphtx.model_dir) / "ranker"
+    bm25 = next((s for s in systems if s.name == "bm25"), None)
+    if bm25 is None:
+        bm25 = make_baseline("bm25", cfg, args.tokens)
+        systems.append(bm25)
+    return [RankerSystem(directory, EVAL_KINDS[name], bm25, graphtx, cfg.leave_out_self) for name in names]
+
+
 def build_systems(args, cfg) -> list:
     from graphtx.eval.baselines import make_baseline
 
@@ -122,6 +144,8 @@ def build_systems(args, cfg) -> list:
             bm25 = make_baseline("bm25", cfg, args.tokens)
             systems.append(bm25)
         systems.insert(1, FusionSystem.from_config([graphtx, bm25], cfg))
+    if getattr(args, "rankers", None):
+        systems[1:1] = _ranker_systems(args, cfg, graphtx, systems)
     if not systems:
         raise ValueError("nothing to evaluate: give --baselines and/or a graphtx system (--vectors, --model, --index)")
     return systems
