@@ -292,9 +292,9 @@ def cmd_search(args) -> int:
     config = load_config(args.config)
     search_cfg = with_overrides(config.search, k=args.k)
     index = Index.open(args.index, model=args.model, search=search_cfg, nprobe=args.nprobe, ef_search=args.ef_search,
-                       use_gpu=config.index.use_gpu)  # fmt: skip
+                       use_gpu=config.index.use_gpu, ranker_dir=args.ranker_dir)  # fmt: skip
     explain = args.explain or bool(args.explain_png)
-    result = index.search(_query_text(args), doc_id=args.id, hybrid=args.hybrid or None, explain=explain)
+    result = index.search(_query_text(args), doc_id=args.id, hybrid=args.hybrid or None, explain=explain, ranker=args.ranker)
     pngs = []
     if args.explain_png:
         from graphtx.index.explain import render_explanation
@@ -309,7 +309,8 @@ def cmd_search(args) -> int:
     lines = [
         f"{index.count} documents in {args.index}; {what} as a {q.graph.num_nodes}-node graph"
         + f" ({', '.join(f'{name} {ms:.0f} ms' for name, ms in t.items())})"
-        + (" (hybrid: dense + BM25, RRF)" if result.hybrid else ""),
+        + {"hybrid": " (hybrid: dense + BM25, RRF)", "convex": " (convex: dense + BM25)", "learned": " (learned ranker: dense + BM25 + features)",
+           "bm25": " (BM25)"}.get(result.ranker, ""),
         f"{'rank':>4}  {'score':>7}  {'doc id':<18} {'date':<10}  title",
     ]
     for hit in result.hits:
@@ -329,7 +330,8 @@ def cmd_serve(args) -> int:
     cfg = with_overrides(config.serve, host=args.host, port=args.port)
     if args.writable:
         cfg = with_overrides(cfg, read_only=False)
-    serve(args.index, cfg, config.search, model=args.model, log_level="warning" if args.quiet else "info")
+    search_cfg = with_overrides(config.search, ranker=args.ranker)
+    serve(args.index, cfg, search_cfg, model=args.model, log_level="warning" if args.quiet else "info")
     return EXIT_OK
 
 
@@ -370,7 +372,10 @@ def _add_index_parsers(sub) -> None:
     query.add_argument("--file", help="file with claim text (- for stdin); a claim set is cut to its first independent claim")
     p.add_argument("--index", required=True, help="index directory written by `graphtx index`")
     p.add_argument("-k", type=int, help="hits (default: config, 10)")
-    p.add_argument("--hybrid", action="store_true", help="fuse with BM25 by reciprocal rank fusion")
+    p.add_argument("--hybrid", action="store_true", help="fuse with BM25 by reciprocal rank fusion (= --ranker hybrid)")
+    p.add_argument("--ranker", choices=["dense", "bm25", "hybrid", "convex", "learned"],
+                   help="how hits are ranked (default: config search.ranker, auto = learned when the index or its model has a ranker of `graphtx rank-fit`)")
+    p.add_argument("--ranker-dir", help="ranker directory (default: INDEX/ranker, else the model's ranker/)")
     p.add_argument("--explain", action="store_true", help="show which query features matched which features of each hit")
     p.add_argument("--explain-png", metavar="DIR", help="render query and hit graphs with matched nodes highlighted, one PNG a hit")
     p.add_argument("--model", help="model directory (default: the one the index names); its fingerprint must match the index")
@@ -385,6 +390,7 @@ def _add_index_parsers(sub) -> None:
     p.add_argument("--port", type=int, help="port (default: config, 8000)")
     p.add_argument("--model", help="model directory (default: the one the index names)")
     p.add_argument("--writable", action="store_true", help="also DELETE /documents/{id} (default: read-only)")
+    p.add_argument("--ranker", choices=["auto", "dense", "bm25", "hybrid", "convex", "learned"], help="default ranker of /search (default: config, auto)")
     _add_common(p)
     p.set_defaults(func=cmd_serve)
 

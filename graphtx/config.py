@@ -252,7 +252,8 @@ class SearchConfig:
 
     k: int = 10  # hits returned
     query_kind: str = "first_claim"  # graph kind a query text becomes (the paper: the first claim)
-    hybrid: bool = False  # fuse the dense ranking with BM25 by reciprocal rank fusion
+    hybrid: bool = False  # fuse the dense ranking with BM25 by reciprocal rank fusion (= ranker: hybrid)
+    ranker: str = "auto"  # dense | bm25 | hybrid | convex | learned; auto = learned when the index has a ranker (graphtx rank-fit), else hybrid / dense
     candidates: int = 100  # hits each ranker contributes to the fusion (at least k)
     rrf_k: int = 60  # RRF constant: score = sum of weight / (rrf_k + rank), rank from 1 (Cormack et al. 2009)
     dense_weight: float = 1.0  # weight of the dense ranking in the fusion
@@ -267,6 +268,10 @@ class SearchConfig:
             raise ValueError(f"search.query_kind must be one of {GRAPH_KINDS}, got {self.query_kind!r}")
         if min(self.k, self.candidates, self.rrf_k, self.explain_rows, self.explain_max_nodes) < 1:
             raise ValueError("search.k, candidates, rrf_k, explain_rows and explain_max_nodes must be >= 1")
+        from graphtx.rank import RANKERS
+
+        if self.ranker not in (*RANKERS, "auto"):
+            raise ValueError(f"search.ranker must be auto or one of {RANKERS}, got {self.ranker!r}")
         if self.dense_weight < 0 or self.bm25_weight < 0 or self.dense_weight + self.bm25_weight == 0:
             raise ValueError("search.dense_weight and bm25_weight must be >= 0, not both 0")
 

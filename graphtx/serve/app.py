@@ -2,7 +2,7 @@
 
 Endpoints (JSON in, JSON out)::
 
-    POST   /search           {"text": "1. A snowthrower ...", "k": 10, "hybrid": false, "explain": false}
+    POST   /search           {"text": "1. A snowthrower ...", "k": 10, "ranker": "learned", "explain": false}
                              or {"id": "US-7315346-B2", ...}: ranked hits with metadata (and node matches)
     POST   /explain          {"text" | "id", "doc_ids": [...]}: node matches for those documents;
                              without doc_ids, for the top k hits (k <= serve.max_explain_hits)
@@ -27,6 +27,7 @@ Example::
 from __future__ import annotations
 
 import threading
+from typing import Literal
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -46,7 +47,8 @@ class QueryIn(BaseModel):
 
 class SearchIn(QueryIn):
     k: int = Field(10, ge=1, description="hits (at most serve.max_k)")
-    hybrid: bool = Field(False, description="fuse with BM25 by reciprocal rank fusion")
+    hybrid: bool = Field(False, description="fuse with BM25 by reciprocal rank fusion (= ranker hybrid)")
+    ranker: Literal["dense", "bm25", "hybrid", "convex", "learned"] | None = Field(None, description="default: the service's (learned when the index has a ranker)")
     explain: bool = Field(False, description="node matches for each hit (k at most serve.max_explain_hits)")
 
 
@@ -54,6 +56,7 @@ class ExplainIn(QueryIn):
     doc_ids: list[str] | None = Field(None, description="documents to explain; default: the top k hits")
     k: int = Field(3, ge=1)
     hybrid: bool = False
+    ranker: Literal["dense", "bm25", "hybrid", "convex", "learned"] | None = None
 
 
 class BodyLimit:
@@ -148,6 +151,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
             "index_type": ix.spec.index_type,
             "shards": len(ix.shards),
             "model_fingerprint": ix.fingerprint,
+            "ranker": ix.resolve_ranker(),
             "read_only": cfg.read_only,
         }
 
@@ -159,7 +163,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
         if body.explain and body.k > cfg.max_explain_hits:
             raise Problem(400, f"with explain, k must be <= {cfg.max_explain_hits}")
         ix = holder["index"]
-        result = run(lambda: ix.search(body.text, body.k, doc_id=body.id, hybrid=body.hybrid, explain=body.explain))
+        result = run(lambda: ix.search(body.text, body.k, doc_id=body.id, hybrid=body.hybrid, explain=body.explain, ranker=body.ranker))
         return result.to_json()
 
     @app.post("/explain")
@@ -173,7 +177,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
             return {"explanations": [e.to_json() for e in explanations]}
         if body.k > cfg.max_explain_hits:
             raise Problem(400, f"k must be <= {cfg.max_explain_hits}")
-        result = run(lambda: ix.search(body.text, body.k, doc_id=body.id, hybrid=body.hybrid, explain=True))
+        result = run(lambda: ix.search(body.text, body.k, doc_id=body.id, hybrid=body.hybrid, explain=True, ranker=body.ranker))
         return {"explanations": [h.to_json() for h in result.hits], "query": result.query.to_json(), "timings_ms": result.timings_ms}
 
     @app.get("/documents/{doc_id}")
