@@ -34,7 +34,7 @@ def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = Fals
     g.add_argument("--name", help="label of the graphtx row in the tables")
     g.add_argument("--hybrid", action="store_true", help="also graphtx fused with BM25 by reciprocal rank fusion (eval.rrf_k, eval.rrf_depth), as `graphtx search --hybrid`")
     g.add_argument("--rankers", help="also these rankers of `graphtx rank-fit` over graphtx + BM25, comma-separated from convex, learned, "
-                                     "learned-lexical (no graph features), or all")
+                                     "learned-lexical (no graph features), all or none (default: learned when the model has a ranker)")
     g.add_argument("--ranker-dir", help="ranker directory (default: MODEL/ranker, or INDEX/ranker)")
     p.add_argument("--extra-citations", nargs="+", default=[], help="citation files used only to find PaECTER hard negatives (e.g. the training citations)")
     if paecter_only:
@@ -144,7 +144,13 @@ def build_systems(args, cfg) -> list:
             bm25 = make_baseline("bm25", cfg, args.tokens)
             systems.append(bm25)
         systems.insert(1, FusionSystem.from_config([graphtx, bm25], cfg))
-    if getattr(args, "rankers", None):
+    rankers = getattr(args, "rankers", None)
+    if rankers is None and graphtx is not None and hasattr(graphtx, "model_dir"):  # a fitted ranker is evaluated by default
+        from graphtx.rank.store import has_ranker
+
+        rankers = "learned" if has_ranker(Path(args.ranker_dir or Path(graphtx.model_dir) / "ranker")) else None
+    if rankers and rankers != "none":
+        args.rankers = rankers
         systems[1:1] = _ranker_systems(args, cfg, graphtx, systems)
     if not systems:
         raise ValueError("nothing to evaluate: give --baselines and/or a graphtx system (--vectors, --model, --index)")

@@ -46,8 +46,9 @@ def _params(cfg: RankConfig, names: Sequence[str], num_leaves: int, seed: int) -
 
 
 def _dataset(groups: Sequence[Group]):
-    import lightgbm as lgb
+    from graphtx.rank.store import lightgbm
 
+    lgb = lightgbm()
     x = np.concatenate([g.features for g in groups])  # (rows, F)
     y = np.concatenate([np.rint(g.gains).clip(0, 30).astype(np.int32) for g in groups])  # (rows,)
     return lgb.Dataset(x, y, group=[len(g.gains) for g in groups], free_raw_data=False), x, y
@@ -55,8 +56,9 @@ def _dataset(groups: Sequence[Group]):
 
 def fit_lambdarank(groups: Sequence[Group], names: Sequence[str], cfg: RankConfig, seed: int = 0):
     """(lightgbm.Booster, report) fitted on ``groups`` (each with ``features`` of ``names``)."""
-    import lightgbm as lgb
+    from graphtx.rank.store import lightgbm
 
+    lgb = lightgbm()
     usable = [g for g in groups if g.features is not None and (g.gains > 0).any()]
     if len(usable) < cfg.folds * 2:
         raise ValueError(f"only {len(usable)} training queries have a cited document in their pool: too few to fit a ranker (need {cfg.folds * 2})")

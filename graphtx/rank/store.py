@@ -37,10 +37,17 @@ META_FILE = "ranker.json"
 MODEL_FILES = {"learned": "learned.txt", "lexical": "lexical.txt"}
 
 
-def lightgbm_version() -> str:
-    import lightgbm
+def lightgbm():
+    """The lightgbm module, or a clear error naming the extra that installs it."""
+    try:
+        import lightgbm as lgb
+    except ImportError:
+        raise ValueError("the learned ranker needs lightgbm: pip install 'graphtx[rank]' (or use --ranker convex / hybrid)") from None
+    return lgb
 
-    return lightgbm.__version__
+
+def lightgbm_version() -> str:
+    return lightgbm().__version__
 
 
 def ranker_fingerprint(model_fingerprint: str, features: dict, lgb_version: str, model_texts: dict) -> str:
@@ -144,8 +151,7 @@ def load_ranker(directory: str | Path, model_fingerprint: str) -> Ranker:
         )
     boosters, texts = {}, {}
     if features:
-        import lightgbm as lgb
-
+        lgb = lightgbm()
         if meta["lightgbm"] != lgb.__version__:
             raise ValueError(f"ranker {directory} was written by lightgbm {meta['lightgbm']}, this is {lgb.__version__}: fit it again with `graphtx rank-fit`")
         for kind in features:

@@ -61,6 +61,7 @@ def test_pool_is_union_of_both_tops_without_the_query():
 @pytest.mark.timeout(240)
 def test_features_identical_at_fit_and_ranking_time(ranked):
     """The rows rank-fit learns from are the rows the fitted ranker scores when it ranks the same query."""
+    pytest.importorskip("lightgbm", reason="the learned ranker needs lightgbm (pip install 'graphtx[rank]')")
     from graphtx.config import EvalConfig, RankConfig
     from graphtx.eval.baselines import BM25System
     from graphtx.eval.data import EvalCorpus, judgements, read_citations

@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+pytest.importorskip("lightgbm", reason="the learned ranker needs lightgbm (pip install 'graphtx[rank]')")
+
 from graphtx.cli import main
 
 
