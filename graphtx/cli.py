@@ -320,9 +320,10 @@ def cmd_search(args) -> int:
     config = load_config(args.config)
     search_cfg = with_overrides(config.search, k=args.k)
     index = Index.open(args.index, model=args.model, search=search_cfg, nprobe=args.nprobe, ef_search=args.ef_search,
-                       use_gpu=config.index.use_gpu)  # fmt: skip
+                       use_gpu=config.index.use_gpu, ranker_dir=args.ranker_dir)  # fmt: skip
     explain = args.explain or bool(args.explain_png)
-    result = index.search(_query_text(args), doc_id=args.id, hybrid=args.hybrid or None, explain=explain, rerank=args.rerank, rerank_depth=args.rerank_depth)
+    result = index.search(_query_text(args), doc_id=args.id, hybrid=args.hybrid or None, explain=explain, ranker=args.ranker, rerank=args.rerank,
+                          rerank_depth=args.rerank_depth)  # fmt: skip
     pngs = []
     if args.explain_png:
         from graphtx.index.explain import render_explanation
@@ -337,7 +338,8 @@ def cmd_search(args) -> int:
     lines = [
         f"{index.count} documents in {args.index}; {what} as a {q.graph.num_nodes}-node graph"
         + f" ({', '.join(f'{name} {ms:.0f} ms' for name, ms in t.items())})"
-        + (" (hybrid: dense + BM25, RRF)" if result.hybrid else "")
+        + {"hybrid": " (hybrid: dense + BM25, RRF)", "convex": " (convex: dense + BM25)", "learned": " (learned ranker: dense + BM25 + features)",
+           "bm25": " (BM25)"}.get(result.ranker, "")
         + (" (re-ranked by late interaction; score = late score)" if result.rerank == "late" else ""),
         f"{'rank':>4}  {'score':>7}  {'doc id':<18} {'date':<10}  title",
     ]
@@ -357,7 +359,17 @@ def cmd_serve(args) -> int:
     config = load_config(args.config)
     allowed = (*config.serve.allowed_hosts, *args.allow_host) if args.allow_host else None
     cfg = with_overrides(config.serve, host=args.host, port=args.port, allowed_hosts=allowed, workers=args.workers, read_only=False if args.writable else None)
-    serve(args.index, cfg, config.search, model=args.model, log_level="warning" if args.quiet else "info")
+    search_cfg = with_overrides(config.search, ranker=args.ranker)
+    serve(args.index, cfg, search_cfg, model=args.model, log_level="warning" if args.quiet else "info")
+    return EXIT_OK
+
+
+def cmd_rank_fit(args) -> int:
+    from graphtx.config import load_config
+    from graphtx.eval.ranker import run_rank_fit
+
+    summary, lines = run_rank_fit(args, load_config(args.config), progress=_progress(args))
+    _say(args, summary, lines)
     return EXIT_OK
 
 
@@ -390,7 +402,10 @@ def _add_index_parsers(sub) -> None:
     query.add_argument("--file", help="file with claim text (- for stdin); a claim set is cut to its first independent claim")
     p.add_argument("--index", required=True, help="index directory written by `graphtx index`")
     p.add_argument("-k", type=int, help="hits (default: config, 10)")
-    p.add_argument("--hybrid", action="store_true", help="fuse with BM25 by reciprocal rank fusion")
+    p.add_argument("--hybrid", action="store_true", help="fuse with BM25 by reciprocal rank fusion (= --ranker hybrid)")
+    p.add_argument("--ranker", choices=["dense", "bm25", "hybrid", "convex", "learned"],
+                   help="how hits are ranked (default: config search.ranker, auto = learned when the index or its model has a ranker of `graphtx rank-fit`)")
+    p.add_argument("--ranker-dir", help="ranker directory (default: INDEX/ranker, else the model's ranker/)")
     p.add_argument("--explain", action="store_true", help="show which query features matched which features of each hit")
     p.add_argument("--explain-png", metavar="DIR", help="render query and hit graphs with matched nodes highlighted, one PNG a hit")
     p.add_argument("--rerank", choices=["none", "late"], help="late: re-rank the first stage's (dense or --hybrid) top --rerank-depth by node-level late interaction (default: config search.rerank)")
@@ -409,6 +424,7 @@ def _add_index_parsers(sub) -> None:
     p.add_argument("--writable", action="store_true", help="also DELETE /documents/{id} (default: read-only)")
     p.add_argument("--allow-host", action="append", metavar="NAME", help="a Host name clients use, besides localhost/127.0.0.1/[::1] (repeatable; '*' any); needed with a --host beyond loopback")
     p.add_argument("--workers", type=int, help="query threads (default: config, 4); /healthz answers beside them")
+    p.add_argument("--ranker", choices=["auto", "dense", "bm25", "hybrid", "convex", "learned"], help="default ranker of /search (default: config, auto)")
     _add_common(p)
     p.set_defaults(func=cmd_serve)
 
@@ -538,6 +554,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="PNG path (default RUN/curves.png)")
     _add_common(p)
     p.set_defaults(func=cmd_plot)
+
+    from graphtx.eval.ranker import add_rank_fit_arguments
+
+    p = sub.add_parser("rank-fit", help="fit the convex and LightGBM rankers (BM25 + graph model) on training citations -> MODEL/ranker")
+    add_rank_fit_arguments(p)
+    _add_common(p)
+    p.set_defaults(func=cmd_rank_fit)
 
     _add_index_parsers(sub)
     _add_eval_parsers(sub)

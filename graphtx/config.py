@@ -215,12 +215,48 @@ class IndexConfig:
 
 
 @dataclass(frozen=True)
+class RankConfig:
+    """``graphtx rank-fit`` and the rankers of search / eval / the service (graphtx/rank/)."""
+
+    depth: int = 200  # candidate pool: the top this many of BM25 and of the dense model (union)
+    norm: str = "auto"  # convex: tmm | minmax | zscore, or auto (the best on the training queries)
+    ndcg_k: int = 150  # the fit's objective: nDCG at this cut-off (the paper's nDCG@150)
+    groups: tuple[str, ...] = ("lexical", "meta", "dense", "late")  # feature groups of the learned ranker
+    lexical_model: bool = True  # also fit the ranker without graph features (BM25 + lexical + meta), for the ablation
+    num_leaves_grid: tuple[int, ...] = (3, 7)  # LightGBM leaves tried by grouped cross-validation
+    min_data_in_leaf: int = 50  # rows per leaf: about 10^3 queries do not support smaller leaves
+    learning_rate: float = 0.1
+    lambda_l2: float = 1.0
+    feature_fraction: float = 0.8
+    max_rounds: int = 300  # trees at most; early stopping on the held-out folds picks fewer
+    early_stopping: int = 30  # rounds without a held-out nDCG gain before cross-validation stops
+    folds: int = 5  # cross-validation folds, whole queries each
+    monotone: bool = True  # score rises with BM25 / cosine / matched terms, falls with their ranks
+    date_dropout: float = 0.25  # share of training queries fitted without their year (a text query at search time has none)
+
+    def __post_init__(self) -> None:
+        from graphtx.rank.convex import NORMS
+        from graphtx.rank.features import GROUPS
+
+        if self.norm not in (*NORMS, "auto"):
+            raise ValueError(f"rank.norm must be auto or one of {NORMS}, got {self.norm!r}")
+        bad = [g for g in self.groups if g not in GROUPS]
+        if bad or not self.groups:
+            raise ValueError(f"rank.groups must be a non-empty subset of {tuple(GROUPS)}, got {self.groups}")
+        if min(self.depth, self.ndcg_k, self.min_data_in_leaf, self.max_rounds, self.early_stopping, *self.num_leaves_grid) < 1 or self.folds < 2:
+            raise ValueError("rank.depth, ndcg_k, min_data_in_leaf, max_rounds, early_stopping and num_leaves_grid must be >= 1, folds >= 2")
+        if not 0 <= self.date_dropout < 1 or not 0 < self.feature_fraction <= 1 or self.learning_rate <= 0:
+            raise ValueError("rank.date_dropout must be in [0, 1), feature_fraction in (0, 1], learning_rate > 0")
+
+
+@dataclass(frozen=True)
 class SearchConfig:
     """``graphtx search`` and the service: ranking, hybrid fusion and explanations."""
 
     k: int = 10  # hits returned
     query_kind: str = "first_claim"  # graph kind a query text becomes (the paper: the first claim)
-    hybrid: bool = False  # fuse the dense ranking with BM25 by reciprocal rank fusion
+    hybrid: bool = False  # fuse the dense ranking with BM25 by reciprocal rank fusion (= ranker: hybrid)
+    ranker: str = "auto"  # dense | bm25 | hybrid | convex | learned; auto = learned when the index has a ranker (graphtx rank-fit), else hybrid / dense
     candidates: int = 100  # hits each ranker contributes to the fusion (at least k)
     rrf_k: int = 60  # RRF constant: score = sum of weight / (rrf_k + rank), rank from 1 (Cormack et al. 2009)
     dense_weight: float = 1.0  # weight of the dense ranking in the fusion
@@ -241,6 +277,10 @@ class SearchConfig:
             raise ValueError("search.rerank_depth must be >= 1")
         if min(self.k, self.candidates, self.rrf_k, self.explain_rows, self.explain_max_nodes) < 1:
             raise ValueError("search.k, candidates, rrf_k, explain_rows and explain_max_nodes must be >= 1")
+        from graphtx.rank import RANKERS
+
+        if self.ranker not in (*RANKERS, "auto"):
+            raise ValueError(f"search.ranker must be auto or one of {RANKERS}, got {self.ranker!r}")
         if self.dense_weight < 0 or self.bm25_weight < 0 or self.dense_weight + self.bm25_weight == 0:
             raise ValueError("search.dense_weight and bm25_weight must be >= 0, not both 0")
 
@@ -303,6 +343,7 @@ class GraphtxConfig:
     index: IndexConfig = field(default_factory=IndexConfig)
     search: SearchConfig = field(default_factory=SearchConfig)
     serve: ServeConfig = field(default_factory=ServeConfig)
+    rank: RankConfig = field(default_factory=RankConfig)
 
 
 def _build(cls: type, data: dict[str, Any], where: str):

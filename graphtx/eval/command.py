@@ -38,6 +38,9 @@ def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = Fals
                    "interaction, as `graphtx search --rerank late` (needs --model or --index of a model with model.late_dim > 0)")
     g.add_argument("--rerank-depth", type=int, default=100, help="--late: first-stage candidates re-ranked per query (default 100)")
     g.add_argument("--late-storage", choices=["int8", "fp16", "float32"], default="int8", help="--late: candidate node vectors as the index stores them (default int8)")
+    g.add_argument("--rankers", help="also these rankers of `graphtx rank-fit` over graphtx + BM25, comma-separated from convex, learned, "
+                                     "learned-lexical (no graph features), all or none (default: learned when the model has a ranker)")
+    g.add_argument("--ranker-dir", help="ranker directory (default: MODEL/ranker, or INDEX/ranker)")
     p.add_argument("--extra-citations", nargs="+", default=[], help="citation files used only to find PaECTER hard negatives (e.g. the training citations)")
     if paecter_only:
         p.add_argument("--samples", help="PaECTER samples JSON: read if it exists, else drawn (--seed) and written there")
@@ -100,6 +103,25 @@ def _graphtx_system(args, cfg):
     return None
 
 
+def _ranker_systems(args, cfg, graphtx, systems: list) -> list:
+    """The rankers of --rankers over the graphtx system and BM25 (a BM25 row is added when missing: the ratios need it)."""
+    from graphtx.eval.baselines import make_baseline
+    from graphtx.eval.ranker import EVAL_KINDS, RankerSystem
+    names = _csv(args.rankers)
+    names = tuple(EVAL_KINDS) if names == ("all",) else names
+    unknown = [n for n in names if n not in EVAL_KINDS]
+    if unknown:
+        raise ValueError(f"--rankers: unknown {', '.join(unknown)}; known: {', '.join(EVAL_KINDS)} (or all)")
+    if graphtx is None or not hasattr(graphtx, "model_dir"):
+        raise ValueError("--rankers combine a graph model with BM25: give --model (or --index) and --graphs")
+    directory = Path(args.ranker_dir) if args.ranker_dir else Path(graphtx.model_dir) / "ranker"
+    bm25 = next((s for s in systems if s.name == "bm25"), None)
+    if bm25 is None:
+        bm25 = make_baseline("bm25", cfg, args.tokens)
+        systems.append(bm25)
+    return [RankerSystem(directory, EVAL_KINDS[name], bm25, graphtx, cfg.leave_out_self) for name in names]
+
+
 def build_systems(args, cfg) -> list:
     from graphtx.eval.baselines import make_baseline
 
@@ -139,6 +161,14 @@ def build_systems(args, cfg) -> list:
             late.append(LateRerankSystem(systems[1], scorer, args.rerank_depth, cfg.leave_out_self))
         at = 2 if getattr(args, "hybrid", False) else 1
         systems[at:at] = late
+    rankers = getattr(args, "rankers", None)
+    if rankers is None and graphtx is not None and hasattr(graphtx, "model_dir"):  # a fitted ranker is evaluated by default
+        from graphtx.rank.store import has_ranker
+
+        rankers = "learned" if has_ranker(Path(args.ranker_dir or Path(graphtx.model_dir) / "ranker")) else None
+    if rankers and rankers != "none":
+        args.rankers = rankers
+        systems[1:1] = _ranker_systems(args, cfg, graphtx, systems)
     if not systems:
         raise ValueError("nothing to evaluate: give --baselines and/or a graphtx system (--vectors, --model, --index)")
     return systems

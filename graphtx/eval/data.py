@@ -66,6 +66,7 @@ class EvalCorpus:
     query_texts: tuple[str, ...]  # text of each document as a query (EvalConfig.query_fields)
     candidate_texts: tuple[str, ...]  # text of each document as a candidate (EvalConfig.candidate_fields)
     codes: tuple[tuple[str, ...], ...]  # CPC codes of each document (IPC where it has no CPC)
+    dates: tuple[str, ...] = ()  # publication date or year of each document ("" unknown; () none known)
     source: str = ""
     position: dict = field(default_factory=dict, repr=False)  # id -> row
 
@@ -79,6 +80,11 @@ class EvalCorpus:
 
     def __contains__(self, doc_id: str) -> bool:
         return doc_id in self.position
+
+    def year(self, row: int) -> float:
+        """Year of the document at ``row`` (nan when unknown)."""
+        date = self.dates[row] if self.dates else ""
+        return float(date[:4]) if date[:4].isdigit() else float("nan")
 
     def rows(self, ids: Iterable[str]) -> np.ndarray:
         return np.fromiter((self.position[d] for d in ids), dtype=np.int64)
@@ -103,6 +109,7 @@ class EvalCorpus:
             query_texts=tuple(document_text(by_id[d], cfg.query_fields) for d in ids),
             candidate_texts=tuple(document_text(by_id[d], cfg.candidate_fields) for d in ids),
             codes=tuple(tuple(by_id[d].cpc or by_id[d].ipc) for d in ids),
+            dates=tuple(by_id[d].date or "" for d in ids),
             source=source,
         )
 
@@ -120,7 +127,7 @@ def iter_raw_documents(path: str | Path) -> Iterable[PatentDocument]:
     """Documents of a JSON-lines file, texts exactly as given (no ingest normalisation).
 
     Fields: ``id``; any of ``title``, ``abstract``, ``description``, ``claims`` (a string, or a list
-    of strings whose first is the first claim) and ``cpc`` / ``ipc`` (a list, or one string split
+    of strings whose first is the first claim), ``date`` (or ``year``) and ``cpc`` / ``ipc`` (a list, or one string split
     at ``;`` and ``,``). Published baseline numbers are computed on such raw text: ``graphtx ingest``
     resolves HTML entities (``&gt;`` -> ``>``) and collapses whitespace, which changes a lexical
     baseline's tokens in a few documents (7 of the 3,603 EV-battery abstracts).
@@ -143,7 +150,7 @@ def iter_raw_documents(path: str | Path) -> Iterable[PatentDocument]:
             yield PatentDocument(
                 id=doc_id, source="jsonl", source_file=str(path), title=str(row.get("title") or ""), abstract=str(row.get("abstract") or ""),
                 claims=tuple(Claim(i + 1, c, i == 0) for i, c in enumerate(claims)), description=str(row.get("description") or ""),
-                cpc=codes["cpc"], ipc=codes["ipc"],
+                cpc=codes["cpc"], ipc=codes["ipc"], date=str(row.get("date") or row.get("year") or "").strip(),
             )  # fmt: skip
 
 

@@ -49,7 +49,7 @@ log = logging.getLogger(__name__)
 class Hit:
     rank: int  # 1 = best
     doc_id: str
-    score: float  # what the ranking is by: cosine (dense) or the fused RRF score (hybrid)
+    score: float  # what the ranking is by: cosine (dense), BM25, the fused RRF score (hybrid), the ranker's score (convex, learned)
     title: str = ""
     date: str = ""
     ipc: tuple[str, ...] = ()
@@ -111,8 +111,9 @@ class Query:
 class SearchResult:
     query: Query
     hits: tuple[Hit, ...]
-    hybrid: bool
-    timings_ms: dict = field(default_factory=dict)  # parse, encode, search, bm25, late, explain, total
+    hybrid: bool  # BM25 took part (hybrid, convex, learned)
+    timings_ms: dict = field(default_factory=dict)  # parse, encode, search, bm25, rank, late, explain, total
+    ranker: str = "dense"  # dense | bm25 | hybrid | convex | learned
     rerank: str = "none"  # none | late
 
     def __iter__(self):
@@ -125,7 +126,7 @@ class SearchResult:
         return self.hits[i]
 
     def to_json(self) -> dict:
-        return {"query": self.query.to_json(), "hybrid": self.hybrid, "rerank": self.rerank, "hits": [h.to_json() for h in self.hits], "timings_ms": self.timings_ms}
+        return {"query": self.query.to_json(), "ranker": self.ranker, "hybrid": self.hybrid, "rerank": self.rerank, "hits": [h.to_json() for h in self.hits], "timings_ms": self.timings_ms}
 
 
 @dataclass(frozen=True)
@@ -155,8 +156,11 @@ class DocumentRecord:
 class Index:
     """A searchable index directory: FAISS shards, id map, documents, model and (lazily) BM25."""
 
-    def __init__(self, store: IndexStore, manifest: dict, model, tokenizer, ids: IdMap, shards: list, spec: IndexSpec, search: SearchConfig, on_gpu: bool):
+    def __init__(self, store: IndexStore, manifest: dict, model, tokenizer, ids: IdMap, shards: list, spec: IndexSpec, search: SearchConfig, on_gpu: bool,
+                 ranker=None):  # fmt: skip
         self.store, self.manifest = store, manifest
+        self.ranker = ranker  # graphtx.rank.store.Ranker of the index (or its model), None without one
+        self._rank_cache: dict = {}
         self.model, self.tokenizer = model, tokenizer
         self.ids, self.shards, self.spec = ids, shards, spec
         self.config = search
@@ -182,8 +186,12 @@ class Index:
         nprobe: int | None = None,
         ef_search: int | None = None,
         device: str = "cpu",
+        ranker_dir: str | Path | None = None,
     ) -> Index:
         """Open ``directory`` for searching.
+
+        ``ranker_dir``: the ranker of ``graphtx rank-fit`` (default: ``INDEX/ranker``, else the model
+        directory's ``ranker/``); refused when it was fitted on another model.
 
         ``model``: None (the model the manifest names, normally the copy in the index), a model
         directory, or a ``(GraphEncoder, tokenizer)`` pair. Its fingerprint must equal the
@@ -222,7 +230,7 @@ class Index:
 
         ids = IdMap.from_table(pq.read_table(store.dir / manifest["ids_file"]))
         encoder.eval()
-        return cls(store, manifest, encoder, tokenizer, ids, gpu, spec, search, on_gpu)
+        return cls(store, manifest, encoder, tokenizer, ids, gpu, spec, search, on_gpu, _open_ranker(store.dir, manifest, model, ranker_dir, fp))
 
     # --- properties ----------------------------------------------------------------------
     @property
@@ -288,19 +296,22 @@ class Index:
         hybrid: bool | None = None,
         explain: bool = False,
         exclude: set[str] | frozenset[str] = frozenset(),
+        ranker: str | None = None,
         rerank: str | None = None,
         rerank_depth: int | None = None,
     ) -> SearchResult:
         """Ranked hits for claim text, an indexed document (``doc_id``) or a graph.
 
-        ``rerank="late"``: the first stage (dense, or hybrid) ranks ``rerank_depth`` (at least k)
-        candidates, which are re-ranked by the late-interaction score (ties: first-stage order).
+        ``ranker``: dense | bm25 | hybrid | convex | learned (default: ``search.ranker``; ``auto`` = learned
+        when the index has a ranker, else hybrid with ``hybrid``/``search.hybrid``, else dense).
+        ``rerank="late"``: that first stage ranks ``rerank_depth`` (at least k) candidates, which are
+        re-ranked by the late-interaction score (ties: first-stage order).
         """
         t_start = time.perf_counter()
         k = self.config.k if k is None else k
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
-        hybrid = self.config.hybrid if hybrid is None else hybrid
+        kind = self.resolve_ranker(ranker, hybrid)
         rerank = self.config.rerank if rerank is None else rerank
         if rerank not in ("none", "late"):
             raise ValueError(f"rerank must be none or late, got {rerank!r}")
@@ -310,8 +321,12 @@ class Index:
         timings: dict = {}
         q = self.query(text, doc_id=doc_id, graph=graph, timings=timings)
         excluded = q.exclude | frozenset(exclude)
-        if hybrid:
+        if kind == "hybrid":
             hits = self._hybrid(q, depth, excluded, timings)
+        elif kind in ("convex", "learned"):
+            hits = self._reranked(q, depth, excluded, timings, kind)
+        elif kind == "bm25":
+            hits = self._lexical(q, depth, excluded, timings)
         else:
             t0 = time.perf_counter()
             ranked = self._dense(q.vector, depth, excluded)
@@ -322,7 +337,7 @@ class Index:
         if explain:
             hits = self._explain_late(q, hits, timings) if rerank == "late" else self._explain(q, hits, timings)
         timings["total"] = _ms(t_start)
-        return SearchResult(q, tuple(hits), hybrid, timings, rerank)
+        return SearchResult(q, tuple(hits), kind != "dense", timings, kind, rerank)
 
     # --- late interaction ---------------------------------------------------------------
     @property
@@ -379,6 +394,20 @@ class Index:
             out.append(dataclasses.replace(h, explanation=e))
         timings["explain"] = _ms(t0)
         return out
+
+    def resolve_ranker(self, ranker: str | None = None, hybrid: bool | None = None) -> str:
+        """The ranker a search uses: ``ranker``, else hybrid when asked, else ``search.ranker`` (auto: learned when present)."""
+        from graphtx.rank import RANKERS
+
+        kind = ranker or ("hybrid" if hybrid else None) or self.config.ranker
+        if kind == "auto":
+            kind = "learned" if self.ranker is not None and "learned" in self.ranker.kinds else "hybrid" if self.config.hybrid else "dense"
+        if kind not in RANKERS:
+            raise ValueError(f"unknown ranker {kind!r}; known: {', '.join(RANKERS)}")
+        if kind in ("convex", "learned") and (self.ranker is None or kind not in self.ranker.kinds):
+            raise ValueError(f"index {self.store.dir} has no {kind} ranker: fit one with `graphtx rank-fit` (into the model's or the index's ranker/), "
+                             "or search with --ranker hybrid")  # fmt: skip
+        return kind
 
     def explain(self, doc_ids: list[str], text: str | None = None, *, doc_id: str | None = None, graph: InventionGraph | None = None) -> list[Explanation]:
         """Node matches between a query and the given indexed documents (any, not only hits)."""
@@ -460,6 +489,85 @@ class Index:
                 bm25_of[d] = (float(all_scores[self.ids.position_of(d)]), None)
         return self._hits(fused, dense=dense_of, bm25=bm25_of, query_vector=q.vector)
 
+    def _bm25_all(self, q: Query, exclude: frozenset[str]) -> np.ndarray:
+        """BM25 score of every document (count,), the excluded ones 0."""
+        bm25 = self.bm25()
+        scores = bm25.scores(q.text) if q.text.strip() else np.zeros(self.count, np.float32)
+        for d in exclude:
+            if d in self.ids:
+                scores[self.ids.position_of(d)] = 0.0
+        return scores
+
+    def _lexical(self, q: Query, k: int, exclude: frozenset[str], timings: dict) -> list[Hit]:
+        t0 = time.perf_counter()
+        from graphtx.rank.features import top_rows
+
+        scores = self._bm25_all(q, exclude)
+        top = top_rows(np.where(scores > 0, scores, -np.inf), k)
+        ranked = [(self.ids.doc_id[p], float(scores[p])) for p in top]
+        ranked.sort(key=lambda item: (-item[1], item[0]))
+        timings["bm25"] = _ms(t0)
+        return self._hits(ranked, dense={}, bm25={d: (s, r) for r, (d, s) in enumerate(ranked, 1)}, query_vector=q.vector)
+
+    def _rank_data(self):
+        """(LexicalStats of the BM25 index, vectors (count, dim) float32, years (count,), codes): loaded once, for the rankers."""
+        with self._bm25_lock:
+            cached = self._rank_cache.get(self.manifest["live_digest"])
+        if cached is not None:
+            return cached
+        from graphtx.rank.features import LexicalStats
+
+        stats = LexicalStats.from_bm25s(self.bm25().retriever)
+        vectors = np.zeros((self.count, self.dim), np.float32)
+        years = np.full(self.count, np.nan)
+        codes: list[tuple] = [()] * self.count
+        positions = np.arange(self.count)
+        for seq in np.unique(self.ids.part):
+            at = positions[self.ids.part == seq]
+            rows = self.store.read_rows([(int(seq), int(self.ids.row[p])) for p in at], ["vector", "date", "ipc", "cpc"])
+            for p, row in zip(at, rows):
+                vectors[p] = np.asarray(row["vector"], np.float32)
+                date = row["date"] or ""
+                years[p] = float(date[:4]) if date[:4].isdigit() else np.nan
+                codes[p] = tuple(row["cpc"] or ()) or tuple(row["ipc"] or ())
+        cached = (stats, vectors, years, codes)
+        with self._bm25_lock:
+            self._rank_cache = {self.manifest["live_digest"]: cached}
+        return cached
+
+    def _reranked(self, q: Query, k: int, exclude: frozenset[str], timings: dict, kind: str) -> list[Hit]:
+        """The ranker's order of the pool: the top ``depth`` of the dense model and of BM25 (graphtx/rank/)."""
+        from graphtx.rank.features import PoolInputs, top_rows
+
+        stats, vectors, years, codes = self._rank_data()
+        depth = self.ranker.depth
+        t0 = time.perf_counter()
+        dense = self._dense(q.vector, depth, exclude)
+        timings["search"] = _ms(t0)
+        t0 = time.perf_counter()
+        lexical = self._bm25_all(q, exclude)  # (count,)
+        top_lex = top_rows(np.where(lexical > 0, lexical, -np.inf), depth)
+        timings["bm25"] = _ms(t0)
+        t0 = time.perf_counter()
+        pool = np.union1d(top_lex, np.array([self.ids.position_of(d) for d, _ in dense], dtype=np.int64))  # (n,) positions
+        cos = vectors[pool] @ np.asarray(q.vector, np.float32)  # (n,) exact cosines (unit vectors)
+        query_year = years[self.ids.position_of(q.doc_id)] if q.doc_id else np.nan
+        inputs = PoolInputs(
+            candidates=pool, bm25=lexical[pool].astype(np.float64), dense=cos.astype(np.float64),
+            query_terms=stats.term_ids(self.bm25().tokens(q.text)), query_year=float(query_year), candidate_years=years[pool],
+            query_codes=codes[self.ids.position_of(q.doc_id)] if q.doc_id else (), candidate_codes=[codes[p] for p in pool],
+        )  # fmt: skip
+        scores = self.ranker.score(kind, inputs, stats)  # (n,)
+        ranked = sorted(((self.ids.doc_id[p], float(s)) for p, s in zip(pool, scores)), key=lambda item: (-item[1], item[0]))[:k]
+        timings["rank"] = _ms(t0)
+        bm25_rank = {int(p): r for r, p in enumerate(top_lex, 1)}
+        dense_of = {d: (s, r) for r, (d, s) in enumerate(dense, 1)}
+        for d, _ in ranked:
+            if d not in dense_of:
+                dense_of[d] = (float(cos[np.searchsorted(pool, self.ids.position_of(d))]), None)
+        bm25_of = {d: (float(lexical[self.ids.position_of(d)]), bm25_rank.get(self.ids.position_of(d))) for d, _ in ranked}
+        return self._hits(ranked, dense=dense_of, bm25=bm25_of, query_vector=q.vector)
+
     def _hits(self, ranked: list[tuple[str, float]], dense: dict, bm25: dict | None, query_vector: np.ndarray | None = None) -> list[Hit]:
         positions = [self.ids.position_of(d) for d, _ in ranked]
         columns = [*META_FIELDS]
@@ -497,6 +605,19 @@ class Index:
         locations = [(int(self.ids.part[p]), int(self.ids.row[p])) for p in positions]
         with self._read_lock:
             return self.store.read_rows(locations, columns)
+
+
+def _open_ranker(index_dir: Path, manifest: dict, model, ranker_dir, model_fingerprint: str):
+    """The ranker for an index: ``ranker_dir``, else INDEX/ranker, else the model directory's ranker/; None when there is none."""
+    from graphtx.rank.store import RANKER_DIR, has_ranker, load_ranker
+
+    if ranker_dir is not None:
+        return load_ranker(ranker_dir, model_fingerprint)
+    places = [Path(index_dir) / RANKER_DIR] + ([Path(model) / RANKER_DIR] if isinstance(model, (str, Path)) else [])
+    if manifest.get("model_dir"):
+        places.append(Path(index_dir) / manifest["model_dir"] / RANKER_DIR)
+    found = next((p for p in places if has_ranker(p)), None)
+    return load_ranker(found, model_fingerprint) if found else None
 
 
 def _ms(t0: float) -> float:

@@ -2,7 +2,7 @@
 
 Endpoints (JSON in, JSON out)::
 
-    POST   /search           {"text": "1. A snowthrower ...", "k": 10, "hybrid": false, "explain": false}
+    POST   /search           {"text": "1. A snowthrower ...", "k": 10, "ranker": "learned", "explain": false}
                              or {"id": "US-7315346-B2", ...}: ranked hits with metadata (and node matches)
     POST   /explain          {"text" | "id", "doc_ids": [...]}: node matches for those documents;
                              without doc_ids, for the top k hits (k <= serve.max_explain_hits)
@@ -54,7 +54,8 @@ class QueryIn(BaseModel):
 
 class SearchIn(QueryIn):
     k: int = Field(10, ge=1, description="hits (at most serve.max_k)")
-    hybrid: bool = Field(False, description="fuse with BM25 by reciprocal rank fusion")
+    hybrid: bool = Field(False, description="fuse with BM25 by reciprocal rank fusion (= ranker hybrid)")
+    ranker: Literal["dense", "bm25", "hybrid", "convex", "learned"] | None = Field(None, description="default: the service's (learned when the index has a ranker)")
     explain: bool = Field(False, description="node matches for each hit (k at most serve.max_explain_hits)")
     rerank: Literal["none", "late"] | None = Field(None, description="late: re-rank the first stage's top rerank_depth by node-level late interaction (default: search.rerank)")
     rerank_depth: int | None = Field(None, ge=1, le=1000, description="first-stage candidates re-ranked (default: search.rerank_depth)")
@@ -66,6 +67,7 @@ class ExplainIn(QueryIn):
     hybrid: bool = False
     rerank: Literal["none", "late"] | None = None
     rerank_depth: int | None = Field(None, ge=1, le=1000)
+    ranker: Literal["dense", "bm25", "hybrid", "convex", "learned"] | None = None
 
 
 def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), search: SearchConfig | None = None):
@@ -139,6 +141,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
             "index_type": ix.spec.index_type,
             "shards": len(ix.shards),
             "model_fingerprint": ix.fingerprint,
+            "ranker": ix.resolve_ranker(),
             "read_only": cfg.read_only,
         }
 
@@ -151,7 +154,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
             raise Problem(400, f"with explain, k must be <= {cfg.max_explain_hits}")
         ix = holder["index"]
         result = run(lambda: ix.search(body.text, body.k, doc_id=body.id, hybrid=body.hybrid, explain=body.explain,
-                                       rerank=body.rerank, rerank_depth=body.rerank_depth))  # fmt: skip
+                                       ranker=body.ranker, rerank=body.rerank, rerank_depth=body.rerank_depth))  # fmt: skip
         return result.to_json()
 
     @app.post("/explain")
@@ -166,7 +169,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
         if body.k > cfg.max_explain_hits:
             raise Problem(400, f"k must be <= {cfg.max_explain_hits}")
         result = run(lambda: ix.search(body.text, body.k, doc_id=body.id, hybrid=body.hybrid, explain=True,
-                                       rerank=body.rerank, rerank_depth=body.rerank_depth))  # fmt: skip
+                                       ranker=body.ranker, rerank=body.rerank, rerank_depth=body.rerank_depth))  # fmt: skip
         return {"explanations": [h.to_json() for h in result.hits], "query": result.query.to_json(), "timings_ms": result.timings_ms}
 
     @app.get("/documents/{doc_id}")

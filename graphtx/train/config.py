@@ -37,6 +37,7 @@ class TrainConfig:
     test_share: float = 0.1  # split=random: share of citing families held out for test
     valid_from_year: int = 0  # split=year: citing year >= this is validation ...
     test_from_year: int = 0  # ... and >= this is test (0 = no test set)
+    ranker_holdout: float = 0.0  # share of training citing families kept out of training for `graphtx rank-fit` (RUN/ranker_citations.tsv)
     # --- batches ----------------------------------------------------------------------
     max_nodes_per_batch: int = 6000  # size-aware batches: node budget over all graphs of a batch
     max_pairs_per_batch: int = 128  # and at most this many (citing, cited) pairs
@@ -87,7 +88,7 @@ class TrainConfig:
         for name in ("query_kind", "candidate_kind", "augment_kind"):
             if getattr(self, name) not in GRAPH_KINDS:
                 raise ValueError(f"train.{name} must be one of {GRAPH_KINDS}")
-        for name in ("graph_type_augment_p", "node_dropout_max", "valid_share", "test_share"):
+        for name in ("graph_type_augment_p", "node_dropout_max", "valid_share", "test_share", "ranker_holdout"):
             if not 0.0 <= getattr(self, name) < 1.0:
                 raise ValueError(f"train.{name} must be in [0, 1)")
         if not 0.0 <= self.late_interaction_weight < 1.0:

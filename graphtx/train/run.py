@@ -6,6 +6,7 @@ Run directory (plain files)::
     RUN_DIR/data.json               pairs, splits, groups, skipped citations by reason
     RUN_DIR/skipped_citations.jsonl every citation not used for training, with its reason
     RUN_DIR/valid_citations.tsv     the validation (and test_citations.tsv the test) judgements used
+    RUN_DIR/ranker_citations.tsv    training citations held out of training for `graphtx rank-fit` (train.ranker_holdout)
     RUN_DIR/base/                   log.jsonl, evals.jsonl, checkpoint.pt (while running), best/, done.json
     RUN_DIR/reduced/                the same for the MoE stage
     RUN_DIR/model/                  the final model directory (best of the last stage; graphtx index takes it)
@@ -20,7 +21,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -83,6 +84,18 @@ class PreparedData:
     valid: list[Citation]
     test: list[Citation]
     skipped: list[Skipped]
+    ranker: list[Citation] = field(default_factory=list)  # training citations held out for the ranker (train.ranker_holdout)
+
+
+def hold_out_for_ranker(data: PreparedData, share: float, family: dict, seed: int) -> PreparedData:
+    """Move the citations of a seeded ``share`` of the training citing families to ``data.ranker``:
+    the model never sees them, so a ranker fitted on them sees the dense scores of new queries."""
+    from graphtx.train.pairs import _hash
+
+    if share <= 0:
+        return data
+    held = lambda c: _hash(family.get(c.citing) or c.citing, seed + 41) / 2**64 < share  # noqa: E731
+    return PreparedData([c for c in data.train if not held(c)], data.valid, data.test, data.skipped, [c for c in data.train if held(c)])
 
 
 def resolve_ids(citations: list[Citation], known_ids: list[str]) -> list[Citation]:
@@ -215,6 +228,8 @@ def train(
         known_item = cfg.split == "random" and not usable
         if known_item:  # no citation inside the corpus: validate on held-out documents finding their own description
             prepared = known_item_split(cfg, store, seed, unusable=prepared.train + prepared.valid + prepared.test)
+        elif cfg.ranker_holdout > 0:
+            prepared = hold_out_for_ranker(prepared, cfg.ranker_holdout, docs.family, seed)
         data, skipped_pairs, n_trivial = build_training_set(cfg, docs, store, prepared, seed, tokenizer, token_vectors)
         skipped = prepared.skipped + skipped_pairs
         evaluator = CitationEvaluator(prepared.valid, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size, known_item,
@@ -223,7 +238,7 @@ def train(
             raise ValueError("no validation queries with graphs: check --valid-citations / train.split")
         data_report = {
             "documents": len(docs.ids), "documents_with_graphs": len(store.doc_ids),
-            "train_citations": len(prepared.train), "valid_citations": len(prepared.valid), "test_citations": len(prepared.test),
+            "train_citations": len(prepared.train), "ranker_citations": len(prepared.ranker), "valid_citations": len(prepared.valid), "test_citations": len(prepared.test),
             "citation_pairs": len(data.pairs) - n_trivial, "trivial_pairs": n_trivial,
             "groups": len(set(data.groups)), "group_by": cfg.group_by,
             "validation": "known-item (first claim -> own description)" if known_item else "citations",
@@ -234,7 +249,7 @@ def train(
         if ctx.is_main:
             atomic_write_json(out / "data.json", data_report)
             atomic_write_text(out / "skipped_citations.jsonl", "".join(json.dumps(asdict(s)) + "\n" for s in skipped))
-            for name, cites in (("valid", prepared.valid), ("test", prepared.test)):  # the held-out judgements, for graphtx eval
+            for name, cites in (("valid", prepared.valid), ("test", prepared.test)) + ((("ranker", prepared.ranker),) if prepared.ranker else ()):  # the held-out judgements, for graphtx eval
                 atomic_write_text(out / f"{name}_citations.tsv", "citing_id\tcited_id\tcategory\n" + "".join(f"{c.citing}\t{c.cited}\t{c.category}\n" for c in cites))
 
         results, scores = {}, {}

@@ -1,0 +1,230 @@
+"""Fitting a ranker on training citations (``graphtx rank-fit``) and evaluating it (``graphtx eval citations --rankers``).
+
+Both go through :func:`pool_inputs` and :meth:`graphtx.rank.store.Ranker.score` (which calls the one
+feature function, :func:`graphtx.rank.features.pool_features`), so the rows a ranker is fitted on are
+the rows it ranks at evaluation time.
+
+The honest fit. A graph model trained on the training citations has seen their queries: its cosines
+for them are better than for a new query, and a ranker fitted on them trusts the dense feature too
+much. ``graphtx train`` therefore holds out ``train.ranker_holdout`` of the training queries from the
+model's training and writes them to ``RUN/ranker_citations.tsv``; ``graphtx rank-fit --run RUN`` fits
+on those (``--citations`` fits on any file, e.g. all training citations: the naive variant, kept for
+the comparison in benchmarks/RESULTS.md). A fit on validation queries is refused when the run's
+``valid_citations.tsv`` shows them.
+
+A query's ranking: its pool (top ``rank.depth`` of BM25 and of the dense model) ranked by the
+ranker; the other candidates after the pool, by BM25, then by id.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from graphtx.config import EvalConfig, RankConfig
+from graphtx.eval.baselines import BM25System
+from graphtx.eval.data import EvalCorpus, Judgements
+from graphtx.eval.systems import System
+from graphtx.rank.convex import NORMS, Group, fit_weight
+from graphtx.rank.features import GRAPH_GROUPS, LexicalStats, PoolInputs, candidate_pool, feature_names
+from graphtx.rank.store import Ranker
+
+EVAL_KINDS = {"convex": "convex", "learned": "learned", "learned-lexical": "lexical"}  # --rankers name -> Ranker kind
+
+
+class PoolSource:
+    """BM25 and dense scores of a corpus's documents, and what the features read of them."""
+
+    def __init__(self, corpus: EvalCorpus, bm25: BM25System, dense: System | None):
+        self.corpus, self.bm25, self.dense = corpus, bm25, dense
+        for s in (bm25, dense):
+            if s is not None and s.corpus is not corpus:
+                s.fit(corpus)
+        self.stats = LexicalStats.from_bm25s(bm25.retriever)
+        _, query_tokens = bm25.fitted_tokens
+        self.query_terms = [self.stats.term_ids(t) for t in query_tokens]
+
+    def scores(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """(bm25 (q, c), dense (q, c) or None)."""
+        return self.bm25.scores(rows), None if self.dense is None else np.asarray(self.dense.scores(rows), dtype=np.float64)
+
+    def pool_inputs(self, row: int, bm25_row: np.ndarray, dense_row: np.ndarray | None, depth: int, exclude_self: bool = True, year: bool = True) -> PoolInputs:
+        pool = candidate_pool(bm25_row, dense_row, depth, row if exclude_self else None)  # (n,)
+        c = self.corpus
+        return PoolInputs(
+            candidates=pool, bm25=bm25_row[pool], dense=None if dense_row is None else dense_row[pool],
+            query_terms=self.query_terms[row], query_year=c.year(row) if year else math.nan,
+            candidate_years=np.array([c.year(int(r)) for r in pool], dtype=np.float64),
+            query_codes=c.codes[row], candidate_codes=[c.codes[int(r)] for r in pool],
+        )  # fmt: skip
+
+
+def training_groups(source: PoolSource, judged: Judgements, depth: int, names: Sequence[str], date_dropout: float = 0.0, seed: int = 0,
+                    chunk: int = 256, progress: bool | None = None) -> list[Group]:  # fmt: skip
+    """One :class:`Group` per judged query: pool scores, gains, ideal gains, features (``names``)."""
+    from tqdm import tqdm
+
+    from graphtx.rank.features import pool_features
+
+    queries = judged.query_ids
+    rows = source.corpus.rows(queries)
+    no_year = np.random.default_rng(seed + 31).random(len(queries)) < date_dropout  # (Q,) queries fitted without their year
+    groups = []
+    for start in tqdm(range(0, len(rows), chunk), desc="ranker features", unit="chunk", disable=progress is False, leave=False):
+        part = rows[start : start + chunk]
+        bm25, dense = source.scores(part)
+        for i, row in enumerate(part):
+            q = queries[start + i]
+            inputs = source.pool_inputs(int(row), bm25[i], None if dense is None else dense[i], depth, year=not no_year[start + i])
+            rel = judged.relevant[q]
+            gains = np.array([rel.get(source.corpus.ids[int(r)], 0.0) for r in inputs.candidates], dtype=np.float64)
+            ideal = np.array(sorted(rel.values(), reverse=True), dtype=np.float64)
+            feats = pool_features(inputs, source.stats, names) if names else None
+            groups.append(Group(q, inputs.bm25, inputs.dense, gains, ideal, feats))
+    return groups
+
+
+def fit_ranker(source: PoolSource, judged: Judgements, cfg: RankConfig, model_fingerprint: str, seed: int = 0, progress: bool | None = None) -> Ranker:
+    """Convex weight (per ``cfg.norm``, or the best normalisation) and LightGBM models on ``judged``'s queries."""
+    from graphtx.rank.learned import fit_lambdarank
+
+    t0 = time.time()
+    groups_all = feature_names(cfg.groups)
+    if source.dense is None:
+        raise ValueError("rank-fit needs a graph model (--model or --run): the rankers combine it with BM25")
+    groups = training_groups(source, judged, cfg.depth, groups_all, cfg.date_dropout, seed, progress=progress)
+    norms = NORMS if cfg.norm == "auto" else (cfg.norm,)
+    convex_trials = {}
+    for norm in norms:
+        weight, table = fit_weight(groups, norm, cfg.ndcg_k)
+        convex_trials[norm] = {"weight": weight, "train_ndcg": max(t["ndcg"] for t in table), "grid": table[::10]}
+    norm = max(norms, key=lambda n: convex_trials[n]["train_ndcg"])
+    pooled = sum(int((g.gains > 0).sum()) for g in groups)
+    report = {
+        "queries": len(groups), "pairs": judged.pairs, "pairs_in_pool": pooled, "pool_recall": pooled / max(judged.pairs, 1),
+        "mean_pool_size": float(np.mean([len(g.gains) for g in groups])), "convex_trials": convex_trials,
+    }  # fmt: skip
+    features, boosters = {}, {}
+    booster, report["learned"] = fit_lambdarank(groups, groups_all, cfg, seed)
+    features["learned"], boosters["learned"] = groups_all, booster
+    if cfg.lexical_model:
+        lexical_groups = tuple(g for g in cfg.groups if g not in GRAPH_GROUPS)
+        names = feature_names(lexical_groups)
+        keep = [groups_all.index(n) for n in names]
+        lex = [Group(g.query, g.bm25, g.dense, g.gains, g.ideal, g.features[:, keep]) for g in groups]
+        booster, report["lexical"] = fit_lambdarank(lex, names, cfg, seed)
+        features["lexical"], boosters["lexical"] = names, booster
+    report["seconds"] = round(time.time() - t0, 1)
+    return Ranker(model_fingerprint, cfg.depth, {"norm": norm, "weight": convex_trials[norm]["weight"]}, features, boosters, report)
+
+
+class RankerSystem(System):
+    """A fitted ranker over BM25 and a graphtx system, as a row of ``graphtx eval citations``."""
+
+    def __init__(self, ranker: Ranker | str | Path, kind: str, bm25: BM25System, dense: System, leave_out_self: bool = True, label: str = ""):
+        """``ranker``: a Ranker, or its directory (loaded at fit, once the graph model's fingerprint is known)."""
+        super().__init__()
+        self.ranker, self.kind, self.bm25, self.dense = ranker, kind, bm25, dense
+        self.leave_out_self = leave_out_self
+        self.name = {"convex": "convex", "learned": "learned", "lexical": "learned-lexical"}[kind]
+        self.fixed_label = label
+        self.label = label or self.name
+
+    def fit(self, corpus: EvalCorpus) -> RankerSystem:
+        from graphtx.rank.store import load_ranker
+
+        super().fit(corpus)
+        if self.dense.corpus is not corpus:
+            self.dense.fit(corpus)
+        if not isinstance(self.ranker, Ranker):
+            self.ranker = load_ranker(self.ranker, getattr(self.dense, "fingerprint", ""))
+        if self.kind not in self.ranker.kinds:
+            raise ValueError(f"ranker {self.ranker.directory} has no {self.kind!r} model (it has {', '.join(self.ranker.kinds)})")
+        self.source = PoolSource(corpus, self.bm25, self.dense)
+        what = {"convex": f"convex {self.ranker.convex['norm']} a={self.ranker.convex['weight']:g}", "learned": "learned (LightGBM)",
+                "lexical": "learned, no graph features"}[self.kind]  # fmt: skip
+        self.label = self.fixed_label or f"{what} (graphtx + BM25)"
+        return self
+
+    def scores(self, rows: np.ndarray) -> np.ndarray:
+        bm25, dense = self.source.scores(rows)
+        out = np.empty((len(rows), len(self.corpus)), dtype=np.float64)  # (q, c)
+        for i, row in enumerate(rows):
+            inputs = self.source.pool_inputs(int(row), bm25[i], dense[i], self.ranker.depth, self.leave_out_self)
+            s = self.ranker.score(self.kind, inputs, self.source.stats)  # (n,)
+            top = bm25[i].max()
+            base = (s.min() if len(s) else 0.0) - 2.0
+            out[i] = base + (bm25[i] / top if top > 0 else 0.0)  # after the pool, by BM25 (in [base, base + 1])
+            out[i, inputs.candidates] = s
+            if self.leave_out_self:
+                out[i, row] = -np.inf
+        return out
+
+    def info(self) -> dict:
+        return {"ranker": str(self.ranker.directory), "kind": self.kind, "depth": self.ranker.depth, "convex": self.ranker.convex,
+                "features": list(self.ranker.features.get(self.kind, ())), "members": [self.dense.label, self.bm25.label]}  # fmt: skip
+
+
+# --- graphtx rank-fit ------------------------------------------------------------------
+
+
+def add_rank_fit_arguments(p) -> None:
+    p.add_argument("corpus", help="corpus directory (`graphtx ingest`) or JSON-lines documents file, as `graphtx eval citations`")
+    p.add_argument("--run", help="training run directory (`graphtx train`): its model/ and its ranker_citations.tsv (the queries held out of training)")
+    p.add_argument("--model", help="model directory (default: RUN/model)")
+    p.add_argument("--graphs", required=True, help="graphs directory of `graphtx parse`")
+    p.add_argument("--citations", nargs="+", help="training citations to fit on (default: RUN/ranker_citations.tsv); never validation citations")
+    p.add_argument("--out", help="ranker directory to write (default: MODEL/ranker)")
+
+
+def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list[str]]:
+    from graphtx.eval.data import judgements, read_citations
+    from graphtx.eval.systems import ModelSystem
+
+    run = Path(args.run) if args.run else None
+    if run is not None and not run.is_dir():
+        raise FileNotFoundError(f"run directory {run} does not exist")
+    model_dir = Path(args.model) if args.model else (run / "model" if run else None)
+    if model_dir is None:
+        raise ValueError("give --run (a `graphtx train` run directory) or --model")
+    citations = args.citations
+    if not citations:
+        held = run / "ranker_citations.tsv" if run else None
+        if held is None or not held.is_file():
+            raise ValueError(f"no --citations, and {held or 'no --run'} holds no ranker_citations.tsv: train with train.ranker_holdout > 0, or pass --citations")
+        citations = [held]
+    cfg: EvalConfig = config.eval
+    corpus = EvalCorpus.load(args.corpus, cfg)
+    pairs = [c for f in citations for c in read_citations(f)]
+    judged = judgements(pairs, corpus, cfg)
+    if not judged.relevant:
+        raise ValueError(f"none of the citation pairs of {', '.join(map(str, citations))} has both documents in {args.corpus}")
+    valid_file = run / "valid_citations.tsv" if run else None
+    if valid_file is not None and valid_file.is_file():
+        valid = {c.citing_id for c in read_citations(valid_file)}
+        overlap = valid & set(judged.relevant)
+        if overlap:
+            raise ValueError(f"{len(overlap)} of the fit's queries are validation queries of {run} (e.g. {sorted(overlap)[0]}): fit on training citations only")
+    dense = ModelSystem(model_dir, args.graphs, cfg.query_kind, cfg.candidate_kind, cfg.batch_size)
+    source = PoolSource(corpus, BM25System.from_config(cfg), dense)
+    ranker = fit_ranker(source, judged, config.rank, dense.fingerprint, seed=config.seed, progress=progress)
+    ranker.report["citations"] = [str(c) for c in citations]
+    ranker.report["model"] = str(model_dir)
+    out = ranker.save(Path(args.out) if args.out else model_dir / "ranker")
+    r = ranker.report
+    lines = [
+        f"fitted on {r['queries']} queries ({r['pairs']} pairs, {r['pool_recall']:.1%} of them in the pools of ~{r['mean_pool_size']:.0f} candidates)",
+        f"convex: {ranker.convex['norm']} normalisation, BM25 weight {ranker.convex['weight']:g} "
+        + "(" + ", ".join(f"{n}: a={t['weight']:g} nDCG {t['train_ndcg']:.3f}" for n, t in r["convex_trials"].items()) + ")",
+    ]
+    for kind in ranker.boosters:
+        chosen = r[kind]["chosen"]
+        top = sorted(r[kind]["gain_importance"].items(), key=lambda kv: -kv[1])[:5]
+        lines.append(f"{kind}: {chosen['num_leaves']} leaves, {chosen['rounds']} trees, CV nDCG@{config.rank.ndcg_k} {chosen['cv_ndcg']:.3f}; "
+                     f"top features {', '.join(f'{n} {v:.2f}' for n, v in top)}")  # fmt: skip
+    lines.append(f"wrote {out}")
+    return {"ranker": str(out), "convex": ranker.convex, "report": r}, lines

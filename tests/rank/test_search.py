@@ -1,0 +1,85 @@
+"""rank-fit, then search with the learned ranker: k hits, the default when present; train's ranker hold-out."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("lightgbm", reason="the learned ranker needs lightgbm (pip install 'graphtx[rank]')")
+
+from graphtx.cli import main
+
+
+@pytest.fixture(scope="module")
+def fitted(ranked, tmp_path_factory):
+    """An index over the tiny set, and a ranker fitted into INDEX/ranker with the CLI."""
+    from graphtx.config import IndexConfig
+    from graphtx.index.build import build_index
+
+    root = tmp_path_factory.mktemp("ranked_index")
+    index = root / "index"
+    build_index(ranked["model"], ranked["graphs"], index, IndexConfig(), progress=False)
+    cfg = root / "rank.yaml"
+    cfg.write_text("rank:\n  depth: 30\n  folds: 3\n  min_data_in_leaf: 5\n  num_leaves_grid: [3]\n  max_rounds: 30\n")
+    rc = main(["rank-fit", str(ranked["corpus"]), "--model", str(ranked["model"]), "--graphs", str(ranked["graphs"]),
+               "--citations", ranked["train"], "--out", str(index / "ranker"), "--config", str(cfg), "--quiet"])  # fmt: skip
+    assert rc == 0
+    return index
+
+
+@pytest.mark.timeout(240)
+def test_search_learned_returns_k_hits(fitted, capsys):
+    from graphtx.index.search import Index
+
+    index = Index.open(fitted)
+    assert index.resolve_ranker() == "learned"  # the default when the index has a ranker
+    for kind in ("learned", "convex", "bm25", "hybrid", "dense"):
+        result = index.search("A zorblat3 device comprising a battery cell and a cooling plate.", k=5, ranker=kind)
+        assert len(result) == 5 and result.ranker == kind
+        assert [h.rank for h in result] == [1, 2, 3, 4, 5]
+        assert all(a.score >= b.score for a, b in zip(result.hits, result.hits[1:]))
+    by_id = index.search(doc_id="T-00003", k=4, ranker="learned")
+    assert len(by_id) == 4 and "T-00003" not in {h.doc_id for h in by_id}
+    capsys.readouterr()
+    assert main(["search", "--index", str(fitted), "--id", "T-00010", "-k", "3", "--ranker", "learned", "--json", "--quiet"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["ranker"] == "learned" and len(out["hits"]) == 3 and all(h["bm25_score"] is not None for h in out["hits"])
+
+
+@pytest.mark.timeout(240)
+def test_ranker_of_another_model_refused(fitted, ranked, tmp_path, capsys):
+    from tests.index.fixtures import make_model
+
+    other = make_model(tmp_path, seed=5)
+    rc = main(["search", "--index", str(fitted), "--model", str(other), "--text", "a battery", "--ranker-dir", str(fitted / "ranker"), "--quiet"])
+    assert rc == 2  # the model itself differs from the index's: refused before the ranker
+    from graphtx.index.search import Index
+    from graphtx.model.io import fingerprint, load_model
+
+    with pytest.raises(ValueError, match="fitted on model"):
+        from graphtx.rank.store import load_ranker
+
+        load_ranker(fitted / "ranker", fingerprint(load_model(other)[0]))
+    assert Index.open(fitted, ranker_dir=fitted / "ranker").ranker is not None
+
+
+def test_rank_fit_refuses_validation_queries(ranked, tmp_path, capsys):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "valid_citations.tsv").write_text(open(ranked["valid"]).read())
+    rc = main(["rank-fit", str(ranked["corpus"]), "--run", str(run), "--model", str(ranked["model"]), "--graphs", str(ranked["graphs"]),
+               "--citations", ranked["valid"], "--quiet"])  # fmt: skip
+    assert rc == 2 and "validation queries" in capsys.readouterr().err
+
+
+def test_ranker_holdout_moves_whole_citing_documents():
+    from graphtx.train.pairs import Citation
+    from graphtx.train.run import PreparedData, hold_out_for_ranker
+
+    train = [Citation(f"Q{i}", f"D{j}", "X") for i in range(200) for j in range(3)]
+    data = hold_out_for_ranker(PreparedData(train, [], [], []), 0.3, {}, seed=0)
+    held, kept = {c.citing for c in data.ranker}, {c.citing for c in data.train}
+    assert not held & kept and len(data.ranker) + len(data.train) == 600
+    assert 0.2 < len(held) / 200 < 0.4 and len(data.ranker) == 3 * len(held)
+    assert hold_out_for_ranker(PreparedData(train, [], [], []), 0.0, {}, seed=0).ranker == []
