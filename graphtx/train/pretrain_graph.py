@@ -242,10 +242,9 @@ class PretrainTrainer:
 
     def _run(self) -> PretrainState:
         cfg, st = self.cfg, self.state
-        if not self._load_checkpoint():
+        if not self._load_checkpoint():  # no step-0 evaluation: the untrained score is the base stage's reference of a --tokens run
             for name in (LOG_FILE, EVALS_FILE):
                 (self.out_dir / name).unlink(missing_ok=True)
-            self._evaluate(reference=True)
         total = cfg.pretrain_steps
         eval_at = {max(1, round(total * (i + 1) / cfg.pretrain_evals)) for i in range(cfg.pretrain_evals)} if self.evaluator else set()
         bar = tqdm(total=total, initial=st.step, desc="train pretrain", unit="step", disable=None if self.progress is None else not self.progress, file=sys.stderr)
@@ -315,18 +314,16 @@ class PretrainTrainer:
                 "view_anchors": a, "spans": s, "candidates": len(inp["candidates"]), "graphs": len(graphs), "nodes": gb.num_nodes,
                 "grad_norm": float(grad_norm), "seconds": seconds}  # fmt: skip
 
-    def _evaluate(self, reference: bool = False) -> None:
+    def _evaluate(self) -> None:
         if self.evaluator is None:
             return
         st, cfg = self.state, self.cfg
         t0 = time.perf_counter()
         result = self.evaluator(self.model, self.tokenizer)
         score = result.ndcg if cfg.select_metric == "ndcg" else result.recall
-        improved = not reference and score > st.best_score
+        improved = score > st.best_score
         self._append(EVALS_FILE, {"stage": STAGE, "step": st.step, "k": cfg.eval_k, "ndcg_k": cfg.eval_ndcg_k, **asdict(result),
-                                  "improved": improved, "reference": reference, "seconds": time.perf_counter() - t0})  # fmt: skip
-        if reference:
-            return
+                                  "improved": improved, "reference": False, "seconds": time.perf_counter() - t0})  # fmt: skip
         st.evals += 1
         if improved:
             st.best_score, st.best_recall, st.best_ndcg, st.best_step = score, result.recall, result.ndcg, st.step
