@@ -195,6 +195,10 @@ def cmd_train(args) -> int:
     train_cfg = with_overrides(config.train, max_steps=args.max_steps, max_epochs=args.max_epochs)
     if args.stages:
         train_cfg = with_overrides(train_cfg, stages=tuple(args.stages.split(",")))
+    if args.pretrain_graphs:
+        train_cfg = with_overrides(train_cfg, pretrain_graphs=tuple(args.pretrain_graphs))
+    if not (args.tokens or args.init or train_cfg.init_from):
+        raise ValueError("give --tokens (a graphtx pretrain directory), --init (a model directory) or train.init_from")
     config = with_overrides(config, train=train_cfg, seed=args.seed)
     summary = train(
         config, args.corpus, args.graphs, args.out, tokens_dir=args.tokens, init_model_dir=args.init,
@@ -535,13 +539,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--corpus", required=True, help="corpus directory (documents: ids, families, dates, classes; citations unless --citations)")
     p.add_argument("--graphs", required=True, help="graphs directory written by `graphtx parse`")
     p.add_argument("--out", required=True, help="run directory (the same command resumes a killed run)")
-    init = p.add_mutually_exclusive_group(required=True)
+    init = p.add_mutually_exclusive_group()
     init.add_argument("--tokens", help="tokens directory of `graphtx pretrain`: start from a fresh model")
-    init.add_argument("--init", help="model directory to start from")
+    init.add_argument("--init", help="model directory to start from, e.g. a --stages pretrain run's model/ (default: train.init_from)")
     p.add_argument("--citations", help="training citations TSV (citing_id, cited_id[, category]); default: the corpus's citations")
     p.add_argument("--valid-citations", help="validation citations TSV (train.split = files)")
     p.add_argument("--test-citations", help="test citations TSV, scored once at the end")
-    p.add_argument("--stages", help="comma-separated: base,reduced (default: config)")
+    p.add_argument("--stages", help="comma-separated, in order: pretrain,base,reduced (default: config)")
+    p.add_argument("--pretrain-graphs", nargs="+", metavar="DIR", help="stage pretrain: more graphs directories pooled with --graphs (default: train.pretrain_graphs)")
     p.add_argument("--max-epochs", type=int, help="per stage (default: config)")
     p.add_argument("--max-steps", type=int, help="per stage, 0 = no cap (default: config)")
     p.add_argument("--seed", type=int, help="default: the config's seed")

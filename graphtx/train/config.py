@@ -70,7 +70,8 @@ class TrainConfig:
     min_lr: float = 1e-6
     amp: bool = True  # bf16 autocast on CUDA (ignored on CPU)
     # --- loop -------------------------------------------------------------------------
-    stages: tuple[str, ...] = ("base", "reduced")  # base: output = base_dim; reduced: + MoE head
+    stages: tuple[str, ...] = ("base", "reduced")  # pretrain: self-supervised (below); base: output = base_dim; reduced: + MoE head
+    init_from: str = ""  # model directory to start from (a pretrain run's model/): what --init gives; "" = a fresh model from --tokens
     max_epochs: int = 30  # per stage
     max_steps: int = 0  # per stage, 0 = no cap (tests and smoke runs)
     evals_per_epoch: int = 3
@@ -81,6 +82,18 @@ class TrainConfig:
     checkpoint_every_steps: int = 25  # besides every evaluation
     log_every_steps: int = 1
     encode_batch_size: int = 128  # graphs per forward pass at evaluation
+    # --- stage pretrain (graphtx/train/pretrain_graph.py): no citations, unlabelled graphs ---------------
+    pretrain_graphs: tuple[str, ...] = ()  # more graphs directories pooled with --graphs (any `graphtx parse` output)
+    pretrain_steps: int = 400  # optimiser steps of the stage
+    pretrain_batch_docs: int = 32  # pool documents per step (each gives a span, a candidate graph and maybe a view anchor)
+    pretrain_lr: float = 1e-3  # AdamW peak learning rate (warm-up, then cosine decay to min_lr)
+    pretrain_evals: int = 5  # evaluations on the validation citations (zero-shot); the best is kept
+    pretrain_views_weight: float = 1.0  # (a) InfoNCE: query view (first claim / abstract) -> own candidate view (description); 0 = off
+    pretrain_bm25_weight: float = 1.0  # (b) KL to BM25's softmax over the batch's candidates for a span cut from the document; 0 = off
+    pretrain_bm25_candidates: int = 3  # per span: its top BM25 documents (not itself) added to the batch's candidates
+    pretrain_bm25_temperature: float = 0.2  # teacher softmax temperature on BM25 scores divided by the query's best score
+    pretrain_query_min_share: float = 0.3  # span = a random contiguous share in [min, max] of the query graph's nodes
+    pretrain_query_max_share: float = 0.6
 
     def __post_init__(self) -> None:
         from graphtx.graphs.graph import GRAPH_KINDS
@@ -117,8 +130,17 @@ class TrainConfig:
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"train.{name} must be one of {allowed}, got {getattr(self, name)!r}")
-        if not self.stages or set(self.stages) - {"base", "reduced"} or list(self.stages) != sorted(self.stages):
-            raise ValueError("train.stages must be [base], [reduced] or [base, reduced]")
+        order = ("pretrain", "base", "reduced")
+        if not self.stages or set(self.stages) - set(order) or list(self.stages) != sorted(set(self.stages), key=order.index):
+            raise ValueError("train.stages must be an ordered subset of [pretrain, base, reduced], e.g. [base, reduced] or [pretrain, base]")
+        if not (0 < self.pretrain_query_min_share <= self.pretrain_query_max_share <= 1):
+            raise ValueError("train.pretrain_query_min_share and pretrain_query_max_share need 0 < min <= max <= 1")
+        if self.pretrain_bm25_temperature <= 0:
+            raise ValueError("train.pretrain_bm25_temperature must be > 0")
+        if min(self.pretrain_views_weight, self.pretrain_bm25_weight) < 0 or self.pretrain_views_weight + self.pretrain_bm25_weight == 0:
+            raise ValueError("train.pretrain_views_weight and pretrain_bm25_weight must be >= 0, not both 0")
+        if min(self.pretrain_steps, self.pretrain_evals, self.pretrain_bm25_candidates + 1) < 1 or self.pretrain_batch_docs < 2:
+            raise ValueError("train.pretrain_steps, pretrain_evals must be >= 1, pretrain_bm25_candidates >= 0, pretrain_batch_docs >= 2")
         if self.split == "year" and not self.valid_from_year:
             raise ValueError("train.split = year needs train.valid_from_year")
         if "unknown" not in self.margins or any(m < 0 for m in self.margins.values()):

@@ -7,6 +7,7 @@ Run directory (plain files)::
     RUN_DIR/skipped_citations.jsonl every citation not used for training, with its reason
     RUN_DIR/valid_citations.tsv     the validation (and test_citations.tsv the test) judgements used
     RUN_DIR/ranker_citations.tsv    training citations held out of training for `graphtx rank-fit` (train.ranker_holdout)
+    RUN_DIR/pretrain/               stage pretrain (self-supervised, graphtx/train/pretrain_graph.py): the same files
     RUN_DIR/base/                   log.jsonl, evals.jsonl, checkpoint.pt (while running), best/, done.json
     RUN_DIR/reduced/                the same for the MoE stage
     RUN_DIR/model/                  the final model directory (best of the last stage; graphtx index takes it)
@@ -208,13 +209,16 @@ def train(
         out.mkdir(parents=True, exist_ok=True)
         if ctx.is_main:
             atomic_write_text(out / "config.yaml", yaml.safe_dump(_config_dict(config), sort_keys=False))
+        init_model_dir = init_model_dir or cfg.init_from or None
         if init_model_dir:
+            if not (Path(init_model_dir) / "config.yaml").exists():
+                raise ValueError(f"--init / train.init_from {init_model_dir} is not a model directory (no config.yaml): give a run's model/ folder")
             model, _ = load_model(init_model_dir)
             model = model.train()
             tokenizer, tokenizer_file = PatentTokenizer.load(init_model_dir), Path(init_model_dir) / "tokenizer.json"
             token_vectors = model.swem.embedding.weight.detach().cpu().numpy()
         elif tokens_dir:
-            base_cfg = config.model.as_base() if cfg.stages[0] == "base" else config.model
+            base_cfg = config.model.as_base() if cfg.stages[0] in ("pretrain", "base") else config.model
             model, tokenizer = init_model(base_cfg, tokens_dir, seed)
             tokenizer_file = Path(tokens_dir) / "tokenizer.json"
             _, token_vectors = load_tokens(tokens_dir)
@@ -254,6 +258,9 @@ def train(
 
         results, scores = {}, {}
         for stage in cfg.stages:
+            if stage == "pretrain":
+                model = run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, evaluator, cfg, seed, out, ctx, progress, results, scores)
+                continue
             if stage == "reduced" and not model.config.reduced_dim:
                 if not config.model.reduced_dim:
                     raise ValueError("stage 'reduced' needs model.reduced_dim > 0")
@@ -290,6 +297,28 @@ def train(
         raise
     finally:
         shutdown(ctx, clean=clean_exit)
+
+
+def run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, evaluator, cfg, seed, out, ctx, progress, results, scores):
+    """Stage ``pretrain`` on the documents of ``graphs_dir`` and ``train.pretrain_graphs``; returns its best model."""
+    from graphtx.train.loop import StageState, selection_score
+    from graphtx.train.pretrain_graph import PretrainPool, PretrainTrainer, load_pool_store
+
+    if ctx.enabled:
+        raise ValueError("stage pretrain runs in one process: start it without torchrun, then fine-tune with --init RUN_DIR/model")
+    kinds = {cfg.query_kind, cfg.candidate_kind}
+    extra = [d for d in cfg.pretrain_graphs if Path(d).resolve() != Path(graphs_dir).resolve()]
+    for d in extra:
+        if not (Path(d) / "graphs.parquet").exists():
+            raise ValueError(f"train.pretrain_graphs: {d} is not a graphs directory (no graphs.parquet): run `graphtx parse` on its corpus first")
+    pool_store = load_pool_store([graphs_dir, *extra], kinds) if extra else store
+    trainer = PretrainTrainer(model, tokenizer, PretrainPool(pool_store, cfg), evaluator, cfg, seed, out / "pretrain", progress, tokenizer_file)
+    state = trainer.run()
+    scores["pretrain"] = selection_score(StageState(best_recall=state.best_recall, best_ndcg=state.best_ndcg, best_step=state.best_step), cfg.select_metric)
+    results["pretrain"] = {"best_recall": state.best_recall, "best_ndcg": state.best_ndcg, "best_step": state.best_step,
+                           "steps": state.step, "evals": state.evals, "stopped": state.stopped,
+                           "documents": len(trainer.pool.doc_ids), "two_view_documents": len(trainer.pool.two_views)}  # fmt: skip
+    return trainer.load_best().train()
 
 
 def pick_final_stage(stages, scores: dict[str, float]) -> str:

@@ -77,7 +77,8 @@ def build_synthetic(root, seed: int = 0) -> dict:
                   "base_dim": 32, "reduced_dim": 8, "num_experts": 2, "dropout": 0.1, "attention_dropout": 0.0, "embedding_dropout": 0.1},
         "train": {"max_nodes_per_batch": 400, "max_pairs_per_batch": 24, "group_by": "ipc", "lr": 0.003, "reduced_lr": 0.003,
                   "warmup_steps": 2, "max_epochs": 6, "evals_per_epoch": 1, "checkpoint_every_steps": 2, "eval_ndcg_k": 20,
-                  "trivial_share": 0.2, "mining": "semihard"},
+                  "trivial_share": 0.2, "mining": "semihard",
+                  "pretrain_steps": 30, "pretrain_batch_docs": 32, "pretrain_evals": 5, "pretrain_lr": 0.003},
     }  # fmt: skip
     (root / "tiny.yaml").write_text(yaml.safe_dump(config))
     return {"train": train, "valid": valid}

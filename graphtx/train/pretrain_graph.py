@@ -1,0 +1,377 @@
+"""Stage ``pretrain``: self-supervised pre-training of the graph encoder on unlabelled graphs.
+
+Citation fine-tuning has ~10^3 pairs; unlabelled patent text is plentiful. This stage trains the
+encoder on every document of ``--graphs`` and of ``train.pretrain_graphs`` (any graphs directory
+that ``graphtx parse`` wrote) with two objectives, weighted and summed per step:
+
+(a) ``views`` -- two sections of one document are two views of one invention. For a document whose
+    query graph and candidate graph differ (``query_kind`` = first claim or, without claims, the
+    abstract; ``candidate_kind`` = claims + description or abstract + description), the query view
+    is an anchor and its own candidate view the positive; every other candidate graph of the batch
+    is a negative (in-batch InfoNCE, ``train.temperature``). Abstract-only documents (both views one
+    graph) take no part: dropout-only views fail on patents (benchmarks/RESULTS.md).
+
+(b) ``bm25`` -- weak labels from BM25 (Dehghani et al. 2017; SPAR, Chen et al. 2022). A pseudo-query
+    is cut from each batch document: a random contiguous span of its query graph's nodes
+    (``pretrain_query_share``) with the edges among them. BM25 (the evaluation's: Lucene variant,
+    k1 1.5, b 0.75, English stop words, Snowball stemmer) reads the node text of the span and of every
+    document's candidate graph in the pool; the span's top ``pretrain_bm25_candidates`` documents
+    join the batch. The teacher distribution over the batch's candidates is
+    ``softmax(s / (max s · T))`` with s the BM25 scores and T = ``pretrain_bm25_temperature``
+    (scores divided by the query's best score: the same T means the same sharpness for a short
+    and a long query); the student is the model's ``softmax(cos / temperature)`` over the same
+    candidates; the loss is KL(teacher ‖ student). A query without any BM25 match is left out.
+
+Per step (batch = a seeded function of (seed, step))::
+
+    B pool documents ─▶ B spans (b) + their view anchors (a) + B candidate graphs
+      + top-K BM25 candidates per span ─▶ node dropout ─▶ model ─▶ (B + A + M, D)
+      ─▶ w_views · InfoNCE(anchors, candidates) + w_bm25 · KL(teacher ‖ student) ─▶ AdamW
+
+With validation citations the stage evaluates ``pretrain_evals`` times (the zero-shot citation
+score) and keeps the best weights by ``select_metric``; run directory RUN_DIR/pretrain/ holds
+log.jsonl, evals.jsonl, checkpoint.pt (while running), best/ and done.json, as the other stages.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from graphtx.graphs.graph import InventionGraph
+from graphtx.model.batch import collate
+from graphtx.model.io import save_model
+from graphtx.train.augment import node_dropout
+from graphtx.train.config import TrainConfig
+from graphtx.train.data import GraphStore
+from graphtx.train.loss import contrastive_loss
+
+STAGE = "pretrain"
+CHECKPOINT_FILE, LOG_FILE, EVALS_FILE, DONE_FILE, BEST_DIR = "checkpoint.pt", "log.jsonl", "evals.jsonl", "done.json", "best"
+
+
+# --- the pieces, pure functions ------------------------------------------------------------
+
+
+def crop_graph(graph: InventionGraph, share_min: float, share_max: float, rng: np.random.Generator) -> InventionGraph:
+    """A pseudo-query: a random contiguous span of ``graph``'s nodes (share drawn in [min, max], at least
+    one node) with the edges among them, re-indexed; same document id and kind."""
+    n = graph.num_nodes
+    size = max(1, min(n, round(n * rng.uniform(share_min, share_max))))
+    start = int(rng.integers(0, n - size + 1))
+    keep = range(start, start + size)
+    edges = [(s - start, d - start, t) for s, d, t in zip(graph.edge_src, graph.edge_dst, graph.edge_type) if s in keep and d in keep]
+    return InventionGraph(
+        graph.doc_id, graph.kind, f"{graph.text_source}:span", graph.node_text[start : start + size], graph.node_type[start : start + size],
+        tuple(e[0] for e in edges), tuple(e[1] for e in edges), tuple(e[2] for e in edges),
+    )  # fmt: skip
+
+
+def view_documents(store: GraphStore, doc_ids: list[str], query_kind: str, candidate_kind: str) -> set[str]:
+    """Documents with two distinct views (query graph ≠ candidate graph): those objective (a) uses."""
+    out = set()
+    for d in doc_ids:
+        q, c = store.get(d, query_kind), store.get(d, candidate_kind)
+        if q is not None and c is not None and q.node_text != c.node_text:
+            out.add(d)
+    return out
+
+
+def view_pairs(anchor_docs: list[str], candidate_docs: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+    """For objective (a): each anchor's positive column (its own document's candidate graph) and the
+    (a, m) mask of allowed negatives (every candidate of another document; never its own)."""
+    column = {d: j for j, d in enumerate(candidate_docs)}
+    missing = [d for d in anchor_docs if d not in column]
+    if missing:
+        raise ValueError(f"view anchors without their own candidate graph in the batch: {missing[:3]}")
+    positive = torch.tensor([column[d] for d in anchor_docs], dtype=torch.long)  # (a,)
+    allowed = torch.tensor([[c != d for c in candidate_docs] for d in anchor_docs], dtype=torch.bool).reshape(len(anchor_docs), len(candidate_docs))
+    return positive, allowed
+
+
+def soft_targets(scores: torch.Tensor, temperature: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """BM25 scores (b, m) → (teacher distribution (b, m), rows with any match (b,) bool).
+
+    Row i is softmax(s_i / (max_j s_ij · T)): rows sum to 1 and keep BM25's order (ties stay ties);
+    a row without a positive score is all zeros and marked False."""
+    scores = scores.to(torch.float32)
+    top = scores.max(1, keepdim=True).values  # (b, 1)
+    valid = top.squeeze(1) > 0  # (b,)
+    logits = scores / (top.clamp(min=1e-12) * temperature)  # (b, m)
+    return torch.softmax(logits, dim=1) * valid.unsqueeze(1), valid
+
+
+def distill_loss(queries: torch.Tensor, candidates: torch.Tensor, targets: torch.Tensor, valid: torch.Tensor, temperature: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """KL(teacher ‖ student) summed over valid queries, and their count.
+
+    queries (b, D) and candidates (m, D) L2-normalised; targets (b, m) rows sum to 1; the student is
+    softmax(cos / temperature) over the same m candidates."""
+    log_p = F.log_softmax(queries @ candidates.T / temperature, dim=1)  # (b, m)
+    t = targets[valid]  # (v, m)
+    kl = (torch.xlogy(t, t) - t * log_p[valid]).sum(1)  # (v,)
+    return kl.sum(), valid.sum().to(kl.dtype)
+
+
+class Bm25Teacher:
+    """BM25 over the pool's candidate-graph node text (what the model itself reads)."""
+
+    def __init__(self, doc_ids: list[str], texts: list[str], k1: float = 1.5, b: float = 0.75):
+        import bm25s
+        import Stemmer
+
+        self.doc_ids = list(doc_ids)
+        self.column = {d: j for j, d in enumerate(self.doc_ids)}
+        self._stemmer = Stemmer.Stemmer("english")
+        self._bm25 = bm25s.BM25(k1=k1, b=b, method="lucene")
+        self._bm25.index(self._tokenize(texts), show_progress=False)
+
+    def _tokenize(self, texts: list[str], return_ids: bool = True):
+        import bm25s
+
+        return bm25s.tokenize(texts, stopwords="en", stemmer=self._stemmer, return_ids=return_ids, show_progress=False)
+
+    def scores(self, queries: list[str]) -> np.ndarray:
+        """(queries, pool documents) BM25 scores; a query of stop words only scores 0 everywhere."""
+        out = np.zeros((len(queries), len(self.doc_ids)), dtype=np.float32)
+        for i, tokens in enumerate(self._tokenize(queries, return_ids=False)):
+            ids = self._bm25.get_tokens_ids(tokens)
+            if ids:
+                out[i] = self._bm25.get_scores(ids)
+        return out
+
+
+def graph_text(graph: InventionGraph) -> str:
+    return " . ".join(graph.node_text)
+
+
+# --- the stage -------------------------------------------------------------------------------
+
+
+@dataclass
+class PretrainState:
+    step: int = 0
+    evals: int = 0
+    best_score: float = -1.0
+    best_recall: float = -1.0
+    best_ndcg: float = float("nan")
+    best_step: int = -1
+    stopped: str = ""
+
+
+class PretrainPool:
+    """The documents of one pre-training run: graphs, which have two views, and the BM25 teacher."""
+
+    def __init__(self, store: GraphStore, cfg: TrainConfig):
+        self.store, self.cfg = store, cfg
+        self.doc_ids = [d for d in store.doc_ids if store.has(d, cfg.query_kind) and store.has(d, cfg.candidate_kind)]
+        if len(self.doc_ids) < 2:
+            raise ValueError("stage pretrain needs at least 2 documents with graphs (check --graphs / train.pretrain_graphs)")
+        self.two_views = view_documents(store, self.doc_ids, cfg.query_kind, cfg.candidate_kind)
+        self.teacher = Bm25Teacher(self.doc_ids, [graph_text(store.get(d, cfg.candidate_kind)) for d in self.doc_ids]) if cfg.pretrain_bm25_weight > 0 else None
+
+    def batch_docs(self, seed: int, step: int) -> list[str]:
+        """Batch ``step``: the next ``pretrain_batch_docs`` documents of a seeded per-epoch permutation."""
+        per = min(self.cfg.pretrain_batch_docs, len(self.doc_ids))
+        per_epoch = len(self.doc_ids) // per
+        epoch, k = divmod(step, per_epoch)
+        order = np.random.default_rng([seed, 31, epoch]).permutation(len(self.doc_ids))
+        return [self.doc_ids[i] for i in order[k * per : (k + 1) * per]]
+
+
+def pretrain_step_inputs(pool: PretrainPool, docs: list[str], rng: np.random.Generator) -> dict:
+    """Graphs and targets of one step (no model involved): spans, view anchors, candidates, teacher."""
+    cfg, store = pool.cfg, pool.store
+    cand_docs = list(docs)
+    spans, targets, valid = [], None, None
+    if pool.teacher is not None:
+        spans = [crop_graph(store.get(d, cfg.query_kind), cfg.pretrain_query_min_share, cfg.pretrain_query_max_share, rng) for d in docs]
+        scores = pool.teacher.scores([graph_text(g) for g in spans])  # (B, pool)
+        seen = set(cand_docs)
+        for d, row in zip(docs, scores):
+            order = np.lexsort((np.arange(len(row)), -row))  # best first, ties by pool order
+            added = 0
+            for j in order[: cfg.pretrain_bm25_candidates + len(docs) + 1]:
+                if added == cfg.pretrain_bm25_candidates or row[j] <= 0:
+                    break
+                other = pool.teacher.doc_ids[j]
+                if other == d:
+                    continue
+                added += 1
+                if other not in seen:
+                    seen.add(other)
+                    cand_docs.append(other)
+        columns = [pool.teacher.column[c] for c in cand_docs]
+        targets, valid = soft_targets(torch.from_numpy(scores[:, columns]), cfg.pretrain_bm25_temperature)  # (B, M), (B,)
+    anchors = [d for d in docs if d in pool.two_views] if cfg.pretrain_views_weight > 0 else []
+    return {
+        "spans": spans, "anchors": anchors, "candidates": cand_docs, "targets": targets, "valid": valid,
+        "anchor_graphs": [store.get(d, cfg.query_kind) for d in anchors],
+        "candidate_graphs": [store.get(d, cfg.candidate_kind) for d in cand_docs],
+    }  # fmt: skip
+
+
+class PretrainTrainer:
+    def __init__(self, model, tokenizer, pool: PretrainPool, evaluator, cfg: TrainConfig, seed: int, out_dir: Path, progress: bool | None = None, tokenizer_file: Path | None = None):
+        self.model, self.tokenizer, self.pool, self.evaluator = model, tokenizer, pool, evaluator
+        self.cfg, self.seed, self.out_dir, self.progress, self.tokenizer_file = cfg, seed, Path(out_dir), progress, tokenizer_file
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=cfg.pretrain_lr, weight_decay=cfg.weight_decay)
+        self.state = PretrainState()
+
+    def run(self) -> PretrainState:
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        if (self.out_dir / DONE_FILE).exists():
+            self.state = PretrainState(**json.loads((self.out_dir / DONE_FILE).read_text())["state"])
+            return self.state
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self.seed * 1_000 + 900)
+            return self._run()
+
+    def load_best(self):
+        from graphtx.model.io import load_model
+
+        return load_model(self.out_dir / BEST_DIR)[0]
+
+    def _run(self) -> PretrainState:
+        cfg, st = self.cfg, self.state
+        if not self._load_checkpoint():  # no step-0 evaluation: the untrained score is the base stage's reference of a --tokens run
+            for name in (LOG_FILE, EVALS_FILE):
+                (self.out_dir / name).unlink(missing_ok=True)
+        total = cfg.pretrain_steps
+        eval_at = {max(1, round(total * (i + 1) / cfg.pretrain_evals)) for i in range(cfg.pretrain_evals)} if self.evaluator else set()
+        bar = tqdm(total=total, initial=st.step, desc="train pretrain", unit="step", disable=None if self.progress is None else not self.progress, file=sys.stderr)
+        while st.step < total:
+            record = self._step()
+            st.step += 1
+            bar.update(1)
+            bar.set_postfix(loss=f"{record['loss']:.4f}")
+            self._append(LOG_FILE, record)
+            if st.step in eval_at:
+                self._evaluate()
+                self._save_checkpoint()
+        bar.close()
+        st.stopped = "max steps"
+        if not self.evaluator:  # nothing to select by: the last weights
+            save_model(self.out_dir / BEST_DIR, self.model, tokenizer=self.tokenizer_file)
+            st.best_step = st.step
+        summary = {"state": asdict(st), "best_fingerprint": (self.out_dir / BEST_DIR / "fingerprint.txt").read_text().strip(),
+                   "documents": len(self.pool.doc_ids), "two_view_documents": len(self.pool.two_views)}  # fmt: skip
+        (self.out_dir / DONE_FILE).write_text(json.dumps(summary, indent=2))
+        (self.out_dir / CHECKPOINT_FILE).unlink(missing_ok=True)
+        return st
+
+    def _lr(self) -> float:
+        cfg, step = self.cfg, self.state.step
+        warm = min(1.0, (step + 1) / cfg.warmup_steps) if cfg.warmup_steps else 1.0
+        cosine = 0.5 * (1 + math.cos(math.pi * min(1.0, step / max(1, cfg.pretrain_steps))))
+        return max(cfg.min_lr, cfg.pretrain_lr * warm * cosine)
+
+    def _step(self) -> dict:
+        cfg, st = self.cfg, self.state
+        t0 = time.perf_counter()
+        self.model.train()
+        lr = self._lr()
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        rng = np.random.default_rng([self.seed, 900, st.step])
+        docs = self.pool.batch_docs(self.seed, st.step)
+        inp = pretrain_step_inputs(self.pool, docs, rng)
+        graphs = inp["spans"] + inp["anchor_graphs"] + inp["candidate_graphs"]
+        gb = collate(graphs, self.tokenizer, self.model.config.max_tokens_per_node)
+        g = torch.Generator().manual_seed(int(rng.integers(2**62)))
+        gb = node_dropout(gb, cfg.node_dropout_max, cfg.node_dropout_half, g)
+        vectors = self.model(gb).float()  # (S + A + M, D)
+        s, a = len(inp["spans"]), len(inp["anchors"])
+        spans, anchors, cands = vectors[:s], vectors[s : s + a], vectors[s + a :]  # (S, D), (A, D), (M, D)
+        loss = vectors.new_zeros(())
+        views = bm25 = float("nan")
+        if a:
+            positive, allowed = view_pairs(inp["anchors"], inp["candidates"])
+            total, denom, _ = contrastive_loss(anchors, cands, positive, allowed, cfg.temperature)
+            views_loss = total / denom.clamp(min=1.0)
+            loss = loss + cfg.pretrain_views_weight * views_loss
+            views = float(views_loss.detach())
+        if s and bool(inp["valid"].any()):
+            total, denom = distill_loss(spans, cands, inp["targets"], inp["valid"], cfg.temperature)
+            bm25_loss = total / denom.clamp(min=1.0)
+            loss = loss + cfg.pretrain_bm25_weight * bm25_loss
+            bm25 = float(bm25_loss.detach())
+        self.optimizer.zero_grad(set_to_none=True)
+        if loss.requires_grad:
+            loss.backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip if cfg.grad_clip > 0 else float("inf"))
+        self.optimizer.step()
+        seconds = time.perf_counter() - t0
+        return {"stage": STAGE, "step": st.step + 1, "lr": lr, "loss": float(loss.detach()), "views_loss": views, "bm25_loss": bm25,
+                "view_anchors": a, "spans": s, "candidates": len(inp["candidates"]), "graphs": len(graphs), "nodes": gb.num_nodes,
+                "grad_norm": float(grad_norm), "seconds": seconds}  # fmt: skip
+
+    def _evaluate(self) -> None:
+        if self.evaluator is None:
+            return
+        st, cfg = self.state, self.cfg
+        t0 = time.perf_counter()
+        result = self.evaluator(self.model, self.tokenizer)
+        score = result.ndcg if cfg.select_metric == "ndcg" else result.recall
+        improved = score > st.best_score
+        self._append(EVALS_FILE, {"stage": STAGE, "step": st.step, "k": cfg.eval_k, "ndcg_k": cfg.eval_ndcg_k, **asdict(result),
+                                  "improved": improved, "reference": False, "seconds": time.perf_counter() - t0})  # fmt: skip
+        st.evals += 1
+        if improved:
+            st.best_score, st.best_recall, st.best_ndcg, st.best_step = score, result.recall, result.ndcg, st.step
+            save_model(self.out_dir / BEST_DIR, self.model, tokenizer=self.tokenizer_file)
+
+    def _save_checkpoint(self) -> None:
+        payload = {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "state": asdict(self.state),
+                   "torch_rng": torch.get_rng_state(), "log_lines": _count_lines(self.out_dir / LOG_FILE),
+                   "eval_lines": _count_lines(self.out_dir / EVALS_FILE)}  # fmt: skip
+        tmp = self.out_dir / (CHECKPOINT_FILE + ".tmp")
+        torch.save(payload, tmp)
+        tmp.replace(self.out_dir / CHECKPOINT_FILE)
+
+    def _load_checkpoint(self) -> bool:
+        path = self.out_dir / CHECKPOINT_FILE
+        if not path.exists():
+            return False
+        payload = torch.load(path, map_location="cpu", weights_only=False)
+        self.model.load_state_dict(payload["model"])
+        self.optimizer.load_state_dict(payload["optimizer"])
+        self.state = PretrainState(**payload["state"])
+        torch.set_rng_state(payload["torch_rng"])
+        for name, keep in ((LOG_FILE, payload["log_lines"]), (EVALS_FILE, payload["eval_lines"])):
+            p = self.out_dir / name
+            if p.exists():
+                p.write_text("".join(p.read_text(encoding="utf-8").splitlines(keepends=True)[:keep]), encoding="utf-8")
+        return True
+
+    def _append(self, name: str, record: dict) -> None:
+        with open(self.out_dir / name, "a", encoding="utf-8") as f:
+            f.write(json.dumps(record, allow_nan=True) + "\n")
+
+
+def _count_lines(path: Path) -> int:
+    return sum(1 for _ in open(path, encoding="utf-8")) if path.exists() else 0
+
+
+def load_pool_store(graphs_dirs: list[str], kinds: set[str]) -> GraphStore:
+    """One GraphStore over several graphs directories (a document id seen twice: the first directory wins)."""
+    from graphtx.graphs.parse import iter_graphs
+
+    seen: set[tuple[str, str]] = set()
+
+    def graphs():
+        for d in graphs_dirs:
+            for g in iter_graphs(d):
+                if g.kind in kinds and (g.doc_id, g.kind) not in seen:
+                    seen.add((g.doc_id, g.kind))
+                    yield g
+
+    return GraphStore(graphs())
