@@ -20,7 +20,7 @@ from graphtx.corpus.ingest import ingest
 from graphtx.corpus.store import iter_documents, read_errors
 
 from ..conftest import FIXTURES
-from ..interrupts import KILL, signal_during, snapshot
+from ..faults import KILL, signal_during, small_tmpfs, snapshot
 
 US_XML = FIXTURES / "us_grants_small.xml"
 
@@ -86,6 +86,19 @@ def test_a_full_disk_during_ingest_exits_1_keeps_the_previous_corpus_and_a_rerun
     assert snapshot(finished) == before
     assert main(["ingest", str(tmp_path / "more.jsonl"), "--out", str(finished), "--quiet"]) == 0
     assert manifest(finished)["documents"] == 30 == len(list(iter_documents(finished)))
+
+
+def test_a_real_full_disk_during_ingest_keeps_the_previous_corpus(tmp_path, capsys):
+    demo = FIXTURES.parents[1] / "graphtx" / "data" / "demo" / "us_grants.parquet"  # 1.9 MB ingested: more than the disk
+    with small_tmpfs(tmp_path / "disk", "512k") as disk:
+        out = disk / "corpus"
+        assert main(["ingest", str(US_XML), "--out", str(out), "--quiet"]) == 3
+        before = snapshot(out)
+        assert main(["ingest", str(demo), "--out", str(out), "--quiet"]) == 1
+        err = capsys.readouterr().err
+        assert f"disk full at {out}" in err and "Traceback" not in err
+        assert snapshot(out) == before and not (out / ".partial").exists()  # the partial is removed: the space is free again
+        assert main(["ingest", str(US_XML), str(FIXTURES / "docs_with_bad_lines.jsonl"), "--out", str(out), "--quiet"]) == 3
 
 
 def test_a_missing_input_path_is_an_error_and_writes_nothing(tmp_path, capsys):

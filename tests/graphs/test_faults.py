@@ -15,7 +15,7 @@ from graphtx.corpus.store import CorpusWriter
 from graphtx.graphs import parse
 from graphtx.graphs.parse import count_graphs, graphs_path
 
-from ..interrupts import KILL, signal_during, snapshot
+from ..faults import KILL, signal_during, snapshot
 
 DEMO = Path(__file__).resolve().parents[2] / "graphtx" / "data" / "demo" / "us_grants.parquet"
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from graphtx.model import GraphEncoder, load_model, save_model
-from tests.interrupts import snapshot
+from tests.faults import snapshot
 from tests.model import HashTokenizer, tiny_config
 
 

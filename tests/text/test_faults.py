@@ -10,7 +10,7 @@ import pytest
 
 from graphtx.cli import main
 from graphtx.corpus.store import CorpusWriter
-from tests.interrupts import snapshot
+from tests.faults import snapshot
 from tests.text.test_pretrain import TINY, _document
 
 

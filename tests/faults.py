@@ -1,13 +1,16 @@
-"""Run a `graphtx` command in its own process group, signal it once it works, and account for every process.
+"""Fault-injection helpers: signal a running `graphtx` command, snapshot a directory, mount a small tmpfs.
 
-Ctrl-C in a terminal sends SIGINT to the whole foreground process group (``group=True``); a
-service manager's SIGTERM or a kill -9 reaches the parent alone. Whatever happens, every
-process started here is killed on the way out.
+``signal_during`` runs a command in its own process group and signals it once it works: Ctrl-C in
+a terminal sends SIGINT to the whole foreground process group (``group=True``); a service
+manager's SIGTERM or a kill -9 reaches the parent alone. Whatever happens, every process started
+here is killed on the way out. ``small_tmpfs`` gives a real full disk where the test may mount one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -105,3 +109,18 @@ def snapshot(directory: Path) -> dict[str, bytes]:
 
 
 KILL = signal.SIGKILL
+
+
+@contextlib.contextmanager
+def small_tmpfs(path: Path, size: str = "512k"):
+    """A tmpfs of ``size`` mounted at ``path`` (skips the test where mounting is not allowed); unmounted after."""
+    path.mkdir(parents=True, exist_ok=True)
+    if not sys.platform.startswith("linux") or os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root on Linux")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True, timeout=20)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], capture_output=True, timeout=20)
