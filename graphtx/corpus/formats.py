@@ -160,6 +160,9 @@ def _walk(root: Path) -> Iterator[tuple[Path, str]]:
     found: list[tuple[Path, str]] = []
     for folder, dirs, files in os.walk(root, onerror=on_error):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in [d for d in dirs if os.path.islink(os.path.join(folder, d))]:  # not followed: a loop would never end
+            dirs.remove(name)
+            found.append((Path(folder) / name, "symbolic link to a folder, not followed (give the folder itself)"))
         for name in files:
             if name.startswith(".") or Path(name).suffix.lower() in _PASSED_OVER:
                 continue
@@ -168,7 +171,6 @@ def _walk(root: Path) -> Iterator[tuple[Path, str]]:
                 found.append((path, f"dangling symbolic link to {os.readlink(path)}"))
             elif path.is_file():
                 found.append((path, ""))
-    # a link to a folder is not followed (os.walk lists it among dirs); a dangling one is among files
     yield from sorted(found + problems, key=lambda item: str(item[0]))
 
 

@@ -142,6 +142,7 @@ def test_unreadable_folders_and_dangling_links_are_listed_with_the_reason(tmp_pa
     (src / "locked" / "docs.jsonl").write_bytes(jsonl_docs(3))
     (src / "docs.jsonl").write_bytes(jsonl_docs(4))
     (src / "gone.jsonl").symlink_to(tmp_path / "deleted.jsonl")
+    (src / "elsewhere").symlink_to(src / "locked", target_is_directory=True)
     real_scandir = os.scandir
 
     def scandir(path="."):  # root reads any folder, so the permission error is injected
@@ -154,9 +155,10 @@ def test_unreadable_folders_and_dangling_links_are_listed_with_the_reason(tmp_pa
     reasons = {e["file"]: e["reason"] for e in read_errors(tmp_path / "c")}
     assert reasons[str(src / "locked")].startswith("unreadable folder: Permission denied")
     assert reasons[str(src / "gone.jsonl")] == f"dangling symbolic link to {tmp_path / 'deleted.jsonl'}"
-    assert report.documents == 4 and report.skipped == 2
+    assert reasons[str(src / "elsewhere")].startswith("symbolic link to a folder, not followed")
+    assert report.documents == 4 and report.skipped == 3
     m = assert_counts_add_up(tmp_path / "c")
-    assert m["records_seen"] == 6
+    assert m["records_seen"] == 7
 
 
 def test_counts_add_up_with_duplicates_citations_and_bad_lines(tmp_path):
