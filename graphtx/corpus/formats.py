@@ -171,6 +171,8 @@ def _walk(root: Path) -> Iterator[tuple[Path, str]]:
                 found.append((path, f"dangling symbolic link to {os.readlink(path)}"))
             elif path.is_file():
                 found.append((path, ""))
+            else:
+                found.append((path, "not a regular file (a pipe, socket or device)"))
     yield from sorted(found + problems, key=lambda item: str(item[0]))
 
 
