@@ -1,6 +1,6 @@
 """The ``graphtx`` command: thin subcommands, one stage each.
 
-Exit status: 0 all records written; 3 finished but some records were skipped
+Exit status: 0 all records written (serve: stopped by a signal); 3 finished but some records were skipped
 (listed in the output directory's errors.jsonl); 2 bad usage or input (a missing input
 path included); 1 failure: a full disk ("disk full at PATH"), an interrupt (Ctrl-C or
 SIGTERM, which stop worker processes too and leave the previous output in place).

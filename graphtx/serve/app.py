@@ -200,7 +200,8 @@ def serve(index_dir: str | Path, cfg: ServeConfig = ServeConfig(), search: Searc
     """Open the index, listen on ``cfg.host:cfg.port`` and serve until interrupted.
 
     The address is bound before the index is opened, so a port in use fails at once with
-    ``AddressUnavailable`` (a ValueError: exit 2) and not after loading the model.
+    ``AddressUnavailable`` (a ValueError: exit 2) and not after loading the model. Ctrl-C or
+    SIGTERM stop it gracefully (requests in flight get up to 5 s) and return normally (exit 0).
     """
     import sys
 
@@ -211,6 +212,10 @@ def serve(index_dir: str | Path, cfg: ServeConfig = ServeConfig(), search: Searc
         app = create_app(Index.open(index_dir, search=search, model=model), cfg, search)
         server = make_server(app, cfg, log_level)
         print(f"graphtx serve: {index_dir} on {bound_address(sock)} ({cfg.workers} workers)", file=sys.stderr, flush=True)
-        server.run(sockets=[sock])
+        try:
+            server.run(sockets=[sock])
+        except KeyboardInterrupt:  # uvicorn shut down gracefully, then re-raised the signal: a service's normal end
+            pass
+        print("graphtx serve: stopped", file=sys.stderr, flush=True)
     finally:
         sock.close()
