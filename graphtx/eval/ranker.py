@@ -39,8 +39,10 @@ EVAL_KINDS = {"convex": "convex", "learned": "learned", "learned-lexical": "lexi
 class PoolSource:
     """BM25 and dense scores of a corpus's documents, and what the features read of them."""
 
-    def __init__(self, corpus: EvalCorpus, bm25: BM25System, dense: System | None):
-        self.corpus, self.bm25, self.dense = corpus, bm25, dense
+    def __init__(self, corpus: EvalCorpus, bm25: BM25System, dense: System | None, late=None):
+        """``late``: HOOK for a late-interaction scorer, ``late(query_row, candidate_rows (n,)) -> (n,)`` scores
+        (the ``late`` feature group; without it those features are missing)."""
+        self.corpus, self.bm25, self.dense, self.late = corpus, bm25, dense, late
         for s in (bm25, dense):
             if s is not None and s.corpus is not corpus:
                 s.fit(corpus)
@@ -60,6 +62,7 @@ class PoolSource:
             query_terms=self.query_terms[row], query_year=c.year(row) if year else math.nan,
             candidate_years=np.array([c.year(int(r)) for r in pool], dtype=np.float64),
             query_codes=c.codes[row], candidate_codes=[c.codes[int(r)] for r in pool],
+            late=None if self.late is None else np.asarray(self.late(row, pool), dtype=np.float64),
         )  # fmt: skip
 
 

@@ -160,6 +160,7 @@ class Index:
                  ranker=None):  # fmt: skip
         self.store, self.manifest = store, manifest
         self.ranker = ranker  # graphtx.rank.store.Ranker of the index (or its model), None without one
+        self.late_scorer = None  # HOOK: late(query: Query, positions (n,)) -> (n,) late-interaction scores for the rankers' "late" features
         self._rank_cache: dict = {}
         self.model, self.tokenizer = model, tokenizer
         self.ids, self.shards, self.spec = ids, shards, spec
@@ -556,6 +557,7 @@ class Index:
             candidates=pool, bm25=lexical[pool].astype(np.float64), dense=cos.astype(np.float64),
             query_terms=stats.term_ids(self.bm25().tokens(q.text)), query_year=float(query_year), candidate_years=years[pool],
             query_codes=codes[self.ids.position_of(q.doc_id)] if q.doc_id else (), candidate_codes=[codes[p] for p in pool],
+            late=None if self.late_scorer is None else np.asarray(self.late_scorer(q, pool), dtype=np.float64),
         )  # fmt: skip
         scores = self.ranker.score(kind, inputs, stats)  # (n,)
         ranked = sorted(((self.ids.doc_id[p], float(s)) for p, s in zip(pool, scores)), key=lambda item: (-item[1], item[0]))[:k]

@@ -18,8 +18,9 @@ lexical     BM25 score, its rank in the pool (log), z-score and min-max over the
 meta        year gap (query - candidate; nan when unknown), CPC/IPC overlap at subclass and group level
             (Jaccard; nan when either side has no codes)
 dense       the graph model: cosine, its rank in the pool (log), z-score and min-max over the pool
-late        a late-interaction score (HOOK: a model that provides one fills ``PoolInputs.late``), its
-            rank and z-score; nan when no late score is given
+late        a late-interaction score, its rank and z-score; nan when no late score is given. HOOK: a
+            late-interaction model fills ``PoolInputs.late`` through ``PoolSource(late=...)`` (fit and eval)
+            and ``Index.late_scorer`` (search); refit the ranker once it does
 ==========  ========================================================================================
 
 Missing values are ``nan`` (LightGBM learns where they go). Shapes: n = candidates in the pool.
