@@ -46,17 +46,19 @@ class NodeCache:
     """Final node states (eval mode) of graphs, flat: graph g owns rows ``offsets[g]:offsets[g + 1]``."""
 
     def __init__(self, model: GraphEncoder, tokenizer, graphs: list, batch_size: int = 64):
-        states, counts = [], []
+        states, counts, vectors = [], [], []
         model.eval()
         with torch.no_grad():
             for i in range(0, len(graphs), batch_size):
                 batch = collate(graphs[i : i + batch_size], tokenizer, model.config.max_tokens_per_node)
-                states.append(model(batch, return_details=True).node_states.float())
+                out = model(batch, return_details=True)  # one pass: node states and graph vectors
+                states.append(out.node_states.float())
+                vectors.append(out.vectors.float())
                 counts.append(batch.nodes_per_graph())
         self.states = torch.cat(states) if states else torch.zeros(0, model.config.node_dim)  # (n, d)
         c = torch.cat(counts) if counts else torch.zeros(0, dtype=torch.long)
         self.offsets = torch.cat([c.new_zeros(1), c.cumsum(0)])  # (graphs + 1,)
-        self.vectors = model.encode(graphs, tokenizer, batch_size=batch_size)  # (graphs, out_dim): the dense first stage
+        self.vectors = torch.cat(vectors) if vectors else torch.zeros(0, model.out_dim)  # (graphs, out_dim): the dense first stage
 
     def gather(self, graph_ids: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
         """States of the given graphs (concatenated) and each row's position in ``graph_ids``."""
