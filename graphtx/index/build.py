@@ -319,14 +319,16 @@ def finalize(
         trained_file = None
         old = {**old, "shards": []}  # nothing of the old layout is reused
     template = None
+    fresh: set[str] = set()  # files written by this finalize: their checksums are computed anew
     if spec.needs_training:
-        if trained_file and (store.shards_dir / trained_file).exists():
+        if trained_file and (store.shards_dir / trained_file).exists() and not _damaged(store, f"{SHARDS_DIR}/{trained_file}", old_checksums):
             template = faiss_index.read(store.shards_dir / trained_file, spec, mmap=False)
         else:
             template = faiss_index.train(spec, _sample_vectors(store, live, cfg.train_size, seed, dim), seed, cfg.use_gpu)
             trained_file = f"trained-{_short_hash(json.dumps(spec.to_dict(), sort_keys=True), str(seed), str(len(live)))}.faiss"
             store.shards_dir.mkdir(parents=True, exist_ok=True)
             faiss_index.write(template, store.shards_dir / trained_file)
+            fresh.add(f"{SHARDS_DIR}/{trained_file}")
 
     part_rows = _part_rows(versions)
     layout = _shard_layout(old.get("shards", []), part_rows, cfg.shard_size)
@@ -342,11 +344,15 @@ def finalize(
             name = f"shard-{i:04d}-{_short_hash(digest, json.dumps(spec.to_dict(), sort_keys=True), trained_file or '')}.faiss"
             path = store.shards_dir / name
             previous = old_by_range.get((first, last))
-            if rebuild or (path.exists() and _damaged(store, f"{SHARDS_DIR}/{name}", old_checksums)):
-                path.unlink(missing_ok=True)  # a reader that holds it open keeps its copy
-            if not path.exists():
+            # rewritten (atomically, over the old file) when asked, or when it no longer matches its checksum
+            force = rebuild or (path.exists() and _damaged(store, f"{SHARDS_DIR}/{name}", old_checksums))
+            if force or not path.exists():
                 rebuilt += 1
-                if previous is not None and spec.supports_remove and old_live is not None and (store.shards_dir / previous["file"]).exists():
+                fresh.add(f"{SHARDS_DIR}/{name}")
+                if (
+                    not force and previous is not None and spec.supports_remove and old_live is not None
+                    and (store.shards_dir / previous["file"]).exists() and not _damaged(store, f"{SHARDS_DIR}/{previous['file']}", old_checksums)
+                ):  # fmt: skip
                     before = old_live.faiss_id[(old_live.part >= first) & (old_live.part <= last)]
                     gone = np.setdiff1d(before, ids)
                     if ids_digest(before) == previous["digest"] and len(np.setdiff1d(ids, before)) == 0:
@@ -401,7 +407,7 @@ def finalize(
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "finalize_seconds": round(time.time() - started, 2),
     }
-    reuse = {n: e for n, e in old_checksums.items() if n.startswith((f"{PARTS_DIR}/", f"{SHARDS_DIR}/", "late/"))}  # immutable, named by content
+    reuse = {n: e for n, e in old_checksums.items() if n.startswith((f"{PARTS_DIR}/", f"{SHARDS_DIR}/", "late/")) and n not in fresh}  # immutable, named by content
     manifest[integrity.CHECKSUMS_KEY] = integrity.record(store.dir, store.manifest_files(manifest), reuse=reuse)
     store.write_manifest(manifest)
     _delete_unreferenced(store, manifest)
