@@ -82,11 +82,17 @@ def cmd_parse(args) -> int:
 def cmd_show(args) -> int:
     from graphtx.graphs.parse import load_graph
     from graphtx.graphs.render import render_graph
+    from graphtx.paths import file_in
 
     graph = load_graph(args.graphs, args.id, args.kind)
+    path = None
     if args.out:
-        path = render_graph(graph, args.out, max_nodes=args.max_nodes)
-    summary = {**graph.to_row(), "png": str(args.out) if args.out else None}
+        out = Path(args.out)
+        if out.is_dir() or args.out.endswith(("/", "\\")):  # a folder: the file is named after the id, made safe
+            out.mkdir(parents=True, exist_ok=True)
+            out = file_in(out, graph.doc_id, f"-{graph.kind}.png")
+        path = render_graph(graph, out, max_nodes=args.max_nodes)
+    summary = {**graph.to_row(), "png": str(path) if path else None}
     lines = [f"{graph.doc_id} {graph.kind} graph from {graph.text_source}: {graph.num_nodes} nodes, {graph.num_edges} edges"]
     lines += [f"  {s}  --{t}-->  {d}" for s, t, d in sorted(graph.edge_texts())]
     if args.out:
@@ -136,7 +142,7 @@ def cmd_init_model(args) -> int:
     model_cfg = config.model if args.reduced else config.model.as_base()
     model, tokenizer = init_model(model_cfg, args.tokens, seed)
     save_model(args.out, model, tokenizer=tokenizer)
-    summary = {"out": str(args.out), "parameters": model.num_parameters(), "out_dim": model.out_dim, "fingerprint": fingerprint(model)}
+    summary = {"out": str(args.out), "parameters": model.num_parameters(), "out_dim": model.out_dim, "fingerprint": fingerprint(model, tokenizer=tokenizer)}
     _say(args, summary, [
         f"initialised a {'reduced' if model.config.reduced_dim else 'base'} model ({model.num_parameters():,} parameters, "
         f"{model.out_dim}-d output) with the token vectors of {args.tokens} into {args.out}",
@@ -273,10 +279,19 @@ def cmd_index(args) -> int:
     removals = list(args.remove or [])
     if args.remove_file:
         removals += [line.strip() for line in Path(args.remove_file).read_text(encoding="utf-8").splitlines() if line.strip()]
+    if args.verify:
+        return _verify_index(args)
     if args.bm25:
         cfg = with_overrides(cfg, bm25=True)
+    if args.rebuild and not args.graphs and not removals:
+        from graphtx.index.build import repair_index
+
+        manifest = repair_index(args.out, progress=_progress(args))
+        _say(args, {"out": str(args.out), "count": manifest["count"], "shards": len(manifest["shards"])},
+             [f"rebuilt the id map, shards, BM25 and manifest of {args.out} from its stored documents: {manifest['count']} documents"])  # fmt: skip
+        return EXIT_OK
     if not args.graphs and not removals and not args.bm25:
-        raise ValueError("nothing to do: give --graphs (with --model) to add documents, --remove / --remove-file to take some out, or --bm25")
+        raise ValueError("nothing to do: give --graphs (with --model) to add documents, --remove / --remove-file to take some out, --bm25, --rebuild (repair) or --verify")
     if args.graphs and not args.model:
         raise ValueError("--graphs needs --model (the model that embeds the graphs)")
     reports = []
@@ -311,6 +326,24 @@ def cmd_index(args) -> int:
     return EXIT_SKIPPED if not_found or duplicates else EXIT_OK
 
 
+def _verify_index(args) -> int:
+    """`graphtx index --out DIR --verify`: hash every file the manifest names; the damaged ones are listed (exit 2)."""
+    from graphtx.errors import IntegrityError
+    from graphtx.index.build import verify_index
+
+    try:
+        checked = verify_index(args.out)
+    except IntegrityError as err:
+        if args.json:
+            print(json.dumps({"out": str(args.out), "ok": False, "damaged": list(err.files), "error": str(err)}, indent=2))
+        print(f"graphtx index: error: {err}", file=sys.stderr)
+        for path in err.files:
+            print(f"  damaged: {path}", file=sys.stderr)
+        return err.exit_code
+    _say(args, {"out": str(args.out), "ok": True, **checked}, [f"{args.out}: all {checked['files']} files match their checksums ({checked['bytes']:,} bytes hashed)"])
+    return EXIT_OK
+
+
 def _query_text(args) -> str | None:
     if args.file:
         return sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
@@ -331,9 +364,11 @@ def cmd_search(args) -> int:
     pngs = []
     if args.explain_png:
         from graphtx.index.explain import render_explanation
+        from graphtx.paths import file_in
 
+        Path(args.explain_png).mkdir(parents=True, exist_ok=True)
         for hit in result.hits:
-            path = Path(args.explain_png) / f"{hit.rank:02d}-{hit.doc_id}.png"
+            path = file_in(args.explain_png, hit.doc_id, ".png", prefix=f"{hit.rank:02d}-")  # ids are data: never a path
             pngs.append(str(render_explanation(hit.explanation, path, max_nodes=search_cfg.explain_max_nodes, rank=hit.rank)))
     summary = result.to_json() | ({"png": pngs} if pngs else {})
     q = result.query
@@ -389,8 +424,9 @@ def _add_index_parsers(sub) -> None:
     p.add_argument("--replace", action="store_true", help="documents already indexed get the new version (default: they are skipped)")
     p.add_argument("--remove", nargs="+", metavar="ID", help="take these documents out of the index")
     p.add_argument("--remove-file", help="text file of document ids to take out, one a line")
-    p.add_argument("--rebuild", action="store_true", help="rebuild every shard (and retrain IVF-PQ) from the stored vectors")
+    p.add_argument("--rebuild", action="store_true", help="rebuild every shard (and retrain IVF-PQ) from the stored vectors; alone: repair id map, shards, BM25 and manifest")
     p.add_argument("--bm25", action="store_true", help="write (or refresh) the BM25 state for hybrid search; alone: only that, for an existing index")
+    p.add_argument("--verify", action="store_true", help="hash every file the index's manifest names (shards and documents included); list the damaged ones")
     p.add_argument("--batch-size", type=int, help="graphs per forward pass (default: config, 64)")
     p.add_argument("--chunk-size", type=int, help="documents per committed part (default: config, 1024)")
     p.add_argument("--shard-size", type=int, help="documents per FAISS shard (default: config, 1,000,000)")
@@ -411,7 +447,7 @@ def _add_index_parsers(sub) -> None:
                    help="how hits are ranked (default: config search.ranker, auto = learned when the index or its model has a ranker of `graphtx rank-fit`)")
     p.add_argument("--ranker-dir", help="ranker directory (default: INDEX/ranker, else the model's ranker/)")
     p.add_argument("--explain", action="store_true", help="show which query features matched which features of each hit")
-    p.add_argument("--explain-png", metavar="DIR", help="render query and hit graphs with matched nodes highlighted, one PNG a hit")
+    p.add_argument("--explain-png", metavar="DIR", help="render query and hit graphs with matched nodes highlighted, one PNG a hit (DIR/RANK-ID.png, the id made a safe file name)")
     p.add_argument("--rerank", choices=["none", "late"], help="late: re-rank the first stage's (dense or --hybrid) top --rerank-depth by node-level late interaction (default: config search.rerank)")
     p.add_argument("--rerank-depth", type=int, help="first-stage candidates re-ranked (default: config search.rerank_depth, 100)")
     p.add_argument("--model", help="model directory (default: the one the index names); its fingerprint must match the index")
@@ -491,7 +527,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("graphs", help="graphs directory written by `graphtx parse`")
     p.add_argument("--id", required=True, help="document id, e.g. US-7315346-B2")
     p.add_argument("--kind", default="first_claim", choices=["first_claim", "all_claims", "description"])
-    p.add_argument("--out", help="PNG path to render to")
+    p.add_argument("--out", help="PNG path to render to, or a folder (existing, or ending in /): FOLDER/ID-KIND.png, the id made a safe file name")
     p.add_argument("--max-nodes", type=int, default=60, help="draw at most this many nodes (highest degree first)")
     _add_common(p)
     p.set_defaults(func=cmd_show)
@@ -597,9 +633,14 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    from graphtx.errors import GraphtxError
+
     try:
         with _sigterm_unwinds():
             return args.func(args)
+    except GraphtxError as err:
+        print(f"graphtx {args.command}: error: {err}", file=sys.stderr)
+        return err.exit_code
     except (FileNotFoundError, KeyError, ValueError) as err:
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
         print(f"graphtx {args.command}: error: {message}", file=sys.stderr)

@@ -177,7 +177,7 @@ class ModelSystem(DenseSystem):
 
         super().fit(corpus)
         model, tokenizer = self._load()
-        self.fingerprint = fingerprint(model)
+        self.fingerprint = fingerprint(model, tokenizer=tokenizer)  # as the model directory and an index record it
         wanted = set(corpus.ids)
         with torch.inference_mode():
             cand = vectors_by_id(*self._encode(model, tokenizer, self.candidate_kind, wanted), corpus, f"{self.candidate_kind} graphs")

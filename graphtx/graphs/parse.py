@@ -4,7 +4,8 @@ Layout of a graphs directory::
 
     graphs.parquet   one row per (document, kind) (GRAPH_SCHEMA)
     errors.jsonl     documents or graphs not written, with the reason
-    manifest.json    counts per kind, text sources used, rule hits, config, versions
+    manifest.json    counts per kind, text sources used, rule hits, config, versions, and the size and
+                     sha256 of graphs.parquet (``checksums``), checked whenever a stage opens the graphs
 
 The files are staged in ``.partial/`` and committed whole, manifest last (:mod:`graphtx.atomic`):
 an interrupted or disk-full re-run leaves the previous graphs byte-identical.
@@ -23,8 +24,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 from tqdm import tqdm
 
+from graphtx import integrity
 from graphtx.config import ParseConfig
-from graphtx.atomic import StagedDir, interrupted_run
+from graphtx.atomic import MANIFEST_FILE, StagedDir, interrupted_run
 from graphtx.corpus.schema import PatentDocument
 from graphtx.corpus.base import SkippedRecord
 from graphtx.corpus.store import ERRORS_FILE, TableWriter, count_documents, iter_documents
@@ -101,15 +103,22 @@ def parse_corpus(corpus_dir: str | Path, out_dir: str | Path, cfg: ParseConfig =
             "rule_hits_description_graphs": dict(rule_hits),
             "config": dataclasses.asdict(cfg),
             "seconds": round(time.time() - started, 2),
+            integrity.CHECKSUMS_KEY: integrity.record(staged.partial, [GRAPHS_FILE]),
         }
-        staged.commit(manifest)
+        staged.commit(integrity.seal(manifest))
     return ParseReport(documents, sum(kinds.values()), skipped, out)
 
 
 def graphs_path(graphs_dir: str | Path) -> Path:
+    """graphs.parquet of a graphs directory, checked against the manifest's checksum (once per process and file version)."""
     path = Path(graphs_dir) / GRAPHS_FILE
     if not path.exists():
         raise FileNotFoundError(f"{graphs_dir} is not a graphs directory: {GRAPHS_FILE} is missing{interrupted_run(graphs_dir)} (run `graphtx parse` first)")
+    mend = f"Run `graphtx parse CORPUS --out {graphs_dir}` again."
+    manifest = integrity.read_manifest(Path(graphs_dir) / MANIFEST_FILE, what="graphs directory", mend=mend)
+    recorded = (manifest or {}).get(integrity.CHECKSUMS_KEY)
+    if recorded:  # graphs parsed before checksums existed carry none
+        integrity.require(graphs_dir, recorded, what="graphs directory", mend=mend, hash_limit=None)
     return path
 
 

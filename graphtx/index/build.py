@@ -40,8 +40,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from tqdm import tqdm
 
+from graphtx import integrity
 from graphtx.atomic import replacing
 from graphtx.config import IndexConfig
+from graphtx.errors import IntegrityError
 from graphtx.graphs.graph import InventionGraph
 from graphtx.graphs.parse import count_graphs, graphs_path, iter_graphs
 from graphtx.index import faiss_index
@@ -49,11 +51,14 @@ from graphtx.index import late as late_store
 from graphtx.index.documents import CorpusLookup, metadata_rows
 from graphtx.index.faiss_index import METRIC, IndexSpec
 from graphtx.index.hybrid import BM25Index
+from graphtx.index.lock import IndexLock
 from graphtx.index.store import (
     BM25_DIR,
     FORMAT,
     GRAPH_FIELDS,
     MODEL_DIR,
+    PARTS_DIR,
+    SHARDS_DIR,
     IdMap,
     IndexStore,
     atomic_write_table,
@@ -89,7 +94,21 @@ class BuildReport:
 # --- entry points --------------------------------------------------------------------
 
 
-def build_index(
+def build_index(model_dir: str | Path, graphs_dir: str | Path, out_dir: str | Path, cfg: IndexConfig = IndexConfig(), **kwargs) -> BuildReport:
+    """Embed the ``cfg.kind`` graphs of ``graphs_dir`` into the index at ``out_dir`` (created or extended).
+
+    Holds the index's lock (``lock.py``) for the whole run: a second writer fails at once.
+    Keyword arguments: see ``_build_index``.
+    """
+    graphs_path(graphs_dir)  # clear errors before anything is written
+    for name in ("config.yaml", "model.pt", "fingerprint.txt"):
+        if not (Path(model_dir) / name).exists():
+            raise FileNotFoundError(f"{model_dir} is not a model directory: {name} is missing")
+    with IndexLock(out_dir):
+        return _build_index(model_dir, graphs_dir, out_dir, cfg, **kwargs)
+
+
+def _build_index(
     model_dir: str | Path,
     graphs_dir: str | Path,
     out_dir: str | Path,
@@ -111,8 +130,8 @@ def build_index(
     graphs_file = graphs_path(graphs_dir)  # a clear error before anything is written
     model, _ = load_model(model_dir, map_location=_device(device))
     tokenizer = PatentTokenizer.load(model_dir)
-    fp, dim = fingerprint(model), model.out_dim
-    state = _open_state(store, fp, dim, cfg.kind, model_dir)
+    fp, dim = fingerprint(model, tokenizer=tokenizer), model.out_dim
+    state = _open_state(store, fp, dim, cfg.kind, model_dir, legacy_fp=fingerprint(model))
     store.clean_partial_files()
     late_store.clean_partial(store.dir)
     late = model.late is not None and cfg.late_storage != "none"
@@ -129,7 +148,7 @@ def build_index(
     state["run"] = run
     store.write_state(state)
     if cfg.copy_model:
-        _copy_model(model_dir, store.dir / MODEL_DIR, fp)
+        _copy_model(model_dir, store.dir / MODEL_DIR, state["model_fingerprint"])
 
     live = resolve_live(versions, store.removed_ids())
     if replace:  # skip only what this run committed before it was killed
@@ -211,8 +230,15 @@ def build_index(
 def remove_documents(out_dir: str | Path, doc_ids: list[str], cfg: IndexConfig | None = None, seed: int | None = None, progress: bool | None = None) -> BuildReport:
     """Take documents out of an index by doc id; ids not in the index are reported, not an error.
 
-    ``cfg`` / ``seed``: default to those the index was built with (its manifest).
+    ``cfg`` / ``seed``: default to those the index was built with (its manifest). Holds the index's lock.
     """
+    if not Path(out_dir).is_dir():
+        IndexStore(out_dir).require_manifest()  # "not an index directory"
+    with IndexLock(out_dir):
+        return _remove_documents(out_dir, doc_ids, cfg, seed, progress)
+
+
+def _remove_documents(out_dir, doc_ids: list[str], cfg: IndexConfig | None, seed: int | None, progress: bool | None) -> BuildReport:
     started = time.time()
     store = IndexStore(out_dir)
     manifest = store.manifest()
@@ -245,7 +271,8 @@ def write_bm25(out_dir: str | Path, progress: bool | None = None) -> BuildReport
     store = IndexStore(out_dir)
     manifest = store.require_manifest()
     cfg = dataclasses.replace(index_config_of(manifest), bm25=True)
-    manifest, rebuilt = finalize(store, cfg, seed=manifest.get("seed", 0), progress=progress)
+    with IndexLock(store.dir):
+        manifest, rebuilt = finalize(store, cfg, seed=manifest.get("seed", 0), progress=progress)
     return BuildReport(
         out_dir=store.dir, added=0, replaced=0, removed=0, not_found=(), skipped_existing=0, duplicates=0,
         not_in_corpus=0, corpus=None, resumed=False, count=manifest["count"], shards=len(manifest["shards"]), rebuilt_shards=rebuilt,
@@ -272,10 +299,16 @@ def finalize(
     if state is None:
         raise FileNotFoundError(f"{store.dir} has no {store.dir / 'state.json'}: not an index directory written by graphtx index")
     dim = state["dim"]
-    old = store.manifest() or {}
+    try:
+        old = store.manifest() or {}
+    except IntegrityError:
+        if not rebuild:
+            raise
+        old = {}  # a damaged manifest: everything is rebuilt from the parts
+    old_checksums = old.get(integrity.CHECKSUMS_KEY) or {}
     versions = store.read_versions()
     live = resolve_live(versions, store.removed_ids())
-    old_live = _read_old_ids(store, old)
+    old_live = None if rebuild else _read_old_ids(store, old)
 
     # FAISS parameters: kept from the last build (the trained quantizer with them) unless asked or the type changed
     if old.get("spec") and not rebuild and old["spec"]["index_type"] == cfg.index_type:
@@ -286,14 +319,16 @@ def finalize(
         trained_file = None
         old = {**old, "shards": []}  # nothing of the old layout is reused
     template = None
+    fresh: set[str] = set()  # files written by this finalize: their checksums are computed anew
     if spec.needs_training:
-        if trained_file and (store.shards_dir / trained_file).exists():
+        if trained_file and (store.shards_dir / trained_file).exists() and not _damaged(store, f"{SHARDS_DIR}/{trained_file}", old_checksums):
             template = faiss_index.read(store.shards_dir / trained_file, spec, mmap=False)
         else:
             template = faiss_index.train(spec, _sample_vectors(store, live, cfg.train_size, seed, dim), seed, cfg.use_gpu)
             trained_file = f"trained-{_short_hash(json.dumps(spec.to_dict(), sort_keys=True), str(seed), str(len(live)))}.faiss"
             store.shards_dir.mkdir(parents=True, exist_ok=True)
             faiss_index.write(template, store.shards_dir / trained_file)
+            fresh.add(f"{SHARDS_DIR}/{trained_file}")
 
     part_rows = _part_rows(versions)
     layout = _shard_layout(old.get("shards", []), part_rows, cfg.shard_size)
@@ -309,9 +344,15 @@ def finalize(
             name = f"shard-{i:04d}-{_short_hash(digest, json.dumps(spec.to_dict(), sort_keys=True), trained_file or '')}.faiss"
             path = store.shards_dir / name
             previous = old_by_range.get((first, last))
-            if not path.exists():
+            # rewritten (atomically, over the old file) when asked, or when it no longer matches its checksum
+            force = rebuild or (path.exists() and _damaged(store, f"{SHARDS_DIR}/{name}", old_checksums))
+            if force or not path.exists():
                 rebuilt += 1
-                if previous is not None and spec.supports_remove and old_live is not None and (store.shards_dir / previous["file"]).exists():
+                fresh.add(f"{SHARDS_DIR}/{name}")
+                if (
+                    not force and previous is not None and spec.supports_remove and old_live is not None
+                    and (store.shards_dir / previous["file"]).exists() and not _damaged(store, f"{SHARDS_DIR}/{previous['file']}", old_checksums)
+                ):  # fmt: skip
                     before = old_live.faiss_id[(old_live.part >= first) & (old_live.part <= last)]
                     gone = np.setdiff1d(before, ids)
                     if ids_digest(before) == previous["digest"] and len(np.setdiff1d(ids, before)) == 0:
@@ -332,7 +373,8 @@ def finalize(
     bm25_digest = None
     saved_bm25 = BM25Index.saved_digest(store.dir / BM25_DIR)
     if (cfg.bm25 or saved_bm25 is not None) and len(live):  # BM25 state once written is kept current (a stale one helps no reader)
-        if saved_bm25 != live_digest:
+        bm25_damaged = any(integrity.check(store.dir, {n: e for n, e in old_checksums.items() if n.startswith(BM25_DIR + "/")}, hash_limit=None))
+        if rebuild or bm25_damaged or saved_bm25 != live_digest:
             BM25Index.build(read_texts(store, live), cfg, live_digest).save(store.dir / BM25_DIR)
         bm25_digest = live_digest
 
@@ -365,9 +407,50 @@ def finalize(
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "finalize_seconds": round(time.time() - started, 2),
     }
+    reuse = {n: e for n, e in old_checksums.items() if n.startswith((f"{PARTS_DIR}/", f"{SHARDS_DIR}/", "late/")) and n not in fresh}  # immutable, named by content
+    manifest[integrity.CHECKSUMS_KEY] = integrity.record(store.dir, store.manifest_files(manifest), reuse=reuse)
     store.write_manifest(manifest)
     _delete_unreferenced(store, manifest)
     return manifest, rebuilt
+
+
+def repair_index(out_dir: str | Path, progress: bool | None = None) -> dict:
+    """Rebuild an index's derived files (id map, shards, BM25, manifest) from its stored documents."""
+    store = IndexStore(out_dir)
+    if store.state() is None:
+        raise FileNotFoundError(f"{store.dir} is not an index directory: state.json is missing (build it with `graphtx index --model ... --graphs ... --out {store.dir}`)")
+    try:
+        manifest = store.manifest() or {}
+    except IntegrityError:
+        manifest = {}
+    cfg = index_config_of(manifest) if manifest else IndexConfig()
+    with IndexLock(store.dir):
+        store.clean_partial_files()
+        manifest, _ = finalize(store, cfg, seed=manifest.get("seed", 0), rebuild=True, progress=progress)
+    return manifest
+
+
+def verify_index(out_dir: str | Path) -> dict:
+    """Hash every file an index's manifest names (shards and document parts included); raises IntegrityError on damage.
+
+    Returns {"files": n, "bytes": total} of what was checked.
+    """
+    from graphtx.model.io import verify_model_dir
+
+    store = IndexStore(out_dir)
+    manifest = store.require_manifest()
+    entries = manifest.get(integrity.CHECKSUMS_KEY)
+    if entries is None:
+        raise IntegrityError(f"index {store.dir} records no checksums (built before graphtx kept them): rebuild it with `graphtx index --out {store.dir} --rebuild` to add them")
+    store.verify(manifest, full=True)
+    if manifest.get("model_dir") == MODEL_DIR and (store.dir / MODEL_DIR).is_dir():
+        verify_model_dir(store.dir / MODEL_DIR, mend=f"Copy the model in again: rebuild with `graphtx index --model MODEL --graphs GRAPHS --out {store.dir}`.")
+    return {"files": len(entries), "bytes": sum(e["size"] for e in entries.values())}
+
+
+def _damaged(store: IndexStore, name: str, checksums: dict) -> bool:
+    """True when ``name`` has a recorded checksum that its file no longer matches."""
+    return name in checksums and bool(integrity.check(store.dir, {name: checksums[name]}, hash_limit=None))
 
 
 # --- helpers ---------------------------------------------------------------------------
@@ -394,8 +477,12 @@ def _float32():
     return torch.float32
 
 
-def _open_state(store: IndexStore, fp: str, dim: int, kind: str, model_dir) -> dict:
-    """The build state of ``store``, created for a new index; refuses another model or graph kind."""
+def _open_state(store: IndexStore, fp: str, dim: int, kind: str, model_dir, legacy_fp: str | None = None) -> dict:
+    """The build state of ``store``, created for a new index; refuses another model or graph kind.
+
+    ``legacy_fp``: the model's fingerprint without its tokenizer, which indexes built before the
+    tokenizer was fingerprinted record.
+    """
     state = store.state()
     if state is None:
         manifest = store.manifest()
@@ -405,7 +492,7 @@ def _open_state(store: IndexStore, fp: str, dim: int, kind: str, model_dir) -> d
             raise ValueError(f"{store.dir} holds document parts but no state.json or manifest.json: not an index graphtx can continue")
         else:
             return {"format": FORMAT, "model_fingerprint": fp, "dim": dim, "kind": kind, "model_dir": str(Path(model_dir).resolve()), "run": None}
-    if state["model_fingerprint"] != fp:
+    if state["model_fingerprint"] not in (fp, legacy_fp):
         raise ValueError(
             f"index {store.dir} holds vectors of model {state['model_fingerprint'][:12]}…, but {model_dir} is model {fp[:12]}…: "
             "vectors of two models cannot share an index (write to a new --out, or use the model the index was built with)"

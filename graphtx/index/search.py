@@ -30,7 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
+from graphtx import integrity
 from graphtx.config import ParseConfig, SearchConfig
+from graphtx.errors import IntegrityError
 from graphtx.graphs.graph import InventionGraph
 from graphtx.index import faiss_index
 from graphtx.index.explain import Explanation, explain_hits
@@ -38,7 +40,7 @@ from graphtx.index.faiss_index import IndexSpec
 from graphtx.index.hybrid import BM25Index, rrf
 from graphtx.index.late import LateExplanation, NodeVectorStore, explain_late, late_scores
 from graphtx.index.query import QueryParser, first_claim_text
-from graphtx.index.store import BM25_DIR, GRAPH_FIELDS, META_FIELDS, IdMap, IndexStore, row_to_graph
+from graphtx.index.store import BM25_DIR, GRAPH_FIELDS, META_FIELDS, IdMap, IndexStore, index_mend, row_to_graph
 
 log = logging.getLogger(__name__)
 
@@ -198,40 +200,50 @@ class Index:
         directory, or a ``(GraphEncoder, tokenizer)`` pair. Its fingerprint must equal the
         manifest's. ``nprobe`` / ``ef_search`` override the IVF-PQ / HNSW search parameters.
         """
-        from graphtx.model.io import fingerprint, load_model
+        from graphtx.model.io import MODEL_MEND, fingerprint, load_model
         from graphtx.text.bpe import PatentTokenizer
 
         store = IndexStore(directory)
-        manifest = store.require_manifest()
+        for attempt in range(3):  # a writer may finish between reading the manifest and its files: read the new snapshot
+            manifest = store.require_manifest()
+            try:
+                store.verify(manifest, skip=(BM25_DIR + "/",))  # sizes of all files, hashes of the small ones
+                shards = [_read_shard(store, s["file"], spec_of(manifest, nprobe, ef_search), mmap) for s in manifest["shards"]]
+                ids = store.read_id_map(manifest["ids_file"])
+                break
+            except (FileNotFoundError, IntegrityError):
+                if attempt == 2 or _manifest_bytes(store) == manifest.get(integrity.SEAL_KEY, ""):
+                    raise
+        spec = spec_of(manifest, nprobe, ef_search)
+        if len(ids) != manifest["count"] or sum(s["count"] for s in manifest["shards"]) != manifest["count"]:
+            raise IntegrityError(f"index {store.dir}: the id map holds {len(ids)} documents, the manifest says {manifest['count']}. {index_mend(store.dir, [manifest['ids_file']])}")
+        mend = f"Rebuild the index with the model: `graphtx index --model MODEL --graphs GRAPHS --out {store.dir}`."
         if model is None:
             named = manifest.get("model_dir")
             if not named:
                 raise ValueError(f"index {store.dir} names no model directory: pass one (--model)")
             model = store.dir / named if not Path(named).is_absolute() else Path(named)
+        else:
+            mend = MODEL_MEND
         if isinstance(model, (str, Path)):
             model_dir = Path(model)
-            encoder, _ = load_model(model_dir, map_location=device)
+            encoder, _ = load_model(model_dir, map_location=device, mend=mend)
             tokenizer = PatentTokenizer.load(model_dir)
         else:
             encoder, tokenizer = model
-        fp = fingerprint(encoder)
-        if fp != manifest["model_fingerprint"]:
+        fp = fingerprint(encoder, tokenizer=tokenizer)
+        legacy = integrity.CHECKSUMS_KEY not in manifest and fingerprint(encoder) == manifest["model_fingerprint"]  # built before tokenizers were fingerprinted
+        if fp != manifest["model_fingerprint"] and not legacy:
             raise ValueError(
                 f"the query model (fingerprint {fp[:12]}…) is not the model index {store.dir} was built with "
-                f"({manifest['model_fingerprint'][:12]}…): its vectors would not be comparable; search with that model, or rebuild the index"
+                f"({manifest['model_fingerprint'][:12]}…; the fingerprint covers config, weights and tokenizer): "
+                "its vectors would not be comparable; search with that model, or rebuild the index"
             )
-        spec = IndexSpec.from_dict(manifest["spec"])
-        changes = {k: v for k, v in (("nprobe", nprobe), ("ef_search", ef_search)) if v is not None}
-        if changes:
-            spec = IndexSpec(**{**spec.__dict__, **changes})
-        shards = [faiss_index.read(store.shards_dir / s["file"], spec, mmap=mmap) for s in manifest["shards"]]
+        store.checksums = manifest.get(integrity.CHECKSUMS_KEY) or {}  # document parts: hashed on first read
         gpu = [faiss_index.to_gpu(s, spec, use_gpu) for s in shards]
         on_gpu = any(g is not s for g, s in zip(gpu, shards))
-        import pyarrow.parquet as pq
-
-        ids = IdMap.from_table(pq.read_table(store.dir / manifest["ids_file"]))
         encoder.eval()
-        return cls(store, manifest, encoder, tokenizer, ids, gpu, spec, search, on_gpu, _open_ranker(store.dir, manifest, model, ranker_dir, fp))
+        return cls(store, manifest, encoder, tokenizer, ids, gpu, spec, search, on_gpu, _open_ranker(store.dir, manifest, model, ranker_dir, manifest["model_fingerprint"]))
 
     # --- properties ----------------------------------------------------------------------
     @property
@@ -450,7 +462,9 @@ class Index:
                 digest = self.manifest["live_digest"]
                 path = self.store.dir / BM25_DIR
                 saved = BM25Index.saved_digest(path)
-                bm25 = BM25Index.load(path) if saved == digest else None
+                recorded = {n: e for n, e in self.manifest.get(integrity.CHECKSUMS_KEY, {}).items() if n.startswith(BM25_DIR + "/")}
+                intact = not integrity.check(self.store.dir, recorded, hash_limit=None)  # damaged BM25 state: rebuilt from the parts
+                bm25 = BM25Index.load(path) if intact and saved == digest else None
                 if bm25 is None:
                     why = "has no BM25 state" if saved is None else "has BM25 state older than its documents"
                     log.warning(
@@ -620,6 +634,32 @@ def _open_ranker(index_dir: Path, manifest: dict, model, ranker_dir, model_finge
         places.append(Path(index_dir) / manifest["model_dir"] / RANKER_DIR)
     found = next((p for p in places if has_ranker(p)), None)
     return load_ranker(found, model_fingerprint) if found else None
+
+
+def spec_of(manifest: dict, nprobe: int | None, ef_search: int | None) -> IndexSpec:
+    spec = IndexSpec.from_dict(manifest["spec"])
+    changes = {k: v for k, v in (("nprobe", nprobe), ("ef_search", ef_search)) if v is not None}
+    return IndexSpec(**{**spec.__dict__, **changes}) if changes else spec
+
+
+def _read_shard(store: IndexStore, name: str, spec: IndexSpec, mmap: bool):
+    """A FAISS shard the manifest names; a file FAISS cannot read is a clear error, not a traceback."""
+    path = store.shards_dir / name
+    try:
+        return faiss_index.read(path, spec, mmap=mmap)
+    except FileNotFoundError:
+        raise
+    except RuntimeError as err:
+        reason = str(err).strip().splitlines()[-1] if str(err).strip() else type(err).__name__
+        raise IntegrityError(f"index {store.dir}: FAISS shard {path} cannot be read ({reason[:200]}). {index_mend(store.dir, [f'shards/{name}'])}", [str(path)]) from None
+
+
+def _manifest_bytes(store: IndexStore) -> str:
+    """The seal of the manifest now on disk ('' when unreadable): says whether a writer replaced it."""
+    try:
+        return (store.manifest() or {}).get(integrity.SEAL_KEY, "")
+    except IntegrityError:
+        return ""
 
 
 def _ms(t0: float) -> float:

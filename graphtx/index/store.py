@@ -3,8 +3,11 @@
 Layout (plain files a person can inspect)::
 
     manifest.json                 what the index holds: model fingerprint, dim, metric, graph kind,
-                                  count, FAISS type and parameters, shards, versions, build time;
-                                  written last and atomically, so a reader never sees a half-built index
+                                  count, FAISS type and parameters, shards, versions, build time, and the
+                                  size + sha256 of every file it names (``checksums``, sealed by
+                                  ``manifest_sha256``); written last and atomically, so a reader never
+                                  sees a half-built index, and reads only the files it names
+    .lock                         held (flock) by the process writing the index; holds its PID
     state.json                    build state: model fingerprint, dim, kind, and the run in progress
     documents/part-000000.parquet committed chunks (PART_SCHEMA), immutable: FAISS id, doc id, vector,
                                   metadata, BM25 text and the document's graph
@@ -38,7 +41,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from graphtx import integrity
 from graphtx.atomic import atomic_write_table, atomic_write_text, fsync_dir  # noqa: F401 - used here and by build.py
+from graphtx.errors import IntegrityError
 from graphtx.graphs.graph import GRAPH_SCHEMA, InventionGraph
 
 FORMAT = "graphtx-index/1"
@@ -49,6 +54,22 @@ _PART_NAME = re.compile(r"^part-(\d{6,})\.parquet$")
 
 GRAPH_FIELDS = tuple(f.name for f in GRAPH_SCHEMA if f.name not in ("doc_id", "kind"))  # stored per part row
 META_FIELDS = ("title", "date", "ipc", "cpc")
+
+# files hashed whenever an index is opened, whatever their size (sizes of all files are always checked;
+# document parts and shards over integrity.HASH_AT_OPEN_BYTES are hashed by `graphtx index --verify`)
+_SMALL = re.compile(r"^(ids-[0-9a-f]+\.parquet|removed\.parquet|shards/trained-.*|model/(checksums\.json|fingerprint\.txt|config\.yaml))$")
+_DERIVED = re.compile(r"^(ids-[0-9a-f]+\.parquet|shards/.*|bm25/.*)$")  # rebuilt from the parts by `graphtx index --rebuild`
+
+
+def index_mend(directory: Path, names: list[str]) -> str:
+    """What to do about damaged files of an index: derived ones are rebuilt in place, sources need a new build."""
+    if names and all(_DERIVED.match(n) for n in names):
+        return f"Repair it with `graphtx index --out {directory} --rebuild` (rebuilds id map, shards and BM25 from the stored documents)."
+    return (
+        f"Its stored documents are damaged: build the index again into a new directory "
+        f"(`graphtx index --model MODEL --graphs GRAPHS --out NEW_DIR`), or restore {directory} from a copy."
+    )
+
 
 IDS_SCHEMA = pa.schema([("faiss_id", pa.int64()), ("doc_id", pa.string()), ("part", pa.int32()), ("row", pa.int32())])
 REMOVED_SCHEMA = pa.schema([("faiss_id", pa.int64()), ("doc_id", pa.string())])
@@ -167,10 +188,13 @@ class IndexStore:
         self.shards_dir = self.dir / SHARDS_DIR
         self._files: OrderedDict[int, pq.ParquetFile] = OrderedDict()  # open parts, least recently used first
         self._group_starts: dict[int, np.ndarray] = {}
+        self.checksums: dict = {}  # the manifest's, set by a reader: each part is hashed when first read (lazily)
+        self._checked_parts: set[int] = set()
 
     # --- manifest and state -------------------------------------------------------
     def manifest(self) -> dict | None:
-        return read_json(self.dir / MANIFEST_FILE)
+        mend = f"Repair it with `graphtx index --out {self.dir} --rebuild` (the stored documents are kept), or restore it from a copy."
+        return integrity.read_manifest(self.dir / MANIFEST_FILE, what="index", mend=mend)
 
     def require_manifest(self) -> dict:
         manifest = self.manifest()
@@ -182,7 +206,42 @@ class IndexStore:
         return manifest
 
     def write_manifest(self, manifest: dict) -> None:
-        write_json(self.dir / MANIFEST_FILE, manifest)
+        write_json(self.dir / MANIFEST_FILE, integrity.seal(manifest))
+
+    # --- integrity ------------------------------------------------------------------
+    def manifest_files(self, manifest: dict) -> list[str]:
+        """Every file (relative name) a finished index's manifest names: what a reader may read."""
+        names = [f"{SHARDS_DIR}/{s['file']}" for s in manifest["shards"]] + [manifest["ids_file"]]
+        if manifest.get("trained"):
+            names.append(f"{SHARDS_DIR}/{manifest['trained']}")
+        names += [p.relative_to(self.dir).as_posix() for p in map(self.part_path, self.part_numbers())]
+        if (self.dir / REMOVED_FILE).exists():
+            names.append(REMOVED_FILE)
+        if manifest.get("bm25"):
+            names += integrity.files_under(self.dir, BM25_DIR)
+        if manifest.get("late"):  # late-interaction node vectors, one folder a part (sizes checked at open, hashes by --verify)
+            names += integrity.files_under(self.dir, manifest["late"].get("dir", "late"))
+        if manifest.get("model_dir") == MODEL_DIR:
+            names += [f"{MODEL_DIR}/{n}" for n in ("checksums.json", "fingerprint.txt", "config.yaml") if (self.dir / MODEL_DIR / n).exists()]
+        return names
+
+    def problems(self, manifest: dict, full: bool = False) -> list[integrity.Problem]:
+        """Damaged files of the index: sizes of all and hashes of the small ones (``full``: hashes of all)."""
+        entries = manifest.get(integrity.CHECKSUMS_KEY)
+        if entries is None:  # an index written before checksums existed
+            return []
+        if full:
+            return integrity.check(self.dir, entries, hash_limit=None)
+        sized = integrity.check(self.dir, entries, hash_limit=-1)  # sizes only
+        small = [n for n in entries if _SMALL.match(n) or (n.startswith(SHARDS_DIR + "/") and entries[n]["size"] <= integrity.HASH_AT_OPEN_BYTES)]
+        bad = {p.name for p in sized}
+        return sized + integrity.check(self.dir, entries, hash_limit=None, names=[n for n in small if n not in bad])
+
+    def verify(self, manifest: dict, full: bool = False, skip: tuple[str, ...] = ()) -> None:
+        """Raise IntegrityError naming every damaged file (``skip``: prefixes left out, e.g. a BM25 state rebuilt in memory)."""
+        problems = [p for p in self.problems(manifest, full) if not p.name.startswith(skip)]
+        if problems:
+            raise integrity.damaged(self.dir, problems, what="index", mend=index_mend(self.dir, [p.name for p in problems]))
 
     def state(self) -> dict | None:
         return read_json(self.dir / STATE_FILE)
@@ -256,10 +315,35 @@ class IndexStore:
             raise FileNotFoundError(f"{self.dir}: {IDS_FILE} is missing (run `graphtx index` again to finish the index)")
         return IdMap.from_table(pq.read_table(path))
 
+    def read_id_map(self, name: str) -> IdMap:
+        """The id map file a manifest names, checked: FAISS ids unique and ascending, every doc id once."""
+        path = self.dir / name
+        try:
+            ids = IdMap.from_table(pq.read_table(path).cast(IDS_SCHEMA))
+        except FileNotFoundError:
+            raise
+        except Exception as err:  # pyarrow's errors on a damaged file
+            raise IntegrityError(f"index id map {path} cannot be read ({err}). {index_mend(self.dir, [name])}", [str(path)]) from None
+        if len(set(ids.doc_id)) != len(ids) or (len(ids) > 1 and not np.all(np.diff(ids.faiss_id) > 0)):
+            raise IntegrityError(f"index id map {path} is damaged (repeated ids). {index_mend(self.dir, [name])}", [str(path)])
+        return ids
+
     # --- random access to rows -------------------------------------------------------------
+    def check_part(self, seq: int) -> None:
+        """Hash part ``seq`` against the manifest's checksum, once per store (a reader's lazy check)."""
+        if seq in self._checked_parts:
+            return
+        name = self.part_path(seq).relative_to(self.dir).as_posix()
+        if name in self.checksums:
+            problems = integrity.check(self.dir, {name: self.checksums[name]}, hash_limit=None)
+            if problems:
+                raise integrity.damaged(self.dir, problems, what="index", mend=index_mend(self.dir, [name]))
+        self._checked_parts.add(seq)
+
     def _file(self, seq: int) -> pq.ParquetFile:
         f = self._files.pop(seq, None)
         if f is None:
+            self.check_part(seq)
             f = pq.ParquetFile(self.part_path(seq))
             meta = f.metadata
             sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]

@@ -67,7 +67,7 @@ def embed_graphs(
 ) -> int:
     """Write the vectors of every ``kind`` graph in ``graphs_dir``; returns how many."""
     out_path = Path(out_path)
-    schema = vectors_schema(model.out_dim, fingerprint(model))
+    schema = vectors_schema(model.out_dim, fingerprint(model, tokenizer=tokenizer))
     total = count_graphs(graphs_dir, kind)
     written = 0
     graphs = iter_graphs(graphs_dir, kind=kind)

@@ -40,6 +40,9 @@ def test_parse_writes_three_graphs_per_document_and_lists_skips(corpus, tmp_path
     assert load_graph(tmp_path / "graphs", "EV-2", "description").text_source == "abstract"
     manifest = json.loads((tmp_path / "graphs" / "manifest.json").read_text())
     assert manifest["graphs"] == {"first_claim": 2, "all_claims": 2, "description": 2}
+    from graphtx.integrity import file_entry
+
+    assert manifest["checksums"] == {"graphs.parquet": file_entry(tmp_path / "graphs" / "graphs.parquet")}  # verified by every reader
 
 
 def test_two_workers_give_the_same_graphs(corpus, tmp_path):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from graphtx import integrity
 from graphtx.corpus.schema import Claim, PatentDocument
 from graphtx.corpus.store import CorpusWriter, TableWriter
 from graphtx.graphs.graph import GRAPH_KINDS, GRAPH_SCHEMA, InventionGraph
@@ -71,7 +72,8 @@ def make_graphs(root: Path, ids: range, name: str = "graphs", seed: int = 0, cor
         for kind in kinds:
             writer.add(make_graph(i, kind, seed).to_row())
     writer.close()
-    (out / "manifest.json").write_text(json.dumps({"corpus": str(corpus) if corpus else "", "documents": len(ids), "config": {}}) + "\n")
+    manifest = {"corpus": str(corpus) if corpus else "", "documents": len(ids), "config": {}, "checksums": integrity.record(out, [GRAPHS_FILE])}
+    (out / "manifest.json").write_text(json.dumps(integrity.seal(manifest)) + "\n")  # as `graphtx parse` writes it
     return out
 
 

@@ -31,7 +31,10 @@ def test_index_directory_holds_manifest_ids_vectors_metadata_and_graphs(tiny, ti
     manifest = json.loads((tiny_index / "manifest.json").read_text())
     model, _ = load_model(tiny["model"])
     assert manifest["format"] == "graphtx-index/1" and manifest["metric"] == "inner_product"
-    assert manifest["model_fingerprint"] == fingerprint(model) and manifest["dim"] == model.out_dim == 48
+    tokenizer = PatentTokenizer.load(tiny["model"])
+    assert manifest["model_fingerprint"] == fingerprint(model, tokenizer=tokenizer) == (tiny["model"] / "fingerprint.txt").read_text().strip()
+    assert manifest["model_fingerprint"] != fingerprint(model) and manifest["dim"] == model.out_dim == 48  # the tokenizer is part of it
+    assert {"shards/" + s["file"] for s in manifest["shards"]} | {manifest["ids_file"], "documents/part-000000.parquet"} <= set(manifest["checksums"])
     assert manifest["count"] == N_DOCS and manifest["kind"] == "description" and manifest["parts"] == 4  # 120 / 32
     assert {"faiss", "torch", "pyarrow", "python"} <= set(manifest["library_versions"]) and manifest["built_at"]
     ids = pq.read_table(tiny_index / manifest["ids_file"])

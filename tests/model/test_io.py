@@ -20,7 +20,7 @@ def _trained_looking_model() -> GraphEncoder:
 def test_save_load_round_trip_gives_identical_vectors_and_fingerprint(tmp_path):
     model, tok = _trained_looking_model(), HashTokenizer()
     out = save_model(tmp_path / "m", model, model.config, tokenizer=tok)
-    assert sorted(p.name for p in out.iterdir()) == ["config.yaml", "fingerprint.txt", "hash_tokenizer.txt", "model.pt"]
+    assert sorted(p.name for p in out.iterdir()) == ["checksums.json", "config.yaml", "fingerprint.txt", "hash_tokenizer.txt", "model.pt"]
     loaded, config = load_model(out)
     assert config == model.config == load_config_file(out) and not loaded.training
     b = collate([snowthrower(), no_nodes(), lamp()], tok, config.max_tokens_per_node)
@@ -50,6 +50,9 @@ def test_loading_tampered_weights_is_a_clear_error(tmp_path):
     state = torch.load(tmp_path / "model.pt", weights_only=True)
     state["pool.score.bias"] += 1.0
     torch.save(state, tmp_path / "model.pt")
+    with pytest.raises(ValueError, match="model.pt .contents changed"):  # checksums.json names the file
+        load_model(tmp_path)
+    (tmp_path / "checksums.json").unlink()  # without it, the fingerprint still refuses the weights
     with pytest.raises(ValueError, match="fingerprint mismatch"):
         load_model(tmp_path)
     with pytest.raises(FileNotFoundError, match="not a model directory"):

@@ -1,0 +1,102 @@
+"""One writer per index directory: an exclusive ``flock`` on ``DIR/.lock``, which holds the writer's PID.
+
+``graphtx index`` (add, replace, remove, repair) holds it for its whole run, so two runs into one
+directory never interleave: the second fails at once with "index DIR is locked by PID N
+(graphtx index started at ...)". The kernel drops the lock when its process dies (kill -9
+included); the PID left in the file by a dead writer is then a stale note, taken over with a
+message. Readers (``graphtx search``, ``graphtx serve``) take no lock: they read the manifest,
+written last and atomically, and only the files it names.
+
+Example::
+
+    with IndexLock("runs/demo/index"):
+        ...  # write parts, finalize
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+
+from graphtx.errors import LockedError
+
+LOCK_FILE = ".lock"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+class IndexLock:
+    """Exclusive, non-blocking lock of an index directory (re-entrant within one process)."""
+
+    _held: dict[str, int] = {}  # resolved directory -> depth, for nested use in one process
+
+    def __init__(self, directory: str | Path, what: str = "graphtx index"):
+        self.dir = Path(directory)
+        self.what = what
+        self._fd: int | None = None
+        self.took_over: dict | None = None  # the stale holder's note, when one was taken over
+
+    def __enter__(self) -> IndexLock:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        key = str(self.dir.resolve())
+        if self._held.get(key):
+            self._held[key] += 1
+            return self
+        path = self.dir / LOCK_FILE
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _read_note(fd)
+            os.close(fd)
+            raise LockedError(
+                f"index {self.dir} is locked by PID {holder.get('pid', '?')} ({holder.get('what', 'graphtx index')} started at "
+                f"{holder.get('started', '?')}{' on ' + holder['host'] if holder.get('host') and holder['host'] != socket.gethostname() else ''}): "
+                "wait for it to finish, or stop it (a killed writer's run continues with the same command)"
+            ) from None
+        previous = _read_note(fd)
+        pid = previous.get("pid")
+        if isinstance(pid, int) and pid != os.getpid() and previous.get("host", socket.gethostname()) == socket.gethostname():
+            self.took_over = previous
+            state = "no longer running" if not _alive(pid) else "running, but no longer holding the lock"
+            print(f"{self.what}: took over the stale lock of {self.dir} left by PID {pid} ({state}; started at {previous.get('started', '?')})", file=sys.stderr)
+        note = {"pid": os.getpid(), "host": socket.gethostname(), "what": self.what, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, (json.dumps(note) + "\n").encode(), 0)
+        self._fd = fd
+        self._held[key] = 1
+        return self
+
+    def __exit__(self, *exc) -> None:
+        key = str(self.dir.resolve())
+        self._held[key] -= 1
+        if self._held[key]:
+            return
+        del self._held[key]
+        if self._fd is not None:
+            os.ftruncate(self._fd, 0)  # a clean exit leaves no note behind: only a crashed writer's PID is "stale"
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+
+def _read_note(fd: int) -> dict:
+    try:
+        data = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip()
+        note = json.loads(data) if data else {}
+        return note if isinstance(note, dict) else {}
+    except (OSError, ValueError):
+        return {}
