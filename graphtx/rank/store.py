@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from graphtx.atomic import replacing
 from graphtx.rank.convex import convex_scores
 from graphtx.rank.features import LexicalStats, PoolInputs, pool_features
 
@@ -94,28 +93,19 @@ class Ranker:
     def save(self, directory: str | Path) -> Path:
         """Write into ``directory`` (replaced as a whole: a reader sees the old ranker or the new one)."""
         directory = Path(directory)
-        tmp = directory.with_name(directory.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        texts = {}
-        for kind, booster in self.boosters.items():
-            texts[kind] = booster.model_to_string()
-            (tmp / MODEL_FILES[kind]).write_text(texts[kind])
-        version = lightgbm_version() if self.boosters else ""
-        meta = {
-            "model_fingerprint": self.model_fingerprint, "depth": self.depth, "convex": self.convex, "features": self.features,
-            "lightgbm": version, "report": self.report,
-            "fingerprint": ranker_fingerprint(self.model_fingerprint, self.features, version, texts),
-        }  # fmt: skip
-        part = tmp / (META_FILE + ".part")
-        part.write_text(json.dumps(meta, indent=2, default=_plain) + "\n")
-        os.replace(part, tmp / META_FILE)
-        old = directory.with_name(directory.name + ".old")
-        shutil.rmtree(old, ignore_errors=True)
-        if directory.exists():
-            directory.rename(old)
-        tmp.rename(directory)
-        shutil.rmtree(old, ignore_errors=True)
+        with replacing(directory) as tmp:  # graphtx/atomic.py: fsynced, swapped in whole
+            tmp.mkdir()
+            texts = {}
+            for kind, booster in self.boosters.items():
+                texts[kind] = booster.model_to_string()
+                (tmp / MODEL_FILES[kind]).write_text(texts[kind])
+            version = lightgbm_version() if self.boosters else ""
+            meta = {
+                "model_fingerprint": self.model_fingerprint, "depth": self.depth, "convex": self.convex, "features": self.features,
+                "lightgbm": version, "report": self.report,
+                "fingerprint": ranker_fingerprint(self.model_fingerprint, self.features, version, texts),
+            }  # fmt: skip
+            (tmp / META_FILE).write_text(json.dumps(meta, indent=2, default=_plain) + "\n")
         self.directory = directory
         return directory
 

@@ -24,7 +24,6 @@ so ``graphtx index`` stores its node vectors and ``--rerank late`` uses them.
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -32,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from graphtx.atomic import atomic_write_json
 from graphtx.metrics import dense_rankings, ndcg_at_k, recall_at_k
 from graphtx.model.batch import collate
 from graphtx.model.encoder import GraphEncoder
@@ -204,5 +204,5 @@ def run_fit_late_head(config, model_dir: str, corpus_dir: str, graphs_dir: str, 
     out = Path(out_dir)
     save_model(out, fitted, tokenizer=Path(model_dir) / "tokenizer.json")
     summary |= {"base_model": str(Path(model_dir).resolve()), "late_dim": late_dim, "seed": config.seed}
-    (out / "late_head.json").write_text(json.dumps(summary, indent=2))
+    atomic_write_json(out / "late_head.json", summary)
     return summary

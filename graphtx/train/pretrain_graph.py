@@ -47,6 +47,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from graphtx.atomic import atomic_write_json, atomic_write_text, replacing
 from graphtx.graphs.graph import InventionGraph
 from graphtx.model.batch import collate
 from graphtx.model.io import save_model
@@ -264,7 +265,7 @@ class PretrainTrainer:
             st.best_step = st.step
         summary = {"state": asdict(st), "best_fingerprint": (self.out_dir / BEST_DIR / "fingerprint.txt").read_text().strip(),
                    "documents": len(self.pool.doc_ids), "two_view_documents": len(self.pool.two_views)}  # fmt: skip
-        (self.out_dir / DONE_FILE).write_text(json.dumps(summary, indent=2))
+        atomic_write_json(self.out_dir / DONE_FILE, summary)
         (self.out_dir / CHECKPOINT_FILE).unlink(missing_ok=True)
         return st
 
@@ -333,9 +334,8 @@ class PretrainTrainer:
         payload = {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "state": asdict(self.state),
                    "torch_rng": torch.get_rng_state(), "log_lines": _count_lines(self.out_dir / LOG_FILE),
                    "eval_lines": _count_lines(self.out_dir / EVALS_FILE)}  # fmt: skip
-        tmp = self.out_dir / (CHECKPOINT_FILE + ".tmp")
-        torch.save(payload, tmp)
-        tmp.replace(self.out_dir / CHECKPOINT_FILE)
+        with replacing(self.out_dir / CHECKPOINT_FILE) as tmp:  # graphtx/atomic.py: the old or the new checkpoint
+            torch.save(payload, tmp)
 
     def _load_checkpoint(self) -> bool:
         path = self.out_dir / CHECKPOINT_FILE
@@ -349,7 +349,7 @@ class PretrainTrainer:
         for name, keep in ((LOG_FILE, payload["log_lines"]), (EVALS_FILE, payload["eval_lines"])):
             p = self.out_dir / name
             if p.exists():
-                p.write_text("".join(p.read_text(encoding="utf-8").splitlines(keepends=True)[:keep]), encoding="utf-8")
+                atomic_write_text(p, "".join(p.read_text(encoding="utf-8").splitlines(keepends=True)[:keep]))
         return True
 
     def _append(self, name: str, record: dict) -> None:
