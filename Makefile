@@ -55,7 +55,7 @@ demo: setup
 	@echo "the paper's protocol on real citations (EV batteries, vs BM25): benchmarks/RESULTS.md"
 
 test: setup
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=15
 
 test-slow: setup
 	$(BIN)/python -m pytest -q -m slow
