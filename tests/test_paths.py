@@ -28,8 +28,8 @@ def test_every_id_maps_to_one_plain_component_and_distinct_ids_to_distinct_names
     assert safe_file_name("US-7315346-B2", ".png") == "US-7315346-B2.png"  # a plain id keeps its name
 
 
-def _hostile_graphs(root, ids):
-    out = root / "graphs"
+def _hostile_graphs(root, ids, name="graphs"):
+    out = root / name
     out.mkdir()
     writer = TableWriter(out / GRAPHS_FILE, GRAPH_SCHEMA, rows_per_group=64)
     for i, doc_id in enumerate(ids):
@@ -44,7 +44,7 @@ def _files_outside(root, folder) -> list[str]:
     return [os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if f.endswith(".png") and not d.startswith(str(folder))]
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(300)
 def test_show_and_explain_png_write_only_inside_the_chosen_folder(tmp_path, capsys):
     ids = [d for d in HOSTILE if "\0" not in d and d] + ["US-1-B1"]  # Parquet strings can hold NUL, but argv cannot
     work = tmp_path / "work" / "deep"
@@ -61,6 +61,8 @@ def test_show_and_explain_png_write_only_inside_the_chosen_folder(tmp_path, caps
 
     model = make_model(tmp_path)
     index = tmp_path / "index"
+    ids = ["../../x", "/etc/passwd", "a/b", "..", "x" * 5000, ".hidden"]  # a few hits keep the rendering short
+    graphs = _hostile_graphs(tmp_path, ids, "graphs2")
     assert main(["index", "--model", str(model), "--graphs", str(graphs), "--out", str(index), "--quiet"]) == 0
     capsys.readouterr()
     hits = work / "hits"
