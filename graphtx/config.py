@@ -228,6 +228,7 @@ class RankConfig:
     learning_rate: float = 0.1
     lambda_l2: float = 1.0
     feature_fraction: float = 0.8
+    truncation: int = 20  # lambdarank: pairs are formed with the top this many of each pool (cost grows with it; the top matters most)
     max_rounds: int = 300  # trees at most; early stopping on the held-out folds picks fewer
     early_stopping: int = 30  # rounds without a held-out nDCG gain before cross-validation stops
     folds: int = 5  # cross-validation folds, whole queries each

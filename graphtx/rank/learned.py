@@ -38,7 +38,7 @@ def _params(cfg: RankConfig, names: Sequence[str], num_leaves: int, seed: int) -
         "objective": "lambdarank", "metric": "ndcg", "eval_at": [cfg.ndcg_k], "num_leaves": num_leaves,
         "min_data_in_leaf": cfg.min_data_in_leaf, "learning_rate": cfg.learning_rate, "lambda_l2": cfg.lambda_l2,
         "feature_fraction": cfg.feature_fraction, "bagging_fraction": 0.8, "bagging_freq": 1,
-        "lambdarank_truncation_level": cfg.ndcg_k, "seed": seed, "deterministic": True, "num_threads": 1, "verbosity": -1,
+        "lambdarank_truncation_level": cfg.truncation, "seed": seed, "deterministic": True, "num_threads": 1, "verbosity": -1,
     }  # fmt: skip
     if cfg.monotone:
         params |= {"monotone_constraints": monotone_constraints(names), "monotone_constraints_method": "basic"}
