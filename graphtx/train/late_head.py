@@ -24,6 +24,7 @@ so ``graphtx index`` stores its node vectors and ``--rerank late`` uses them.
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -31,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from graphtx.atomic import atomic_write_json
+from graphtx.atomic import atomic_write_json, replacing
 from graphtx.metrics import dense_rankings, ndcg_at_k, recall_at_k
 from graphtx.model.batch import collate
 from graphtx.model.encoder import GraphEncoder
@@ -69,7 +70,7 @@ class NodeCache:
 
 def fit_late_head(
     model: GraphEncoder, tokenizer, store: GraphStore, train: list[Citation], valid: list[Citation], cfg: TrainConfig,
-    late_dim: int, seed: int = 0, log=None,
+    late_dim: int, seed: int = 0, log=None, on_best=None,
 ) -> tuple[GraphEncoder, dict]:  # fmt: skip
     """(model + the best head, history); see the module docstring."""
     t_start = time.perf_counter()
@@ -159,23 +160,31 @@ def fit_late_head(
             log(f"epoch {epoch}: loss {history[-1]['loss']:.4f}, re-ranked Recall@{cfg.eval_k} {r:.4f}, nDCG@{cfg.eval_ndcg_k} {n:.4f}{' *' if improved else ''}")
         if improved:
             best, best_state, bad = score, {k: v.detach().clone() for k, v in head.state_dict().items()}, 0
+            if on_best is not None:  # e.g. save: a run stopped later still leaves its best head
+                on_best(_with_head(model, late_dim, best_state), history)
         else:
             bad += 1
             if bad >= cfg.early_stop_evals:
                 break
 
-    config = dataclasses.replace(model.config, late_dim=late_dim)
-    with torch.device("meta"):
-        out = GraphEncoder(config)
-    state = {k: v for k, v in model.state_dict().items() if not k.startswith("late.")}
-    state |= {f"late.{k}": v for k, v in best_state.items()}
-    out.load_state_dict(state, strict=True, assign=True)
+    out = _with_head(model, late_dim, best_state)
     dense_r = recall_at_k({q: dense[q] for q in valid_queries}, relevant, cfg.eval_k)
     dense_n = ndcg_at_k({q: dense[q] for q in valid_queries}, relevant, cfg.eval_ndcg_k)
     summary = {"history": history, "best": max(history[1:], key=lambda h: h["ndcg"] if cfg.select_metric == "ndcg" else h["recall"]) if len(history) > 1 else history[0],
                "dense": {"recall": dense_r, "ndcg": dense_n}, "depth": depth, "pairs": len(pairs), "valid_queries": len(valid_queries),
                "cache_seconds": round(cache_seconds, 1), "seconds": round(time.perf_counter() - t_start, 1)}  # fmt: skip
     return out.eval(), summary
+
+
+def _with_head(model: GraphEncoder, late_dim: int, head_state: dict) -> GraphEncoder:
+    """The model's weights (any old head dropped) under the given late-interaction head."""
+    config = dataclasses.replace(model.config, late_dim=late_dim)
+    with torch.device("meta"):
+        out = GraphEncoder(config)
+    state = {k: v for k, v in model.state_dict().items() if not k.startswith("late.")}
+    state |= {f"late.{k}": v for k, v in head_state.items()}
+    out.load_state_dict(state, strict=True, assign=True)
+    return out.eval()
 
 
 def _graph_of(offsets: torch.Tensor) -> torch.Tensor:
@@ -199,10 +208,15 @@ def run_fit_late_head(config, model_dir: str, corpus_dir: str, graphs_dir: str, 
     store = GraphStore.load(graphs_dir, {cfg.query_kind, cfg.candidate_kind})
     valid = resolve_ids(read_citation_file(valid_citations), docs.ids)
     train, _ = drop_held_out_targets(resolve_ids(read_citation_file(citations), docs.ids), {c.citing for c in valid})
-    torch.manual_seed(config.seed)
-    fitted, summary = fit_late_head(model, tokenizer, store, train, valid, cfg, late_dim, config.seed, log)
     out = Path(out_dir)
-    save_model(out, fitted, tokenizer=Path(model_dir) / "tokenizer.json")
+
+    def save(fitted: GraphEncoder, history: list) -> None:  # beside, then renamed: a kill leaves the last best whole
+        with replacing(out) as tmp:
+            save_model(tmp, fitted, tokenizer=Path(model_dir) / "tokenizer.json")
+            (tmp / "late_head.json").write_text(json.dumps({"history": history, "base_model": str(Path(model_dir).resolve()), "late_dim": late_dim}, indent=2))
+
+    torch.manual_seed(config.seed)
+    _, summary = fit_late_head(model, tokenizer, store, train, valid, cfg, late_dim, config.seed, log, on_best=save)
     summary |= {"base_model": str(Path(model_dir).resolve()), "late_dim": late_dim, "seed": config.seed}
     atomic_write_json(out / "late_head.json", summary)
     return summary
