@@ -31,6 +31,8 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from graphtx.lock import DirectoryLock
+
 PARTIAL_DIR = ".partial"  # inside a stage's output directory: the run in progress
 PARTIAL_MARKER = "PARTIAL.json"
 MANIFEST_FILE = "manifest.json"
@@ -201,6 +203,9 @@ class StagedDir:
         self.partial = self.out_dir / PARTIAL_DIR
         self.committed = False
         self._open = False
+        # one writer at a time; the lock file is a hidden sibling, so the output directory holds only the output
+        self._lock = DirectoryLock(self.out_dir, stage.strip("`"), noun="output directory", lock_file=self.out_dir.parent / f".{self.out_dir.name}.lock")
+        self._locked = False
 
     def __enter__(self) -> "StagedDir":
         """Create the partial folder (once: entering again, to commit in a ``with``, keeps it)."""
@@ -209,6 +214,8 @@ class StagedDir:
         self._open = True
         try:
             self.out_dir.mkdir(parents=True, exist_ok=True)
+            self._lock.__enter__()  # before .partial/ is cleared: a second run must not clear the first's
+            self._locked = True
             _remove(self.partial)  # a run killed outright left it; nothing in it is reusable
             self.partial.mkdir()
             marker = {"stage": self.stage, "pid": os.getpid(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -250,8 +257,13 @@ class StagedDir:
         self.committed = True
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        if not self.committed:
-            _remove(self.partial)
+        if self._locked:  # not when left already (a nested ``with``)
+            try:
+                if not self.committed:
+                    _remove(self.partial)
+            finally:
+                self._locked = False
+                self._lock.__exit__(exc_type, exc, tb)
         if exc is not None and is_disk_full(exc):
             raise as_disk_full(exc, self.out_dir) from exc
 

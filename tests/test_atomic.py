@@ -86,3 +86,37 @@ def test_a_killed_run_leaves_a_marked_partial_that_the_next_run_clears(tmp_path)
         staged.path("data.txt").write_text("whole")
         staged.commit({})
     assert (out / "data.txt").read_text() == "whole" and interrupted_run(out) == ""
+
+
+
+HOLD_STAGED = """import sys, time
+from graphtx.atomic import StagedDir
+with StagedDir(sys.argv[1], "ingest", ("documents.parquet",)) as staged:
+    staged.path("documents.parquet").write_bytes(b"first run")
+    print("writing", flush=True)
+    time.sleep(60)
+"""
+
+
+@pytest.mark.timeout(120)
+def test_a_second_writer_of_a_stage_directory_fails_at_once_and_leaves_the_first_run_alone(tmp_path):
+    import subprocess
+    import sys
+
+    from graphtx.errors import LockedError
+
+    out = tmp_path / "corpus"
+    first = subprocess.Popen([sys.executable, "-c", HOLD_STAGED, str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert first.stdout.readline().strip() == "writing"
+        with pytest.raises(LockedError, match=rf"output directory {out} is locked by PID {first.pid} \(ingest started at"):
+            with StagedDir(out, "ingest", ("documents.parquet",)):
+                pass
+        assert (out / ".partial" / "documents.parquet").read_bytes() == b"first run"  # the second run did not clear it
+    finally:
+        first.kill()
+        first.wait(timeout=30)
+    with StagedDir(out, "ingest", ("documents.parquet",)) as again:  # the kernel dropped the dead writer's lock
+        again.path("documents.parquet").write_bytes(b"second run")
+        again.commit({"documents": 1})
+    assert (out / "documents.parquet").read_bytes() == b"second run"

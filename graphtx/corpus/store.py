@@ -157,6 +157,7 @@ class CorpusWriter:
         except BaseException as err:
             self._staged.__exit__(type(err), err, err.__traceback__)
             raise
+        self._staged.__exit__(None, None, None)  # committed: the directory's lock is released
         return manifest
 
 

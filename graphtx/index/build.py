@@ -51,7 +51,7 @@ from graphtx.index import late as late_store
 from graphtx.index.documents import CorpusLookup, metadata_rows
 from graphtx.index.faiss_index import METRIC, IndexSpec
 from graphtx.index.hybrid import BM25Index
-from graphtx.index.lock import IndexLock
+from graphtx.lock import IndexLock
 from graphtx.index.store import (
     BM25_DIR,
     FORMAT,

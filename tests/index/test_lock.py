@@ -16,7 +16,7 @@ from graphtx.cli import main
 from graphtx.config import IndexConfig
 from graphtx.errors import LockedError
 from graphtx.index.build import build_index
-from graphtx.index.lock import LOCK_FILE, IndexLock
+from graphtx.lock import LOCK_FILE, IndexLock
 from graphtx.index.search import Index
 from tests.index.conftest import N_DOCS
 from tests.index.fixtures import make_graphs
@@ -40,7 +40,7 @@ SLOW_INDEX = textwrap.dedent(
     """
 )
 
-HOLD_LOCK = "import sys, time; from graphtx.index.lock import IndexLock\nwith IndexLock(sys.argv[1]):\n    print('locked', flush=True); time.sleep(60)\n"
+HOLD_LOCK = "import sys, time; from graphtx.lock import IndexLock\nwith IndexLock(sys.argv[1]):\n    print('locked', flush=True); time.sleep(60)\n"
 
 
 def _note(out: Path) -> dict:

@@ -1,7 +1,8 @@
-"""One writer per index directory: an exclusive ``flock`` on ``DIR/.lock``, which holds the writer's PID.
+"""One writer per output directory: an exclusive ``flock`` on ``DIR/.lock``, which holds the writer's PID.
 
-``graphtx index`` (add, replace, remove, repair) holds it for its whole run, so two runs into one
-directory never interleave: the second fails at once with "index DIR is locked by PID N
+``graphtx index`` (add, replace, remove, repair) holds it for its whole run, and so does every
+stage that writes a whole output directory (ingest, parse, pretrain, a model save: ``atomic.StagedDir``),
+so two runs into one directory never interleave: the second fails at once with "index DIR is locked by PID N
 (graphtx index started at ...)". The kernel drops the lock when its process dies (kill -9
 included); the PID left in the file by a dead writer is then a stale note, taken over with a
 message. Readers (``graphtx search``, ``graphtx serve``) take no lock: they read the manifest,
@@ -11,6 +12,8 @@ Example::
 
     with IndexLock("runs/demo/index"):
         ...  # write parts, finalize
+    with DirectoryLock("runs/demo/corpus", "graphtx ingest", noun="output directory"):
+        ...
 """
 
 from __future__ import annotations
@@ -38,32 +41,33 @@ def _alive(pid: int) -> bool:
     return True
 
 
-class IndexLock:
-    """Exclusive, non-blocking lock of an index directory (re-entrant within one process)."""
+class DirectoryLock:
+    """Exclusive, non-blocking lock of a directory (re-entrant within one process)."""
 
     _held: dict[str, int] = {}  # resolved directory -> depth, for nested use in one process
 
-    def __init__(self, directory: str | Path, what: str = "graphtx index"):
+    def __init__(self, directory: str | Path, what: str, noun: str = "directory", lock_file: str | Path | None = None):
         self.dir = Path(directory)
-        self.what = what
+        self.what = what  # the command that writes, for the holder's note ("graphtx index")
+        self.noun = noun  # what the directory is, for the message ("index")
+        self.lock_path = Path(lock_file) if lock_file is not None else self.dir / LOCK_FILE
         self._fd: int | None = None
         self.took_over: dict | None = None  # the stale holder's note, when one was taken over
 
-    def __enter__(self) -> IndexLock:
+    def __enter__(self) -> DirectoryLock:
         self.dir.mkdir(parents=True, exist_ok=True)
-        key = str(self.dir.resolve())
+        key = str(self.lock_path.resolve())
         if self._held.get(key):
             self._held[key] += 1
             return self
-        path = self.dir / LOCK_FILE
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = _read_note(fd)
             os.close(fd)
             raise LockedError(
-                f"index {self.dir} is locked by PID {holder.get('pid', '?')} ({holder.get('what', 'graphtx index')} started at "
+                f"{self.noun} {self.dir} is locked by PID {holder.get('pid', '?')} ({holder.get('what', self.what)} started at "
                 f"{holder.get('started', '?')}{' on ' + holder['host'] if holder.get('host') and holder['host'] != socket.gethostname() else ''}): "
                 "wait for it to finish, or stop it (a killed writer's run continues with the same command)"
             ) from None
@@ -81,7 +85,7 @@ class IndexLock:
         return self
 
     def __exit__(self, *exc) -> None:
-        key = str(self.dir.resolve())
+        key = str(self.lock_path.resolve())
         self._held[key] -= 1
         if self._held[key]:
             return
@@ -91,6 +95,13 @@ class IndexLock:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
+
+
+class IndexLock(DirectoryLock):
+    """The lock of an index directory (``graphtx index``)."""
+
+    def __init__(self, directory: str | Path, what: str = "graphtx index"):
+        super().__init__(directory, what, noun="index")
 
 
 def _read_note(fd: int) -> dict:
