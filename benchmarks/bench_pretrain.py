@@ -87,6 +87,7 @@ def main() -> int:
     p.add_argument("--pretrain-graphs", nargs="*", default=[], help="more graphs directories for stage pretrain")
     p.add_argument("--config", default="configs/pretrain-graph.yaml", help="config of the pretrain run")
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1])
+    p.add_argument("--finetune-epochs", type=int, help="cap the fine-tuning (and --train-scratch) runs at this many epochs (default: configs/small.yaml, early stop)")
     p.add_argument("--scratch", nargs="*", default=[], help="from-scratch run directories (configs/small.yaml, --stages base), one per seed")
     p.add_argument("--train-scratch", action="store_true", help="train the from-scratch runs here (OUT/scratch-sN) when --scratch is not given")
     p.add_argument("--out", required=True)
@@ -100,18 +101,19 @@ def main() -> int:
     if not (pre / "summary.json").exists():
         extra = ["--pretrain-graphs", *a.pretrain_graphs] if a.pretrain_graphs else []
         seconds["pretrain"] = run(gx() + train_args(a, pre) + ["--config", a.config, "--tokens", a.tokens, "--stages", "pretrain", *extra])
+    cap = ["--max-epochs", str(a.finetune_epochs)] if a.finetune_epochs else []
     fine = []
     for s in a.seeds:
         run_dir = out / f"finetune-s{s}"
         if not (run_dir / "summary.json").exists():
-            seconds[f"finetune-s{s}"] = run(gx() + train_args(a, run_dir) + ["--config", "configs/small.yaml", "--init", str(pre / "model"), "--stages", "base", "--seed", str(s)])
+            seconds[f"finetune-s{s}"] = run(gx() + train_args(a, run_dir) + ["--config", "configs/small.yaml", "--init", str(pre / "model"), "--stages", "base", "--seed", str(s), *cap])
         fine.append(run_dir)
     scratch = [Path(x) for x in a.scratch]
     if not scratch and a.train_scratch:
         for s in a.seeds:
             run_dir = out / f"scratch-s{s}"
             if not (run_dir / "summary.json").exists():
-                seconds[f"scratch-s{s}"] = run(gx() + train_args(a, run_dir) + ["--config", "configs/small.yaml", "--tokens", a.tokens, "--stages", "base", "--seed", str(s)])
+                seconds[f"scratch-s{s}"] = run(gx() + train_args(a, run_dir) + ["--config", "configs/small.yaml", "--tokens", a.tokens, "--stages", "base", "--seed", str(s), *cap])
             scratch.append(run_dir)
 
     systems = {"pretrained, no fine-tuning (zero-shot)": [evaluate(a, pre / "model", "graphtx pretrained zero-shot", out / "eval-zeroshot")]}
