@@ -154,6 +154,37 @@ def iso_date(yyyymmdd: str) -> str:
     return f"{year}-{month}-{day}"
 
 
+def earliest_date(dates: Iterable[str]) -> str:
+    """The earliest of ISO dates (``""`` and partial dates such as ``"1929-02"`` take part; "" when none)."""
+    known = [d for d in dates if d]
+    return min(known) if known else ""
+
+
+def party_name(el: etree._Element | None) -> str:
+    """The name in a party's ``addressbook``: organisation, else "first last", else ``<name>``/``<snm>``."""
+    if el is None:
+        return ""
+    book = el.find("addressbook")
+    book = el if book is None else book
+    org = clean_text(book.findtext("orgname", "") or "")
+    if org:
+        return org
+    person = " ".join(clean_text(book.findtext(tag, "") or "") for tag in ("first-name", "last-name")).strip()
+    return person or clean_text(book.findtext("name", "") or book.findtext("snm", "") or "")
+
+
+def unique_names(names: Iterable[str]) -> tuple[str, ...]:
+    """Names in order, blanks and repeats (ignoring case and punctuation) dropped."""
+    seen: set[str] = set()
+    out = []
+    for name in names:
+        key = re.sub(r"[\W_]+", "", name.casefold())
+        if key and key not in seen:
+            seen.add(key)
+            out.append(name)
+    return tuple(out)
+
+
 def multiline_text(text: str) -> str:
     """Like :func:`clean_text`, but keeps one line per non-empty input line (descriptions)."""
     lines = (clean_text(line) for line in (text or "").splitlines())

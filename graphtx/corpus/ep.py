@@ -5,7 +5,9 @@ split on ``<?xml`` lines. Grants (B1/B2) carry claims in German, English and Fre
 the English ones are taken where present. Search-report citations come from ``B561``
 (``"EP-A1- 3 109 871"``), or from structured ``srep-citations`` (with X/Y/A category)
 where a newer file has them; the description's reference list ("references cited by
-the applicant") gives citations with source ``"description"``.
+the applicant") gives citations with source ``"description"``. Dates: ``B220`` (filing),
+``B320`` (priorities; the earliest of them and the filing date is the priority date); parties:
+``B711`` (applicants) and ``B731`` (proprietors of a grant).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from graphtx.corpus.base import (
     by_language,
     citation_category,
     claim_number,
+    clean_text,
+    earliest_date,
     element_text,
     escape_bare_ampersands,
     iso_date,
@@ -35,6 +39,7 @@ from graphtx.corpus.base import (
     split_stream,
     unique_citations,
     unique_codes,
+    unique_names,
 )
 from graphtx.corpus.schema import Citation, Claim, PatentDocument, normalise_ipc
 
@@ -58,6 +63,7 @@ def parse(raw: RawRecord) -> ParsedRecord:
         raise RecordError("missing id: no doc-number attribute and no B110")
     kind = (root.get("kind") or biblio.findtext("B100/B130", "")).strip()
     doc_id = publication_id("EP", number, kind)
+    application_date = iso_date(biblio.findtext("B200/B220/date", ""))
 
     doc_lang = (root.get("lang") or "").lower()
     preferred = ("en", doc_lang)
@@ -82,6 +88,10 @@ def parse(raw: RawRecord) -> ParsedRecord:
         date=iso_date(root.get("date-publ") or biblio.findtext("B100/B140/date", "")),
         lang=next(iter(text_langs.values()), doc_lang),
         kind=kind,
+        priority_date=earliest_date([application_date, *(iso_date(el.text or "") for el in biblio.iterfind("B300/B320/date"))]),
+        application_date=application_date,
+        applicants=unique_names(clean_text(el.text or "") for el in biblio.iterfind("B700/*/*/snm") if el.getparent().tag in ("B711", "B731")),
+        country="EP",
         extra={"text_langs": text_langs},
     )
     citations = _search_report(doc_id, root) + _reference_list(doc_id, root)

@@ -5,13 +5,15 @@ its citations) or ``errors.jsonl`` with file, position and reason. Files that
 cannot be read at all (unknown format, unreadable folder, dangling link, damaged
 archive member) are listed in ``errors.jsonl`` too, and the manifest's counts add up:
 ``records_seen == records_written + skipped``. A path given that does not exist is an
-error before anything is written. The output is staged and committed whole
+error before anything is written. The manifest's ``fields_filled`` says, per source path
+given, how many documents got each field (and which ``extra`` keys were kept). The output is staged and committed whole
 (:mod:`graphtx.atomic`): an interrupted run leaves the previous corpus as it was.
 """
 
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +23,7 @@ from tqdm import tqdm
 from graphtx.config import IngestConfig
 from graphtx.corpus.base import ParsedRecord, RawRecord, RecordError, SkippedRecord
 from graphtx.corpus.formats import ARCHIVE_ERRORS, READERS, discover, missing_sources
+from graphtx.corpus.schema import PatentDocument
 from graphtx.corpus.store import CorpusWriter
 from graphtx.parallel import bounded_map
 
@@ -91,6 +94,36 @@ def parse_item(item: _Item) -> tuple[_Item, ParsedRecord | None]:
         return SkippedRecord(item.file, item.position, f"reader failure ({type(err).__name__}: {err})"), None
 
 
+# fields counted in the manifest's fields_filled (a document "fills" one when it is not empty)
+FILLED_FIELDS = ("title", "abstract", "claims", "description", "ipc", "cpc", "family_id", "date", "priority_date",
+                 "application_date", "applicants", "country", "kind", "lang")  # fmt: skip
+
+
+class FieldCounts:
+    """Per source path given: documents, and how many filled each field; ``extra`` keys by name."""
+
+    def __init__(self, sources: list[str | Path]):
+        self.sources = sorted((str(Path(s)) for s in sources), key=len, reverse=True)  # longest prefix first
+        self.counts: dict[str, Counter] = {}
+        self.extra: dict[str, Counter] = {}
+
+    def add(self, doc: PatentDocument) -> None:
+        source = next((s for s in self.sources if doc.source_file.startswith(s)), doc.source)
+        counts = self.counts.setdefault(source, Counter())
+        counts["documents"] += 1
+        counts.update(name for name in FILLED_FIELDS if getattr(doc, name))
+        if doc.extra:
+            self.extra.setdefault(source, Counter()).update(doc.extra.keys())
+
+    def to_json(self) -> dict:
+        out = {}
+        for source, counts in self.counts.items():
+            out[source] = {"documents": counts["documents"], **{f: counts[f] for f in FILLED_FIELDS}}
+            if source in self.extra:
+                out[source]["extra"] = dict(sorted(self.extra[source].items()))
+        return out
+
+
 def ingest(sources: list[str | Path], out_dir: str | Path, cfg: IngestConfig = IngestConfig(), progress: bool | None = None) -> IngestReport:
     if cfg.format is not None and cfg.format not in READERS:
         raise ValueError(f"unknown format {cfg.format!r}; known: {', '.join(READERS)}")
@@ -100,6 +133,7 @@ def ingest(sources: list[str | Path], out_dir: str | Path, cfg: IngestConfig = I
     if missing:
         raise FileNotFoundError(f"no such file or directory: {', '.join(missing)} (nothing was written; check the path)")
     seen = written = 0
+    filled = FieldCounts(sources)
     with CorpusWriter(out_dir, rows_per_group=cfg.rows_per_group) as writer:
         bar = tqdm(desc="ingest", unit="rec", disable=None if progress is None else not progress, file=sys.stderr)
         results = bounded_map(parse_item, iter_items(sources, cfg), workers=cfg.workers, chunk_size=cfg.chunk_size)
@@ -113,10 +147,11 @@ def ingest(sources: list[str | Path], out_dir: str | Path, cfg: IngestConfig = I
             if parsed.document is None:
                 writer.add_citations(parsed.citations)
                 written += 1
-            else:
-                written += writer.add_document(parsed.document, parsed.citations, item.file, item.position)
+            elif writer.add_document(parsed.document, parsed.citations, item.file, item.position):
+                written += 1
+                filled.add(parsed.document)
         bar.close()
         if seen != written + writer.skipped:  # every record is written or listed; anything else is a bug here
             raise RuntimeError(f"ingest lost track of records: {seen} seen, {written} written, {writer.skipped} skipped")
-        manifest = writer.close({"sources": [str(s) for s in sources], "records_seen": seen, "records_written": written})
+        manifest = writer.close({"sources": [str(s) for s in sources], "records_seen": seen, "records_written": written, "fields_filled": filled.to_json()})
     return IngestReport(manifest["documents"], manifest["citations"], manifest["skipped"], seen, Path(out_dir), written)

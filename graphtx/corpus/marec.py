@@ -21,6 +21,7 @@ from graphtx.corpus.base import (
     by_language,
     citation_category,
     claim_number,
+    earliest_date,
     element_text,
     escape_bare_ampersands,
     iso_date,
@@ -28,12 +29,14 @@ from graphtx.corpus.base import (
     normalise_cpc,
     paragraphs_text,
     parse_xml,
+    party_name,
     publication_id,
     require_text,
     split_claims,
     split_stream,
     unique_citations,
     unique_codes,
+    unique_names,
 )
 from graphtx.corpus.schema import Citation, Claim, PatentDocument, normalise_ipc
 
@@ -72,6 +75,7 @@ def parse(raw: RawRecord) -> ParsedRecord:
     abstract_el = by_language(root.findall("abstract"), preferred)
     description_el = by_language(root.findall("description"), preferred)
     text_langs = [(el.get("lang") or "").lower() for el in (claims_el, abstract_el, description_el) if el is not None]
+    application_date = iso_date(biblio.findtext("application-reference/document-id/date", ""))
     doc = PatentDocument(
         id=doc_id,
         source=FORMAT,
@@ -86,8 +90,20 @@ def parse(raw: RawRecord) -> ParsedRecord:
         date=iso_date(root.get("date") or biblio.findtext("publication-reference/document-id/date", "")),
         lang=next((lang for lang in text_langs if lang), doc_lang),
         kind=parts[2],
+        priority_date=earliest_date([application_date, *(iso_date(el.text or "") for el in biblio.iterfind("priority-claims/priority-claim/document-id/date"))]),
+        application_date=application_date,
+        applicants=_parties(biblio, "applicants/applicant") or _parties(biblio, "assignees/assignee"),
+        country=parts[0].upper(),
     )
     return ParsedRecord(require_text(doc), _citations(doc_id, biblio))
+
+
+def _parties(biblio: etree._Element, path: str) -> tuple[str, ...]:
+    """Names of one party list; MAREC repeats each party per format (epo, intermediate, original): the first format given is kept."""
+    entries = biblio.findall(f"parties/{path}")
+    formats = [el.get("format") or "" for el in entries]
+    keep = next((f for f in ("epo", "original", "intermediate") if f in formats), formats[0] if formats else "")
+    return unique_names(party_name(el) for el in entries if (el.get("format") or "") == keep)
 
 
 def _ucid_parts(ucid: str) -> tuple[str, str, str] | None:

@@ -17,6 +17,7 @@ kept as given (they are opaque strings such as ``2004281796``).
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -54,7 +55,11 @@ class PatentDocument:
     date: str = ""  # publication date, ISO "YYYY-MM-DD" ("" when unknown)
     lang: str = ""  # language of the text fields ("en", "de", ...; "" when unknown)
     kind: str = ""  # publication kind code (B1, A1, ...)
-    extra: dict = field(default_factory=dict, compare=False)  # reader-specific, not stored
+    priority_date: str = ""  # earliest priority date, ISO (the application date when nothing earlier is claimed; "" when unknown)
+    application_date: str = ""  # filing date of this application, ISO ("" when unknown)
+    applicants: tuple[str, ...] = ()  # applicants / assignees / proprietors, as printed, first named first
+    country: str = ""  # publishing office (US, EP, WO, ...; from the id when the source does not say)
+    extra: dict = field(default_factory=dict, compare=False)  # reader-specific fields (JSONL/Parquet: the unknown ones), stored as JSON
 
     @property
     def first_claim_index(self) -> int:
@@ -107,8 +112,15 @@ DOCUMENT_SCHEMA = pa.schema(
         ("date", pa.string()),
         ("lang", pa.string()),
         ("kind", pa.string()),
+        ("priority_date", pa.string()),
+        ("application_date", pa.string()),
+        ("applicants", pa.list_(pa.string())),
+        ("country", pa.string()),
+        ("extra", pa.string()),  # JSON object; "{}" when empty
     ]
 )
+# Columns a corpus written before them lacks; reading one gives the empty value.
+NEW_DOCUMENT_COLUMNS = ("priority_date", "application_date", "applicants", "country", "extra")
 
 CITATION_SCHEMA = pa.schema(
     [
@@ -139,6 +151,11 @@ def document_to_row(doc: PatentDocument) -> dict:
         "date": doc.date,
         "lang": doc.lang,
         "kind": doc.kind,
+        "priority_date": doc.priority_date,
+        "application_date": doc.application_date,
+        "applicants": list(doc.applicants),
+        "country": doc.country,
+        "extra": json.dumps(doc.extra, ensure_ascii=False, default=str) if doc.extra else "{}",
     }
 
 
@@ -160,6 +177,11 @@ def document_from_row(row: dict) -> PatentDocument:
         date=row["date"] or "",
         lang=row["lang"] or "",
         kind=row["kind"] or "",
+        priority_date=row.get("priority_date") or "",  # .get: corpora older than these columns
+        application_date=row.get("application_date") or "",
+        applicants=tuple(row.get("applicants") or ()),
+        country=row.get("country") or "",
+        extra=json.loads(row.get("extra") or "{}"),
     )
 
 
@@ -184,6 +206,12 @@ def make_id(country: str, number: str, kind: str = "") -> str:
         number = number.lstrip("0") or "0"
     kind = kind.strip().upper()
     return f"{country}-{number}-{kind}" if kind else f"{country}-{number}"
+
+
+def country_of(doc_id: str) -> str:
+    """The office of a ``CC-NUMBER-KIND`` id (``"US-7315346-B2" -> "US"``); "" for other ids."""
+    m = _UCID.match(doc_id)
+    return m.group(1) if m else ""
 
 
 def id_key(doc_id: str) -> str:

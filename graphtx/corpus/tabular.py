@@ -1,10 +1,15 @@
 """Tabular inputs: JSON lines and Parquet documents, and citation pairs in TSV/CSV.
 
 Documents are rows with an ``id`` and any of ``title``, ``abstract``, ``claims``,
-``description``, ``ipc``, ``cpc``, ``family_id``, ``date`` (common alternative column
-names are accepted, see ``_ALIASES``). Ids are kept exactly as given. ``claims`` may be
-one string ("1. A ... 2. The ... of claim 1"), a list of strings, or a list of
-``{"num", "text", "independent"}`` objects.
+``description``, ``ipc``, ``cpc``, ``family_id``, ``date``, ``priority_date``,
+``application_date``, ``applicants``, ``country``, ``kind``, ``lang`` (common alternative
+column names are accepted, see ``_ALIASES``: ``earliest_priority_date``, ``filing_date``,
+``assignee``, ``country_code``, ``kind_code``, ``language``, ...). Fields under any other
+name are kept in the document's ``extra`` map (stored as JSON), never dropped. Ids are kept
+exactly as given. ``claims`` may be one string ("1. A ... 2. The ... of claim 1"), a list of
+strings, or a list of ``{"num", "text", "independent"}`` objects. ``applicants`` may be a
+string (several separated by ";"), a list of strings or a list of ``{"name": ...}`` objects;
+every applicant/assignee column present is read.
 
 Citation files hold ``citing_id, cited_id[, category]`` per line, tab- or
 comma-separated, with an optional header line naming the columns.
@@ -38,8 +43,9 @@ from graphtx.corpus.base import (
     split_claims,
     strip_own_number,
     unique_codes,
+    unique_names,
 )
-from graphtx.corpus.schema import Citation, Claim, PatentDocument, normalise_ipc
+from graphtx.corpus.schema import Citation, Claim, PatentDocument, country_of, normalise_ipc
 
 # canonical field -> names it is also found under (first present wins)
 _ALIASES = {
@@ -53,8 +59,13 @@ _ALIASES = {
     "family_id": ("family_id", "family"),
     "date": ("date", "publication_date", "pub_date"),
     "lang": ("lang", "language"),
-    "kind": ("kind",),
+    "kind": ("kind", "kind_code"),
+    "priority_date": ("priority_date", "earliest_priority_date", "priority"),
+    "application_date": ("application_date", "filing_date", "app_date"),
+    "applicants": ("applicants", "applicant", "assignees", "assignee", "applicant_name", "assignee_name"),
+    "country": ("country", "country_code"),
 }
+_MERGED = {"applicants"}  # fields read from every alias present (an applicant and an assignee column both count)
 _PARQUET_BATCH_ROWS = 1024
 
 
@@ -100,12 +111,20 @@ def parse_parquet(raw: RawRecord) -> ParsedRecord:
 
 
 def _document(row: dict[str, Any], fmt: str, file: str) -> PatentDocument:
-    fields = {name: next((row[k] for k in keys if row.get(k) not in (None, "")), None) for name, keys in _ALIASES.items()}
+    fields, used = {}, set()
+    for name, keys in _ALIASES.items():
+        present = [k for k in keys if row.get(k) not in (None, "", [])]
+        taken = present if name in _MERGED else present[:1]
+        used.update(taken)
+        fields[name] = [row[k] for k in taken] if name in _MERGED else (row[taken[0]] if taken else None)
     doc_id = fields["id"]
     if doc_id is None or not str(doc_id).strip():
         raise RecordError(f"missing id: none of the fields {', '.join(_ALIASES['id'])}")
+    if fields["date"] is None and row.get("year") not in (None, ""):
+        used.add("year")
+    doc_id = str(doc_id).strip()
     doc = PatentDocument(
-        id=str(doc_id).strip(),
+        id=doc_id,
         source=fmt,
         source_file=file,
         title=clean_text(_string(fields["title"])),
@@ -117,9 +136,25 @@ def _document(row: dict[str, Any], fmt: str, file: str) -> PatentDocument:
         family_id=_string(fields["family_id"]).strip(),
         date=_date(fields["date"], row.get("year")),
         lang=_string(fields["lang"]).strip().lower(),
-        kind=_string(fields["kind"]).strip(),
+        kind=_string(fields["kind"]).strip().upper(),
+        priority_date=_date(fields["priority_date"], None),
+        application_date=_date(fields["application_date"], None),
+        applicants=unique_names(name for value in fields["applicants"] for name in _names(value)),
+        country=_string(fields["country"]).strip().upper() or country_of(doc_id),
+        extra={k: v for k, v in row.items() if k not in used and v not in (None, "", [], {})},  # unknown fields: kept, never dropped
     )
     return require_text(doc)
+
+
+def _names(value: Any) -> list[str]:
+    """Applicant names of one field: "A; B", ["A", "B"] or [{"name": "A"}, ...]."""
+    if isinstance(value, str):
+        return [clean_text(v) for v in value.split(";")]
+    if isinstance(value, dict):
+        return [clean_text(_string(next((value[k] for k in ("name", "orgname", "organization", "organisation") if value.get(k)), "")))]
+    if isinstance(value, (list, tuple)):
+        return [n for v in value for n in _names(v)]
+    return [clean_text(str(value))] if value is not None else []
 
 
 def _string(value: Any) -> str:

@@ -21,17 +21,20 @@ from graphtx.corpus.base import (
     citation_category,
     claim_number,
     claim_references,
+    earliest_date,
     element_text,
     escape_bare_ampersands,
     iso_date,
     normalise_cpc,
     paragraphs_text,
     parse_xml,
+    party_name,
     publication_id,
     require_text,
     split_stream,
     strip_own_number,
     unique_codes,
+    unique_names,
 )
 from graphtx.corpus.schema import Citation, Claim, PatentDocument, normalise_ipc
 
@@ -62,7 +65,9 @@ def parse(raw: RawRecord) -> ParsedRecord:
     if not number:
         raise RecordError("missing id: no publication-reference doc-number")
     kind = pub.findtext("kind", "").strip()
-    doc_id = publication_id(pub.findtext("country", "") or "US", number, kind)
+    country = (pub.findtext("country", "") or "US").strip().upper()
+    doc_id = publication_id(country, number, kind)
+    application_date = iso_date(biblio.findtext("application-reference/document-id/date", ""))
     doc = PatentDocument(
         id=doc_id,
         source=FORMAT,
@@ -76,8 +81,31 @@ def parse(raw: RawRecord) -> ParsedRecord:
         date=iso_date(pub.findtext("date", "") or root.get("date-publ", "")),
         lang="en",
         kind=kind,
+        priority_date=earliest_date([application_date, *_earlier_filings(biblio)]),
+        application_date=application_date,
+        applicants=_applicants(biblio),
+        country=country,
     )
     return ParsedRecord(require_text(doc), _citations(doc_id, biblio))
+
+
+# --- dates and parties -----------------------------------------------------------
+
+
+def _earlier_filings(biblio: etree._Element) -> list[str]:
+    """Dates of the filings this grant claims: foreign priorities, provisionals, parents of continuations."""
+    paths = ("priority-claims/priority-claim/date", "us-related-documents/us-provisional-application/document-id/date",
+             "us-related-documents/*/relation/parent-doc/document-id/date", "us-related-documents/*/relation/parent-doc/parent-grant-document/document-id/date")  # fmt: skip
+    return [iso_date(el.text or "") for path in paths for el in biblio.iterfind(path)]
+
+
+def _applicants(biblio: etree._Element) -> tuple[str, ...]:
+    """The assignees (owners) when the grant names any, else its applicants (often the inventors before 2013)."""
+    for parties in ("assignees/assignee", "us-parties/us-applicants/us-applicant", "parties/applicants/applicant"):
+        names = unique_names(party_name(el) for el in biblio.iterfind(parties))
+        if names:
+            return names
+    return ()
 
 
 # --- claims ----------------------------------------------------------------------
