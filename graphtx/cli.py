@@ -352,15 +352,17 @@ def _query_text(args) -> str | None:
 
 def cmd_search(args) -> int:
     from graphtx.config import load_config, with_overrides
+    from graphtx.index.filters import filters_from_args
     from graphtx.index.search import Index
 
     config = load_config(args.config)
+    filters = filters_from_args(args)  # a bad --before fails here, before the index is opened
     search_cfg = with_overrides(config.search, k=args.k)
     index = Index.open(args.index, model=args.model, search=search_cfg, nprobe=args.nprobe, ef_search=args.ef_search,
                        use_gpu=config.index.use_gpu, ranker_dir=args.ranker_dir)  # fmt: skip
     explain = args.explain or bool(args.explain_png)
     result = index.search(_query_text(args), doc_id=args.id, hybrid=args.hybrid or None, explain=explain, ranker=args.ranker, rerank=args.rerank,
-                          rerank_depth=args.rerank_depth)  # fmt: skip
+                          rerank_depth=args.rerank_depth, filters=filters)  # fmt: skip
     pngs = []
     if args.explain_png:
         from graphtx.index.explain import render_explanation
@@ -380,8 +382,10 @@ def cmd_search(args) -> int:
         + {"hybrid": " (hybrid: dense + BM25, RRF)", "convex": " (convex: dense + BM25)", "learned": " (learned ranker: dense + BM25 + features)",
            "bm25": " (BM25)"}.get(result.ranker, "")
         + (" (re-ranked by late interaction; score = late score)" if result.rerank == "late" else ""),
-        f"{'rank':>4}  {'score':>7}  {'doc id':<18} {'date':<10}  title",
     ]
+    if result.filters.get("passing") is not None or result.filters.get("group_by_family"):
+        lines.append("filters: " + _filters_line(result.filters, index.count))
+    lines.append(f"{'rank':>4}  {'score':>7}  {'doc id':<18} {'date':<10}  title")
     for hit in result.hits:
         lines.append(f"{hit.rank:>4}  {hit.score:7.4f}  {hit.doc_id:<18} {hit.date:<10}  {hit.title[:70]}")
         if hit.explanation is not None:
@@ -389,6 +393,16 @@ def cmd_search(args) -> int:
     lines += [f"rendered {p}" for p in pngs]
     _say(args, summary, lines)
     return EXIT_OK
+
+
+def _filters_line(applied: dict, count: int) -> str:
+    """``published before 2008-06-04, CPC E01H, family of the query left out: 112 of 371 documents pass``."""
+    parts = [f"published before {applied['before']}"] if applied.get("before") else []
+    parts += [f"{name.upper()} {' '.join(applied[name])}" for name in ("cpc", "ipc", "country", "kind") if applied.get(name)]
+    parts += ["family of the query left out"] if applied.get("exclude_family") else []
+    parts += ["one hit per family"] if applied.get("group_by_family") else []
+    passing = applied.get("passing")
+    return ", ".join(parts) + (f": {passing:,} of {count:,} documents pass" if passing is not None else "")
 
 
 def cmd_serve(args) -> int:
@@ -414,6 +428,8 @@ def cmd_rank_fit(args) -> int:
 
 def _add_index_parsers(sub) -> None:
     """`graphtx index`, `graphtx search`, `graphtx serve` (graphtx/index/, graphtx/serve/)."""
+    from graphtx.index.filters import add_filter_arguments
+
     p = sub.add_parser("index", help="model + graphs directory -> FAISS index directory (resumable; add, replace, remove)")
     p.add_argument("--out", required=True, help="index directory to write or extend (the same command resumes a killed run)")
     p.add_argument("--model", help="model directory (`graphtx init-model` or `graphtx train`)")
@@ -453,6 +469,7 @@ def _add_index_parsers(sub) -> None:
     p.add_argument("--model", help="model directory (default: the one the index names); its fingerprint must match the index")
     p.add_argument("--nprobe", type=int, help="IVF-PQ cells visited (default: the index's)")
     p.add_argument("--ef-search", type=int, help="HNSW search list size (default: the index's)")
+    add_filter_arguments(p)
     _add_common(p)
     p.set_defaults(func=cmd_search)
 

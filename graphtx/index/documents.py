@@ -1,6 +1,7 @@
 """Per-document metadata and BM25 text for the index, looked up in a corpus directory.
 
-The index copies what a search shows (title, date, IPC and CPC classes) and the text BM25
+The index copies what a search shows and filters on (title, dates, IPC and CPC classes,
+family, country, kind, applicants) and the text BM25
 ranks (title, abstract, claims, description, cut at ``bm25_max_chars``) into its own
 parts, so nothing outside the index directory is read at query time.
 
@@ -18,10 +19,17 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
+from graphtx.corpus.schema import country_of
 from graphtx.corpus.store import documents_path
 from graphtx.graphs.graph import InventionGraph
 
-_COLUMNS = ["title", "abstract", "claims", "description", "ipc", "cpc", "date"]
+_COLUMNS = ["title", "abstract", "claims", "description", "ipc", "cpc", "date", "family_id", "kind",
+            "priority_date", "application_date", "applicants", "country"]  # the last four: not in corpora before them
+
+
+def _empty_meta() -> dict:
+    return {"title": "", "date": "", "ipc": [], "cpc": [], "family_id": "", "country": "", "kind": "", "priority_date": "",
+            "application_date": "", "applicants": []}  # fmt: skip
 
 
 def bm25_text(row: dict, max_chars: int) -> str:
@@ -53,6 +61,8 @@ class CorpusLookup:
         sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
         self._starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)  # (groups + 1,)
         self._cache: dict[int, list[dict]] = {}
+        names = self._file.schema_arrow.names
+        self._columns = [c for c in _COLUMNS if c in names]
 
     def __len__(self) -> int:
         return len(self._position)
@@ -64,11 +74,11 @@ class CorpusLookup:
         if g not in self._cache:
             if len(self._cache) >= 4:  # a chunk spans few row groups; keep memory bounded
                 self._cache.pop(next(iter(self._cache)))
-            self._cache[g] = self._file.read_row_group(g, columns=_COLUMNS).to_pylist()
+            self._cache[g] = self._file.read_row_group(g, columns=self._columns).to_pylist()
         return self._cache[g]
 
     def row(self, doc_id: str) -> dict | None:
-        """The metadata fields of ``doc_id`` (title, date, ipc, cpc, text), or None when not in the corpus."""
+        """The metadata fields of ``doc_id`` (title, date, ipc, cpc, FILTER_FIELDS, text), or None when not in the corpus."""
         i = self._position.get(doc_id)
         if i is None:
             return None
@@ -79,6 +89,12 @@ class CorpusLookup:
             "date": row["date"] or "",
             "ipc": list(row["ipc"] or ()),
             "cpc": list(row["cpc"] or ()),
+            "family_id": row.get("family_id") or "",
+            "country": row.get("country") or country_of(doc_id),
+            "kind": row.get("kind") or "",
+            "priority_date": row.get("priority_date") or "",
+            "application_date": row.get("application_date") or "",
+            "applicants": list(row.get("applicants") or ()),
             "text": bm25_text(row, self.max_chars),
         }
 
@@ -90,6 +106,6 @@ def metadata_rows(graphs: list[InventionGraph], lookup: CorpusLookup | None, max
         row = lookup.row(g.doc_id) if lookup is not None else None
         if row is None:
             missing += lookup is not None
-            row = {"title": "", "date": "", "ipc": [], "cpc": [], "text": graph_text(g, max_chars)}
+            row = {**_empty_meta(), "country": country_of(g.doc_id), "text": graph_text(g, max_chars)}
         rows.append(row)
     return rows, missing

@@ -7,7 +7,9 @@ Example::
     index = Index.open("runs/demo/index")                      # the model copied into the index
     for hit in index.search("1. A snowthrower comprising ...", k=10):
         print(hit.rank, hit.doc_id, round(hit.score, 3), hit.title)
-    index.search(doc_id="US-7315346-B2", k=5)                  # more like an indexed document
+    index.search(doc_id="US-7315346-B2", k=5)                  # more like an indexed document: its family left out,
+                                                               # only documents published before its priority date
+    index.search(text, k=10, filters=SearchFilters(before="2010-01-01", cpc=("E01H",), group_by_family=True))
     index.search(text, k=10, hybrid=True)                      # dense + BM25, fused by RRF
     index.search(text, k=10, rerank="late", rerank_depth=100)  # the top 100 re-ranked by late interaction
     index.late_scores(index.query(text), ["US-1", "US-2"])     # node-level late-interaction scores
@@ -15,7 +17,10 @@ Example::
     index.document("US-7315346-B2")                            # metadata and graph
 
 A text query is parsed into a first-claim graph (``query.py``), encoded by the index's model
-and searched in every shard; hits are ranked by score (cosine), ties by document id. The
+and searched in every shard; hits are ranked by score (cosine), ties by document id. Filters
+(``filters.py``) restrict the candidates of every ranker; where a ranker reads a fixed number of
+FAISS neighbours it reads more until k documents pass (doubling, up to the whole index). Typed
+ids are normalised (``US8418590B2`` finds ``US-8418590-B2``; a miss names the closest ids). The
 query model must be the model the index was built with (same fingerprint), or ``open``
 refuses it.
 """
@@ -37,6 +42,7 @@ from graphtx.graphs.graph import InventionGraph
 from graphtx.index import faiss_index
 from graphtx.index.explain import Explanation, explain_hits
 from graphtx.index.faiss_index import IndexSpec
+from graphtx.index.filters import FilterData, SearchFilters
 from graphtx.index.hybrid import BM25Index, rrf
 from graphtx.index.late import LateExplanation, NodeVectorStore, explain_late, late_scores
 from graphtx.index.query import QueryParser, first_claim_text
@@ -117,6 +123,7 @@ class SearchResult:
     timings_ms: dict = field(default_factory=dict)  # parse, encode, search, bm25, rank, late, explain, total
     ranker: str = "dense"  # dense | bm25 | hybrid | convex | learned
     rerank: str = "none"  # none | late
+    filters: dict = field(default_factory=dict)  # the filters in force (before: the cut-off used), {} when none
 
     def __iter__(self):
         return iter(self.hits)
@@ -128,7 +135,10 @@ class SearchResult:
         return self.hits[i]
 
     def to_json(self) -> dict:
-        return {"query": self.query.to_json(), "ranker": self.ranker, "hybrid": self.hybrid, "rerank": self.rerank, "hits": [h.to_json() for h in self.hits], "timings_ms": self.timings_ms}
+        out = {"query": self.query.to_json(), "ranker": self.ranker, "hybrid": self.hybrid, "rerank": self.rerank, "hits": [h.to_json() for h in self.hits], "timings_ms": self.timings_ms}
+        if self.filters:
+            out["filters"] = self.filters
+        return out
 
 
 @dataclass(frozen=True)
@@ -175,6 +185,7 @@ class Index:
         self._bm25_lock = threading.Lock()
         self._read_lock = threading.Lock()
         self._late: NodeVectorStore | None = None
+        self._filter_cache: dict = {}  # live digest -> FilterData
 
     # --- opening ---------------------------------------------------------------------
     @classmethod
@@ -281,6 +292,7 @@ class Index:
             raise ValueError(f"give exactly one of text, doc_id or graph (got {', '.join(given) or 'none'})")
         timings = timings if timings is not None else {}
         if doc_id is not None:
+            doc_id = self.ids.resolve(doc_id)  # "US8418590B2" -> "US-8418590-B2"; a miss names the closest ids
             pos = self.ids.position_of(doc_id)
             row = self._rows([pos], ["vector", "text", *GRAPH_FIELDS])[0]
             vector = np.asarray(row["vector"], np.float32)
@@ -312,6 +324,7 @@ class Index:
         ranker: str | None = None,
         rerank: str | None = None,
         rerank_depth: int | None = None,
+        filters: SearchFilters | None = None,
     ) -> SearchResult:
         """Ranked hits for claim text, an indexed document (``doc_id``) or a graph.
 
@@ -319,6 +332,9 @@ class Index:
         when the index has a ranker, else hybrid with ``hybrid``/``search.hybrid``, else dense).
         ``rerank="late"``: that first stage ranks ``rerank_depth`` (at least k) candidates, which are
         re-ranked by the late-interaction score (ties: first-stage order).
+        ``filters``: :class:`SearchFilters` (``SearchFilters()`` = the searcher's defaults: for an id
+        query, its family left out and only documents published before its priority date); None
+        filters nothing. Fewer than k hits come back only when fewer documents pass.
         """
         t_start = time.perf_counter()
         k = self.config.k if k is None else k
@@ -334,23 +350,90 @@ class Index:
         timings: dict = {}
         q = self.query(text, doc_id=doc_id, graph=graph, timings=timings)
         excluded = q.exclude | frozenset(exclude)
-        if kind == "hybrid":
-            hits = self._hybrid(q, depth, excluded, timings)
-        elif kind in ("convex", "learned"):
-            hits = self._reranked(q, depth, excluded, timings, kind)
-        elif kind == "bm25":
-            hits = self._lexical(q, depth, excluded, timings)
-        else:
-            t0 = time.perf_counter()
-            ranked = self._dense(q.vector, depth, excluded)
-            timings["search"] = _ms(t0)
-            hits = self._hits(ranked, dense={d: (s, r) for r, (d, s) in enumerate(ranked, 1)}, bm25=None)
-        if rerank == "late":
-            hits = self._rerank_late(q, hits, k, timings)
+        mask, applied = self._mask(q, filters, timings)
+        group = filters is not None and filters.group_by_family
+        while True:
+            hits = self._first_stage(q, kind, depth, excluded, mask, timings)
+            if rerank == "late":
+                hits = self._rerank_late(q, hits, len(hits) if group else k, timings)
+            if not group:
+                break
+            grouped = self._one_per_family(hits)
+            if len(grouped) >= k or len(hits) < depth or depth >= self.count:  # enough families, or no more candidates
+                hits = grouped
+                break
+            depth = min(self.count, depth * 2)
+        if len(hits) > k or group:
+            import dataclasses
+
+            hits = [dataclasses.replace(h, rank=r) for r, h in enumerate(hits[:k], 1)]
         if explain:
             hits = self._explain_late(q, hits, timings) if rerank == "late" else self._explain(q, hits, timings)
         timings["total"] = _ms(t_start)
-        return SearchResult(q, tuple(hits), kind != "dense", timings, kind, rerank)
+        return SearchResult(q, tuple(hits), kind != "dense", timings, kind, rerank, applied)
+
+    def _first_stage(self, q: Query, kind: str, depth: int, excluded: frozenset[str], mask: np.ndarray | None, timings: dict) -> list[Hit]:
+        """The ranker's top ``depth`` among the documents ``mask`` lets through (all when None)."""
+        if kind == "hybrid":
+            return self._hybrid(q, depth, excluded, timings, mask)
+        if kind in ("convex", "learned"):
+            return self._reranked(q, depth, excluded, timings, kind, mask)
+        if kind == "bm25":
+            return self._lexical(q, depth, excluded, timings, mask)
+        t0 = time.perf_counter()
+        ranked = self._dense(q.vector, depth, excluded, mask)
+        timings["search"] = _ms(t0)
+        return self._hits(ranked, dense={d: (s, r) for r, (d, s) in enumerate(ranked, 1)}, bm25=None)
+
+    # --- filters ----------------------------------------------------------------------
+    def filter_data(self) -> FilterData:
+        """Dates, classes, offices, kinds and families of the live documents (read once per index version)."""
+        digest = self.manifest["live_digest"]
+        with self._bm25_lock:
+            cached = self._filter_cache.get(digest)
+        if cached is not None:
+            return cached
+        wanted = ["date", "priority_date", "country", "kind", "family_id", "ipc", "cpc"]
+        rows: list[dict] = [{}] * self.count
+        positions = np.arange(self.count)
+        for seq in np.unique(self.ids.part):
+            at = positions[self.ids.part == seq]
+            names = set(_part_columns(self.store, int(seq)))
+            table = self.store.read_part_columns(int(seq), [c for c in wanted if c in names]).to_pylist()  # parts older than a column lack it
+            for p in at:
+                rows[p] = table[int(self.ids.row[p])]
+        data = FilterData(list(self.ids.doc_id), rows)
+        with self._bm25_lock:
+            self._filter_cache = {digest: data}
+        return data
+
+    def _mask(self, q: Query, filters: SearchFilters | None, timings: dict) -> tuple[np.ndarray | None, dict]:
+        """(count,) bool of documents that may be hits (None: all), and the filters in force for the result."""
+        if filters is None:
+            return None, {}
+        t0 = time.perf_counter()
+        data = self.filter_data()
+        position = self.ids.position_of(q.doc_id) if q.doc_id is not None else None
+        cutoff = filters.cutoff(data.query_date(position) if position is not None else None)
+        family = data.family[position] if position is not None and filters.excludes_family(True) else None
+        mask = data.mask(filters, cutoff, family)
+        timings["filter"] = _ms(t0)
+        applied = {**filters.to_json(), "before": cutoff, "exclude_family": family is not None}
+        if mask is not None:
+            applied["passing"] = int(mask.sum())  # documents that may be hits
+        return mask, applied
+
+    def _one_per_family(self, hits: list[Hit]) -> list[Hit]:
+        """The best-ranked hit of each family, in order."""
+        family = self.filter_data().family
+        seen: set = set()
+        out = []
+        for h in hits:
+            f = family[self.ids.position_of(h.doc_id)]
+            if f not in seen:
+                seen.add(f)
+                out.append(h)
+        return out
 
     # --- late interaction ---------------------------------------------------------------
     @property
@@ -425,12 +508,14 @@ class Index:
     def explain(self, doc_ids: list[str], text: str | None = None, *, doc_id: str | None = None, graph: InventionGraph | None = None) -> list[Explanation]:
         """Node matches between a query and the given indexed documents (any, not only hits)."""
         q = self.query(text, doc_id=doc_id, graph=graph)
+        doc_ids = [self.ids.resolve(d) for d in doc_ids]
         positions = [self.ids.position_of(d) for d in doc_ids]
         rows = self._rows(positions, list(GRAPH_FIELDS))
         hit_graphs = [row_to_graph(r, d, self.manifest["kind"]) for r, d in zip(rows, doc_ids)]
         return explain_hits(self.model, self.tokenizer, q.graph, hit_graphs, self.config.explain_rows)
 
     def document(self, doc_id: str) -> DocumentRecord:
+        doc_id = self.ids.resolve(doc_id)  # typed forms ("US8418590B2") find the indexed id
         pos = self.ids.position_of(doc_id)
         row = self._rows([pos], [*META_FIELDS, *GRAPH_FIELDS])[0]
         return DocumentRecord(
@@ -439,14 +524,41 @@ class Index:
         )  # fmt: skip
 
     # --- dense, BM25, fusion --------------------------------------------------------------
-    def _dense(self, vector: np.ndarray, k: int, exclude: frozenset[str]) -> list[tuple[str, float]]:
-        """[(doc id, cosine)] best first, ties by id; ``exclude`` left out."""
-        scores, fids = faiss_index.search_shards(self.shards, vector[None, :], k + len(exclude), self.spec, self.on_gpu)
+    def _dense(self, vector: np.ndarray, k: int, exclude: frozenset[str], mask: np.ndarray | None = None) -> list[tuple[str, float]]:
+        """[(doc id, cosine)] best first, ties by id; ``exclude`` left out, and what ``mask`` (count,) bool rules out.
+
+        With a mask, FAISS is asked for more neighbours until k pass: first k / (share passing), then
+        doubling, up to the whole index; an approximate index (IVF-PQ, HNSW) that still returns too
+        few is completed by exact cosines over the passing documents.
+        """
+        if mask is None:
+            return self._dense_top(vector, k + len(exclude), exclude)[:k]
+        passing = int(mask.sum())
+        if passing == 0:
+            return []
+        want = min(k, passing)
+        depth = min(self.count, int(np.ceil(k * self.count / passing * 1.2)) + len(exclude))
+        while True:
+            found = self._dense_top(vector, depth, exclude)
+            out = [(d, s) for d, s in found if mask[self.ids.position_of(d)]]
+            if len(out) >= want or depth >= self.count:
+                break
+            depth = min(self.count, depth * 2)
+        if len(out) < want:  # an approximate index did not reach every passing document: exact cosines
+            positions = np.flatnonzero(mask)
+            vectors = np.array([r["vector"] for r in self._rows(positions.tolist(), ["vector"])], np.float32).reshape(len(positions), -1)  # (passing, dim)
+            scores = vectors @ np.asarray(vector, np.float32)
+            out = [(self.ids.doc_id[p], float(s)) for p, s in zip(positions, scores) if self.ids.doc_id[p] not in exclude]
+            out.sort(key=lambda item: (-item[1], item[0]))
+        return out[:k]
+
+    def _dense_top(self, vector: np.ndarray, depth: int, exclude: frozenset[str]) -> list[tuple[str, float]]:
+        scores, fids = faiss_index.search_shards(self.shards, vector[None, :], depth, self.spec, self.on_gpu)
         positions = self.ids.positions_of_faiss(fids[0])
         out = [(self.ids.doc_id[p], float(s)) for p, s in zip(positions, scores[0]) if p >= 0]
         out = [(d, s) for d, s in out if d not in exclude]
         out.sort(key=lambda item: (-item[1], item[0]))
-        return out[:k]
+        return out
 
     def bm25(self) -> BM25Index:
         """The BM25 index of the documents: loaded from ``bm25/`` when current, else built in memory.
@@ -475,17 +587,13 @@ class Index:
                 self._bm25 = bm25
             return self._bm25
 
-    def _hybrid(self, q: Query, k: int, exclude: frozenset[str], timings: dict) -> list[Hit]:
+    def _hybrid(self, q: Query, k: int, exclude: frozenset[str], timings: dict, mask: np.ndarray | None = None) -> list[Hit]:
         n = max(self.config.candidates, k)
         t0 = time.perf_counter()
-        dense = self._dense(q.vector, n, exclude)
+        dense = self._dense(q.vector, n, exclude, mask)
         timings["search"] = _ms(t0)
         t0 = time.perf_counter()
-        bm25 = self.bm25()
-        excluded_pos = np.array([self.ids.position_of(d) for d in exclude if d in self.ids], dtype=np.int64)
-        all_scores = bm25.scores(q.text) if q.text.strip() else np.zeros(self.count, np.float32)  # (count,)
-        if len(excluded_pos):
-            all_scores[excluded_pos] = 0.0
+        all_scores = self._bm25_all(q, exclude, mask)  # (count,)
         cand = np.flatnonzero(all_scores > 0)
         if len(cand) > n:
             cand = cand[np.argpartition(-all_scores[cand], n - 1)[:n]]
@@ -504,20 +612,22 @@ class Index:
                 bm25_of[d] = (float(all_scores[self.ids.position_of(d)]), None)
         return self._hits(fused, dense=dense_of, bm25=bm25_of, query_vector=q.vector)
 
-    def _bm25_all(self, q: Query, exclude: frozenset[str]) -> np.ndarray:
-        """BM25 score of every document (count,), the excluded ones 0."""
+    def _bm25_all(self, q: Query, exclude: frozenset[str], mask: np.ndarray | None = None) -> np.ndarray:
+        """BM25 score of every document (count,), the excluded ones and those ``mask`` rules out 0."""
         bm25 = self.bm25()
         scores = bm25.scores(q.text) if q.text.strip() else np.zeros(self.count, np.float32)
         for d in exclude:
             if d in self.ids:
                 scores[self.ids.position_of(d)] = 0.0
+        if mask is not None:
+            scores = np.where(mask, scores, 0.0).astype(scores.dtype)
         return scores
 
-    def _lexical(self, q: Query, k: int, exclude: frozenset[str], timings: dict) -> list[Hit]:
+    def _lexical(self, q: Query, k: int, exclude: frozenset[str], timings: dict, mask: np.ndarray | None = None) -> list[Hit]:
         t0 = time.perf_counter()
         from graphtx.rank.features import top_rows
 
-        scores = self._bm25_all(q, exclude)
+        scores = self._bm25_all(q, exclude, mask)
         top = top_rows(np.where(scores > 0, scores, -np.inf), k)
         ranked = [(self.ids.doc_id[p], float(scores[p])) for p in top]
         ranked.sort(key=lambda item: (-item[1], item[0]))
@@ -550,17 +660,17 @@ class Index:
             self._rank_cache = {self.manifest["live_digest"]: cached}
         return cached
 
-    def _reranked(self, q: Query, k: int, exclude: frozenset[str], timings: dict, kind: str) -> list[Hit]:
+    def _reranked(self, q: Query, k: int, exclude: frozenset[str], timings: dict, kind: str, mask: np.ndarray | None = None) -> list[Hit]:
         """The ranker's order of the pool: the top ``depth`` of the dense model and of BM25 (graphtx/rank/)."""
         from graphtx.rank.features import PoolInputs, top_rows
 
         stats, vectors, years, codes = self._rank_data()
-        depth = self.ranker.depth
+        depth = max(self.ranker.depth, k)
         t0 = time.perf_counter()
-        dense = self._dense(q.vector, depth, exclude)
+        dense = self._dense(q.vector, depth, exclude, mask)
         timings["search"] = _ms(t0)
         t0 = time.perf_counter()
-        lexical = self._bm25_all(q, exclude)  # (count,)
+        lexical = self._bm25_all(q, exclude, mask)  # (count,)
         top_lex = top_rows(np.where(lexical > 0, lexical, -np.inf), depth)
         timings["bm25"] = _ms(t0)
         t0 = time.perf_counter()
@@ -652,6 +762,12 @@ def _read_shard(store: IndexStore, name: str, spec: IndexSpec, mmap: bool):
     except RuntimeError as err:
         reason = str(err).strip().splitlines()[-1] if str(err).strip() else type(err).__name__
         raise IntegrityError(f"index {store.dir}: FAISS shard {path} cannot be read ({reason[:200]}). {index_mend(store.dir, [f'shards/{name}'])}", [str(path)]) from None
+
+
+def _part_columns(store: IndexStore, seq: int) -> list[str]:
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(store.part_path(seq)).schema_arrow.names
 
 
 def _manifest_bytes(store: IndexStore) -> str:

@@ -54,6 +54,9 @@ _PART_NAME = re.compile(r"^part-(\d{6,})\.parquet$")
 
 GRAPH_FIELDS = tuple(f.name for f in GRAPH_SCHEMA if f.name not in ("doc_id", "kind"))  # stored per part row
 META_FIELDS = ("title", "date", "ipc", "cpc")
+# what search filters read (graphtx/index/filters.py) and hits may show; parts written before them lack
+# these columns, and reading one gives None (so an old index still opens and searches)
+FILTER_FIELDS = ("family_id", "country", "kind", "priority_date", "application_date", "applicants")
 
 # files hashed whenever an index is opened, whatever their size (sizes of all files are always checked;
 # document parts and shards over integrity.HASH_AT_OPEN_BYTES are hashed by `graphtx index --verify`)
@@ -85,6 +88,12 @@ def part_schema(dim: int) -> pa.Schema:
             ("date", pa.string()),
             ("ipc", pa.list_(pa.string())),
             ("cpc", pa.list_(pa.string())),
+            ("family_id", pa.string()),
+            ("country", pa.string()),
+            ("kind", pa.string()),
+            ("priority_date", pa.string()),
+            ("application_date", pa.string()),
+            ("applicants", pa.list_(pa.string())),
             ("text", pa.string()),  # BM25 text
             *[f for f in GRAPH_SCHEMA if f.name in GRAPH_FIELDS],
         ]
@@ -111,7 +120,11 @@ def ids_digest(faiss_ids: np.ndarray) -> str:
 
 
 class DocumentNotFound(KeyError):
-    """A document id that is not (or no longer) in the index."""
+    """A document id that is not (or no longer) in the index; ``suggestions``: the closest indexed ids."""
+
+    def __init__(self, message: str, suggestions: list[str] | tuple[str, ...] = ()):
+        super().__init__(message)
+        self.suggestions = list(suggestions)
 
 
 @dataclass
@@ -128,6 +141,7 @@ class IdMap:
 
     def __post_init__(self) -> None:
         self._position = {d: i for i, d in enumerate(self.doc_id)}
+        self._resolver = None  # graphtx.index.ids.IdResolver, built on the first id that is not exact
 
     def __len__(self) -> int:
         return len(self.doc_id)
@@ -140,6 +154,23 @@ class IdMap:
             return self._position[doc_id]
         except KeyError:
             raise DocumentNotFound(f"document {doc_id!r} is not in the index") from None
+
+    def resolve(self, typed: str) -> str:
+        """The indexed id a typed one names (``US8418590B2``, ``US 8,418,590 B2``, ``US-8418590`` -> ``US-8418590-B2``);
+        DocumentNotFound with the closest ids when none (or several) match."""
+        from graphtx.index.ids import IdResolver, not_found_message
+
+        if typed in self._position:
+            return typed
+        if self._resolver is None:
+            self._resolver = IdResolver(self.doc_id)
+        found = self._resolver.resolve(typed)
+        if len(found) == 1:
+            return found[0]
+        if found:
+            raise DocumentNotFound(f"document {typed!r} names {len(found)} indexed publications ({', '.join(found[:5])}): give the kind code", found[:5])
+        suggestions = self._resolver.suggest(typed)
+        raise DocumentNotFound(not_found_message(typed, suggestions), suggestions)
 
     def positions_of_faiss(self, faiss_ids: np.ndarray) -> np.ndarray:
         """Positions of FAISS ids (any shape); -1 where an id is not live (or is FAISS's -1 padding)."""
@@ -364,9 +395,12 @@ class IndexStore:
             group = int(np.searchsorted(starts, row, side="right") - 1)
             wanted.setdefault((seq, group), []).append((i, row - int(starts[group])))
         for (seq, group), items in wanted.items():
-            rows = self._file(seq).read_row_group(group, columns=columns).to_pylist()
+            f = self._file(seq)
+            present = [c for c in columns if c in f.schema_arrow.names]  # parts older than a column lack it: None
+            rows = f.read_row_group(group, columns=present).to_pylist()
+            absent = {c: None for c in columns if c not in present}
             for i, offset in items:
-                out[i] = rows[offset]
+                out[i] = rows[offset] | absent if absent else rows[offset]
         return out  # type: ignore[return-value]
 
 

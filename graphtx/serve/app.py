@@ -3,7 +3,10 @@
 Endpoints (JSON in, JSON out)::
 
     POST   /search           {"text": "1. A snowthrower ...", "k": 10, "ranker": "learned", "explain": false}
-                             or {"id": "US-7315346-B2", ...}: ranked hits with metadata (and node matches)
+                             or {"id": "US-7315346-B2", ...}: ranked hits with metadata (and node matches);
+                             filters: "before": "2010-06-30" (an id query: its priority date unless
+                             given; "none": off), "cpc"/"ipc": ["H01M"], "country": ["US"], "kind": ["B"],
+                             "exclude_family" (an id query: true), "group_by_family"
     POST   /explain          {"text" | "id", "doc_ids": [...]}: node matches for those documents;
                              without doc_ids, for the top k hits (k <= serve.max_explain_hits)
     GET    /documents/{id}   metadata and graph of an indexed document (?graph=false: metadata only)
@@ -15,7 +18,8 @@ Limits (``ServeConfig``, enforced in ``limits.py`` and ``server.py``): bodies ov
 ``read_timeout_s`` 408; more than ``max_pending`` requests at once 503; a Host header not
 in the allow-list 400; texts over ``max_text_chars`` 413; k over ``max_k`` 400. Bad input is a
 4xx with ``{"error": message}``: 400 (no features in the text, both or neither of text and
-id), 404 (unknown document), 413 (too large), 422 (malformed JSON or wrong field types).
+id), 404 (unknown document; ``suggestions`` lists the closest ids), 413 (too large), 422
+(malformed JSON or wrong field types). Ids are normalised (``US8418590B2`` finds ``US-8418590-B2``).
 
 Query handlers are plain functions, run in a pool of ``serve.workers`` threads; the index is
 safe to share between threads (spaCy parsing and BM25 loading are serialised inside it).
@@ -39,6 +43,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from graphtx.config import SearchConfig, ServeConfig
+from graphtx.index.filters import SearchFilters
 from graphtx.index.search import Index
 from graphtx.index.store import DocumentNotFound
 from graphtx.serve.limits import Admission, BodyGuard, HostAllowList
@@ -52,7 +57,20 @@ class QueryIn(BaseModel):
     id: str | None = Field(None, description="an indexed document's id: search for documents like it")
 
 
-class SearchIn(QueryIn):
+class FiltersIn(BaseModel):
+    before: str | None = Field(None, description="publication date strictly before (2010-06-30); an id query: its priority date unless given; none: off")
+    cpc: list[str] | None = Field(None, description="CPC prefixes, any may match (H01M, H01M 10/44)")
+    ipc: list[str] | None = Field(None, description="IPC prefixes, any may match")
+    country: list[str] | None = Field(None, description="publishing offices (US, EP, WO, ...)")
+    kind: list[str] | None = Field(None, description="kind-code prefixes (B = B1 and B2)")
+    exclude_family: bool | None = Field(None, description="leave out the query's family and itself (default: true for an id query)")
+    group_by_family: bool = Field(False, description="one hit per family, its best-scored member")
+
+    def filters(self) -> SearchFilters:
+        return SearchFilters.from_json({name: getattr(self, name) for name in FiltersIn.model_fields})
+
+
+class SearchIn(QueryIn, FiltersIn):
     k: int = Field(10, ge=1, description="hits (at most serve.max_k)")
     hybrid: bool = Field(False, description="fuse with BM25 by reciprocal rank fusion (= ranker hybrid)")
     ranker: Literal["dense", "bm25", "hybrid", "convex", "learned"] | None = Field(None, description="default: the service's (learned when the index has a ranker)")
@@ -61,7 +79,7 @@ class SearchIn(QueryIn):
     rerank_depth: int | None = Field(None, ge=1, le=1000, description="first-stage candidates re-ranked (default: search.rerank_depth)")
 
 
-class ExplainIn(QueryIn):
+class ExplainIn(QueryIn, FiltersIn):
     doc_ids: list[str] | None = Field(None, description="documents to explain; default: the top k hits")
     k: int = Field(3, ge=1)
     hybrid: bool = False
@@ -82,9 +100,9 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
     write_lock = threading.Lock()
 
     class Problem(Exception):
-        def __init__(self, status: int, message: str):
+        def __init__(self, status: int, message: str, **extra):
             super().__init__(message)
-            self.status, self.message = status, message
+            self.status, self.message, self.extra = status, message, extra
 
     @asynccontextmanager
     async def lifespan(_app):
@@ -102,7 +120,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
 
     @app.exception_handler(Problem)
     async def problem(_request, err: Problem):
-        return JSONResponse({"error": err.message}, status_code=err.status)
+        return JSONResponse({"error": err.message, **err.extra}, status_code=err.status)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_request, err: RequestValidationError):
@@ -125,7 +143,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
         try:
             return fn()
         except DocumentNotFound as err:
-            raise Problem(404, err.args[0]) from None
+            raise Problem(404, err.args[0], suggestions=getattr(err, "suggestions", [])) from None
         except ValueError as err:
             raise Problem(400, str(err)) from None
 
@@ -153,8 +171,9 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
         if body.explain and body.k > cfg.max_explain_hits:
             raise Problem(400, f"with explain, k must be <= {cfg.max_explain_hits}")
         ix = holder["index"]
+        filters = run(body.filters)  # a bad date: 400
         result = run(lambda: ix.search(body.text, body.k, doc_id=body.id, hybrid=body.hybrid, explain=body.explain,
-                                       ranker=body.ranker, rerank=body.rerank, rerank_depth=body.rerank_depth))  # fmt: skip
+                                       ranker=body.ranker, rerank=body.rerank, rerank_depth=body.rerank_depth, filters=filters))  # fmt: skip
         return result.to_json()
 
     @app.post("/explain")
@@ -168,8 +187,9 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
             return {"explanations": [e.to_json() for e in explanations]}
         if body.k > cfg.max_explain_hits:
             raise Problem(400, f"k must be <= {cfg.max_explain_hits}")
+        filters = run(body.filters)
         result = run(lambda: ix.search(body.text, body.k, doc_id=body.id, hybrid=body.hybrid, explain=True,
-                                       ranker=body.ranker, rerank=body.rerank, rerank_depth=body.rerank_depth))  # fmt: skip
+                                       ranker=body.ranker, rerank=body.rerank, rerank_depth=body.rerank_depth, filters=filters))  # fmt: skip
         return {"explanations": [h.to_json() for h in result.hits], "query": result.query.to_json(), "timings_ms": result.timings_ms}
 
     @app.get("/documents/{doc_id}")

@@ -1,0 +1,206 @@
+"""Search filters as patent searchers use them: a publication-date cut-off, classification
+prefixes, offices, kind codes, and families.
+
+``SearchFilters`` is what ``Index.search(filters=...)``, ``graphtx search`` and the ``/search``
+body take. The filters that decide whether a document may be a hit (date, classes, country,
+kind, the query's family) become one boolean mask over the index's documents
+(:class:`FilterData`, read once from the index parts); every ranker keeps only masked-in
+candidates and, where it reads a fixed number of FAISS neighbours, reads more (doubling up to
+the whole index) until it has enough. ``group_by_family`` keeps the best hit of each family.
+
+Rules:
+- ``before``: publication date strictly before the cut-off. A partial date ("2009", "2009-06")
+  counts as its last day, so it passes only when surely before; a document without a date never
+  passes. For an id query the default cut-off is the query document's priority date (else its
+  publication date): what a prior-art search for that document may cite. ``"none"`` turns it off.
+- ``cpc`` / ``ipc``: a document passes when any of its codes starts with any prefix, spaces
+  ignored (``H01M``, ``H01M 10/``, ``H01M10/44``). Given both, a document must pass both.
+- ``country`` / ``kind``: any of the given codes; a kind passes by prefix (``B`` = B1, B2).
+- ``exclude_family``: documents of the query's family (``family_id``, else the same number under
+  another kind code) are no hits, nor is the query itself; default on for an id query.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from graphtx.corpus.schema import id_key
+
+_DATE = re.compile(r"^(\d{4})(?:[-/.]?(\d{2}))?(?:[-/.]?(\d{2}))?$")
+OFF = "none"  # before=OFF: no date cut-off, also for id queries
+
+
+def iso_cutoff(value: str) -> str:
+    """``"20100630"``, ``"2010/06/30"``, ``"2010-06"`` -> ISO (partial dates stay partial); ValueError otherwise."""
+    m = _DATE.match(value.strip())
+    if not m or (m.group(3) and not m.group(2)):
+        raise ValueError(f"before must be a date such as 2010-06-30, 2010-06 or 2010 (or none), got {value!r}")
+    year, month, day = m.groups()
+    if (month and not 1 <= int(month) <= 12) or (day and not 1 <= int(day) <= 31):
+        raise ValueError(f"before must be a date such as 2010-06-30, 2010-06 or 2010 (or none), got {value!r}")
+    return "-".join(p for p in (year, month, day) if p)
+
+
+def _codes(value, upper: bool = True) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else list(value)
+    out = []
+    for item in items:
+        for code in re.split(r"[,;]", str(item)):
+            code = re.sub(r"\s+", "", code).upper() if upper else code.strip()
+            if code and code not in out:
+                out.append(code)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    before: str | None = None  # ISO date: publication strictly before; None: id query -> its priority date, text -> no cut-off; "none": off
+    cpc: tuple[str, ...] = ()  # CPC prefixes, any may match ("H01M", "H01M 10/44")
+    ipc: tuple[str, ...] = ()  # IPC prefixes, any may match
+    country: tuple[str, ...] = ()  # publishing offices (US, EP, WO, ...), any
+    kind: tuple[str, ...] = ()  # kind-code prefixes (B = B1/B2, A1), any
+    exclude_family: bool | None = None  # drop the query's family (and the query); None: on for an id query
+    group_by_family: bool = False  # one hit per family, its best-scored member
+
+    def __post_init__(self) -> None:
+        before = self.before
+        if before is not None:
+            before = OFF if str(before).strip().lower() == OFF else iso_cutoff(str(before))
+        object.__setattr__(self, "before", before)
+        for name in ("cpc", "ipc", "country", "kind"):
+            object.__setattr__(self, name, _codes(getattr(self, name)))
+
+    def cutoff(self, query_date: str | None) -> str | None:
+        """The date cut-off in force: ``before``, else (id query) ``query_date``; None: no cut-off."""
+        if self.before == OFF:
+            return None
+        return self.before or query_date or None
+
+    def excludes_family(self, id_query: bool) -> bool:
+        return id_query if self.exclude_family is None else self.exclude_family and id_query
+
+    def to_json(self) -> dict:
+        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)}
+
+    @classmethod
+    def from_json(cls, data: dict | None) -> SearchFilters:
+        data = data or {}
+        return cls(**{f.name: data[f.name] for f in fields(cls) if data.get(f.name) is not None})
+
+
+NO_FILTERS = SearchFilters(before=OFF, exclude_family=False)  # nothing filtered, not even for an id query
+
+
+# --- per-document data and the mask ------------------------------------------------
+
+
+def _date_end(date: str) -> str:
+    """The last day a (partial) ISO date may mean, for "surely before": "2009" -> "2009-12-31"."""
+    if len(date) == 4:
+        return date + "-12-31"
+    if len(date) == 7:
+        return date + "-31"
+    return date
+
+
+def _cutoff_start(date: str) -> str:
+    """The first day of a (partial) cut-off: "2009" -> "2009-01-01"."""
+    return date + "-01-01" if len(date) == 4 else date + "-01" if len(date) == 7 else date
+
+
+class FilterData:
+    """What the filters read, for every live document of an index, in id-map order.
+
+    dates, priority (n,) str arrays ("" unknown); country, kind (n,) str; family (n,) str
+    (family_id, else the id without kind); cpc, ipc: lists of space-free codes per document.
+    """
+
+    def __init__(self, doc_ids: list[str], rows: list[dict]):
+        n = len(doc_ids)
+        self.count = n
+        self.dates = np.array([_date_end(r.get("date") or "") for r in rows], dtype=object)  # (n,)
+        self.priority = [r.get("priority_date") or "" for r in rows]
+        self.raw_dates = [r.get("date") or "" for r in rows]
+        self.country = np.array([(r.get("country") or _country(d)).upper() for d, r in zip(doc_ids, rows)], dtype=object)
+        self.kind = np.array([(r.get("kind") or _kind(d)).upper() for d, r in zip(doc_ids, rows)], dtype=object)
+        self.family = np.array([r.get("family_id") or id_key(d) for d, r in zip(doc_ids, rows)], dtype=object)
+        self.cpc = [tuple(c.replace(" ", "") for c in r.get("cpc") or ()) for r in rows]
+        self.ipc = [tuple(c.replace(" ", "") for c in r.get("ipc") or ()) for r in rows]
+        self._cache: dict[tuple, np.ndarray] = {}
+
+    def query_date(self, position: int) -> str:
+        """An id query's default cut-off: its priority date, else its publication date."""
+        return self.priority[position] or self.raw_dates[position]
+
+    def _cached(self, key: tuple, make) -> np.ndarray:
+        if key not in self._cache:
+            if len(self._cache) > 64:
+                self._cache.clear()
+            self._cache[key] = make()
+        return self._cache[key]
+
+    def mask(self, filters: SearchFilters, cutoff: str | None, family: str | None) -> np.ndarray | None:
+        """(n,) bool: documents that may be hits; None when nothing is filtered."""
+        parts = []
+        if cutoff:
+            start = _cutoff_start(cutoff)
+            parts.append(self._cached(("before", start), lambda: np.array([bool(d) and d < start for d in self.dates], dtype=bool)))
+        for name in ("cpc", "ipc"):
+            prefixes = getattr(filters, name)
+            if prefixes:
+                codes = getattr(self, name)
+                parts.append(self._cached((name, prefixes), lambda: np.array([any(c.startswith(prefixes) for c in cs) for cs in codes], dtype=bool)))
+        if filters.country:
+            parts.append(self._cached(("country", filters.country), lambda: np.isin(self.country, list(filters.country))))
+        if filters.kind:
+            parts.append(self._cached(("kind", filters.kind), lambda: np.array([k.startswith(filters.kind) for k in self.kind], dtype=bool)))
+        if family is not None:
+            parts.append(self.family != family)
+        if not parts:
+            return None
+        out = parts[0].copy()
+        for p in parts[1:]:
+            out &= p
+        return out
+
+
+def _country(doc_id: str) -> str:
+    m = re.match(r"^([A-Z]{2})-", doc_id)
+    return m.group(1) if m else ""
+
+
+def _kind(doc_id: str) -> str:
+    m = re.match(r"^[A-Z]{2}-[A-Z0-9]+-([A-Z]\d?)$", doc_id)
+    return m.group(1) if m else ""
+
+
+# --- command line --------------------------------------------------------------------
+
+
+def add_filter_arguments(p: argparse.ArgumentParser) -> None:
+    """The filter flags of `graphtx search` (and of batch searches)."""
+    g = p.add_argument_group("filters")
+    g.add_argument("--before", metavar="DATE", help="only documents published strictly before DATE (2010-06-30, 2010-06, 2010); "
+                   "with --id the default is the query document's priority date (else its date); none: no cut-off")  # fmt: skip
+    g.add_argument("--cpc", nargs="+", metavar="PREFIX", help="only documents with a CPC code starting with one of these (H01M, 'H01M 10/44')")
+    g.add_argument("--ipc", nargs="+", metavar="PREFIX", help="only documents with an IPC code starting with one of these")
+    g.add_argument("--country", nargs="+", metavar="CC", help="only documents of these offices (US EP WO ...)")
+    g.add_argument("--kind", dest="kind_code", nargs="+", metavar="KIND", help="only these kind codes, by prefix (B = B1 and B2)")
+    fam = g.add_mutually_exclusive_group()
+    fam.add_argument("--exclude-family", dest="exclude_family", action="store_true", default=None,
+                     help="leave out the query document's family and itself (default for --id)")  # fmt: skip
+    fam.add_argument("--include-family", dest="exclude_family", action="store_false", help="keep the query document's family (--id)")
+    g.add_argument("--group-by-family", action="store_true", help="one hit per family: its best-scored member")
+
+
+def filters_from_args(args: argparse.Namespace) -> SearchFilters:
+    return SearchFilters(
+        before=args.before, cpc=tuple(args.cpc or ()), ipc=tuple(args.ipc or ()), country=tuple(args.country or ()),
+        kind=tuple(args.kind_code or ()), exclude_family=args.exclude_family, group_by_family=args.group_by_family,
+    )  # fmt: skip
