@@ -70,11 +70,15 @@ def cmd_parse(args) -> int:
 
     cfg = with_overrides(load_config(args.config).parse, workers=args.workers, spacy_model=args.spacy_model, rules_dir=args.rules)
     report = parse_corpus(args.corpus, args.out, cfg, progress=_progress(args))
-    summary = {"out": str(report.out_dir), "documents": report.documents, "graphs": report.graphs, "skipped": report.skipped}
+    summary = {"out": str(report.out_dir), "documents": report.documents, "graphs": report.graphs, "skipped": report.skipped,
+               "skipped_languages": report.skipped_languages}  # fmt: skip
     lines = [
         f"parsed {report.documents} documents into {report.graphs} graphs in {report.out_dir}",
         f"skipped: {report.skipped}" + (f" (listed in {report.out_dir / 'errors.jsonl'})" if report.skipped else ""),
     ]
+    if report.skipped_languages:
+        counts = ", ".join(f"{n} in {lang!r}" for lang, n in report.skipped_languages.items())
+        lines.append(f"not English, not parsed: {counts} (parse.languages maps a language to a spaCy pipeline)")
     _say(args, summary, lines)
     return EXIT_OK if report.skipped == 0 else EXIT_SKIPPED
 

@@ -47,9 +47,17 @@ class ParseConfig:
     workers: int = 1  # parsing processes
     batch_size: int = 32  # texts per spaCy nlp.pipe batch
     chunk_size: int = 4  # documents per task sent to a worker
+    # documents in a language other than English are skipped (and listed) unless this maps their language to
+    # an installed spaCy pipeline, e.g. {de: de_core_news_sm}: the relation rules are English, so check its graphs
+    languages: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         from graphtx.graphs.graph import GRAPH_KINDS
+
+        pairs = list(self.languages.items()) if isinstance(self.languages, dict) else list(self.languages)
+        if not all(isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(x, str) and x.strip() for x in p) for p in pairs):
+            raise ValueError(f"parse.languages must map a language code to a spaCy pipeline, e.g. {{de: de_core_news_sm}}, got {self.languages!r}")
+        object.__setattr__(self, "languages", tuple(sorted((lang.strip().lower(), model.strip()) for lang, model in pairs)))
 
         bad = set(self.kinds) - set(GRAPH_KINDS)
         if bad or not self.kinds:

@@ -9,6 +9,11 @@ Layout of a graphs directory::
 
 The files are staged in ``.partial/`` and committed whole, manifest last (:mod:`graphtx.atomic`):
 an interrupted or disk-full re-run leaves the previous graphs byte-identical.
+
+Languages: documents whose ``lang`` is neither English nor unknown are parsed only when
+``parse.languages`` names a spaCy pipeline for their language; otherwise they are skipped, each
+listed in ``errors.jsonl`` with the reason, and counted in the manifest (``languages``: documents
+per language; ``skipped_languages``: those not parsed).
 """
 
 from __future__ import annotations
@@ -37,18 +42,43 @@ from graphtx.parallel import bounded_map
 GRAPHS_FILE = "graphs.parquet"
 
 _worker_builder: GraphBuilder | None = None  # one per worker process, set by _init_worker
+_worker_cfg: ParseConfig | None = None
+_language_builders: dict[str, GraphBuilder] = {}  # parse.languages pipelines, loaded on first use
+ENGLISH = ("", "en")  # a document without a language is taken as English
 
 
 def _init_worker(cfg: ParseConfig) -> None:
-    global _worker_builder
-    _worker_builder = GraphBuilder(cfg)
+    global _worker_builder, _worker_cfg
+    _worker_builder, _worker_cfg = GraphBuilder(cfg), cfg
+    _language_builders.clear()
 
 
-def _build_one(doc: PatentDocument) -> tuple[str, list[InventionGraph], str]:
+def document_language(doc: PatentDocument) -> str:
+    """``"DE"``, ``"de-DE"`` -> ``"de"``; "" when unknown."""
+    return (doc.lang or "").strip().lower().replace("_", "-").split("-")[0]
+
+
+def _builder_for(lang: str) -> GraphBuilder | None:
+    if lang in ENGLISH:
+        return _worker_builder
+    model = dict(_worker_cfg.languages).get(lang) if _worker_cfg is not None else None
+    if model is None:
+        return None
+    if lang not in _language_builders:
+        _language_builders[lang] = GraphBuilder(dataclasses.replace(_worker_cfg, spacy_model=model))
+    return _language_builders[lang]
+
+
+def _build_one(doc: PatentDocument) -> tuple[str, list[InventionGraph], str, str]:
+    """(doc id, graphs, why not parsed or "", language)."""
+    lang = document_language(doc)
     try:
-        return doc.id, list(_worker_builder.build(doc).values()), ""
+        builder = _builder_for(lang)
+        if builder is None:
+            return doc.id, [], f"language {lang!r} is not English and parse.languages names no spaCy pipeline for it: not parsed (e.g. parse.languages: {{{lang}: {lang}_core_news_sm}})", lang
+        return doc.id, list(builder.build(doc).values()), "", lang
     except Exception as err:  # reported per document; a batch job goes on
-        return doc.id, [], f"{type(err).__name__}: {err}"
+        return doc.id, [], f"{type(err).__name__}: {err}", lang
 
 
 @dataclass(frozen=True)
@@ -57,6 +87,7 @@ class ParseReport:
     graphs: int
     skipped: int
     out_dir: Path
+    skipped_languages: dict = dataclasses.field(default_factory=dict)  # language -> documents not parsed for it
 
 
 def parse_corpus(corpus_dir: str | Path, out_dir: str | Path, cfg: ParseConfig = ParseConfig(), progress: bool | None = None) -> ParseReport:
@@ -66,6 +97,7 @@ def parse_corpus(corpus_dir: str | Path, out_dir: str | Path, cfg: ParseConfig =
     with StagedDir(out, "`graphtx parse`", (GRAPHS_FILE, ERRORS_FILE)) as staged:
         writer = TableWriter(staged.path(GRAPHS_FILE), GRAPH_SCHEMA, rows_per_group=1024)
         kinds, sources, rule_hits, nodes = Counter(), Counter(), Counter(), Counter()
+        languages, skipped_languages = Counter(), Counter()
         skipped = documents = 0
         try:
             with open(staged.path(ERRORS_FILE), "w", encoding="utf-8") as errors:
@@ -73,7 +105,10 @@ def parse_corpus(corpus_dir: str | Path, out_dir: str | Path, cfg: ParseConfig =
                     _build_one, iter_documents(corpus_dir), workers=cfg.workers, chunk_size=cfg.chunk_size,
                     initializer=_init_worker, initargs=(cfg,),
                 )  # fmt: skip
-                for doc_id, graphs, reason in tqdm(results, total=total, desc="parse", unit="doc", disable=None if progress is None else not progress, file=sys.stderr):
+                for doc_id, graphs, reason, lang in tqdm(results, total=total, desc="parse", unit="doc", disable=None if progress is None else not progress, file=sys.stderr):
+                    languages[lang or "unknown"] += 1
+                    if reason.startswith(f"language {lang!r} is not English"):
+                        skipped_languages[lang] += 1
                     if reason:
                         errors.write(SkippedRecord(str(corpus_dir), "document", reason, doc_id).to_json() + "\n")
                         skipped += 1
@@ -98,6 +133,8 @@ def parse_corpus(corpus_dir: str | Path, out_dir: str | Path, cfg: ParseConfig =
             "documents": documents,
             "graphs": dict(kinds),
             "skipped": skipped,
+            "languages": dict(sorted(languages.items())),
+            "skipped_languages": dict(sorted(skipped_languages.items())),
             "text_sources": dict(sources),
             "mean_nodes": {k: round(nodes[k] / kinds[k], 1) for k in kinds},
             "rule_hits_description_graphs": dict(rule_hits),
@@ -106,7 +143,7 @@ def parse_corpus(corpus_dir: str | Path, out_dir: str | Path, cfg: ParseConfig =
             integrity.CHECKSUMS_KEY: integrity.record(staged.partial, [GRAPHS_FILE]),
         }
         staged.commit(integrity.seal(manifest))
-    return ParseReport(documents, sum(kinds.values()), skipped, out)
+    return ParseReport(documents, sum(kinds.values()), skipped, out, dict(skipped_languages))
 
 
 def graphs_path(graphs_dir: str | Path) -> Path:

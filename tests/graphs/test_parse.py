@@ -68,3 +68,30 @@ def test_cli_show_unknown_id_is_a_clear_error(corpus, tmp_path, capsys):
 def test_cli_parse_of_a_missing_corpus_is_a_clear_error(tmp_path, capsys):
     assert main(["parse", str(tmp_path / "missing"), "--out", str(tmp_path / "g"), "--quiet"]) == 2
     assert "run `graphtx ingest` first" in capsys.readouterr().err
+
+
+def test_documents_not_in_english_are_flagged_and_skipped_unless_a_pipeline_is_named(tmp_path, capsys):
+    out = tmp_path / "corpus"
+    german = "Schneefräse mit einem Schneckengehäuse und einem Auswurfschacht."
+    with CorpusWriter(out) as w:
+        w.add_document(PatentDocument("EP-1-B1", "test", "-", abstract="A battery pack comprising cells.", lang="en"), (), "-", "1")
+        w.add_document(PatentDocument("EP-2-B1", "test", "-", abstract=german, lang="de"), (), "-", "2")
+        w.add_document(PatentDocument("X-3", "test", "-", abstract="A valve comprising a seat."), (), "-", "3")  # no language: English
+        w.add_document(PatentDocument("EP-4-A1", "test", "-", abstract="Un moteur.", lang="FR"), (), "-", "4")
+    assert main(["parse", str(out), "--out", str(tmp_path / "g"), "--quiet"]) == 3  # finished, some skipped
+    said = capsys.readouterr().out
+    assert "not English, not parsed: 1 in 'de', 1 in 'fr'" in said
+    errors = {e["id"]: e["reason"] for e in read_errors(tmp_path / "g")}
+    assert set(errors) == {"EP-2-B1", "EP-4-A1"} and "language 'de' is not English" in errors["EP-2-B1"] and "parse.languages" in errors["EP-2-B1"]
+    manifest = json.loads((tmp_path / "g" / "manifest.json").read_text())
+    assert manifest["languages"] == {"de": 1, "en": 1, "fr": 1, "unknown": 1} and manifest["skipped_languages"] == {"de": 1, "fr": 1}
+    assert {g.doc_id for g in iter_graphs(tmp_path / "g")} == {"EP-1-B1", "X-3"}
+
+    # a pipeline named for German parses it (here the English pipeline stands in: only German ships nowhere)
+    cfg = tmp_path / "de.yaml"
+    cfg.write_text(f"parse:\n  languages: {{de: {ParseConfig().spacy_model}}}\n")
+    assert main(["parse", str(out), "--out", str(tmp_path / "g2"), "--config", str(cfg), "--quiet"]) == 3
+    assert {g.doc_id for g in iter_graphs(tmp_path / "g2")} == {"EP-1-B1", "EP-2-B1", "X-3"}
+    assert json.loads((tmp_path / "g2" / "manifest.json").read_text())["skipped_languages"] == {"fr": 1}
+    with pytest.raises(ValueError, match="parse.languages must map a language code"):
+        ParseConfig(languages=["de"])

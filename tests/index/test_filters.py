@@ -235,3 +235,41 @@ def test_http_filters_and_404_suggestions(index):
         r = client.post("/search", json={"id": did(1), "k": 5, "group_by_family": True, "before": "none", "exclude_family": False})
         fams = [meta(_num(h["doc_id"]))["family_id"] for h in r.json()["hits"]]
         assert len(fams) == 5 == len(set(fams)) and meta(1)["family_id"] in fams  # its own family may come back, once
+
+
+def test_an_approximate_index_that_cannot_reach_them_falls_back_to_exact_cosines(filtered, tmp_path):
+    """IVF-PQ visiting one cell never returns every document: the passing ones are scored exactly."""
+    from graphtx.index.build import build_index
+
+    out = tmp_path / "ivf"
+    build_index(filtered["root"] / "model", filtered["graphs"], out, IndexConfig(index_type="ivfpq", pq_nbits=4, ivf_nlist=4, bm25=False), progress=False)
+    ivf = Index.open(out, nprobe=1)
+    reached = {h.doc_id for h in ivf.search(graph=make_graph(0), k=N, ranker="dense")}
+    assert len(reached) < N and not {did(i) for i in RARE} <= reached  # one cell of four, without all three
+    result = ivf.search(graph=make_graph(0), k=3, ranker="dense", filters=SearchFilters(cpc=("B60L",)))
+    assert {h.doc_id for h in result} == {did(i) for i in RARE}
+
+
+def test_an_index_built_before_the_filter_columns_still_filters(filtered, tmp_path, monkeypatch):
+    """Parts without family/country/kind/date columns: old indexes open; country, kind and family come from the ids."""
+    import pyarrow as pa
+
+    from graphtx.index import build as build_module
+    from graphtx.index.build import build_index
+    from graphtx.index.store import FILTER_FIELDS, part_schema
+
+    def old_schema(dim: int) -> pa.Schema:
+        return pa.schema([f for f in part_schema(dim) if f.name not in FILTER_FIELDS])
+
+    monkeypatch.setattr(build_module, "part_schema", old_schema)
+    monkeypatch.setattr(build_module, "FILTER_FIELDS", ())
+    out = tmp_path / "old"
+    build_index(filtered["root"] / "model", filtered["graphs"], out, IndexConfig(), progress=False)
+    monkeypatch.undo()
+    old = Index.open(out)
+    assert "country" not in IndexStore(out).read_part_columns(0, ["doc_id"]).schema.names
+    result = old.search(doc_id="US1000B2", k=N, filters=SearchFilters(country=("US",), before="none"))
+    ids = [h.doc_id for h in result]
+    assert ids and all(d.startswith("US-") for d in ids) and did(1) not in ids
+    assert len(ids) == sum(did(i).startswith("US-") for i in range(N)) - 1  # no family_id stored: only the query itself is its family
+    assert all(h.date for h in result)  # the dates were always there
