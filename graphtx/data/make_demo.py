@@ -18,7 +18,8 @@ import pyarrow.parquet as pq
 
 from graphtx.corpus.store import read_citations
 
-KEEP = ["id", "title", "abstract", "claims", "description", "ipc", "cpc", "family_id", "date", "lang", "kind"]
+KEEP = ["id", "title", "abstract", "claims", "description", "ipc", "cpc", "family_id", "date", "lang", "kind",
+        "priority_date", "application_date", "applicants", "country"]
 
 
 def make_demo(corpus_dir: str | Path, out_dir: str | Path) -> None:
