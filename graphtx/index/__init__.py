@@ -5,6 +5,7 @@ write index directories (layout in store.py).
 """
 
 from graphtx.index.build import BuildReport, build_index, remove_documents
+from graphtx.index.filters import SearchFilters
 from graphtx.index.search import Hit, Index, SearchResult
 
-__all__ = ["BuildReport", "Hit", "Index", "SearchResult", "build_index", "remove_documents"]
+__all__ = ["BuildReport", "Hit", "Index", "SearchFilters", "SearchResult", "build_index", "remove_documents"]

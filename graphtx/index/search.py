@@ -2,13 +2,14 @@
 
 Example::
 
-    from graphtx.index import Index
+    from graphtx.index import Index, SearchFilters
 
     index = Index.open("runs/demo/index")                      # the model copied into the index
     for hit in index.search("1. A snowthrower comprising ...", k=10):
         print(hit.rank, hit.doc_id, round(hit.score, 3), hit.title)
-    index.search(doc_id="US-7315346-B2", k=5)                  # more like an indexed document: its family left out,
-                                                               # only documents published before its priority date
+    index.search(doc_id="US-7315346-B2", k=5)                  # more like an indexed document (itself left out)
+    index.search(doc_id="US7315346B2", filters=SearchFilters())  # as a searcher would: its family left out, only
+                                                               # documents published before its priority date
     index.search(text, k=10, filters=SearchFilters(before="2010-01-01", cpc=("E01H",), group_by_family=True))
     index.search(text, k=10, hybrid=True)                      # dense + BM25, fused by RRF
     index.search(text, k=10, rerank="late", rerank_depth=100)  # the top 100 re-ranked by late interaction
