@@ -44,7 +44,7 @@ def _say(args, summary: dict, lines: list[str]) -> None:
 
 def cmd_ingest(args) -> int:
     from graphtx.config import load_config, with_overrides
-    from graphtx.corpus.ingest import ingest
+    from graphtx.corpus.ingest import fields_lines, ingest
 
     cfg = with_overrides(load_config(args.config).ingest, workers=args.workers, format=args.format, max_record_mb=args.max_record_mb)
     report = ingest(args.sources, args.out, cfg, progress=_progress(args))
@@ -59,8 +59,9 @@ def cmd_ingest(args) -> int:
         f"ingested {report.documents} documents and {report.citations} citations into {report.out_dir}",
         f"records seen: {report.records_seen}; skipped: {report.skipped}"
         + (f" (each listed with its reason in {report.out_dir / 'errors.jsonl'})" if report.skipped else ""),
+        *fields_lines(report.fields_filled or {}),
     ]
-    _say(args, summary, lines)
+    _say(args, summary | {"fields_filled": report.fields_filled}, lines)
     return EXIT_OK if report.complete else EXIT_SKIPPED
 
 

@@ -36,6 +36,7 @@ class IngestReport:
     records_seen: int
     out_dir: Path
     records_written: int = 0  # documents + citation-only rows; records_seen == records_written + skipped
+    fields_filled: dict | None = None  # per source path: documents, and how many filled each field (manifest's fields_filled)
 
     @property
     def complete(self) -> bool:
@@ -154,4 +155,17 @@ def ingest(sources: list[str | Path], out_dir: str | Path, cfg: IngestConfig = I
         if seen != written + writer.skipped:  # every record is written or listed; anything else is a bug here
             raise RuntimeError(f"ingest lost track of records: {seen} seen, {written} written, {writer.skipped} skipped")
         manifest = writer.close({"sources": [str(s) for s in sources], "records_seen": seen, "records_written": written, "fields_filled": filled.to_json()})
-    return IngestReport(manifest["documents"], manifest["citations"], manifest["skipped"], seen, Path(out_dir), written)
+    return IngestReport(manifest["documents"], manifest["citations"], manifest["skipped"], seen, Path(out_dir), written, manifest["fields_filled"])
+
+
+def fields_lines(filled: dict) -> list[str]:
+    """One line a source: ``SOURCE: 371 documents; priority_date 371, applicants 370, ...; kept in extra: examiner 2``."""
+    lines = []
+    for source, counts in filled.items():
+        have = ", ".join(f"{name} {counts[name]}" for name in FILLED_FIELDS if counts.get(name))
+        none = [name for name in FILLED_FIELDS if not counts.get(name)]
+        line = f"{source}: {counts['documents']} documents; filled: {have or 'nothing'}" + (f"; empty: {', '.join(none)}" if none else "")
+        if counts.get("extra"):
+            line += "; kept in extra: " + ", ".join(f"{k} {n}" for k, n in counts["extra"].items())
+        lines.append(line)
+    return lines

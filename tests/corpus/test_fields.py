@@ -240,3 +240,13 @@ def _write(tmp_path: Path) -> Path:
     path = tmp_path / "one.jsonl"
     path.write_text(json.dumps({"id": "D-1", "abstract": "A gear.", "priority_date": "2001-01-01"}) + "\n")
     return path
+
+
+def test_cli_ingest_says_what_each_source_filled(tmp_path, capsys):
+    from graphtx.cli import main
+
+    (tmp_path / "d.jsonl").write_text(json.dumps({"id": "A-1", "abstract": "A gear.", "assignee": "Acme", "examiner": "Smith"}) + "\n")
+    assert main(["ingest", str(tmp_path / "d.jsonl"), "--out", str(tmp_path / "c"), "--quiet"]) == 0
+    said = capsys.readouterr().out
+    assert f"{tmp_path / 'd.jsonl'}: 1 documents; filled: abstract 1, applicants 1; empty: title," in said
+    assert "kept in extra: examiner 1" in said
