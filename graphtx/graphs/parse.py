@@ -174,7 +174,18 @@ def iter_graphs(graphs_dir: str | Path, kind: str | None = None, ids: set[str] |
 
 
 def load_graph(graphs_dir: str | Path, doc_id: str, kind: str) -> InventionGraph:
-    rows = pq.read_table(graphs_path(graphs_dir), filters=[("doc_id", "=", doc_id), ("kind", "=", kind)]).to_pylist()
+    """The ``kind`` graph of ``doc_id``; a typed id (``US8418590B2``) finds ``US-8418590-B2``, a miss names the closest ids."""
+    from graphtx.corpus.ids import IdResolver
+
+    path = graphs_path(graphs_dir)
+    rows = pq.read_table(path, filters=[("doc_id", "=", doc_id), ("kind", "=", kind)]).to_pylist()
     if rows:
         return InventionGraph.from_row(rows[0])
-    raise KeyError(f"no {kind} graph for id {doc_id!r} in {graphs_dir}")
+    ids = pq.read_table(path, columns=["doc_id", "kind"], filters=[("kind", "=", kind)]).column("doc_id").to_pylist()
+    resolver = IdResolver(ids)
+    found = resolver.resolve(doc_id)
+    if len(found) == 1:
+        return load_graph(graphs_dir, found[0], kind)
+    suggestions = found or resolver.suggest(doc_id)
+    hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
+    raise KeyError(f"no {kind} graph for id {doc_id!r} in {graphs_dir}{hint}")

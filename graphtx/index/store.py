@@ -141,7 +141,7 @@ class IdMap:
 
     def __post_init__(self) -> None:
         self._position = {d: i for i, d in enumerate(self.doc_id)}
-        self._resolver = None  # graphtx.index.ids.IdResolver, built on the first id that is not exact
+        self._resolver = None  # graphtx.corpus.ids.IdResolver, built on the first id that is not exact
 
     def __len__(self) -> int:
         return len(self.doc_id)
@@ -158,7 +158,7 @@ class IdMap:
     def resolve(self, typed: str) -> str:
         """The indexed id a typed one names (``US8418590B2``, ``US 8,418,590 B2``, ``US-8418590`` -> ``US-8418590-B2``);
         DocumentNotFound with the closest ids when none (or several) match."""
-        from graphtx.index.ids import IdResolver, not_found_message
+        from graphtx.corpus.ids import IdResolver, not_found_message
 
         if typed in self._position:
             return typed

@@ -63,6 +63,9 @@ def test_cli_show_unknown_id_is_a_clear_error(corpus, tmp_path, capsys):
     main(["parse", str(corpus), "--out", str(tmp_path / "g"), "--quiet"])
     assert main(["show", str(tmp_path / "g"), "--id", "NOPE"]) == 2
     assert "no first_claim graph for id 'NOPE'" in capsys.readouterr().err
+    assert main(["show", str(tmp_path / "g"), "--id", "US-1-B2", "--out", str(tmp_path / "x.png")]) == 2
+    assert "did you mean US-1-B1?" in capsys.readouterr().err
+    assert main(["show", str(tmp_path / "g"), "--id", "us1b1", "--out", str(tmp_path / "x.png")]) == 0  # a typed id finds US-1-B1
 
 
 def test_cli_parse_of_a_missing_corpus_is_a_clear_error(tmp_path, capsys):
