@@ -54,8 +54,8 @@ from graphtx.index.hybrid import BM25Index
 from graphtx.lock import IndexLock
 from graphtx.index.store import (
     BM25_DIR,
+    DISPLAY_FIELDS,
     FORMAT,
-    FILTER_FIELDS,
     GRAPH_FIELDS,
     MODEL_DIR,
     PARTS_DIR,
@@ -178,7 +178,7 @@ def _build_index(
                 "faiss_id": ids,
                 "doc_id": [g.doc_id for g in chunk],
                 "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1), pa.float32()), dim),
-                **{f: [m[f] for m in meta] for f in ("title", "date", "ipc", "cpc", *FILTER_FIELDS, "text")},
+                **{f: [m[f] for m in meta] for f in ("title", "date", "ipc", "cpc", "text", *DISPLAY_FIELDS)},
                 **{f: [getattr(g, f) for g in chunk] for f in GRAPH_FIELDS},
             },
             schema=schema,

@@ -1,7 +1,8 @@
 """Per-document metadata and BM25 text for the index, looked up in a corpus directory.
 
-The index copies what a search shows and filters on (title, dates, IPC and CPC classes,
-family, country, kind, applicants) and the text BM25
+The index copies what a search shows (title, date, IPC and CPC classes, abstract, first claim,
+applicants, priority and application dates, family id, kind, country, language: the
+``DISPLAY_FIELDS`` a corpus has; older corpora lack some and give empty values) and the text BM25
 ranks (title, abstract, claims, description, cut at ``bm25_max_chars``) into its own
 parts, so nothing outside the index directory is read at query time.
 
@@ -19,17 +20,24 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from graphtx.corpus.schema import country_of
 from graphtx.corpus.store import documents_path
 from graphtx.graphs.graph import InventionGraph
+from graphtx.index.store import DISPLAY_FIELDS, LIST_FIELDS
 
-_COLUMNS = ["title", "abstract", "claims", "description", "ipc", "cpc", "date", "family_id", "kind",
-            "priority_date", "application_date", "applicants", "country"]  # the last four: not in corpora before them
+_COLUMNS = ["title", "abstract", "claims", "description", "ipc", "cpc", "date"]
+_OPTIONAL = [f for f in DISPLAY_FIELDS if f not in ("abstract", "first_claim")]  # read when the corpus has them
 
 
-def _empty_meta() -> dict:
-    return {"title": "", "date": "", "ipc": [], "cpc": [], "family_id": "", "country": "", "kind": "", "priority_date": "",
-            "application_date": "", "applicants": []}  # fmt: skip
+def empty_display() -> dict:
+    """The display fields of a document the corpus says nothing about."""
+    return {f: [] if f in LIST_FIELDS else "" for f in DISPLAY_FIELDS}
+
+
+def first_claim(claims) -> str:
+    """Text of the first independent claim of a corpus row's claims (the first claim when none is marked)."""
+    claims = [c for c in claims or () if c.get("text")]
+    chosen = next((c for c in claims if c.get("independent")), claims[0] if claims else None)
+    return chosen["text"] if chosen else ""
 
 
 def bm25_text(row: dict, max_chars: int) -> str:
@@ -53,6 +61,8 @@ class CorpusLookup:
         self.path = documents_path(corpus_dir)
         self.max_chars = max_chars
         self._file = pq.ParquetFile(self.path)
+        present = set(self._file.schema_arrow.names)
+        self._columns = _COLUMNS + [c for c in _OPTIONAL if c in present]
         ids = pq.read_table(self.path, columns=["id"]).column("id").to_pylist()
         self._position = {}
         for i, doc_id in enumerate(ids):
@@ -61,8 +71,6 @@ class CorpusLookup:
         sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
         self._starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)  # (groups + 1,)
         self._cache: dict[int, list[dict]] = {}
-        names = self._file.schema_arrow.names
-        self._columns = [c for c in _COLUMNS if c in names]
 
     def __len__(self) -> int:
         return len(self._position)
@@ -78,7 +86,7 @@ class CorpusLookup:
         return self._cache[g]
 
     def row(self, doc_id: str) -> dict | None:
-        """The metadata fields of ``doc_id`` (title, date, ipc, cpc, FILTER_FIELDS, text), or None when not in the corpus."""
+        """The metadata fields of ``doc_id`` (title, date, ipc, cpc, text, DISPLAY_FIELDS), or None when not in the corpus."""
         i = self._position.get(doc_id)
         if i is None:
             return None
@@ -89,13 +97,11 @@ class CorpusLookup:
             "date": row["date"] or "",
             "ipc": list(row["ipc"] or ()),
             "cpc": list(row["cpc"] or ()),
-            "family_id": row.get("family_id") or "",
-            "country": row.get("country") or country_of(doc_id),
-            "kind": row.get("kind") or "",
-            "priority_date": row.get("priority_date") or "",
-            "application_date": row.get("application_date") or "",
-            "applicants": list(row.get("applicants") or ()),
             "text": bm25_text(row, self.max_chars),
+            **empty_display(),
+            **{f: list(row[f] or ()) if f in LIST_FIELDS else row[f] or "" for f in _OPTIONAL if f in row},
+            "abstract": row["abstract"] or "",
+            "first_claim": first_claim(row["claims"]),
         }
 
 
@@ -106,6 +112,6 @@ def metadata_rows(graphs: list[InventionGraph], lookup: CorpusLookup | None, max
         row = lookup.row(g.doc_id) if lookup is not None else None
         if row is None:
             missing += lookup is not None
-            row = {**_empty_meta(), "country": country_of(g.doc_id), "text": graph_text(g, max_chars)}
+            row = {"title": "", "date": "", "ipc": [], "cpc": [], "text": graph_text(g, max_chars), **empty_display()}
         rows.append(row)
     return rows, missing

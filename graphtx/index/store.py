@@ -54,9 +54,10 @@ _PART_NAME = re.compile(r"^part-(\d{6,})\.parquet$")
 
 GRAPH_FIELDS = tuple(f.name for f in GRAPH_SCHEMA if f.name not in ("doc_id", "kind"))  # stored per part row
 META_FIELDS = ("title", "date", "ipc", "cpc")
-# what search filters read (graphtx/index/filters.py) and hits may show; parts written before them lack
-# these columns, and reading one gives None (so an old index still opens and searches)
-FILTER_FIELDS = ("family_id", "country", "kind", "priority_date", "application_date", "applicants")
+# what a hit shows beyond META_FIELDS (copied from the corpus where it has them; parts written before
+# these columns lack them and read as empty values)
+DISPLAY_FIELDS = ("abstract", "first_claim", "applicants", "priority_date", "application_date", "family_id", "kind", "country", "lang")
+LIST_FIELDS = ("ipc", "cpc", "applicants")
 
 # files hashed whenever an index is opened, whatever their size (sizes of all files are always checked;
 # document parts and shards over integrity.HASH_AT_OPEN_BYTES are hashed by `graphtx index --verify`)
@@ -88,13 +89,8 @@ def part_schema(dim: int) -> pa.Schema:
             ("date", pa.string()),
             ("ipc", pa.list_(pa.string())),
             ("cpc", pa.list_(pa.string())),
-            ("family_id", pa.string()),
-            ("country", pa.string()),
-            ("kind", pa.string()),
-            ("priority_date", pa.string()),
-            ("application_date", pa.string()),
-            ("applicants", pa.list_(pa.string())),
             ("text", pa.string()),  # BM25 text
+            *[(f, pa.list_(pa.string()) if f in LIST_FIELDS else pa.string()) for f in DISPLAY_FIELDS],
             *[f for f in GRAPH_SCHEMA if f.name in GRAPH_FIELDS],
         ]
     )
@@ -386,7 +382,10 @@ class IndexStore:
         return f
 
     def read_rows(self, locations: list[tuple[int, int]], columns: list[str]) -> list[dict[str, Any]]:
-        """Rows at (part, row) locations, in the given order; each row group is read once."""
+        """Rows at (part, row) locations, in the given order; each row group is read once.
+
+        A column a part lacks (written before it existed) reads as None.
+        """
         out: list[dict | None] = [None] * len(locations)
         wanted: dict[tuple[int, int], list[tuple[int, int]]] = {}
         for i, (seq, row) in enumerate(locations):
@@ -395,9 +394,9 @@ class IndexStore:
             group = int(np.searchsorted(starts, row, side="right") - 1)
             wanted.setdefault((seq, group), []).append((i, row - int(starts[group])))
         for (seq, group), items in wanted.items():
-            f = self._file(seq)
-            present = [c for c in columns if c in f.schema_arrow.names]  # parts older than a column lack it: None
-            rows = f.read_row_group(group, columns=present).to_pylist()
+            file = self._file(seq)
+            present = set(file.schema_arrow.names)
+            rows = file.read_row_group(group, columns=[c for c in columns if c in present]).to_pylist()
             absent = {c: None for c in columns if c not in present}
             for i, offset in items:
                 out[i] = rows[offset] | absent if absent else rows[offset]

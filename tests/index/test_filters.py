@@ -256,13 +256,13 @@ def test_an_index_built_before_the_filter_columns_still_filters(filtered, tmp_pa
 
     from graphtx.index import build as build_module
     from graphtx.index.build import build_index
-    from graphtx.index.store import FILTER_FIELDS, part_schema
+    from graphtx.index.store import DISPLAY_FIELDS, part_schema
 
     def old_schema(dim: int) -> pa.Schema:
-        return pa.schema([f for f in part_schema(dim) if f.name not in FILTER_FIELDS])
+        return pa.schema([f for f in part_schema(dim) if f.name not in DISPLAY_FIELDS])
 
     monkeypatch.setattr(build_module, "part_schema", old_schema)
-    monkeypatch.setattr(build_module, "FILTER_FIELDS", ())
+    monkeypatch.setattr(build_module, "DISPLAY_FIELDS", ())
     out = tmp_path / "old"
     build_index(filtered["root"] / "model", filtered["graphs"], out, IndexConfig(), progress=False)
     monkeypatch.undo()
