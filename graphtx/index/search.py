@@ -413,8 +413,10 @@ class Index:
         if filters is None:
             return None, {}
         t0 = time.perf_counter()
-        data = self.filter_data()
         position = self.ids.position_of(q.doc_id) if q.doc_id is not None else None
+        if position is None and filters.cutoff(None) is None and not (filters.cpc or filters.ipc or filters.country or filters.kind or filters.group_by_family):
+            return None, {**filters.to_json(), "before": None, "exclude_family": False}  # a text query with nothing to filter
+        data = self.filter_data()
         cutoff = filters.cutoff(data.query_date(position) if position is not None else None)
         family = data.family[position] if position is not None and filters.excludes_family(True) else None
         mask = data.mask(filters, cutoff, family)
