@@ -122,8 +122,7 @@ class FilterData:
     """
 
     def __init__(self, doc_ids: list[str], rows: list[dict]):
-        n = len(doc_ids)
-        self.count = n
+        self.count = len(doc_ids)
         self.dates = np.array([_date_end(r.get("date") or "") for r in rows], dtype=object)  # (n,)
         self.priority = [r.get("priority_date") or "" for r in rows]
         self.raw_dates = [r.get("date") or "" for r in rows]

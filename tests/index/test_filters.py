@@ -45,8 +45,6 @@ def meta(i: int) -> dict:
 
 @pytest.fixture(scope="module")
 def filtered(tmp_path_factory):
-    import json as _json
-
     from graphtx import integrity
     from graphtx.index.build import build_index
 
@@ -69,7 +67,7 @@ def filtered(tmp_path_factory):
             writer.add(dataclasses.replace(make_graph(i, kind), doc_id=did(i)).to_row())
     writer.close()
     manifest = {"corpus": str(root / "corpus"), "documents": N, "config": {}, "checksums": integrity.record(graphs, [GRAPHS_FILE])}
-    (graphs / "manifest.json").write_text(_json.dumps(integrity.seal(manifest)) + "\n")
+    (graphs / "manifest.json").write_text(json.dumps(integrity.seal(manifest)) + "\n")
     model = make_model(root, late_dim=12)
     build_index(model, graphs, root / "index", IndexConfig(chunk_size=32, late_storage="fp16"), progress=False)
     return {"root": root, "index": root / "index", "graphs": graphs}
