@@ -117,18 +117,19 @@ def _cutoff_start(date: str) -> str:
 class FilterData:
     """What the filters read, for every live document of an index, in id-map order.
 
-    dates, priority (n,) str arrays ("" unknown); country, kind (n,) str; family (n,) str
-    (family_id, else the id without kind); cpc, ipc: lists of space-free codes per document.
+    dates (n,) str (the last day a date may mean, "" unknown); priority, raw_dates: lists; country,
+    kind, family (n,) str arrays (family: family_id, else the id without kind); cpc, ipc: tuples
+    of space-free codes per document.
     """
 
     def __init__(self, doc_ids: list[str], rows: list[dict]):
         self.count = len(doc_ids)
-        self.dates = np.array([_date_end(r.get("date") or "") for r in rows], dtype=object)  # (n,)
+        self.dates = np.array([_date_end(r.get("date") or "") for r in rows], dtype="U10")  # (n,) ISO, compared as strings
         self.priority = [r.get("priority_date") or "" for r in rows]
         self.raw_dates = [r.get("date") or "" for r in rows]
-        self.country = np.array([(r.get("country") or _country(d)).upper() for d, r in zip(doc_ids, rows)], dtype=object)
-        self.kind = np.array([(r.get("kind") or _kind(d)).upper() for d, r in zip(doc_ids, rows)], dtype=object)
-        self.family = np.array([r.get("family_id") or id_key(d) for d, r in zip(doc_ids, rows)], dtype=object)
+        self.country = np.array([(r.get("country") or _country(d)).upper() for d, r in zip(doc_ids, rows)], dtype=str)
+        self.kind = np.array([(r.get("kind") or _kind(d)).upper() for d, r in zip(doc_ids, rows)], dtype=str)
+        self.family = np.array([r.get("family_id") or id_key(d) for d, r in zip(doc_ids, rows)], dtype=str)
         self.cpc = [tuple(c.replace(" ", "") for c in r.get("cpc") or ()) for r in rows]
         self.ipc = [tuple(c.replace(" ", "") for c in r.get("ipc") or ()) for r in rows]
         self._cache: dict[tuple, np.ndarray] = {}
@@ -149,7 +150,7 @@ class FilterData:
         parts = []
         if cutoff:
             start = _cutoff_start(cutoff)
-            parts.append(self._cached(("before", start), lambda: np.array([bool(d) and d < start for d in self.dates], dtype=bool)))
+            parts.append(self._cached(("before", start), lambda: (self.dates != "") & (self.dates < start)))
         for name in ("cpc", "ipc"):
             prefixes = getattr(filters, name)
             if prefixes:
@@ -158,7 +159,7 @@ class FilterData:
         if filters.country:
             parts.append(self._cached(("country", filters.country), lambda: np.isin(self.country, list(filters.country))))
         if filters.kind:
-            parts.append(self._cached(("kind", filters.kind), lambda: np.array([k.startswith(filters.kind) for k in self.kind], dtype=bool)))
+            parts.append(self._cached(("kind", filters.kind), lambda: np.logical_or.reduce([np.char.startswith(self.kind, k) for k in filters.kind])))
         if family is not None:
             parts.append(self.family != family)
         if not parts:
