@@ -359,17 +359,44 @@ def _query_text(args) -> str | None:
     return args.text
 
 
+def _index_dir(args) -> str:
+    if args.index_dir and args.index and args.index_dir != args.index:
+        raise ValueError(f"two index directories given ({args.index_dir} and --index {args.index}): give one")
+    if not (args.index_dir or args.index):
+        raise ValueError("give the index directory: graphtx search INDEX ... (or --index INDEX)")
+    return args.index_dir or args.index
+
+
+def _search_kwargs(args) -> dict:
+    """The keyword arguments of Index.search, the same for one query and for every topic of a batch."""
+    return {"hybrid": args.hybrid or None, "ranker": args.ranker, "rerank": args.rerank, "rerank_depth": args.rerank_depth}
+
+
 def cmd_search(args) -> int:
     from graphtx.config import load_config, with_overrides
+    from graphtx.index.claimset import search_claim_set
     from graphtx.index.search import Index
 
     config = load_config(args.config)
     search_cfg = with_overrides(config.search, k=args.k)
-    index = Index.open(args.index, model=args.model, search=search_cfg, nprobe=args.nprobe, ef_search=args.ef_search,
+    index_dir = _index_dir(args)
+    batch_only = [f for f, on in (("--output", args.output), ("--tag", args.tag), ("--restart", args.restart)) if on]
+    if args.topics and not args.output:
+        raise ValueError("--topics needs --output RUN (the TREC run file to write)")
+    if args.topics and args.explain_png:
+        raise ValueError("--explain-png draws the hits of one query; with --topics the table lists the matched features")
+    if batch_only and not args.topics:
+        raise ValueError(f"{', '.join(batch_only)} go with --topics (a batch run)")
+    index = Index.open(index_dir, model=args.model, search=search_cfg, nprobe=args.nprobe, ef_search=args.ef_search,
                        use_gpu=config.index.use_gpu, ranker_dir=args.ranker_dir)  # fmt: skip
+    if args.topics:
+        return _search_topics(args, index)
     explain = args.explain or bool(args.explain_png)
-    result = index.search(_query_text(args), doc_id=args.id, hybrid=args.hybrid or None, explain=explain, ranker=args.ranker, rerank=args.rerank,
-                          rerank_depth=args.rerank_depth)  # fmt: skip
+    found = search_claim_set(index, _query_text(args), doc_id=args.id, all_independent=args.all_independent, merge=args.merge, explain=explain,
+                             **_search_kwargs(args))  # fmt: skip
+    result = found.result
+    if found.note and not args.json:
+        print(f"graphtx search: note: {found.note}", file=sys.stderr)
     pngs = []
     if args.explain_png:
         from graphtx.index.explain import render_explanation
@@ -379,7 +406,7 @@ def cmd_search(args) -> int:
         for hit in result.hits:
             path = file_in(args.explain_png, hit.doc_id, ".png", prefix=f"{hit.rank:02d}-")  # ids are data: never a path
             pngs.append(str(render_explanation(hit.explanation, path, max_nodes=search_cfg.explain_max_nodes, rank=hit.rank)))
-    summary = result.to_json() | ({"png": pngs} if pngs else {})
+    summary = found.to_json() | ({"png": pngs} if pngs else {})
     q = result.query
     what = f"document {q.doc_id}" if q.source == "id" else "the query text"
     t = result.timings_ms
@@ -388,7 +415,8 @@ def cmd_search(args) -> int:
         + f" ({', '.join(f'{name} {ms:.0f} ms' for name, ms in t.items())})"
         + {"hybrid": " (hybrid: dense + BM25, RRF)", "convex": " (convex: dense + BM25)", "learned": " (learned ranker: dense + BM25 + features)",
            "bm25": " (BM25)"}.get(result.ranker, "")
-        + (" (re-ranked by late interaction; score = late score)" if result.rerank == "late" else ""),
+        + (" (re-ranked by late interaction; score = late score)" if result.rerank == "late" else "")
+        + (f"; claims {', '.join(map(str, found.searched))} merged by {found.merge} (score = merged)" if found.merge != "single" else ""),
         f"{'rank':>4}  {'score':>7}  {'doc id':<18} {'date':<10}  title",
     ]
     for hit in result.hits:
@@ -398,6 +426,29 @@ def cmd_search(args) -> int:
     lines += [f"rendered {p}" for p in pngs]
     _say(args, summary, lines)
     return EXIT_OK
+
+
+def _search_topics(args, index) -> int:
+    """`graphtx search INDEX --topics FILE --output RUN`: every topic, one run file (graphtx/index/batch.py)."""
+    from graphtx.index.batch import run_topics
+
+    report = run_topics(
+        index, args.topics, args.output, args.k, table_format=args.format, tag=args.tag, topics_format=args.topics_format,
+        all_independent=args.all_independent, merge=args.merge, features=not args.no_features, restart=args.restart,
+        progress=_progress(args), **_search_kwargs(args),
+    )  # fmt: skip
+    lines = [
+        f"{report.searched} of {report.topics} topics searched into {report.files['run']} ({report.files['table']})"
+        + (f"; {report.resumed} of them taken from the journal of an earlier, unfinished run" if report.resumed else "") + f"; {report.seconds} s",
+    ]  # fmt: skip
+    if report.notes:
+        lines.append(f"{len(report.notes)} topic(s) have several independent claims of which only the first was searched (--all-independent searches all):")
+        lines += [f"  {n['topic']}: {n['note']}" for n in report.notes[:20]] + ([f"  ... {len(report.notes) - 20} more"] if len(report.notes) > 20 else [])
+    if report.skipped:
+        lines.append(f"{len(report.skipped)} topic(s) skipped (listed in {report.files['skipped']}):")
+        lines += [f"  line {s.line} {s.qid or '(no id)'}: {s.reason}" for s in report.skipped]
+    _say(args, report.to_json(), lines)
+    return EXIT_SKIPPED if report.skipped else EXIT_OK
 
 
 def cmd_serve(args) -> int:
@@ -448,8 +499,11 @@ def _add_index_parsers(sub) -> None:
     query = p.add_mutually_exclusive_group(required=True)
     query.add_argument("--text", help="claim text, e.g. \"1. A snowthrower comprising ...\"")
     query.add_argument("--id", help="an indexed document's id: documents like it")
-    query.add_argument("--file", help="file with claim text (- for stdin); a claim set is cut to its first independent claim")
-    p.add_argument("--index", required=True, help="index directory written by `graphtx index`")
+    query.add_argument("--file", help="file with claim text (- for stdin); of a claim set the first independent claim is searched (all: --all-independent)")
+    query.add_argument("--topics", metavar="FILE", help="batch: JSONL ({\"id\", \"text\"} or {\"id\"} of an indexed document), TSV (id<TAB>claim text) "
+                       "or a list of indexed ids -> a TREC run file (--output), resumable")
+    p.add_argument("index_dir", nargs="?", metavar="INDEX", help="index directory written by `graphtx index` (or --index)")
+    p.add_argument("--index", help="index directory written by `graphtx index`")
     p.add_argument("-k", type=at_least(1, "k"), help="hits (default: config, 10)")
     p.add_argument("--hybrid", action="store_true", help="fuse with BM25 by reciprocal rank fusion (= --ranker hybrid)")
     p.add_argument("--ranker", choices=["dense", "bm25", "hybrid", "convex", "learned"],
@@ -462,6 +516,16 @@ def _add_index_parsers(sub) -> None:
     p.add_argument("--model", help="model directory (default: the one the index names); its fingerprint must match the index")
     p.add_argument("--nprobe", type=at_least(1, "nprobe"), help="IVF-PQ cells visited (default: the index's)")
     p.add_argument("--ef-search", type=at_least(1, "ef-search"), help="HNSW search list size (default: the index's)")
+    p.add_argument("--all-independent", action="store_true", help="search every independent claim of a claim set and merge the hits per document (--merge)")
+    p.add_argument("--merge", choices=["rrf", "max"], default="rrf", help="--all-independent: rrf = reciprocal rank fusion of the claims' rankings "
+                   "(default; search.rrf_k), max = each document's best score under any claim")
+    b = p.add_argument_group("batch (--topics)")
+    b.add_argument("--output", metavar="RUN", help="TREC run file to write (qid Q0 docid rank score tag); beside it RUN's stem + .csv/.jsonl and .skipped.jsonl")
+    b.add_argument("--format", choices=["csv", "jsonl"], default="csv", help="table of hits beside the run: rank, scores, matched features (default csv)")
+    b.add_argument("--tag", help="run tag, the TREC file's last column (default graphtx-RANKER)")
+    b.add_argument("--topics-format", choices=["auto", "jsonl", "tsv", "ids"], default="auto", help="how --topics is read (default: from the suffix or first line)")
+    b.add_argument("--no-features", action="store_true", help="leave the matched features out of the table (no explanations: faster)")
+    b.add_argument("--restart", action="store_true", help="discard the journal of an unfinished run with other settings and start over")
     _add_common(p)
     p.set_defaults(func=cmd_search)
 
