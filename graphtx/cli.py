@@ -265,6 +265,15 @@ def cmd_eval_citations(args, paecter_only: bool = False) -> int:
     return status
 
 
+def cmd_eval_run(args) -> int:
+    from graphtx.config import load_config
+    from graphtx.eval.trec import run_runs_command
+
+    summary, lines, status = run_runs_command(args, load_config(args.config))
+    _say(args, summary, lines)
+    return status
+
+
 def cmd_eval_paecter(args) -> int:
     return cmd_eval_citations(args, paecter_only=True)
 
@@ -544,7 +553,7 @@ def _add_index_parsers(sub) -> None:
 
 def _add_eval_parsers(sub) -> None:
     """`graphtx eval PROTOCOL ...`: one nested subcommand per evaluation protocol."""
-    p = sub.add_parser("eval", help="evaluation protocols (graphtx eval citations | paecter | phrases ...)")
+    p = sub.add_parser("eval", help="evaluation protocols (graphtx eval citations | paecter | phrases | run ...)")
     protocols = p.add_subparsers(dest="protocol", required=True, metavar="PROTOCOL")
 
     q = protocols.add_parser("phrases", help="phrase similarity (Pearson, Spearman) of the SWEM node encoder, untrained and fine-tuned")
@@ -564,6 +573,14 @@ def _add_eval_parsers(sub) -> None:
     add_citation_arguments(q)
     _add_common(q)
     q.set_defaults(func=cmd_eval_citations)
+
+    from graphtx.eval.trec import add_run_arguments
+
+    q = protocols.add_parser("run", help="score TREC run files (graphtx search --topics, Pyserini, ...) against qrels or citations with the metrics "
+                             "and bootstrap intervals of `eval citations`; ratios to the first run or --baseline")  # fmt: skip
+    add_run_arguments(q)
+    _add_common(q)
+    q.set_defaults(func=cmd_eval_run)
 
     q = protocols.add_parser("paecter", help="PaECTER protocol only: seeded 1 focal + 5 cited + 25 non-cited samples -> RFR, MAP, MRR@10")
     add_citation_arguments(q, paecter_only=True)
