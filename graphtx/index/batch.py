@@ -206,7 +206,7 @@ def run_topics(index, topics: str | Path, output: str | Path, k: int | None = No
     with open(paths["journal"], "a", encoding="utf-8") as journal:
         bar = tqdm(total=len(read), initial=len(read) - len(todo), desc="topics", unit="topic", disable=None if progress is None else not progress, file=sys.stderr)
         for topic in todo:
-            entry = _search_topic(index, topic, k, all_independent, merge, search_kwargs)
+            entry = search_topic(index, topic, k, all_independent, merge, search_kwargs)
             journal.write(json.dumps(entry) + "\n")
             journal.flush()
             os.fsync(journal.fileno())  # a finished topic survives a kill
@@ -238,8 +238,8 @@ def _plain(value):
     return str(value)
 
 
-def _search_topic(index, topic: Topic, k: int, all_independent: bool, merge: str, search_kwargs: dict) -> dict:
-    """The journal entry of one topic: its hits, or why it was skipped."""
+def search_topic(index, topic: Topic, k: int, all_independent: bool, merge: str, search_kwargs: dict) -> dict:
+    """The journal entry of one topic: {"topic", "line", "hits": [row], "note"} or {"topic", "line", "skipped": reason}."""
     entry = {"topic": topic.qid, "line": topic.line}
     try:
         found = search_claim_set(index, topic.text, k, doc_id=topic.doc_id, all_independent=all_independent, merge=merge, **search_kwargs)
@@ -320,10 +320,15 @@ def _read_journal(path: Path) -> tuple[dict, dict[str, dict]] | None:
 
 def _write_outputs(paths: dict, entries: list[dict], skipped: list[SkippedTopic], tag: str, table_format: str) -> None:
     rows = [{"topic": e["topic"], **h} for e in entries for h in e.get("hits", ())]
-    run = "".join(f"{r['topic']} Q0 {r['doc_id']} {r['rank']} {r['score']!r} {tag}\n" for r in rows)
+    run = trec_lines(entries, tag)
     atomic_write_text(paths["table"], _table(rows, table_format))
     atomic_write_text(paths["skipped"], "".join(json.dumps(asdict(s)) + "\n" for s in skipped))
     atomic_write_text(paths["run"], run)
+
+
+def trec_lines(entries: Iterable[dict], tag: str) -> str:
+    """TREC run lines (qid Q0 docid rank score tag) of topic entries (``search_topic``); scores exact (repr)."""
+    return "".join(f"{e['topic']} Q0 {h['doc_id']} {h['rank']} {float(h['score'])!r} {tag}\n" for e in entries for h in e.get("hits", ()))
 
 
 def _table(rows: Iterable[dict], table_format: str) -> str:
