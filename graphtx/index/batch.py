@@ -20,7 +20,8 @@ passes them for one query) through :func:`graphtx.index.claimset.search_claim_se
 * ``OUTPUT`` with suffix ``.skipped.jsonl``: every skipped topic with its line and reason.
 
 **Resumable**: each finished topic is appended to a journal beside the output (``OUTPUT.journal``,
-one JSON line, flushed and fsynced) before the next starts; the final files are written from the
+one JSON line, flushed and fsynced) before the next starts, under a lock beside it (``.OUTPUT.lock``:
+a second run into the same output stops at once); the final files are written from the
 journal, each atomically (``graphtx/atomic.py``), and the journal is removed last. A killed run
 re-run with the same command continues after its last journalled topic, so no topic is lost or
 repeated; a torn last line (kill -9 mid-write) is dropped and that topic searched again. The
@@ -50,6 +51,7 @@ from pathlib import Path
 
 from graphtx.atomic import atomic_write_text, fsync_dir
 from graphtx.index.claimset import MERGES, search_claim_set
+from graphtx.lock import DirectoryLock
 
 TOPIC_FORMATS = ("auto", "jsonl", "tsv", "ids")
 TABLE_FORMATS = ("csv", "jsonl")
@@ -179,14 +181,11 @@ def run_topics(index, topics: str | Path, output: str | Path, k: int | None = No
     ``search_kwargs`` go to ``Index.search`` for every topic (hybrid, ranker, rerank, rerank_depth,
     filters, ...); ``features`` asks it for explanations (``explain=True``) to list the matched features.
     """
-    from tqdm import tqdm
-
     if merge not in MERGES:
         raise ValueError(f"merge must be one of {', '.join(MERGES)}, got {merge!r}")
     started = time.time()
     paths = output_paths(output, table_format)
     read, skipped = read_topics(topics, topics_format)
-    lines = len(read) + len(skipped)
     k = index.config.k if k is None else k
     if k < 1:
         raise ValueError(f"k must be at least 1 (got {k})")
@@ -199,9 +198,18 @@ def run_topics(index, topics: str | Path, output: str | Path, k: int | None = No
         "k": k, "tag": tag, "all_independent": all_independent, "merge": merge,
         "search": {name: _plain(v) for name, v in sorted(search_kwargs.items())},
     }  # fmt: skip
+    run_file = paths["run"]
+    with DirectoryLock(run_file.parent, "graphtx search --topics", noun="output directory", lock_file=run_file.parent / f".{run_file.name}.lock"):
+        return _run_locked(index, read, skipped, paths, settings, restart, k, tag, table_format, all_independent, merge, search_kwargs, progress, started)
+
+
+def _run_locked(index, read, skipped, paths, settings, restart, k, tag, table_format, all_independent, merge, search_kwargs, progress, started) -> BatchReport:
+    """run_topics under the run file's lock (one batch run writes one output at a time)."""
+    from tqdm import tqdm
+
+    lines = len(read) + len(skipped)
     done = _open_journal(paths["journal"], settings, restart)
     resumed = len({t.qid for t in read} & set(done))
-    paths["run"].parent.mkdir(parents=True, exist_ok=True)
     todo = [t for t in read if t.qid not in done]
     with open(paths["journal"], "a", encoding="utf-8") as journal:
         bar = tqdm(total=len(read), initial=len(read) - len(todo), desc="topics", unit="topic", disable=None if progress is None else not progress, file=sys.stderr)

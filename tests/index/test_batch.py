@@ -151,3 +151,20 @@ def test_cli_batch_and_claim_set_notes(tiny_index, tmp_path, capsys):
     assert "--topics needs --output" in capsys.readouterr().err
     assert main(["search", str(tiny_index), "--id", "T-00001", "--output", "x.trec"]) == 2
     assert "--output go with --topics" in capsys.readouterr().err
+
+
+@pytest.mark.timeout(150)
+def test_a_second_run_into_the_same_output_stops_at_once(index, tmp_path):
+    import subprocess
+    import sys
+
+    from graphtx.errors import LockedError
+    from graphtx.lock import DirectoryLock
+
+    (tmp_path / "ids.txt").write_text("T-00001\n")
+    with DirectoryLock(tmp_path, "graphtx search --topics", lock_file=tmp_path / ".r.trec.lock"):  # held here; a child process must see it
+        code = ("import sys; from graphtx.index import Index, run_topics; "
+                f"run_topics(Index.open({str(index.store.dir)!r}), {str(tmp_path / 'ids.txt')!r}, {str(tmp_path / 'r.trec')!r}, 2, progress=False)")  # fmt: skip
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and "is locked by PID" in proc.stderr and LockedError.__name__ in proc.stderr
+    assert not (tmp_path / "r.trec").exists()
