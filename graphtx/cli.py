@@ -420,7 +420,7 @@ def cmd_search(args) -> int:
     what = f"document {q.doc_id}" if q.source == "id" else "the query text"
     t = result.timings_ms
     lines = [
-        f"{index.count} documents in {args.index}; {what} as a {q.graph.num_nodes}-node graph"
+        f"{index.count} documents in {index_dir}; {what} as a {q.graph.num_nodes}-node graph"
         + f" ({', '.join(f'{name} {ms:.0f} ms' for name, ms in t.items())})"
         + {"hybrid": " (hybrid: dense + BM25, RRF)", "convex": " (convex: dense + BM25)", "learned": " (learned ranker: dense + BM25 + features)",
            "bm25": " (BM25)"}.get(result.ranker, "")
