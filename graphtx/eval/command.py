@@ -14,6 +14,7 @@ import argparse
 from pathlib import Path
 
 from graphtx.eval import BASELINES, PROTOCOLS
+from graphtx.usage import at_least
 
 DEFAULT_BASELINES = ("bm25", "tfidf")  # + fasttext-avg when --tokens is given
 
@@ -36,7 +37,7 @@ def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = Fals
     g.add_argument("--hybrid", action="store_true", help="also graphtx fused with BM25 by reciprocal rank fusion (eval.rrf_k, eval.rrf_depth), as `graphtx search --hybrid`")
     g.add_argument("--late", action="store_true", help="also graphtx (and, with --hybrid, the hybrid) with its top --rerank-depth re-ranked by node-level late "
                    "interaction, as `graphtx search --rerank late` (needs --model or --index of a model with model.late_dim > 0)")
-    g.add_argument("--rerank-depth", type=int, default=100, help="--late: first-stage candidates re-ranked per query (default 100)")
+    g.add_argument("--rerank-depth", type=at_least(1, "the re-rank depth"), default=100, help="--late: first-stage candidates re-ranked per query (default 100)")
     g.add_argument("--late-storage", choices=["int8", "fp16", "float32"], default="int8", help="--late: candidate node vectors as the index stores them (default int8)")
     g.add_argument("--rankers", help="also these rankers of `graphtx rank-fit` over graphtx + BM25, comma-separated from convex, learned, "
                                      "learned-lexical (no graph features), all or none (default: learned when the model has a ranker)")
@@ -51,8 +52,8 @@ def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = Fals
         p.add_argument("--tune-citations", help="citations to tune BM25 on (default: the judged ones, as the paper did)")
         p.add_argument("--per-query", help="per-query CSV for error analysis (every system, every measure, cited ranks)")
         p.add_argument("--plot", help="metric-vs-k PNG (Recall@k and nDCG@k of every system)")
-        p.add_argument("--k", type=int, help="Recall@k cut-off (default: config, 3)")
-        p.add_argument("--ndcg-k", type=int, help="nDCG@k cut-off (default: config, 150)")
+        p.add_argument("--k", type=at_least(1, "k"), help="Recall@k cut-off (default: config, 3)")
+        p.add_argument("--ndcg-k", type=at_least(1, "the nDCG cut-off"), help="nDCG@k cut-off (default: config, 150)")
         p.add_argument("--known-item", action="store_true",
                        help="judged pairs are (document, itself), e.g. train's test_citations.tsv of a corpus without citations: each query "
                             "(its first claim) must find its own document, which stays among its candidates; text baselines read "
@@ -60,7 +61,7 @@ def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = Fals
         p.add_argument("--gains", help="gain per citation category for nDCG, e.g. X=3,Y=2,A=1 (others: 1; 0 = not relevant); default binary")
     p.add_argument("--query-fields", help="text fields of a query for the text baselines, e.g. title,abstract (default: config)")
     p.add_argument("--candidate-fields", help="text fields of a candidate for the text baselines (default: config)")
-    p.add_argument("--seed", type=int, help="PaECTER sampling seed (default: the config's seed)")
+    p.add_argument("--seed", type=at_least(0, "the seed"), help="PaECTER sampling seed (default: the config's seed)")
     p.add_argument("--out", help="results directory: results.json, per_query.csv, per_sample.csv, metric_vs_k.png, paecter_samples.json")
 
 

@@ -17,13 +17,13 @@ from graphtx.atomic import atomic_write_text, replacing
 REFERENCE = "bm25"  # System.name of the ratio reference: BM25 with the configured (default) parameters
 
 
-def _reference(results: Sequence) -> object | None:
-    return next((r for r in results if r.name == REFERENCE), None)
+def _reference(results: Sequence, reference: str = REFERENCE) -> object | None:
+    return next((r for r in results if r.name == reference), None)
 
 
-def ratios(results: Sequence, result) -> dict:
-    """{metric: result / BM25} for every metric; {} without a BM25 row."""
-    ref = _reference(results)
+def ratios(results: Sequence, result, reference: str = REFERENCE) -> dict:
+    """{metric: result / reference} for every metric (reference: the System.name, BM25 by default); {} without that row."""
+    ref = _reference(results, reference)
     if ref is None:
         return {}
     return {m: (v / ref.metrics[m] if ref.metrics.get(m) else math.nan) for m, v in result.metrics.items()}
@@ -36,30 +36,31 @@ def _cell(metric: str, value: float, ratio: float | None) -> str:
     return f"{text} ({ratio:.2f}x)" if ratio is not None and not math.isnan(ratio) else text
 
 
-def metrics_table(results: Sequence, names: Sequence[str], first_column: str = "system") -> list[str]:
+def metrics_table(results: Sequence, names: Sequence[str], first_column: str = "system", reference: str = REFERENCE) -> list[str]:
     lines = [f"| {first_column} | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
     for r in results:
-        rat = ratios(results, r)
+        rat = ratios(results, r, reference)
         lines.append(f"| {r.system} | " + " | ".join(_cell(m, r.metrics[m], rat.get(m)) for m in names) + " |")
     return lines
 
 
-def bootstrap_intervals(results: Sequence, recall_k: int, ndcg_k: int) -> dict[str, list]:
-    """{system label: [Recall@k, nDCG@k ratio intervals to BM25]} from per-query rows (paired bootstrap)."""
+def bootstrap_intervals(results: Sequence, recall_k: int, ndcg_k: int, reference: str = REFERENCE) -> dict[str, list]:
+    """{system label: [Recall@k, nDCG@k ratio intervals to the reference (BM25)]} from per-query rows (paired bootstrap)."""
     from graphtx.eval.bootstrap import intervals_to_reference
 
-    ref = _reference(results)
+    ref = _reference(results, reference)
     if ref is None or not ref.per_query:
         return {}
     return {r.system: intervals_to_reference(r.per_query, ref.per_query, recall_k, ndcg_k) for r in results if r is not ref and r.per_query}
 
 
-def bootstrap_table(results: Sequence, recall_k: int, ndcg_k: int) -> list[str]:
-    intervals = bootstrap_intervals(results, recall_k, ndcg_k)
+def bootstrap_table(results: Sequence, recall_k: int, ndcg_k: int, reference: str = REFERENCE, reference_label: str = "BM25") -> list[str]:
+    intervals = bootstrap_intervals(results, recall_k, ndcg_k, reference)
     if not intervals:
         return []
-    lines = ["", f"Ratio to BM25 with its paired-bootstrap 95% interval (queries resampled, {next(iter(intervals.values()))[0].resamples:,} times):", "",
-             f"| system | Recall@{recall_k} / BM25 | nDCG@{ndcg_k} / BM25 |", "|---|---|---|"]  # fmt: skip
+    ref = reference_label
+    lines = ["", f"Ratio to {ref} with its paired-bootstrap 95% interval (queries resampled, {next(iter(intervals.values()))[0].resamples:,} times):", "",
+             f"| system | Recall@{recall_k} / {ref} | nDCG@{ndcg_k} / {ref} |", "|---|---|---|"]  # fmt: skip
     for system, (recall, ndcg) in intervals.items():
         lines.append(f"| {system} | {recall} | {ndcg} |")
     return lines

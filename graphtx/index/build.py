@@ -478,6 +478,26 @@ def _float32():
     return torch.float32
 
 
+def existing_index_model(out_dir: str | Path) -> tuple[Path | None, str | None]:
+    """(model directory, graph kind) of an index at ``out_dir``; (None, None) when there is no index there yet.
+
+    The model is the copy inside the index (``INDEX/model``), else the directory the manifest or an
+    unfinished build's state names: ``graphtx index --graphs G --out INDEX`` needs no ``--model`` to add.
+    """
+    store = IndexStore(out_dir)
+    if not store.dir.is_dir():
+        return None, None
+    record = store.manifest() or store.state() or {}
+    if not record:
+        return None, None
+    places = [store.dir / MODEL_DIR]
+    if record.get("model_dir"):
+        named = Path(record["model_dir"])
+        places.append(named if named.is_absolute() else store.dir / named)
+    found = next((p for p in places if (p / "fingerprint.txt").is_file()), None)
+    return found, record.get("kind")
+
+
 def _open_state(store: IndexStore, fp: str, dim: int, kind: str, model_dir, legacy_fp: str | None = None) -> dict:
     """The build state of ``store``, created for a new index; refuses another model or graph kind.
 
@@ -496,7 +516,7 @@ def _open_state(store: IndexStore, fp: str, dim: int, kind: str, model_dir, lega
     if state["model_fingerprint"] not in (fp, legacy_fp):
         raise ValueError(
             f"index {store.dir} holds vectors of model {state['model_fingerprint'][:12]}…, but {model_dir} is model {fp[:12]}…: "
-            "vectors of two models cannot share an index (write to a new --out, or use the model the index was built with)"
+            "vectors of two models cannot share an index: leave out --model (the index's own model is used), or write to a new --out"
         )
     if state["kind"] != kind:
         raise ValueError(f"index {store.dir} holds {state['kind']} graphs; index.kind is {kind} (use a new --out for another kind)")

@@ -340,7 +340,7 @@ class Index:
         t_start = time.perf_counter()
         k = self.config.k if k is None else k
         if k < 1:
-            raise ValueError(f"k must be >= 1, got {k}")
+            raise ValueError(f"k must be at least 1 (got {k})")
         kind = self.resolve_ranker(ranker, hybrid)
         rerank = self.config.rerank if rerank is None else rerank
         if rerank not in ("none", "late"):

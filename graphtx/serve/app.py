@@ -9,6 +9,8 @@ Endpoints (JSON in, JSON out)::
                              "exclude_family" (an id query: true), "group_by_family"
     POST   /explain          {"text" | "id", "doc_ids": [...]}: node matches for those documents;
                              without doc_ids, for the top k hits (k <= serve.max_explain_hits)
+    POST   /search/batch     {"topics": [{"id": "Q1", "text": ...}, {"id": "US-1-B2"}], "k": 100, ...}: per topic its hits
+                             or why it was skipped, and the TREC run lines (at most serve.max_batch_topics topics)
     GET    /documents/{id}   metadata and graph of an indexed document (?graph=false: metadata only)
     GET    /healthz          status, document count, model fingerprint, index type
     DELETE /documents/{id}   only when serve.read_only is false: takes the document out of the index
@@ -86,6 +88,26 @@ class ExplainIn(QueryIn, FiltersIn):
     rerank: Literal["none", "late"] | None = None
     rerank_depth: int | None = Field(None, ge=1, le=1000)
     ranker: Literal["dense", "bm25", "hybrid", "convex", "learned"] | None = None
+
+
+class TopicIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(..., min_length=1, pattern=r"^\S+$", description="topic id (the run's qid, no white space); alone: an indexed document's id as the query")
+    text: str | None = Field(None, description="claim text or a claim set")
+    doc_id: str | None = Field(None, description="an indexed document as the query")
+
+
+class BatchIn(FiltersIn):  # the filters apply to every topic (an id topic: its own priority date by default)
+    model_config = ConfigDict(extra="forbid")
+    topics: list[TopicIn] = Field(..., min_length=1, description="at most serve.max_batch_topics")
+    k: int = Field(10, ge=1, description="hits per topic (at most serve.max_k)")
+    hybrid: bool = False
+    ranker: Literal["dense", "bm25", "hybrid", "convex", "learned"] | None = None
+    rerank: Literal["none", "late"] | None = None
+    rerank_depth: int | None = Field(None, ge=1, le=1000)
+    all_independent: bool = Field(False, description="search every independent claim of a claim set, merged per document")
+    merge: Literal["rrf", "max"] = "rrf"
+    tag: str | None = Field(None, pattern=r"^\S+$", description="the run's tag (default graphtx-RANKER)")
 
 
 def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), search: SearchConfig | None = None):
@@ -191,6 +213,39 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
         result = run(lambda: ix.search(body.text, body.k, doc_id=body.id, hybrid=body.hybrid, explain=True,
                                        ranker=body.ranker, rerank=body.rerank, rerank_depth=body.rerank_depth, filters=filters))  # fmt: skip
         return {"explanations": [h.to_json() for h in result.hits], "query": result.query.to_json(), "timings_ms": result.timings_ms}
+
+    @app.post("/search/batch")
+    def search_batch(body: BatchIn) -> dict:
+        """Several topics in one request (bounded): per topic its hits or why it was skipped, and the TREC run lines."""
+        from graphtx.index.batch import Topic, search_topic, trec_lines
+
+        if len(body.topics) > cfg.max_batch_topics:
+            raise Problem(413, f"at most {cfg.max_batch_topics} topics a request (serve.max_batch_topics): send several requests, "
+                               "or run `graphtx search INDEX --topics FILE --output RUN`")  # fmt: skip
+        if body.k > cfg.max_k:
+            raise Problem(400, f"k must be <= {cfg.max_k}")
+        for t in body.topics:
+            if t.text is not None and t.doc_id is not None:
+                raise Problem(400, f"topic {t.id!r}: give text or doc_id, not both")
+            if t.text is not None and len(t.text) > cfg.max_text_chars:
+                raise Problem(413, f"topic {t.id!r}: text over {cfg.max_text_chars} characters")
+        ix = holder["index"]
+        kwargs = {"hybrid": body.hybrid or None, "ranker": body.ranker, "rerank": body.rerank, "rerank_depth": body.rerank_depth, "explain": False,
+                  "filters": run(body.filters)}
+        ranker = run(lambda: ix.resolve_ranker(body.ranker, body.hybrid or None))
+        entries, seen = [], {}
+        for n, t in enumerate(body.topics, 1):
+            if t.id in seen:
+                entries.append({"topic": t.id, "line": n, "skipped": f"repeated topic id (first at position {seen[t.id]})"})
+                continue
+            seen[t.id] = n
+            topic = Topic(t.id, n, text=t.text, doc_id=None if t.text is not None else (t.doc_id or t.id))
+            entries.append(search_topic(ix, topic, body.k, body.all_independent, body.merge, kwargs))
+        return {
+            "results": [{"topic": e["topic"], "hits": e["hits"], **({"note": e["note"]} if e.get("note") else {})} for e in entries if "hits" in e],
+            "skipped": [{"topic": e["topic"], "position": e["line"], "reason": e["skipped"]} for e in entries if e.get("skipped")],
+            "run": trec_lines([e for e in entries if "hits" in e], body.tag or f"graphtx-{ranker}"),
+        }
 
     @app.get("/documents/{doc_id}")
     def document(doc_id: str, graph: bool = True) -> dict:

@@ -62,3 +62,21 @@ def test_index_bm25_alone_persists_the_bm25_state(tiny, tmp_path, capsys):
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["bm25"]["digest"] == manifest["live_digest"] and manifest["count"] == N_DOCS
     assert (out / "bm25" / "graphtx.json").exists()
+
+
+def test_index_into_an_existing_index_takes_its_model(tiny, tmp_path, capsys):
+    from tests.index.fixtures import make_graphs
+
+    out = tmp_path / "index"
+    first = make_graphs(tmp_path, range(10), name="first")
+    more = make_graphs(tmp_path, range(10, 14), name="more")
+    assert main(["index", "--graphs", str(first), "--out", str(out), "--quiet"]) == 2  # nothing to take a model from yet
+    assert "--graphs needs --model" in capsys.readouterr().err
+    assert main(["index", "--model", str(tiny["model"]), "--graphs", str(first), "--out", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["index", "--graphs", str(more), "--out", str(out), "--quiet", "--json"]) == 0  # no --model: the index's own
+    assert json.loads(capsys.readouterr().out)["count"] == 14
+    other = make_model(tmp_path, seed=3, name="other")
+    assert main(["index", "--model", str(other), "--graphs", str(more), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot share an index" in err and "leave out --model" in err

@@ -48,7 +48,7 @@ def test_an_id_query_leaves_the_document_out_and_k_is_capped(index):
         index.search(doc_id="NOPE")
     with pytest.raises(ValueError, match="exactly one of text, doc_id or graph"):
         index.search("some text", doc_id=doc_id(1))
-    with pytest.raises(ValueError, match="k must be >= 1"):
+    with pytest.raises(ValueError, match="k must be at least 1"):
         index.search(graph=make_graph(1), k=0)
 
 

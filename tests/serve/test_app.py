@@ -139,3 +139,26 @@ def test_search_rerank_late(client, tiny, tmp_path):
         for h in body["hits"]:
             assert abs(sum(t["contribution"] for t in h["explanation"]["terms"]) - h["score"]) < 1e-4
         assert late.post("/search", json={"id": "T-00001", "rerank": "colbert"}).status_code == 422
+
+
+def test_batch_search_is_bounded_and_lists_skipped_topics(client, index):
+    from graphtx.index.filters import SearchFilters
+
+    topics = [{"id": "Q1", "text": "1. A zorblat5 device comprising a chute. 2. A zorblat9 device comprising a frame."}, {"id": "T-00003"},
+              {"id": "Q3", "doc_id": "NOPE"}, {"id": "T-00003"}]  # fmt: skip
+    r = client.post("/search/batch", json={"topics": topics, "k": 3, "tag": "web"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert [x["topic"] for x in body["results"]] == ["Q1", "T-00003"] and "only claim 1 was searched" in body["results"][0]["note"]
+    assert [h["doc_id"] for h in body["results"][1]["hits"]] == [h.doc_id for h in index.search(doc_id="T-00003", k=3, filters=SearchFilters())]  # the searcher's defaults, as /search
+    assert [(s["topic"], s["position"]) for s in body["skipped"]] == [("Q3", 3), ("T-00003", 4)] and "not in the index" in body["skipped"][0]["reason"]
+    lines = [line.split() for line in body["run"].splitlines()]
+    assert len(lines) == 6 and lines[3][:4] == ["T-00003", "Q0", body["results"][1]["hits"][0]["doc_id"], "1"] and lines[0][5] == "web"
+    merged = client.post("/search/batch", json={"topics": topics[:1], "k": 3, "all_independent": True}).json()["results"][0]
+    assert "note" not in merged and all(h["found_by"] for h in merged["hits"])
+
+    too_many = [{"id": f"T-{i:05d}"} for i in range(25)]
+    r = client.post("/search/batch", json={"topics": too_many})
+    assert r.status_code == 413 and "at most 20 topics" in r.json()["error"]
+    assert client.post("/search/batch", json={"topics": [{"id": "a b"}]}).status_code == 422
+    assert client.post("/search/batch", json={"topics": [{"id": "Q", "text": "x", "doc_id": "T-00001"}]}).status_code == 400

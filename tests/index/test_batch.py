@@ -1,0 +1,170 @@
+"""Batch queries (graphtx/index/batch.py): topics files, TREC run + table, resume after a kill, skipped topics listed."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from graphtx.cli import main
+from graphtx.index import Index, read_topics, run_topics
+from graphtx.index import batch as batch_module
+
+
+@pytest.fixture(scope="module")
+def index(tiny_index):
+    return Index.open(tiny_index)
+
+
+def _run_lines(path):
+    return [line.split() for line in path.read_text().splitlines()]
+
+
+def test_read_topics_in_each_format_lists_what_it_skips(tmp_path):
+    (tmp_path / "t.jsonl").write_text('{"id": "Q1", "text": "A pump."}\n{"id": "T-00001"}\n{"id": "Q3", "doc_id": "T-00002"}\n{bad\n'
+                                      '{"id": "Q1", "text": "again"}\n{"id": "Q 5", "text": "x"}\n{"id": "Q6", "text": " "}\n')  # fmt: skip
+    topics, skipped = read_topics(tmp_path / "t.jsonl")
+    assert [(t.qid, t.text, t.doc_id) for t in topics] == [("Q1", "A pump.", None), ("T-00001", None, "T-00001"), ("Q3", None, "T-00002")]
+    assert [(s.line, s.qid) for s in skipped] == [(4, ""), (5, "Q1"), (6, "Q 5"), (7, "Q6")]
+    assert "repeated topic id (first on line 1)" in skipped[1].reason and "white space" in skipped[2].reason
+
+    (tmp_path / "t.tsv").write_text("# comment\nQ1\t1. A pump comprising a valve.\tand more\n\nQ2 no tab here\nQ3\t \n")
+    topics, skipped = read_topics(tmp_path / "t.tsv")
+    assert [(t.qid, t.line, t.text) for t in topics] == [("Q1", 2, "1. A pump comprising a valve.\tand more")]
+    assert [(s.line, s.reason) for s in skipped] == [(4, "no tab: expected id<TAB>claim text"), (5, "no claim text after the tab")]
+
+    (tmp_path / "ids.txt").write_text("T-00001\nT-00002\n")
+    topics, skipped = read_topics(tmp_path / "ids.txt")
+    assert [(t.qid, t.doc_id) for t in topics] == [("T-00001", "T-00001"), ("T-00002", "T-00002")] and not skipped
+    with pytest.raises(FileNotFoundError, match="topics file .* does not exist"):
+        read_topics(tmp_path / "none.tsv")
+
+
+def test_run_file_and_table_hold_what_single_searches_return(index, tmp_path):
+    (tmp_path / "ids.txt").write_text("T-00003\nNOPE\nT-00007\n")
+    report = run_topics(index, tmp_path / "ids.txt", tmp_path / "run.trec", 4, tag="mine", hybrid=True, progress=False)
+    assert (report.topics, report.searched, report.resumed) == (3, 2, 0)
+    assert [(s.qid, s.line) for s in report.skipped] == [("NOPE", 2)] and "not in the index" in report.skipped[0].reason
+    rows = _run_lines(tmp_path / "run.trec")
+    for qid in ("T-00003", "T-00007"):
+        single = index.search(doc_id=qid, k=4, hybrid=True)  # the same keyword arguments
+        mine = [r for r in rows if r[0] == qid]
+        assert [(r[1], r[2], int(r[3]), r[5]) for r in mine] == [("Q0", h.doc_id, h.rank, "mine") for h in single.hits]
+        assert [float(r[4]) for r in mine] == [h.score for h in single.hits]  # scores round-trip exactly
+    table = list(csv.DictReader((tmp_path / "run.csv").open()))
+    assert len(table) == 8 and table[0]["topic"] == "T-00003" and table[0]["bm25_score"] != ""
+    assert all(" -> " in r["matched_features"] for r in table)  # the features each hit matched
+    assert json.loads((tmp_path / "run.skipped.jsonl").read_text())["qid"] == "NOPE"
+    assert not (tmp_path / "run.trec.journal").exists()
+
+
+def test_a_killed_batch_continues_without_duplicates_or_loss(index, tmp_path, monkeypatch):
+    ids = [f"T-{i:05d}" for i in range(10, 20)]
+    (tmp_path / "ids.txt").write_text("\n".join(ids) + "\n")
+    run_topics(index, tmp_path / "ids.txt", tmp_path / "clean.trec", 3, progress=False)
+
+    real, calls = batch_module.search_claim_set, []
+
+    def dies_at_the_fifth(*args, **kwargs):
+        calls.append(kwargs.get("doc_id"))
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(batch_module, "search_claim_set", dies_at_the_fifth)
+    with pytest.raises(KeyboardInterrupt):
+        run_topics(index, tmp_path / "ids.txt", tmp_path / "killed.trec", 3, progress=False)
+    journal = tmp_path / "killed.trec.journal"
+    assert len(journal.read_text().splitlines()) == 1 + 4 and not (tmp_path / "killed.trec").exists()
+    with journal.open("a") as f:
+        f.write('{"topic": "T-00014", "line": 5, "hi')  # a line torn by kill -9: dropped, the topic searched again
+    monkeypatch.setattr(batch_module, "search_claim_set", real)
+    report = run_topics(index, tmp_path / "ids.txt", tmp_path / "killed.trec", 3, progress=False)
+    assert (report.resumed, report.searched) == (4, 10)
+    assert (tmp_path / "killed.trec").read_text() == (tmp_path / "clean.trec").read_text()
+    assert [r[0] for r in _run_lines(tmp_path / "killed.trec")] == [q for q in ids for _ in range(3)]  # each topic once, in order
+    assert not journal.exists()
+
+
+def test_other_settings_do_not_continue_a_journal_unless_restarted(index, tmp_path, monkeypatch):
+    (tmp_path / "ids.txt").write_text("T-00001\nT-00002\n")
+
+    def dies(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(batch_module, "search_claim_set", dies)
+    with pytest.raises(KeyboardInterrupt):
+        run_topics(index, tmp_path / "ids.txt", tmp_path / "r.trec", 3, progress=False)
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match=r"other settings \(k differ\).*--restart"):
+        run_topics(index, tmp_path / "ids.txt", tmp_path / "r.trec", 5, progress=False)
+    report = run_topics(index, tmp_path / "ids.txt", tmp_path / "r.trec", 5, restart=True, progress=False)
+    assert report.searched == 2 and len(_run_lines(tmp_path / "r.trec")) == 10
+
+
+CLAIMS = ("1. A zorblat5 device comprising a chute, a frame and a handle. 2. The device of claim 1, wherein the chute rotates. "
+          "3. A zorblat9 device comprising a battery cell and a cooling plate.")  # fmt: skip
+
+
+def test_a_claim_set_says_which_claims_were_not_searched_or_merges_all(index):
+    from graphtx.index import search_claim_set
+
+    first = search_claim_set(index, CLAIMS, 5)
+    assert first.searched == (1,) and first.not_searched == (3,) and "claim(s) 3" in first.note
+    assert [h.doc_id for h in first.result] == [h.doc_id for h in index.search(CLAIMS, 5)]
+
+    one, three = index.search(CLAIMS.split(" 2. ")[0][3:], 5), index.search("A zorblat9 device comprising a battery cell and a cooling plate.", 5)
+    merged = search_claim_set(index, CLAIMS, 5, all_independent=True)
+    assert merged.searched == (1, 3) and merged.note == "" and merged.merge == "rrf"
+    rank = {1: {h.doc_id: h.rank for h in one}, 3: {h.doc_id: h.rank for h in three}}
+    expected = {d: sum(1 / (60 + r[d]) for r in rank.values() if d in r) for d in set(rank[1]) | set(rank[3])}
+    for hit in merged.result:
+        assert hit.score == pytest.approx(expected[hit.doc_id])
+        assert merged.found_by[hit.doc_id] == {c: r[hit.doc_id] for c, r in rank.items() if hit.doc_id in r}
+    assert [h.score for h in merged.result] == sorted(expected.values(), reverse=True)[:5]
+
+    best = search_claim_set(index, CLAIMS, 5, all_independent=True, merge="max")
+    score = {h.doc_id: h.score for h in one}
+    for h in three:
+        score[h.doc_id] = max(score.get(h.doc_id, h.score), h.score)
+    assert [(h.doc_id, h.score) for h in best.result] == sorted(score.items(), key=lambda x: (-x[1], x[0]))[:5]
+
+
+def test_cli_batch_and_claim_set_notes(tiny_index, tmp_path, capsys):
+    (tmp_path / "topics.tsv").write_text(f"Q1\t{CLAIMS}\nQ2\tA zorblat3 device comprising a pump.\nQ3\n")
+    code = main(["search", str(tiny_index), "--topics", str(tmp_path / "topics.tsv"), "--output", str(tmp_path / "run.trec"), "-k", "3", "--format", "jsonl"])
+    out = capsys.readouterr().out
+    assert code == 3 and "2 of 3 topics searched" in out and "line 3 Q3: no tab" in out and "Q1: the query has 2 independent claims" in out
+    assert len(_run_lines(tmp_path / "run.trec")) == 6 and len((tmp_path / "run.jsonl").read_text().splitlines()) == 6
+
+    assert main(["search", str(tiny_index), "--text", CLAIMS, "-k", "3", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["claims"] == {"searched": [1], "not_searched": [3], "merge": "single"} and "claim(s) 3" in summary["note"]
+    assert main(["search", str(tiny_index), "--text", CLAIMS, "-k", "3"]) == 0
+    assert "note: the query has 2 independent claims" in capsys.readouterr().err
+    assert main(["search", "--index", str(tiny_index), "--text", CLAIMS, "-k", "3", "--all-independent", "--json"]) == 0
+    hits = json.loads(capsys.readouterr().out)["hits"]
+    assert len(hits) == 3 and all(h["found_by"] for h in hits)
+
+    assert main(["search", str(tiny_index), "--topics", str(tmp_path / "topics.tsv")]) == 2
+    assert "--topics needs --output" in capsys.readouterr().err
+    assert main(["search", str(tiny_index), "--id", "T-00001", "--output", "x.trec"]) == 2
+    assert "--output go with --topics" in capsys.readouterr().err
+
+
+@pytest.mark.timeout(150)
+def test_a_second_run_into_the_same_output_stops_at_once(index, tmp_path):
+    import subprocess
+    import sys
+
+    from graphtx.errors import LockedError
+    from graphtx.lock import DirectoryLock
+
+    (tmp_path / "ids.txt").write_text("T-00001\n")
+    with DirectoryLock(tmp_path, "graphtx search --topics", lock_file=tmp_path / ".r.trec.lock"):  # held here; a child process must see it
+        code = ("import sys; from graphtx.index import Index, run_topics; "
+                f"run_topics(Index.open({str(index.store.dir)!r}), {str(tmp_path / 'ids.txt')!r}, {str(tmp_path / 'r.trec')!r}, 2, progress=False)")  # fmt: skip
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and "is locked by PID" in proc.stderr and LockedError.__name__ in proc.stderr
+    assert not (tmp_path / "r.trec").exists()
