@@ -274,9 +274,16 @@ class SearchConfig:
     explain_max_nodes: int = 40  # nodes drawn per graph in --explain-png (highest degree first)
     rerank: str = "none"  # none | late: re-rank the first stage's (dense or hybrid) top rerank_depth by the node-level late-interaction score
     rerank_depth: int = 100  # candidates of the first stage that rerank scores (at least k)
+    link_template: str = ""  # each hit's link, e.g. https://patents.google.com/patent/{id_compact}; placeholders in graphtx/links.py; "" = none
+    found_similarity: float = 0.9  # --explain: a query feature no hit node holds the words of is "found" when the model's most similar hit node reaches this cosine
 
     def __post_init__(self) -> None:
         from graphtx.graphs.graph import GRAPH_KINDS
+        from graphtx.links import check_template
+
+        check_template(self.link_template)
+        if not -1.0 <= self.found_similarity <= 1.0:
+            raise ValueError(f"search.found_similarity must be a cosine in [-1, 1], got {self.found_similarity}")
 
         if self.query_kind not in GRAPH_KINDS:
             raise ValueError(f"search.query_kind must be one of {GRAPH_KINDS}, got {self.query_kind!r}")
