@@ -311,6 +311,7 @@ class ServeConfig:
     max_request_bytes: int = 65_536  # larger request bodies are refused with 413 before they are parsed
     max_text_chars: int = 20_000  # longer query texts are refused with 413 (parsing time grows with length)
     max_explain_hits: int = 10  # hits explained per /explain request
+    max_offset: int = 1000  # /search offset (the web page's pages): deeper pages rank more candidates per request
     read_only: bool = True  # False adds DELETE /documents/{id} (removes a document from the index)
     workers: int = 4  # threads running queries; /healthz is answered beside them, never queued behind them
     max_pending: int = 64  # requests admitted at once (running + waiting for a worker); more get 503 + Retry-After
@@ -323,6 +324,8 @@ class ServeConfig:
             raise ValueError(f"serve.port must be in 0..65535, got {self.port}")
         if min(self.max_k, self.max_request_bytes, self.max_text_chars, self.max_explain_hits, self.workers, self.max_pending) < 1:
             raise ValueError("serve.max_k, max_request_bytes, max_text_chars, max_explain_hits, workers and max_pending must be >= 1")
+        if self.max_offset < 0:
+            raise ValueError("serve.max_offset must be >= 0")
         if not (self.read_timeout_s > 0 and self.idle_timeout_s > 0):
             raise ValueError("serve.read_timeout_s and serve.idle_timeout_s must be > 0")
         if isinstance(self.allowed_hosts, str):

@@ -229,8 +229,8 @@ def render_explanation(explanation: Explanation, out_path: str | Path, max_nodes
     from graphtx.graphs.render import render_graph
 
     q_high, h_high = explanation.highlights()
-    query, q_high, q_note = _focus(explanation.query_graph, q_high, max_nodes)
-    hit, h_high, h_note = _focus(explanation.hit_graph, h_high, max_nodes)
+    query, q_high, q_note = focus(explanation.query_graph, q_high, max_nodes)
+    hit, h_high, h_note = focus(explanation.hit_graph, h_high, max_nodes)
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
     head = f"hit {rank}: " if rank is not None else "hit: "
@@ -254,7 +254,7 @@ def render_explanation(explanation: Explanation, out_path: str | Path, max_nodes
     return out
 
 
-def _focus(graph: InventionGraph, highlight: dict[int, float], max_nodes: int) -> tuple[InventionGraph, dict[int, float], str]:
+def focus(graph: InventionGraph, highlight: dict[int, float], max_nodes: int) -> tuple[InventionGraph, dict[int, float], str]:
     """The graph cut to at most ``max_nodes`` nodes that keep every matched node, then the highest-degree ones.
 
     Returns (graph, highlight re-indexed, a title note saying what was cut).
@@ -278,3 +278,6 @@ def _focus(graph: InventionGraph, highlight: dict[int, float], max_nodes: int) -
     )  # fmt: skip
     note = f" (showing {len(keep)} of {graph.num_nodes} nodes: the matched ones, then the highest degree)"
     return cut, {new[i]: v for i, v in highlight.items() if i in new}, note
+
+
+_focus = focus  # the name it had before the web page drew graphs too

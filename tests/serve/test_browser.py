@@ -1,0 +1,115 @@
+"""The search page in a real headless browser (slow): `graphtx serve` over a tiny index, Chromium driven by Selenium.
+
+Loads the page, runs a claim-text query, sees hits with matched features and SVG graphs, pages on,
+opens a document page, and loads /docs; the browser must log no error (a blocked external asset
+would be a Content-Security-Policy error). Screenshots of each step go to ``tmp_path``, or to
+``$GRAPHTX_SCREENSHOTS`` when set (``GRAPHTX_SCREENSHOTS=benchmarks/figures make test-slow`` renews
+the README's). Needs Debian's ``chromium`` and ``chromium-driver`` and ``pip install 'graphtx[browser]'``;
+skipped with the reason otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.serve.live import serve_process
+
+pytestmark = pytest.mark.slow
+
+QUERY = "1. A zorblat3 device comprising a battery cell, a cooling plate and a charging circuit connected to the battery cell."
+
+
+def _binary(*names: str) -> str | None:
+    return next((p for p in (shutil.which(n) for n in names) if p), None)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    webdriver = pytest.importorskip("selenium.webdriver", reason="the browser test needs selenium: pip install 'graphtx[browser]'")
+    chromium = _binary("chromium", "chromium-browser", "google-chrome")
+    driver_path = _binary("chromedriver")
+    if not chromium or not driver_path:
+        pytest.skip("the browser test needs Chromium and its driver: apt-get install chromium chromium-driver")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1200,900", "--lang=en-US"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=driver_path))
+    driver.set_page_load_timeout(60)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def _errors(driver) -> list[str]:
+    return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def _shots(tmp_path: Path) -> Path:
+    out = Path(os.environ.get("GRAPHTX_SCREENSHOTS") or tmp_path)
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+@pytest.mark.timeout(240)
+def test_search_page_in_chromium(browser, tiny_index, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    shots = _shots(tmp_path)
+    wait = WebDriverWait(browser, 60)
+    args = ["--index", str(tiny_index), "--link-template", "https://patents.google.com/patent/{id_compact}", "--quiet"]
+    with serve_process(args) as (_proc, port):
+        base = f"http://127.0.0.1:{port}"
+        browser.get(base + "/")
+        wait.until(lambda d: "documents" in d.find_element(By.ID, "status").text)  # /healthz answered
+        assert "120 documents" in browser.find_element(By.ID, "status").text
+        browser.find_element(By.ID, "query").send_keys(QUERY)
+        browser.save_screenshot(str(shots / "web_1_query.png"))
+
+        browser.find_element(By.ID, "search-button").click()  # 1. a query: hits with features and graphs
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#results .hit"))
+        hits = browser.find_elements(By.CSS_SELECTOR, "#results .hit")
+        assert len(hits) == 10 and "Hits 1–10" in browser.find_element(By.ID, "message").text
+        first = hits[0]
+        assert first.find_elements(By.CSS_SELECTOR, ".matches li") and first.find_elements(By.CSS_SELECTOR, ".abstract mark, .claim mark")
+        assert first.find_element(By.CSS_SELECTOR, "a.external").get_attribute("href").startswith("https://patents.google.com/patent/T")
+        first.find_element(By.CSS_SELECTOR, "details.graphs summary").click()
+        wait.until(lambda d: first.find_element(By.CSS_SELECTOR, "details.graphs svg.graph").is_displayed())
+        assert len(first.find_elements(By.CSS_SELECTOR, "svg.graph")) == 2 and first.find_elements(By.CSS_SELECTOR, "svg.graph .node.matched")
+        assert "[object" not in browser.find_element(By.ID, "results").text  # every value rendered as text
+        browser.execute_script("window.scrollTo(0, 0)")
+        browser.save_screenshot(str(shots / "web_2_hits.png"))
+        browser.execute_script("arguments[0].scrollIntoView()", first.find_element(By.CSS_SELECTOR, ".matches"))
+        browser.save_screenshot(str(shots / "web_3_graphs.png"))
+
+        browser.find_element(By.ID, "next").click()  # 2. the next page (offset 10)
+        wait.until(lambda d: "Hits 11–20" in d.find_element(By.ID, "message").text)
+        ranks = [h.get_attribute("value") for h in browser.find_elements(By.CSS_SELECTOR, "#results .hit")]
+        assert ranks[0] == "11" and "offset=10" in browser.current_url
+
+        browser.find_element(By.ID, "prev").click()
+        wait.until(lambda d: "Hits 1–10" in d.find_element(By.ID, "message").text)
+        link = browser.find_element(By.CSS_SELECTOR, "#results .hit a.doc-link")  # 3. a document page
+        doc_id = browser.find_element(By.CSS_SELECTOR, "#results .hit code").text
+        link.click()
+        wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, "#document h2")))
+        assert browser.current_url.endswith(f"/view/{doc_id}")
+        assert doc_id in browser.find_element(By.CSS_SELECTOR, "#document .ids").text
+        assert browser.find_elements(By.CSS_SELECTOR, "#document svg.graph .node")
+        assert "[object" not in browser.find_element(By.ID, "document").text
+        browser.save_screenshot(str(shots / "web_4_document.png"))
+        assert not _errors(browser), _errors(browser)
+
+        browser.get(base + "/docs")  # 4. the API page, from local assets only
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".swagger-ui .info .title"))
+        assert "graphtx" in browser.find_element(By.CSS_SELECTOR, ".swagger-ui .info .title").text
+        assert browser.find_elements(By.CSS_SELECTOR, ".opblock-summary-path")  # the endpoints are listed
+        assert not _errors(browser), _errors(browser)
