@@ -93,13 +93,7 @@ class Explanation:
         }
 
     def chart(self) -> list[str]:
-        """The claim-chart line: which numbered query features the hit lacks."""
-        if not self.elements:
-            return []
-        missing = [e for e in self.elements if not e.found]
-        if not missing:
-            return [f"    all {len(self.elements)} query features found"]
-        return ["    not found: " + ", ".join(f"feature {e.number} ({_cut(e.text, 30)})" for e in missing)]
+        return chart_lines(self.elements)
 
     def table(self) -> list[str]:
         """Markdown-ish rows: query feature | hit feature | sim | weights | contribution."""
@@ -123,6 +117,16 @@ class Explanation:
             q[m.query_node] = max(q.get(m.query_node, 0.0), s)
             h[m.hit_node] = max(h.get(m.hit_node, 0.0), s)
         return q, h
+
+
+def chart_lines(elements: tuple[Element, ...]) -> list[str]:
+    """The claim-chart line: which numbered query features the hit lacks."""
+    if not elements:
+        return []
+    missing = [e for e in elements if not e.found]
+    if not missing:
+        return [f"    all {len(elements)} query features found"]
+    return ["    not found: " + ", ".join(f"feature {e.number} ({_cut(e.text, 30)})" for e in missing)]
 
 
 def _cut(text: str, width: int = 40) -> str:

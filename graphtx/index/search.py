@@ -546,7 +546,7 @@ class Index:
         docs = store.nodes([(int(self.ids.part[p]), int(self.ids.row[p])) for p in positions])
         out = []
         for h, row, v in zip(hits, rows, docs):
-            e = explain_late(q.graph, u, w, row_to_graph(row, h.doc_id, self.manifest["kind"]), v, self.config.explain_rows)
+            e = explain_late(q.graph, u, w, row_to_graph(row, h.doc_id, self.manifest["kind"]), v, self.config.explain_rows, self.config.found_similarity)
             out.append(dataclasses.replace(h, explanation=e))
         timings["explain"] = _ms(t0)
         return out
