@@ -109,9 +109,20 @@ class Explanation:
         return lines
 
     def highlights(self) -> tuple[dict[int, float], dict[int, float]]:
-        """Node → similarity in [0, 1] of the matched nodes of the query graph and of the hit graph."""
+        """Node → similarity in [0, 1] of the matched nodes of the query graph and of the hit graph.
+
+        With a claim chart: the found query features and the hit nodes that disclose them; else the
+        node pairs that carry most of the score.
+        """
         q: dict[int, float] = {}
         h: dict[int, float] = {}
+        found = [e for e in self.elements if e.found and e.hit_node >= 0]
+        for e in found:
+            s = min(max(e.similarity, 0.0), 1.0) if e.found == "model" else 1.0
+            q[e.query_node] = max(q.get(e.query_node, 0.0), s)
+            h[e.hit_node] = max(h.get(e.hit_node, 0.0), s)
+        if found:
+            return q, h
         for m in self.matches:
             s = min(max(m.similarity, 0.0), 1.0)
             q[m.query_node] = max(q.get(m.query_node, 0.0), s)
@@ -126,7 +137,8 @@ def chart_lines(elements: tuple[Element, ...]) -> list[str]:
     missing = [e for e in elements if not e.found]
     if not missing:
         return [f"    all {len(elements)} query features found"]
-    return ["    not found: " + ", ".join(f"feature {e.number} ({_cut(e.text, 30)})" for e in missing)]
+    found = len(elements) - len(missing)
+    return [f"    {found} of {len(elements)} query features found; not found: " + ", ".join(f"feature {e.number} ({_cut(e.text, 30)})" for e in missing)]
 
 
 def _cut(text: str, width: int = 40) -> str:

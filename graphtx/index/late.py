@@ -133,6 +133,11 @@ class LateExplanation:
     def highlights(self) -> tuple[dict[int, float], dict[int, float]]:
         q: dict[int, float] = {}
         h: dict[int, float] = {}
+        for e in self.elements:  # the claim chart's found features first (as explain.Explanation)
+            if e.found and e.hit_node >= 0:
+                q[e.query_node] = h[e.hit_node] = 1.0 if e.found == "words" else min(max(e.similarity, 0.0), 1.0)
+        if q:
+            return q, h
         for t in self.terms[: self.rows]:
             s = min(max(t.similarity, 0.0), 1.0)
             q[t.query_node] = max(q.get(t.query_node, 0.0), s)

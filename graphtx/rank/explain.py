@@ -56,7 +56,7 @@ class RankerExplanation:
     def lines(self, features: int = 6) -> list[str]:
         """Printable rows: the score, each signal's part (largest first), the largest feature contributions."""
         head = f"    {self.ranker} score {self.score:+.4f} = "
-        parts = ([f"base {self.base:+.4f}"] if self.base else []) + [f"{name} {v:+.4f}" for name, v in _largest(self.signals)]
+        parts = ([f"base {self.base:+.4f}"] if self.base else []) + [f"{name} {v:+.4f}" for name, v in _largest(self.signals) if abs(v) > 1e-12]
         lines = [head + " ".join(parts)]
         if self.features:
             top = _largest(self.features)[:features]

@@ -80,7 +80,7 @@ def test_claim_chart_lists_the_features_a_hit_lacks():
     assert [e.found for e in elements] == ["words", "", "model"] and elements[2].hit_text == "pump housing"
     e = Explanation("h", 0.5, 0.5, (), query, hit, elements)
     assert e.not_found == (2,) and e.to_json()["not_found"] == [2]
-    assert e.chart() == ["    not found: feature 2 (cooling plate)"]
+    assert e.chart() == ["    2 of 3 query features found; not found: feature 2 (cooling plate)"]
     assert Explanation("h", 0.5, 0.5, (), query, hit, claim_elements(query, query, None, 0.9)).chart() == ["    all 3 query features found"]
 
 

@@ -152,29 +152,46 @@ function clipped(label, text, marks, limit = 400) {
   return box;
 }
 
-function matchList(explanation) {
-  if (!explanation || !explanation.matches) return null;
-  const list = el("ul", { class: "matches" });
-  for (const m of explanation.matches) {
-    list.append(el("li", {}, el("span", { class: "qf" }, m.query_text), " → ", el("mark", {}, m.hit_text), el("span", { class: "sim" }, ` ${m.similarity.toFixed(2)}`)));
-  }
-  const missing = (explanation.elements || []).filter((e) => !e.found);
-  const chart = missing.length
-    ? el("p", { class: "not-found" }, "not found: ", missing.map((e, i) => [i ? ", " : "", `feature ${e.number} (${e.text})`]))
-    : explanation.elements && explanation.elements.length
-      ? el("p", { class: "all-found" }, `all ${explanation.elements.length} query features found`)
-      : null;
-  return el("div", { class: "explanation" }, el("h4", {}, "Matched features"), list, chart);
+// the claim chart: every numbered query feature, the hit feature that discloses it, or "not found"
+function claimChart(explanation) {
+  if (!explanation) return null;
+  const elements = explanation.elements || [];
+  const rows = elements.map((e) =>
+    el("tr", { class: e.found ? "found" : "missing" },
+      el("td", { class: "num" }, e.number),
+      el("td", {}, e.text),
+      el("td", {}, e.found ? el("mark", {}, e.hit_text) : el("span", { class: "not-found" }, "not found")),
+      el("td", { class: "sim" }, e.hit_node >= 0 ? e.similarity.toFixed(2) : ""),
+      el("td", { class: "how" }, e.found === "words" ? "same words" : e.found === "model" ? "model" : "")));
+  const missing = elements.filter((e) => !e.found);
+  const summary = !elements.length ? null : missing.length
+    ? el("p", { class: "not-found" }, "not found: ", missing.map((e, i) => [i ? ", " : "", `feature ${e.number}`]))
+    : el("p", { class: "all-found" }, `all ${elements.length} query features found`);
+  const pairs = el("details", { class: "pairs" }, el("summary", {}, "node pairs carrying the model's score"),
+    el("ul", { class: "matches" }, (explanation.matches || []).map((m) =>
+      el("li", {}, el("span", { class: "qf" }, m.query_text), " → ", m.hit_text, el("span", { class: "sim" }, ` sim ${m.similarity.toFixed(2)}, ${m.contribution >= 0 ? "+" : ""}${m.contribution.toFixed(4)}`)))));
+  return el("div", { class: "explanation" }, el("h4", {}, "Claim chart"),
+    rows.length ? el("table", { class: "chart" }, el("thead", {}, el("tr", {}, ["#", "query feature", "in this hit", "sim", ""].map((h) => el("th", {}, h)))), el("tbody", {}, rows)) : null,
+    summary, pairs);
 }
+
+// phrases to mark in the hit's text: what disclosed each found feature
+function foundPhrases(explanation) {
+  if (!explanation) return [];
+  const found = (explanation.elements || []).filter((e) => e.found);
+  return found.flatMap((e) => (e.found === "words" ? [e.text, e.hit_text] : [e.hit_text]));
+}
+
+const SIGNAL_LABEL = { bm25: "BM25, terms", dense: "graph model", late: "late interaction", meta: "dates, classes" };
 
 function signals(rankerExplanation) {
   if (!rankerExplanation) return null;
-  const entries = Object.entries(rankerExplanation.signals).sort((a, b) => Math.abs(b[1]) - Math.abs(a[1]));
+  const entries = Object.entries(rankerExplanation.signals).filter(([, v]) => Math.abs(v) > 1e-12).sort((a, b) => Math.abs(b[1]) - Math.abs(a[1]));
   const scale = Math.max(1e-9, ...entries.map(([, v]) => Math.abs(v)));
   const rows = entries.map(([name, value]) =>
-    el("li", {}, el("span", { class: "signal" }, name), el("meter", { min: 0, max: 1, value: Math.abs(value) / scale }), ` ${value >= 0 ? "+" : ""}${value.toFixed(4)}`));
+    el("li", {}, el("span", { class: "signal" }, SIGNAL_LABEL[name] || name), el("meter", { min: 0, max: 1, value: Math.abs(value) / scale }), ` ${value >= 0 ? "+" : ""}${value.toFixed(4)}`));
   const base = rankerExplanation.base ? el("li", {}, el("span", { class: "signal" }, "base"), ` ${rankerExplanation.base.toFixed(4)}`) : null;
-  return el("div", { class: "signals" }, el("h4", {}, `${rankerExplanation.ranker} score ${rankerExplanation.score.toFixed(4)}`), el("ul", {}, rows, base));
+  return el("div", { class: "signals" }, el("h4", {}, `What the ${rankerExplanation.ranker} ranker's score ${rankerExplanation.score.toFixed(4)} is made of`), el("ul", {}, rows, base));
 }
 
 function svgBox(svg, label) {
@@ -186,7 +203,7 @@ function svgBox(svg, label) {
 }
 
 function hitItem(hit) {
-  const matches = hit.explanation ? hit.explanation.matches.map((m) => m.hit_text) : [];
+  const matches = foundPhrases(hit.explanation);
   const title = el("a", { class: "doc-link", href: `/view/${encodeURIComponent(hit.doc_id)}` }, hit.title || hit.doc_id);
   const external = hit.link ? el("a", { class: "external", href: hit.link, rel: "noopener noreferrer", target: "_blank" }, "register ↗") : null;
   const item = el("li", { class: "hit", value: hit.rank },
@@ -195,7 +212,7 @@ function hitItem(hit) {
     facts(hit),
     clipped("abstract", hit.abstract, matches),
     clipped("claim", hit.first_claim, matches),
-    el("div", { class: "why" }, matchList(hit.explanation), signals(hit.ranker_explanation)));
+    el("div", { class: "why" }, claimChart(hit.explanation), signals(hit.ranker_explanation)));
   if (hit.svg && hit.svg.query) {
     const graphs = el("details", { class: "graphs" }, el("summary", {}, "graphs: query and hit, matched features shaded"));
     graphs.append(el("div", { class: "pair" }, svgBox(hit.svg.query, "query"), svgBox(hit.svg.hit, hit.doc_id)));
