@@ -14,7 +14,10 @@ Example::
     index.search(text, k=10, hybrid=True)                      # dense + BM25, fused by RRF
     index.search(text, k=10, rerank="late", rerank_depth=100)  # the top 100 re-ranked by late interaction
     index.late_scores(index.query(text), ["US-1", "US-2"])     # node-level late-interaction scores
-    result = index.search(text, k=3, explain=True)             # hit.explanation: node matches
+    result = index.search(text, k=3, explain=True)             # hit.explanation: node matches, claim chart (not_found);
+                                                               # hit.ranker_explanation: each signal's part of the score
+    index.search(text, k=10, offset=10)                        # the second page: ranks 11-20
+    hit.abstract, hit.first_claim, hit.applicants, hit.link     # readable fields ("" / () where the corpus has none)
     index.document("US-7315346-B2")                            # metadata and graph
 
 A text query is parsed into a first-claim graph (``query.py``), encoded by the index's model
