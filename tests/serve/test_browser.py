@@ -10,6 +10,7 @@ skipped with the reason otherwise.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -20,6 +21,13 @@ from tests.serve.live import serve_process
 
 pytestmark = pytest.mark.slow
 
+FILTERS = {"before", "cpc", "ipc", "country", "kind", "exclude_family", "group_by_family"}
+# record the bodies the page sends (run through the driver, which the page's Content-Security-Policy does not restrict)
+RECORD_BODIES = """
+window.__bodies = [];
+const send = window.fetch;
+window.fetch = (url, options) => { if (options && options.body) window.__bodies.push(options.body); return send(url, options); };
+"""
 QUERY = "1. A zorblat3 device comprising a battery cell, a cooling plate and a charging circuit connected to the battery cell."
 
 
@@ -77,8 +85,12 @@ def test_search_page_in_chromium(browser, tiny_index, tmp_path):
         browser.execute_script("arguments[0].value = arguments[1]", browser.find_element(By.ID, "query"), query)
         browser.save_screenshot(str(shots / "web_1_query.png"))
 
+        browser.execute_script(RECORD_BODIES)
         browser.find_element(By.ID, "search-button").click()  # 1. a query: hits with features and graphs
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#results .hit"))
+        sent = json.loads(browser.execute_script("return window.__bodies[0]"))
+        assert sent["text"] == query and sent["offset"] == 0 and sent["explain"] and sent["svg"]
+        assert not FILTERS & set(sent), sent  # filters are sent only when filled
         hits = browser.find_elements(By.CSS_SELECTOR, "#results .hit")
         assert len(hits) == 10 and "Hits 1–10" in browser.find_element(By.ID, "message").text
         first = hits[0]
@@ -112,7 +124,12 @@ def test_search_page_in_chromium(browser, tiny_index, tmp_path):
         browser.save_screenshot(str(shots / "web_4_document.png"))
         assert not _errors(browser), _errors(browser)
 
-        browser.get(base + "/docs")  # 4. the API page, from local assets only
+        browser.find_element(By.ID, "similar").click()  # 4. documents like this one: an id query from the document page
+        wait.until(lambda d: f"documents like {doc_id}" in d.find_element(By.ID, "message").text)
+        assert browser.find_elements(By.CSS_SELECTOR, "#results .hit") and browser.find_element(By.ID, "query").get_attribute("value") == doc_id
+        assert not _errors(browser), _errors(browser)
+
+        browser.get(base + "/docs")  # 5. the API page, from local assets only
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".swagger-ui .info .title"))
         assert "graphtx" in browser.find_element(By.CSS_SELECTOR, ".swagger-ui .info .title").text
         assert browser.find_elements(By.CSS_SELECTOR, ".opblock-summary-path")  # the endpoints are listed
