@@ -103,3 +103,16 @@ def test_svg_escapes_node_text():
     svg = graph_svg(g, {0: 0.8}, label="<b>label</b>")
     assert "<script>" not in svg and "<b>" not in svg and "&lt;script&gt;" in svg
     assert svg.count("<g class=") == 2 and 'fill-opacity="0.85"' in svg and "edge-part_of" in svg
+
+
+def test_docs_without_swagger_files_says_what_to_install(tiny_index, monkeypatch):
+    from fastapi.testclient import TestClient
+
+    import graphtx.serve.pages as pages
+    from graphtx.serve.app import create_app
+
+    monkeypatch.setattr(pages, "swagger_dir", lambda: None)
+    client = TestClient(create_app(tiny_index, ServeConfig()), base_url="http://localhost")
+    r = client.get("/docs")
+    assert r.status_code == 503 and "graphtx[serve]" in r.json()["error"]
+    assert client.get("/").status_code == 200  # the search page does not need them
