@@ -128,7 +128,8 @@ function escapeRegExp(text) {
 function highlighted(text, phrases) {
   const terms = [...new Set(phrases.filter((p) => p && p.length > 2))].sort((a, b) => b.length - a.length);
   if (!terms.length) return [text];
-  const pattern = new RegExp(`(${terms.map(escapeRegExp).join("|")})`, "gi");
+  // whole words only ("table" not inside "rotatable"), a plural s / es allowed
+  const pattern = new RegExp(`\\b(${terms.map((t) => `${escapeRegExp(t)}(?:e?s)?`).join("|")})\\b`, "gi");
   return text.split(pattern).map((part, i) => (i % 2 ? el("mark", {}, part) : part));
 }
 
