@@ -281,7 +281,7 @@ class SearchConfig:
         from graphtx.graphs.graph import GRAPH_KINDS
         from graphtx.links import check_template
 
-        check_template(self.link_template)
+        check_template(self.link_template, "the link template (--link-template, config search.link_template)")
         if not -1.0 <= self.found_similarity <= 1.0:
             raise ValueError(f"search.found_similarity must be a cosine in [-1, 1], got {self.found_similarity}")
 
