@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -111,7 +112,20 @@ def test_search_page_in_chromium(browser, tiny_index, tmp_path):
         ranks = [h.get_attribute("value") for h in browser.find_elements(By.CSS_SELECTOR, "#results .hit")]
         assert ranks[0] == "11" and "offset=10" in browser.current_url
 
-        browser.find_element(By.ID, "prev").click()
+        schema = json.load(urllib.request.urlopen(f"{base}/openapi.json", timeout=30))["components"]["schemas"]
+        if "before" in schema["SearchIn"]["properties"]:  # the service filters (issue 13, item 2): a filled one is sent
+            browser.find_element(By.ID, "f-before").send_keys("2015-01-01")
+            browser.execute_script("window.__bodies = []")
+            browser.find_element(By.ID, "search-button").click()
+            wait.until(lambda d: d.execute_script("return window.__bodies.length") and "Hits 1–" in d.find_element(By.ID, "message").text)
+            sent = json.loads(browser.execute_script("return window.__bodies[0]"))
+            assert sent["before"] == "2015-01-01" and not (FILTERS - {"before"}) & set(sent)
+            dates = [e.text for e in browser.find_elements(By.XPATH, "//ol[@id='results']//dt[.='published']/following-sibling::dd[1]")]
+            assert dates and all(d < "2015-01-01" for d in dates), dates
+            browser.find_element(By.ID, "f-before").clear()
+            browser.find_element(By.ID, "search-button").click()
+        else:
+            browser.find_element(By.ID, "prev").click()
         wait.until(lambda d: "Hits 1–10" in d.find_element(By.ID, "message").text)
         link = browser.find_element(By.CSS_SELECTOR, "#results .hit a.doc-link")  # 3. a document page
         doc_id = browser.find_element(By.CSS_SELECTOR, "#results .hit code").text
