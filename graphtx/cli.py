@@ -391,13 +391,14 @@ def _search_kwargs(args) -> dict:
 
 def cmd_search(args) -> int:
     from graphtx.config import load_config, with_overrides
+    from graphtx.index.display import hit_lines
     from graphtx.index.filters import filters_from_args
     from graphtx.index.claimset import search_claim_set
     from graphtx.index.search import Index
 
     config = load_config(args.config)
     filters_from_args(args)  # a bad --before fails here, before the index is opened
-    search_cfg = with_overrides(config.search, k=args.k)
+    search_cfg = with_overrides(config.search, k=args.k, link_template=args.link_template)
     index_dir = _index_dir(args)
     batch_only = [f for f, on in (("--output", args.output), ("--tag", args.tag), ("--restart", args.restart)) if on]
     if args.topics and not args.output:
@@ -441,9 +442,7 @@ def cmd_search(args) -> int:
         lines.append("filters: " + _filters_line(result.filters, index.count))
     lines.append(f"{'rank':>4}  {'score':>7}  {'doc id':<18} {'date':<10}  title")
     for hit in result.hits:
-        lines.append(f"{hit.rank:>4}  {hit.score:7.4f}  {hit.doc_id:<18} {hit.date:<10}  {hit.title[:70]}")
-        if hit.explanation is not None:
-            lines += hit.explanation.table()
+        lines += hit_lines(hit, full=args.full)
     lines += [f"rendered {p}" for p in pngs]
     _say(args, summary, lines)
     return EXIT_OK
@@ -489,7 +488,7 @@ def cmd_serve(args) -> int:
     config = load_config(args.config)
     allowed = (*config.serve.allowed_hosts, *args.allow_host) if args.allow_host else None
     cfg = with_overrides(config.serve, host=args.host, port=args.port, allowed_hosts=allowed, workers=args.workers, read_only=False if args.writable else None)
-    search_cfg = with_overrides(config.search, ranker=args.ranker)
+    search_cfg = with_overrides(config.search, ranker=args.ranker, link_template=args.link_template)
     serve(args.index, cfg, search_cfg, model=args.model, log_level="warning" if args.quiet else "info")
     return EXIT_OK
 
@@ -542,7 +541,13 @@ def _add_index_parsers(sub) -> None:
     p.add_argument("--ranker", choices=["dense", "bm25", "hybrid", "convex", "learned"],
                    help="how hits are ranked (default: config search.ranker, auto = learned when the index or its model has a ranker of `graphtx rank-fit`)")
     p.add_argument("--ranker-dir", help="ranker directory (default: INDEX/ranker, else the model's ranker/)")
-    p.add_argument("--explain", action="store_true", help="show which query features matched which features of each hit")
+    p.add_argument("--explain", action="store_true",
+                   help="show which query features matched which features of each hit, the query features a hit lacks (not found: feature 3, 5), "
+                        "and under the hybrid / convex / learned ranker what each signal (BM25, dense, late, ...) contributed to its score")
+    p.add_argument("--full", action="store_true", help="print each hit's abstract and first claim in full (default: a few lines)")
+    p.add_argument("--link-template", metavar="TEMPLATE",
+                   help="each hit's link, e.g. 'https://patents.google.com/patent/{id_compact}' (placeholders {id} {id_compact} {country} {number} "
+                        "{kind} {family_id}; '' = none; default: config search.link_template)")
     p.add_argument("--explain-png", metavar="DIR", help="render query and hit graphs with matched nodes highlighted, one PNG a hit (DIR/RANK-ID.png, the id made a safe file name)")
     p.add_argument("--rerank", choices=["none", "late"], help="late: re-rank the first stage's (dense or --hybrid) top --rerank-depth by node-level late interaction (default: config search.rerank)")
     p.add_argument("--rerank-depth", type=at_least(1, "the re-rank depth"), help="first-stage candidates re-ranked (default: config search.rerank_depth, 100)")
@@ -572,6 +577,7 @@ def _add_index_parsers(sub) -> None:
     p.add_argument("--allow-host", action="append", metavar="NAME", help="a Host name clients use, besides localhost/127.0.0.1/[::1] (repeatable; '*' any); needed with a --host beyond loopback")
     p.add_argument("--workers", type=at_least(1, "the number of workers"), help="query threads (default: config, 4); /healthz answers beside them")
     p.add_argument("--ranker", choices=["auto", "dense", "bm25", "hybrid", "convex", "learned"], help="default ranker of /search (default: config, auto)")
+    p.add_argument("--link-template", metavar="TEMPLATE", help="each hit's link (as graphtx search --link-template; default: config search.link_template)")
     _add_common(p)
     p.set_defaults(func=cmd_serve)
 

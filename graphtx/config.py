@@ -274,9 +274,16 @@ class SearchConfig:
     explain_max_nodes: int = 40  # nodes drawn per graph in --explain-png (highest degree first)
     rerank: str = "none"  # none | late: re-rank the first stage's (dense or hybrid) top rerank_depth by the node-level late-interaction score
     rerank_depth: int = 100  # candidates of the first stage that rerank scores (at least k)
+    link_template: str = ""  # each hit's link, e.g. https://patents.google.com/patent/{id_compact}; placeholders in graphtx/links.py; "" = none
+    found_similarity: float = 0.9  # --explain: a query feature no hit node holds the words of is "found" when the model's most similar hit node reaches this cosine
 
     def __post_init__(self) -> None:
         from graphtx.graphs.graph import GRAPH_KINDS
+        from graphtx.links import check_template
+
+        check_template(self.link_template, "the link template (--link-template, config search.link_template)")
+        if not -1.0 <= self.found_similarity <= 1.0:
+            raise ValueError(f"search.found_similarity must be a cosine in [-1, 1], got {self.found_similarity}")
 
         if self.query_kind not in GRAPH_KINDS:
             raise ValueError(f"search.query_kind must be one of {GRAPH_KINDS}, got {self.query_kind!r}")
@@ -304,6 +311,7 @@ class ServeConfig:
     max_request_bytes: int = 65_536  # larger request bodies are refused with 413 before they are parsed
     max_text_chars: int = 20_000  # longer query texts are refused with 413 (parsing time grows with length)
     max_explain_hits: int = 10  # hits explained per /explain request
+    max_offset: int = 1000  # /search offset (the web page's pages): deeper pages rank more candidates per request
     read_only: bool = True  # False adds DELETE /documents/{id} (removes a document from the index)
     workers: int = 4  # threads running queries; /healthz is answered beside them, never queued behind them
     max_pending: int = 64  # requests admitted at once (running + waiting for a worker); more get 503 + Retry-After
@@ -319,6 +327,8 @@ class ServeConfig:
             raise ValueError(f"serve.port must be in 0..65535, got {self.port}")
         if min(self.max_k, self.max_request_bytes, self.max_text_chars, self.max_explain_hits, self.workers, self.max_pending) < 1:
             raise ValueError("serve.max_k, max_request_bytes, max_text_chars, max_explain_hits, workers and max_pending must be >= 1")
+        if self.max_offset < 0:
+            raise ValueError("serve.max_offset must be >= 0")
         if not (self.read_timeout_s > 0 and self.idle_timeout_s > 0):
             raise ValueError("serve.read_timeout_s and serve.idle_timeout_s must be > 0")
         if isinstance(self.allowed_hosts, str):

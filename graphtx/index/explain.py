@@ -14,10 +14,17 @@ so ``c_ij`` is the share of the score the pair (query node i, hit node j) carrie
 explanation lists, for the query nodes whose best pair carries most, that pair: query
 feature, hit feature, similarity, pooling weights and contribution; ``total`` is the sum of
 all c_ij (the model's score up to the projection bias and MoE head, shown beside it).
+
+Claim chart: the query's feature nodes, numbered 1, 2, ... in graph order (the order the claim
+names them), are its elements. An element is *found* in a hit when one hit node holds all of its
+words (lower case, a plural ``s`` dropped), or when the model's most similar hit node reaches
+``found_similarity`` (``search.found_similarity``); the others are listed as
+"not found: feature 3, 5", as a claim chart reads.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -45,6 +52,22 @@ class NodeMatch:
 
 
 @dataclass(frozen=True)
+class Element:
+    """One query feature (claim element) and whether the hit discloses it."""
+
+    number: int  # 1-based, in the query graph's feature order
+    query_node: int
+    text: str
+    hit_node: int  # the hit's most similar node (-1 when the hit has none)
+    hit_text: str
+    similarity: float  # cos of the two nodes' projected states
+    found: str  # "words" (a hit node holds its words), "model" (similarity >= found_similarity) or "" (not found)
+
+    def to_json(self) -> dict:
+        return {k: round(v, 4) if isinstance(v, float) else v for k, v in asdict(self).items()}
+
+
+@dataclass(frozen=True)
 class Explanation:
     doc_id: str
     score: float  # the model's score (cosine of the graph vectors)
@@ -52,6 +75,12 @@ class Explanation:
     matches: tuple[NodeMatch, ...]  # best pair of each query node, largest contribution first
     query_graph: InventionGraph
     hit_graph: InventionGraph
+    elements: tuple[Element, ...] = ()  # every query feature, numbered, found or not
+
+    @property
+    def not_found(self) -> tuple[int, ...]:
+        """Numbers of the query features the hit does not disclose."""
+        return tuple(e.number for e in self.elements if not e.found)
 
     def to_json(self) -> dict:
         return {
@@ -59,7 +88,12 @@ class Explanation:
             "score": round(self.score, 4),
             "total": round(self.total, 4),
             "matches": [m.to_json() for m in self.matches],
+            "elements": [e.to_json() for e in self.elements],
+            "not_found": list(self.not_found),
         }
+
+    def chart(self) -> list[str]:
+        return chart_lines(self.elements)
 
     def table(self) -> list[str]:
         """Markdown-ish rows: query feature | hit feature | sim | weights | contribution."""
@@ -75,14 +109,36 @@ class Explanation:
         return lines
 
     def highlights(self) -> tuple[dict[int, float], dict[int, float]]:
-        """Node → similarity in [0, 1] of the matched nodes of the query graph and of the hit graph."""
+        """Node → similarity in [0, 1] of the matched nodes of the query graph and of the hit graph.
+
+        With a claim chart: the found query features and the hit nodes that disclose them; else the
+        node pairs that carry most of the score.
+        """
         q: dict[int, float] = {}
         h: dict[int, float] = {}
+        found = [e for e in self.elements if e.found and e.hit_node >= 0]
+        for e in found:
+            s = min(max(e.similarity, 0.0), 1.0) if e.found == "model" else 1.0
+            q[e.query_node] = max(q.get(e.query_node, 0.0), s)
+            h[e.hit_node] = max(h.get(e.hit_node, 0.0), s)
+        if found:
+            return q, h
         for m in self.matches:
             s = min(max(m.similarity, 0.0), 1.0)
             q[m.query_node] = max(q.get(m.query_node, 0.0), s)
             h[m.hit_node] = max(h.get(m.hit_node, 0.0), s)
         return q, h
+
+
+def chart_lines(elements: tuple[Element, ...]) -> list[str]:
+    """The claim-chart line: which numbered query features the hit lacks."""
+    if not elements:
+        return []
+    missing = [e for e in elements if not e.found]
+    if not missing:
+        return [f"    all {len(elements)} query features found"]
+    found = len(elements) - len(missing)
+    return [f"    {found} of {len(elements)} query features found; not found: " + ", ".join(f"feature {e.number} ({_cut(e.text, 30)})" for e in missing)]
 
 
 def _cut(text: str, width: int = 40) -> str:
@@ -111,22 +167,49 @@ def node_details(model: GraphEncoder, tokenizer, graphs: list[InventionGraph]) -
     ]
 
 
-def explain_hits(model: GraphEncoder, tokenizer, query: InventionGraph, hits: list[InventionGraph], rows: int = 8) -> list[Explanation]:
+def explain_hits(model: GraphEncoder, tokenizer, query: InventionGraph, hits: list[InventionGraph], rows: int = 8,
+                 found_similarity: float = 0.9) -> list[Explanation]:  # fmt: skip
     """The node matches behind each hit's score for ``query``; all graphs are encoded in one batch."""
     details = node_details(model, tokenizer, [query, *hits])
     u, p, gq = details[0]
-    return [_explain(query, hit, u, p, gq, v, q, gh, rows) for hit, (v, q, gh) in zip(hits, details[1:])]
+    return [_explain(query, hit, u, p, gq, v, q, gh, rows, found_similarity) for hit, (v, q, gh) in zip(hits, details[1:])]
 
 
-def explain_pair(model: GraphEncoder, tokenizer, query: InventionGraph, hit: InventionGraph, rows: int = 8) -> Explanation:
-    return explain_hits(model, tokenizer, query, [hit], rows)[0]
+def explain_pair(model: GraphEncoder, tokenizer, query: InventionGraph, hit: InventionGraph, rows: int = 8, found_similarity: float = 0.9) -> Explanation:
+    return explain_hits(model, tokenizer, query, [hit], rows, found_similarity)[0]
 
 
-def _explain(query, hit, u, p, gq, v, q, gh, rows: int) -> Explanation:
+def _words(text: str) -> frozenset[str]:
+    """Lower-case words of a node text, a plural s dropped ("Battery cells" -> {battery, cell})."""
+    return frozenset(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def claim_elements(query: InventionGraph, hit: InventionGraph, sim: torch.Tensor | None, found_similarity: float) -> tuple[Element, ...]:
+    """Every feature node of ``query``, numbered, with the hit node most like it and whether it is found.
+
+    ``sim``: (m, n) cosines of the query's and the hit's projected node states (None: words only).
+    """
+    hit_words = [_words(t) for t in hit.node_text]
+    out = []
+    features = [i for i, t in enumerate(query.node_type) if t == "feature"]
+    for number, i in enumerate(features, 1):
+        words = _words(query.node_text[i])
+        by_words = next((j for j, w in enumerate(hit_words) if words and words <= w), -1)
+        best = int(sim[i].argmax()) if sim is not None and sim.shape[1] else -1
+        similarity = float(sim[i, best]) if best >= 0 else 0.0
+        found = "words" if by_words >= 0 else "model" if best >= 0 and similarity >= found_similarity else ""
+        j = by_words if by_words >= 0 else best
+        if by_words >= 0 and sim is not None:
+            similarity = float(sim[i, j])
+        out.append(Element(number, i, query.node_text[i], j, hit.node_text[j] if j >= 0 else "", similarity, found))
+    return tuple(out)
+
+
+def _explain(query, hit, u, p, gq, v, q, gh, rows: int, found_similarity: float = 0.9) -> Explanation:
     """u (m, D), p (m,), gq (out,): the query's projected node states, pooling weights, vector; v, q, gh: the hit's."""
     score = float(gq @ gh)
     if u.shape[0] == 0 or v.shape[0] == 0:
-        return Explanation(hit.doc_id, score, 0.0, (), query, hit)
+        return Explanation(hit.doc_id, score, 0.0, (), query, hit, claim_elements(query, hit, None, found_similarity))
     pooled_q = (p[:, None] * u).sum(0)  # (D,)
     pooled_h = (q[:, None] * v).sum(0)  # (D,)
     norm = (pooled_q.norm() * pooled_h.norm()).clamp_min(1e-12)
@@ -148,7 +231,7 @@ def _explain(query, hit, u, p, gq, v, q, gh, rows: int) -> Explanation:
         )
         for i in order
     )
-    return Explanation(hit.doc_id, score, float(contrib.sum()), matches, query, hit)
+    return Explanation(hit.doc_id, score, float(contrib.sum()), matches, query, hit, claim_elements(query, hit, sim, found_similarity))
 
 
 def render_explanation(explanation: Explanation, out_path: str | Path, max_nodes: int = 40, rank: int | None = None) -> Path:
@@ -162,8 +245,8 @@ def render_explanation(explanation: Explanation, out_path: str | Path, max_nodes
     from graphtx.graphs.render import render_graph
 
     q_high, h_high = explanation.highlights()
-    query, q_high, q_note = _focus(explanation.query_graph, q_high, max_nodes)
-    hit, h_high, h_note = _focus(explanation.hit_graph, h_high, max_nodes)
+    query, q_high, q_note = focus(explanation.query_graph, q_high, max_nodes)
+    hit, h_high, h_note = focus(explanation.hit_graph, h_high, max_nodes)
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
     head = f"hit {rank}: " if rank is not None else "hit: "
@@ -187,7 +270,7 @@ def render_explanation(explanation: Explanation, out_path: str | Path, max_nodes
     return out
 
 
-def _focus(graph: InventionGraph, highlight: dict[int, float], max_nodes: int) -> tuple[InventionGraph, dict[int, float], str]:
+def focus(graph: InventionGraph, highlight: dict[int, float], max_nodes: int) -> tuple[InventionGraph, dict[int, float], str]:
     """The graph cut to at most ``max_nodes`` nodes that keep every matched node, then the highest-degree ones.
 
     Returns (graph, highlight re-indexed, a title note saying what was cut).
@@ -211,3 +294,6 @@ def _focus(graph: InventionGraph, highlight: dict[int, float], max_nodes: int) -
     )  # fmt: skip
     note = f" (showing {len(keep)} of {graph.num_nodes} nodes: the matched ones, then the highest degree)"
     return cut, {new[i]: v for i, v in highlight.items() if i in new}, note
+
+
+_focus = focus  # the name it had before the web page drew graphs too

@@ -95,14 +95,25 @@ class LateExplanation:
     rows: int  # terms shown by ``table`` (all are in to_json)
     query_graph: InventionGraph
     hit_graph: InventionGraph
+    elements: tuple = ()  # explain.Element of every query feature: the claim chart (similarity: the late cosine)
 
     @property
     def total(self) -> float:
         return float(sum(t.contribution for t in self.terms))
 
+    @property
+    def not_found(self) -> tuple[int, ...]:
+        return tuple(e.number for e in self.elements if not e.found)
+
+    def chart(self) -> list[str]:
+        from graphtx.index.explain import chart_lines
+
+        return chart_lines(self.elements)
+
     def to_json(self) -> dict:
         return {"doc_id": self.doc_id, "kind": "late", "score": round(self.score, 6), "total": round(self.total, 6),
-                "terms": [t.to_json() for t in self.terms]}  # fmt: skip
+                "terms": [t.to_json() for t in self.terms], "elements": [e.to_json() for e in self.elements],
+                "not_found": list(self.not_found)}  # fmt: skip
 
     def table(self) -> list[str]:
         if not self.terms:
@@ -122,6 +133,11 @@ class LateExplanation:
     def highlights(self) -> tuple[dict[int, float], dict[int, float]]:
         q: dict[int, float] = {}
         h: dict[int, float] = {}
+        for e in self.elements:  # the claim chart's found features first (as explain.Explanation)
+            if e.found and e.hit_node >= 0:
+                q[e.query_node] = h[e.hit_node] = 1.0 if e.found == "words" else min(max(e.similarity, 0.0), 1.0)
+        if q:
+            return q, h
         for t in self.terms[: self.rows]:
             s = min(max(t.similarity, 0.0), 1.0)
             q[t.query_node] = max(q.get(t.query_node, 0.0), s)
@@ -130,11 +146,15 @@ class LateExplanation:
         return q, h
 
 
-def explain_late(query: InventionGraph, u: np.ndarray, w: np.ndarray, hit: InventionGraph, v: np.ndarray, rows: int = 8) -> LateExplanation:
+def explain_late(query: InventionGraph, u: np.ndarray, w: np.ndarray, hit: InventionGraph, v: np.ndarray, rows: int = 8,
+                 found_similarity: float = 0.9) -> LateExplanation:  # fmt: skip
     """Per query node i: w_i, argmax_j cos(u_i, v_j), the cosine and w_i * cosine; the score is their sum."""
+    from graphtx.index.explain import claim_elements
+
     u, v, w = np.asarray(u, np.float64), np.asarray(v, np.float64), np.asarray(w, np.float64)
     if len(u) == 0:
-        return LateExplanation(hit.doc_id, 0.0, (), rows, query, hit)
+        return LateExplanation(hit.doc_id, 0.0, (), rows, query, hit, claim_elements(query, hit, None, found_similarity))
+    elements = claim_elements(query, hit, u @ v.T if len(v) else None, found_similarity)
     if len(v) == 0:
         terms = [LateTerm(i, query.node_text[i], float(w[i]), -1, "", 0.0, 0.0) for i in range(len(u))]
     else:
@@ -146,7 +166,7 @@ def explain_late(query: InventionGraph, u: np.ndarray, w: np.ndarray, hit: Inven
         ]  # fmt: skip
     terms.sort(key=lambda t: (-t.contribution, t.query_node))
     score = float(late_scores(u, w, [v])[0])
-    return LateExplanation(hit.doc_id, score, tuple(terms), rows, query, hit)
+    return LateExplanation(hit.doc_id, score, tuple(terms), rows, query, hit, elements)
 
 
 # --- the per-part store ----------------------------------------------------------------

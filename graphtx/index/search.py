@@ -14,7 +14,10 @@ Example::
     index.search(text, k=10, hybrid=True)                      # dense + BM25, fused by RRF
     index.search(text, k=10, rerank="late", rerank_depth=100)  # the top 100 re-ranked by late interaction
     index.late_scores(index.query(text), ["US-1", "US-2"])     # node-level late-interaction scores
-    result = index.search(text, k=3, explain=True)             # hit.explanation: node matches
+    result = index.search(text, k=3, explain=True)             # hit.explanation: node matches, claim chart (not_found);
+                                                               # hit.ranker_explanation: each signal's part of the score
+    index.search(text, k=10, offset=10)                        # the second page: ranks 11-20
+    hit.abstract, hit.first_claim, hit.applicants, hit.link     # readable fields ("" / () where the corpus has none)
     index.document("US-7315346-B2")                            # metadata and graph
 
 A text query is parsed into a first-claim graph (``query.py``), encoded by the index's model
@@ -28,6 +31,7 @@ refuses it.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -47,7 +51,9 @@ from graphtx.index.filters import FilterData, SearchFilters
 from graphtx.index.hybrid import BM25Index, rrf
 from graphtx.index.late import LateExplanation, NodeVectorStore, explain_late, late_scores
 from graphtx.index.query import QueryParser, first_claim_text
-from graphtx.index.store import BM25_DIR, GRAPH_FIELDS, META_FIELDS, IdMap, IndexStore, index_mend, row_to_graph
+from graphtx.index.store import BM25_DIR, DISPLAY_FIELDS, GRAPH_FIELDS, LIST_FIELDS, META_FIELDS, IdMap, IndexStore, index_mend, row_to_graph
+from graphtx.links import hit_link
+from graphtx.rank.explain import RankerExplanation, explain_pool, explain_rrf
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +76,18 @@ class Hit:
     late_score: float | None = None  # rerank late: the node-level late-interaction score (= score)
     first_stage_rank: int | None = None  # rerank late: the hit's rank before re-ranking (dense or hybrid)
     explanation: Explanation | LateExplanation | None = None
+    # readable fields, "" / () where the corpus had none (left out of to_json then)
+    abstract: str = ""
+    first_claim: str = ""
+    applicants: tuple[str, ...] = ()
+    priority_date: str = ""
+    application_date: str = ""
+    family_id: str = ""
+    kind: str = ""
+    country: str = ""
+    lang: str = ""
+    link: str = ""  # from search.link_template
+    ranker_explanation: RankerExplanation | None = None  # explain under hybrid / convex / learned: what each signal contributed
 
     def to_json(self) -> dict:
         out = {
@@ -90,9 +108,32 @@ class Hit:
             }
         if self.late_score is not None:
             out |= {"late_score": round(self.late_score, 6), "first_stage_rank": self.first_stage_rank}
+        out |= readable_json(self)
         if self.explanation is not None:
             out["explanation"] = self.explanation.to_json()
+        if self.ranker_explanation is not None:
+            out["ranker_explanation"] = self.ranker_explanation.to_json()
         return out
+
+
+READABLE_FIELDS = ("abstract", "first_claim", "applicants", "priority_date", "application_date", "family_id", "kind", "country", "lang", "link")
+
+
+def readable_json(record) -> dict:
+    """The readable fields a hit or document has (empty ones left out, not shown as blanks)."""
+    out = {}
+    for name in READABLE_FIELDS:
+        value = getattr(record, name)
+        if value:
+            out[name] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def readable_of(row: dict, doc_id: str, link_template: str) -> dict:
+    """Hit / DocumentRecord keyword arguments of an index row's display fields (None: a part older than them)."""
+    out = {f: tuple(row.get(f) or ()) if f in LIST_FIELDS else row.get(f) or "" for f in DISPLAY_FIELDS}
+    out["link"] = hit_link(link_template, doc_id, country=out["country"], kind=out["kind"], family_id=out["family_id"])
+    return out
 
 
 @dataclass(frozen=True)
@@ -151,9 +192,20 @@ class DocumentRecord:
     ipc: tuple[str, ...]
     cpc: tuple[str, ...]
     graph: InventionGraph
+    abstract: str = ""
+    first_claim: str = ""
+    applicants: tuple[str, ...] = ()
+    priority_date: str = ""
+    application_date: str = ""
+    family_id: str = ""
+    kind: str = ""
+    country: str = ""
+    lang: str = ""
+    link: str = ""
 
     def to_json(self, graph: bool = True) -> dict:
         out = {"doc_id": self.doc_id, "faiss_id": self.faiss_id, "title": self.title, "date": self.date, "ipc": list(self.ipc), "cpc": list(self.cpc)}
+        out |= readable_json(self)
         if graph:
             g = self.graph
             out["graph"] = {
@@ -326,6 +378,7 @@ class Index:
         rerank: str | None = None,
         rerank_depth: int | None = None,
         filters: SearchFilters | None = None,
+        offset: int = 0,
     ) -> SearchResult:
         """Ranked hits for claim text, an indexed document (``doc_id``) or a graph.
 
@@ -336,11 +389,18 @@ class Index:
         ``filters``: :class:`SearchFilters` (``SearchFilters()`` = the searcher's defaults: for an id
         query, its family left out and only documents published before its priority date); None
         filters nothing. Fewer than k hits come back only when fewer documents pass.
+        ``offset``: skip the best ``offset`` hits (a results page); ranks stay those of the whole ranking.
+        ``explain``: each hit's node matches and claim chart (``hit.explanation``) and, under hybrid, convex
+        and learned, what each signal contributed to the ranker's score (``hit.ranker_explanation``).
         """
         t_start = time.perf_counter()
         k = self.config.k if k is None else k
         if k < 1:
             raise ValueError(f"k must be at least 1 (got {k})")
+        if offset < 0:
+            raise ValueError(f"offset must be at least 0 (got {offset})")
+        page_end = k + offset
+        k = page_end
         kind = self.resolve_ranker(ranker, hybrid)
         rerank = self.config.rerank if rerank is None else rerank
         if rerank not in ("none", "late"):
@@ -354,7 +414,7 @@ class Index:
         mask, applied = self._mask(q, filters, timings)
         group = filters is not None and filters.group_by_family
         while True:
-            hits = self._first_stage(q, kind, depth, excluded, mask, timings)
+            hits = self._first_stage(q, kind, depth, excluded, mask, timings, explain=explain and rerank != "late")
             if rerank == "late":
                 hits = self._rerank_late(q, hits, len(hits) if group else k, timings)
             if not group:
@@ -365,20 +425,24 @@ class Index:
                 break
             depth = min(self.count, depth * 2)
         if len(hits) > k or group:
-            import dataclasses
-
             hits = [dataclasses.replace(h, rank=r) for r, h in enumerate(hits[:k], 1)]
+        hits = hits[offset:page_end]  # k is page_end here: the ranks of a page are those of the whole ranking
+        if explain and kind == "hybrid" and rerank != "late":
+            c = self.config
+            hits = [dataclasses.replace(h, ranker_explanation=explain_rrf(h.dense_rank, h.bm25_rank, c.dense_weight, c.bm25_weight, c.rrf_k)) for h in hits]
         if explain:
             hits = self._explain_late(q, hits, timings) if rerank == "late" else self._explain(q, hits, timings)
         timings["total"] = _ms(t_start)
         return SearchResult(q, tuple(hits), kind != "dense", timings, kind, rerank, applied)
 
-    def _first_stage(self, q: Query, kind: str, depth: int, excluded: frozenset[str], mask: np.ndarray | None, timings: dict) -> list[Hit]:
-        """The ranker's top ``depth`` among the documents ``mask`` lets through (all when None)."""
+    def _first_stage(self, q: Query, kind: str, depth: int, excluded: frozenset[str], mask: np.ndarray | None, timings: dict,
+                     explain: bool = False) -> list[Hit]:  # fmt: skip
+        """The ranker's top ``depth`` among the documents ``mask`` lets through (all when None); ``explain``: with
+        the convex / learned ranker's explanation of each hit's score."""
         if kind == "hybrid":
             return self._hybrid(q, depth, excluded, timings, mask)
         if kind in ("convex", "learned"):
-            return self._reranked(q, depth, excluded, timings, kind, mask)
+            return self._reranked(q, depth, excluded, timings, kind, mask, explain=explain)
         if kind == "bm25":
             return self._lexical(q, depth, excluded, timings, mask)
         t0 = time.perf_counter()
@@ -469,8 +533,6 @@ class Index:
         return late_scores(u, w, docs)
 
     def _rerank_late(self, q: Query, hits: list[Hit], k: int, timings: dict) -> list[Hit]:
-        import dataclasses
-
         t0 = time.perf_counter()
         scores = self.late_scores(q, [h.doc_id for h in hits]) if hits else np.zeros(0)
         order = sorted(range(len(hits)), key=lambda i: (-scores[i], i))[:k]
@@ -479,8 +541,6 @@ class Index:
                 for r, i in enumerate(order, 1)]  # fmt: skip
 
     def _explain_late(self, q: Query, hits: list[Hit], timings: dict) -> list[Hit]:
-        import dataclasses
-
         t0 = time.perf_counter()
         store = self._require_late()
         u, w = self.query_nodes(q)
@@ -489,7 +549,7 @@ class Index:
         docs = store.nodes([(int(self.ids.part[p]), int(self.ids.row[p])) for p in positions])
         out = []
         for h, row, v in zip(hits, rows, docs):
-            e = explain_late(q.graph, u, w, row_to_graph(row, h.doc_id, self.manifest["kind"]), v, self.config.explain_rows)
+            e = explain_late(q.graph, u, w, row_to_graph(row, h.doc_id, self.manifest["kind"]), v, self.config.explain_rows, self.config.found_similarity)
             out.append(dataclasses.replace(h, explanation=e))
         timings["explain"] = _ms(t0)
         return out
@@ -515,15 +575,15 @@ class Index:
         positions = [self.ids.position_of(d) for d in doc_ids]
         rows = self._rows(positions, list(GRAPH_FIELDS))
         hit_graphs = [row_to_graph(r, d, self.manifest["kind"]) for r, d in zip(rows, doc_ids)]
-        return explain_hits(self.model, self.tokenizer, q.graph, hit_graphs, self.config.explain_rows)
+        return explain_hits(self.model, self.tokenizer, q.graph, hit_graphs, self.config.explain_rows, self.config.found_similarity)
 
     def document(self, doc_id: str) -> DocumentRecord:
         doc_id = self.ids.resolve(doc_id)  # typed forms ("US8418590B2") find the indexed id
         pos = self.ids.position_of(doc_id)
-        row = self._rows([pos], [*META_FIELDS, *GRAPH_FIELDS])[0]
+        row = self._rows([pos], [*META_FIELDS, *DISPLAY_FIELDS, *GRAPH_FIELDS])[0]
         return DocumentRecord(
             doc_id, int(self.ids.faiss_id[pos]), row["title"] or "", row["date"] or "", tuple(row["ipc"] or ()), tuple(row["cpc"] or ()),
-            row_to_graph(row, doc_id, self.manifest["kind"]),
+            row_to_graph(row, doc_id, self.manifest["kind"]), **readable_of(row, doc_id, self.config.link_template),
         )  # fmt: skip
 
     # --- dense, BM25, fusion --------------------------------------------------------------
@@ -663,7 +723,8 @@ class Index:
             self._rank_cache = {self.manifest["live_digest"]: cached}
         return cached
 
-    def _reranked(self, q: Query, k: int, exclude: frozenset[str], timings: dict, kind: str, mask: np.ndarray | None = None) -> list[Hit]:
+    def _reranked(self, q: Query, k: int, exclude: frozenset[str], timings: dict, kind: str, mask: np.ndarray | None = None,
+                  explain: bool = False) -> list[Hit]:  # fmt: skip
         """The ranker's order of the pool: the top ``depth`` of the dense model and of BM25 (graphtx/rank/)."""
         from graphtx.rank.features import PoolInputs, top_rows
 
@@ -695,11 +756,18 @@ class Index:
             if d not in dense_of:
                 dense_of[d] = (float(cos[np.searchsorted(pool, self.ids.position_of(d))]), None)
         bm25_of = {d: (float(lexical[self.ids.position_of(d)]), bm25_rank.get(self.ids.position_of(d))) for d, _ in ranked}
-        return self._hits(ranked, dense=dense_of, bm25=bm25_of, query_vector=q.vector)
+        hits = self._hits(ranked, dense=dense_of, bm25=bm25_of, query_vector=q.vector)
+        if explain and hits:
+            t0 = time.perf_counter()
+            rows = np.searchsorted(pool, [self.ids.position_of(h.doc_id) for h in hits])  # (k,) positions in the pool
+            why = explain_pool(self.ranker, kind, inputs, stats, rows)
+            hits = [dataclasses.replace(h, ranker_explanation=e) for h, e in zip(hits, why)]
+            timings["explain_ranker"] = _ms(t0)
+        return hits
 
     def _hits(self, ranked: list[tuple[str, float]], dense: dict, bm25: dict | None, query_vector: np.ndarray | None = None) -> list[Hit]:
         positions = [self.ids.position_of(d) for d, _ in ranked]
-        columns = [*META_FIELDS]
+        columns = [*META_FIELDS, *DISPLAY_FIELDS]
         missing_dense = query_vector is not None and any(d not in dense for d, _ in ranked)
         if missing_dense:
             columns.append("vector")
@@ -715,7 +783,7 @@ class Index:
                     rank=rank, doc_id=doc_id, score=score, title=row["title"] or "", date=row["date"] or "",
                     ipc=tuple(row["ipc"] or ()), cpc=tuple(row["cpc"] or ()),
                     dense_score=d_score if bm25 is not None else None, dense_rank=d_rank if bm25 is not None else None,
-                    bm25_score=b_score, bm25_rank=b_rank,
+                    bm25_score=b_score, bm25_rank=b_rank, **readable_of(row, doc_id, self.config.link_template),
                 )  # fmt: skip
             )
         return hits
@@ -726,7 +794,7 @@ class Index:
         t0 = time.perf_counter()
         rows = self._rows([self.ids.position_of(h.doc_id) for h in hits], list(GRAPH_FIELDS))
         graphs = [row_to_graph(r, h.doc_id, self.manifest["kind"]) for r, h in zip(rows, hits)]
-        explanations = explain_hits(self.model, self.tokenizer, q.graph, graphs, self.config.explain_rows) if hits else []
+        explanations = explain_hits(self.model, self.tokenizer, q.graph, graphs, self.config.explain_rows, self.config.found_similarity) if hits else []
         timings["explain"] = _ms(t0)
         return [Hit(**{**h.__dict__, "explanation": e}) for h, e in zip(hits, explanations)]
 

@@ -15,6 +15,15 @@ Endpoints (JSON in, JSON out)::
     GET    /healthz          status, document count, model fingerprint, index type
     DELETE /documents/{id}   only when serve.read_only is false: takes the document out of the index
 
+    GET    /                 the search page (graphtx/serve/static/): claim text or an id, filters, hits
+                             with matched features and both graphs as SVG, pages, a document page at
+                             /view/{id}; every asset is served from the package (no CDN)
+    GET    /docs             the OpenAPI page (Swagger UI from the swagger-ui-bundle-v2 package, offline)
+
+``/search`` takes ``offset`` (a results page: hits offset+1 .. offset+k) and, with ``explain``,
+``svg`` (each hit's query and hit graphs drawn, matched nodes shaded); ``/documents/{id}?svg=true``
+adds the document's graph drawn.
+
 Limits (``ServeConfig``, enforced in ``limits.py`` and ``server.py``): bodies over
 ``max_request_bytes`` get 413 before they are read whole; a head or body slower than
 ``read_timeout_s`` 408; more than ``max_pending`` requests at once 503; a Host header not
@@ -49,6 +58,8 @@ from graphtx.index.filters import SearchFilters
 from graphtx.index.search import Index
 from graphtx.index.store import DocumentNotFound
 from graphtx.serve.limits import Admission, BodyGuard, HostAllowList
+from graphtx.serve.pages import add_pages
+from graphtx.serve.svg import graph_svg, hit_svgs
 
 # --- request bodies ------------------------------------------------------------------
 
@@ -79,6 +90,8 @@ class SearchIn(QueryIn, FiltersIn):
     explain: bool = Field(False, description="node matches for each hit (k at most serve.max_explain_hits)")
     rerank: Literal["none", "late"] | None = Field(None, description="late: re-rank the first stage's top rerank_depth by node-level late interaction (default: search.rerank)")
     rerank_depth: int | None = Field(None, ge=1, le=1000, description="first-stage candidates re-ranked (default: search.rerank_depth)")
+    offset: int = Field(0, ge=0, description="hits skipped: a results page shows hits offset+1 .. offset+k (offset at most serve.max_offset)")
+    svg: bool = Field(False, description="with explain: each hit's query and hit graphs as SVG, matched nodes shaded")
 
 
 class ExplainIn(QueryIn, FiltersIn):
@@ -133,7 +146,8 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
         anyio.to_thread.current_default_thread_limiter().total_tokens = cfg.workers  # the query worker pool
         yield
 
-    app = FastAPI(title="graphtx", description="Patent prior-art search with invention graphs", version="1", lifespan=lifespan)
+    app = FastAPI(title="graphtx", description="Patent prior-art search with invention graphs", version="1", lifespan=lifespan,
+                  docs_url=None, redoc_url=None)  # /docs is served from local assets below; ReDoc (CDN only) is off  # fmt: skip
 
     # --- limits and errors (the last added runs first) --------------------------------
     app.add_middleware(Admission, limit=cfg.max_pending)
@@ -192,11 +206,18 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
             raise Problem(400, f"k must be <= {cfg.max_k}")
         if body.explain and body.k > cfg.max_explain_hits:
             raise Problem(400, f"with explain, k must be <= {cfg.max_explain_hits}")
+        if body.offset > cfg.max_offset:
+            raise Problem(400, f"offset must be <= {cfg.max_offset}")
         ix = holder["index"]
         filters = run(body.filters)  # a bad date: 400
         result = run(lambda: ix.search(body.text, body.k, doc_id=body.id, hybrid=body.hybrid, explain=body.explain,
-                                       ranker=body.ranker, rerank=body.rerank, rerank_depth=body.rerank_depth, filters=filters))  # fmt: skip
-        return result.to_json()
+                                       ranker=body.ranker, rerank=body.rerank, rerank_depth=body.rerank_depth, filters=filters,
+                                       offset=body.offset))  # fmt: skip
+        out = result.to_json() | {"offset": body.offset, "k": body.k}
+        if body.svg and body.explain:
+            for hit, item in zip(result.hits, out["hits"]):
+                item["svg"] = hit_svgs(hit, ix.config.explain_max_nodes)
+        return out
 
     @app.post("/explain")
     def explain(body: ExplainIn) -> dict:
@@ -248,9 +269,15 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
         }
 
     @app.get("/documents/{doc_id}")
-    def document(doc_id: str, graph: bool = True) -> dict:
+    def document(doc_id: str, graph: bool = True, svg: bool = False) -> dict:
         ix = holder["index"]
-        return run(lambda: ix.document(doc_id)).to_json(graph=graph)
+        record = run(lambda: ix.document(doc_id))
+        out = record.to_json(graph=graph)
+        if svg:
+            out["svg"] = graph_svg(record.graph, max_nodes=ix.config.explain_max_nodes, label=f"{record.doc_id}: {record.graph.kind} graph")
+        return out
+
+    add_pages(app)
 
     if not cfg.read_only:
 

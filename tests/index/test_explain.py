@@ -55,3 +55,46 @@ def test_focus_keeps_matched_nodes_and_render_writes_one_png(model, tmp_path):
     exp = explain_pair(encoder, tokenizer, make_graph(1), big, rows=3)
     path = render_explanation(exp, tmp_path / "x" / "01.png", max_nodes=4, rank=1)
     assert path.exists() and path.read_bytes()[:4] == b"\x89PNG"
+
+
+def _graph(doc_id, features, relations=()):
+    from graphtx.graphs.graph import InventionGraph
+
+    texts = (*features, *relations)
+    types = ("feature",) * len(features) + ("relation",) * len(relations)
+    return InventionGraph(doc_id, "first_claim", "claims", texts, types, (), (), ())
+
+
+def test_claim_chart_lists_the_features_a_hit_lacks():
+    import torch
+
+    from graphtx.index.explain import Explanation, claim_elements
+
+    query = _graph("q", ["battery cell", "cooling plate", "valve seat"], ["battery cell mounted on cooling plate"])
+    hit = _graph("h", ["Battery cells", "pump housing"])
+    elements = claim_elements(query, hit, None, 0.9)
+    assert [(e.number, e.text, e.found) for e in elements] == [(1, "battery cell", "words"), (2, "cooling plate", ""), (3, "valve seat", "")]
+    assert elements[0].hit_text == "Battery cells"  # plural and case do not hide a match; relation nodes are not elements
+    sim = torch.tensor([[0.1, 0.2], [0.3, 0.5], [0.2, 0.95], [0.0, 0.0]])  # (query nodes, hit nodes)
+    elements = claim_elements(query, hit, sim, 0.9)
+    assert [e.found for e in elements] == ["words", "", "model"] and elements[2].hit_text == "pump housing"
+    e = Explanation("h", 0.5, 0.5, (), query, hit, elements)
+    assert e.not_found == (2,) and e.to_json()["not_found"] == [2]
+    assert e.chart() == ["    2 of 3 query features found; not found: feature 2 (cooling plate)"]
+    assert Explanation("h", 0.5, 0.5, (), query, hit, claim_elements(query, query, None, 0.9)).chart() == ["    all 3 query features found"]
+
+
+def test_search_explanations_carry_the_claim_chart(tiny_index):
+    from graphtx.config import SearchConfig
+    from graphtx.index.search import Index
+
+    strict = Index.open(tiny_index, search=SearchConfig(found_similarity=1.0))
+    hit = strict.search(doc_id="T-00003", k=1, explain=True)[0]
+    elements = hit.explanation.elements
+    assert [e.number for e in elements] == list(range(1, len(elements) + 1)) and elements
+    from graphtx.index.explain import _words
+
+    hit_nodes = [_words(t) for t in hit.explanation.hit_graph.node_text]
+    for e in elements:  # with the model's similarity out of play (1.0), found = a hit node holds the feature's words
+        assert e.found in ("words", "") and (e.found == "words") == any(_words(e.text) <= w for w in hit_nodes)
+    assert hit.explanation.not_found == tuple(e.number for e in elements if not e.found)

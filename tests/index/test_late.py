@@ -108,6 +108,9 @@ def test_late_explanation_sums_exactly_to_the_score(late_index):
             assert t.contribution == pytest.approx(t.weight * t.similarity, abs=1e-9) and 0 <= t.hit_node
         assert any("= late score" in line for line in e.table())
         assert e.to_json()["kind"] == "late"
+        features = [i for i, t in enumerate(e.query_graph.node_type) if t == "feature"]
+        assert [el.query_node for el in e.elements] == features  # the claim chart: every query feature, numbered
+        assert e.to_json()["not_found"] == [el.number for el in e.elements if not el.found]
 
 
 def test_rerank_late_without_a_late_model_is_a_clear_error(tiny_index):

@@ -45,3 +45,21 @@ def ranked(tmp_path_factory):
         "train": write_citations(root / "train.tsv", planted_citations(range(0, 60))),
         "valid": write_citations(root / "valid.tsv", planted_citations(range(60, 80))),
     }  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def fitted(ranked, tmp_path_factory):
+    """An index over the tiny set, and a ranker fitted into INDEX/ranker with the CLI."""
+    from graphtx.cli import main
+    from graphtx.config import IndexConfig
+    from graphtx.index.build import build_index
+
+    root = tmp_path_factory.mktemp("ranked_index")
+    index = root / "index"
+    build_index(ranked["model"], ranked["graphs"], index, IndexConfig(), progress=False)
+    cfg = root / "rank.yaml"
+    cfg.write_text("rank:\n  depth: 30\n  folds: 3\n  min_data_in_leaf: 5\n  num_leaves_grid: [3]\n  max_rounds: 30\n")
+    rc = main(["rank-fit", str(ranked["corpus"]), "--model", str(ranked["model"]), "--graphs", str(ranked["graphs"]),
+               "--citations", ranked["train"], "--out", str(index / "ranker"), "--config", str(cfg), "--quiet"])  # fmt: skip
+    assert rc == 0
+    return index

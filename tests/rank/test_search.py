@@ -11,23 +11,6 @@ pytest.importorskip("lightgbm", reason="the learned ranker needs lightgbm (pip i
 from graphtx.cli import main
 
 
-@pytest.fixture(scope="module")
-def fitted(ranked, tmp_path_factory):
-    """An index over the tiny set, and a ranker fitted into INDEX/ranker with the CLI."""
-    from graphtx.config import IndexConfig
-    from graphtx.index.build import build_index
-
-    root = tmp_path_factory.mktemp("ranked_index")
-    index = root / "index"
-    build_index(ranked["model"], ranked["graphs"], index, IndexConfig(), progress=False)
-    cfg = root / "rank.yaml"
-    cfg.write_text("rank:\n  depth: 30\n  folds: 3\n  min_data_in_leaf: 5\n  num_leaves_grid: [3]\n  max_rounds: 30\n")
-    rc = main(["rank-fit", str(ranked["corpus"]), "--model", str(ranked["model"]), "--graphs", str(ranked["graphs"]),
-               "--citations", ranked["train"], "--out", str(index / "ranker"), "--config", str(cfg), "--quiet"])  # fmt: skip
-    assert rc == 0
-    return index
-
-
 @pytest.mark.timeout(240)
 def test_search_learned_returns_k_hits(fitted, capsys):
     from graphtx.index.search import Index

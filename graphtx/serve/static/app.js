@@ -1,0 +1,343 @@
+// graphtx search page: plain JS, no libraries; talks to POST /search and GET /documents/{id} of this origin.
+// Text from documents is put into the page as text nodes (never as HTML); graph SVGs come from the server,
+// which escapes every node text.
+"use strict";
+
+const PAGE_SIZE = 10;
+const $ = (selector) => document.querySelector(selector);
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "class") node.className = value;
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children.flat(Infinity)) {
+    if (child === undefined || child === null || child === "") continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+// --- the query and its filters ---------------------------------------------------------
+
+// an id: one token, or a country code + number (+ kind) such as "US 8,418,590 B2"
+const ID_LIKE = /^([A-Za-z0-9][\w\-\/.]*|[A-Za-z]{2}[\s\-]?[\d][\d,.\s\-]*[A-Za-z]?\d?)$/;
+
+function words(value) {
+  return value.split(/[\s,;]+/).map((w) => w.trim()).filter(Boolean);
+}
+
+function codes(value) {
+  // classification prefixes keep their inner space ("H01M 10/44"): split on commas / semicolons only
+  return value.split(/[,;]+/).map((w) => w.trim()).filter(Boolean);
+}
+
+function formState() {
+  return {
+    q: $("#query").value.trim(),
+    before: $("#f-before").value.trim(),
+    cpc: $("#f-cpc").value.trim(),
+    ipc: $("#f-ipc").value.trim(),
+    country: $("#f-country").value.trim(),
+    kind: $("#f-kind").value.trim(),
+    exclude_family: $("#f-exclude-family").checked ? "1" : "",
+    ranker: $("#f-ranker").value,
+  };
+}
+
+function setForm(state) {
+  $("#query").value = state.q || "";
+  $("#f-before").value = state.before || "";
+  $("#f-cpc").value = state.cpc || "";
+  $("#f-ipc").value = state.ipc || "";
+  $("#f-country").value = state.country || "";
+  $("#f-kind").value = state.kind || "";
+  $("#f-exclude-family").checked = !!state.exclude_family;
+  $("#f-ranker").value = state.ranker || "";
+}
+
+// the /search body: filters only when filled (an empty filter is no filter)
+function searchBody(state, offset) {
+  const body = { k: PAGE_SIZE, offset, explain: true, svg: true };
+  if (ID_LIKE.test(state.q) && state.q.length <= 40) body.id = state.q;
+  else body.text = state.q;
+  if (state.before) body.before = state.before;
+  if (state.cpc) body.cpc = codes(state.cpc);
+  if (state.ipc) body.ipc = codes(state.ipc);
+  if (state.country) body.country = words(state.country).map((w) => w.toUpperCase());
+  if (state.kind) body.kind = words(state.kind).map((w) => w.toUpperCase());
+  if (state.exclude_family) body.exclude_family = true;
+  if (state.ranker) body.ranker = state.ranker;
+  return body;
+}
+
+// --- talking to the service ----------------------------------------------------------
+
+async function call(method, path, body) {
+  const options = { method, headers: { Accept: "application/json" } };
+  if (body !== undefined) {
+    options.headers["Content-Type"] = "application/json";
+    options.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, options);
+  let data = {};
+  try {
+    data = await response.json();
+  } catch (err) {
+    data = { error: `the service answered ${response.status} without JSON` };
+  }
+  if (!response.ok) {
+    const error = new Error(data.error || `the service answered ${response.status}`);
+    error.data = data;
+    throw error;
+  }
+  return data;
+}
+
+function say(text, kind = "") {
+  const box = $("#message");
+  box.textContent = "";
+  box.className = `message ${kind}`;
+  if (text instanceof Node) box.append(text);
+  else box.textContent = text;
+}
+
+// --- hits ------------------------------------------------------------------------------
+
+function facts(record) {
+  const parts = [];
+  if (record.applicants && record.applicants.length) parts.push(["applicants", record.applicants.join("; ")]);
+  if (record.date) parts.push(["published", record.date]);
+  if (record.priority_date) parts.push(["priority", record.priority_date]);
+  if (record.application_date) parts.push(["filed", record.application_date]);
+  if (record.family_id) parts.push(["family", record.family_id]);
+  if (record.kind) parts.push(["kind", record.kind]);
+  if (record.country) parts.push(["country", record.country]);
+  if (record.ipc && record.ipc.length) parts.push(["IPC", record.ipc.slice(0, 6).join(", ")]);
+  if (record.cpc && record.cpc.length) parts.push(["CPC", record.cpc.slice(0, 6).join(", ")]);
+  return el("dl", { class: "facts" }, parts.map(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
+}
+
+function escapeRegExp(text) {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+// text with the given phrases wrapped in <mark>, built from text nodes only
+function highlighted(text, phrases) {
+  const terms = [...new Set(phrases.filter((p) => p && p.length > 2))].sort((a, b) => b.length - a.length);
+  if (!terms.length) return [text];
+  // whole words only ("table" not inside "rotatable"), a plural s / es allowed
+  const pattern = new RegExp(`\\b(${terms.map((t) => `${escapeRegExp(t)}(?:e?s)?`).join("|")})\\b`, "gi");
+  return text.split(pattern).map((part, i) => (i % 2 ? el("mark", {}, part) : part));
+}
+
+function clipped(label, text, marks, limit = 400) {
+  if (!text) return null;
+  const box = el("p", { class: `text ${label}` }, el("span", { class: "label" }, label === "claim" ? "Claim 1 " : "Abstract "));
+  if (text.length <= limit) {
+    box.append(...highlighted(text, marks).map((n) => (n instanceof Node ? n : document.createTextNode(n))));
+    return box;
+  }
+  const short = el("span", {}, highlighted(text.slice(0, limit) + "…", marks));
+  const full = el("span", { hidden: true }, highlighted(text, marks));
+  const more = el("button", { type: "button", class: "more" }, "more");
+  more.addEventListener("click", () => {
+    const open = full.hidden;
+    full.hidden = !open;
+    short.hidden = open;
+    more.textContent = open ? "less" : "more";
+  });
+  box.append(short, full, " ", more);
+  return box;
+}
+
+// the claim chart: every numbered query feature, the hit feature that discloses it, or "not found"
+function claimChart(explanation) {
+  if (!explanation) return null;
+  const elements = explanation.elements || [];
+  const rows = elements.map((e) =>
+    el("tr", { class: e.found ? "found" : "missing" },
+      el("td", { class: "num" }, e.number),
+      el("td", {}, e.text),
+      el("td", {}, e.found ? el("mark", {}, e.hit_text) : el("span", { class: "not-found" }, "not found")),
+      el("td", { class: "sim" }, e.hit_node >= 0 ? e.similarity.toFixed(2) : ""),
+      el("td", { class: "how" }, e.found === "words" ? "same words" : e.found === "model" ? "model" : "")));
+  const missing = elements.filter((e) => !e.found);
+  const summary = !elements.length ? null : missing.length
+    ? el("p", { class: "not-found" }, "not found: ", missing.map((e, i) => [i ? ", " : "", `feature ${e.number}`]))
+    : el("p", { class: "all-found" }, `all ${elements.length} query features found`);
+  const pairs = el("details", { class: "pairs" }, el("summary", {}, "node pairs carrying the model's score"),
+    el("ul", { class: "matches" }, (explanation.matches || []).map((m) =>
+      el("li", {}, el("span", { class: "qf" }, m.query_text), " → ", m.hit_text, el("span", { class: "sim" }, ` sim ${m.similarity.toFixed(2)}, ${m.contribution >= 0 ? "+" : ""}${m.contribution.toFixed(4)}`)))));
+  return el("div", { class: "explanation" }, el("h4", {}, "Claim chart"),
+    rows.length ? el("table", { class: "chart" }, el("thead", {}, el("tr", {}, ["#", "query feature", "in this hit", "sim", ""].map((h) => el("th", {}, h)))), el("tbody", {}, rows)) : null,
+    summary, pairs);
+}
+
+// phrases to mark in the hit's text: what disclosed each found feature
+function foundPhrases(explanation) {
+  if (!explanation) return [];
+  const found = (explanation.elements || []).filter((e) => e.found);
+  return found.flatMap((e) => (e.found === "words" ? [e.text, e.hit_text] : [e.hit_text]));
+}
+
+const SIGNAL_LABEL = { bm25: "BM25, terms", dense: "graph model", late: "late interaction", meta: "dates, classes" };
+
+function signals(rankerExplanation) {
+  if (!rankerExplanation) return null;
+  const entries = Object.entries(rankerExplanation.signals).filter(([, v]) => Math.abs(v) > 1e-12).sort((a, b) => Math.abs(b[1]) - Math.abs(a[1]));
+  const scale = Math.max(1e-9, ...entries.map(([, v]) => Math.abs(v)));
+  const rows = entries.map(([name, value]) =>
+    el("li", {}, el("span", { class: "signal" }, SIGNAL_LABEL[name] || name), el("meter", { min: 0, max: 1, value: Math.abs(value) / scale }), ` ${value >= 0 ? "+" : ""}${value.toFixed(4)}`));
+  const base = rankerExplanation.base ? el("li", {}, el("span", { class: "signal" }, "base"), ` ${rankerExplanation.base.toFixed(4)}`) : null;
+  return el("div", { class: "signals" }, el("h4", {}, `What the ${rankerExplanation.ranker} ranker's score ${rankerExplanation.score.toFixed(4)} is made of`), el("ul", {}, rows, base));
+}
+
+function svgBox(svg, label) {
+  const box = el("figure", { class: "svg" }, el("figcaption", {}, label));
+  const holder = el("div");
+  holder.innerHTML = svg; // server-rendered SVG, node texts escaped there (graphtx/serve/svg.py)
+  box.append(holder);
+  return box;
+}
+
+function hitItem(hit) {
+  const matches = foundPhrases(hit.explanation);
+  const title = el("a", { class: "doc-link", href: `/view/${encodeURIComponent(hit.doc_id)}` }, hit.title || hit.doc_id);
+  const external = hit.link ? el("a", { class: "external", href: hit.link, rel: "noopener noreferrer", target: "_blank" }, "register ↗") : null;
+  const item = el("li", { class: "hit", value: hit.rank },
+    el("h3", {}, title),
+    el("p", { class: "ids" }, el("code", {}, hit.doc_id), ` · score ${hit.score.toFixed(4)} `, external),
+    facts(hit),
+    clipped("abstract", hit.abstract, matches),
+    clipped("claim", hit.first_claim, matches),
+    el("div", { class: "why" }, claimChart(hit.explanation), signals(hit.ranker_explanation)));
+  if (hit.svg && hit.svg.query) {
+    const graphs = el("details", { class: "graphs" }, el("summary", {}, "graphs: query and hit, matched features shaded"));
+    graphs.append(el("div", { class: "pair" }, svgBox(hit.svg.query, "query"), svgBox(hit.svg.hit, hit.doc_id)));
+    item.append(graphs);
+  }
+  return item;
+}
+
+// --- views -----------------------------------------------------------------------------
+
+let current = null; // {state, offset}
+
+async function runSearch(state, offset, push = true) {
+  if (!state.q) {
+    say("Type claim text or a patent id.", "error");
+    return;
+  }
+  current = { state, offset };
+  if (push) {
+    const params = new URLSearchParams(Object.entries({ ...state, offset: offset ? String(offset) : "" }).filter(([, v]) => v));
+    history.pushState({}, "", `/?${params}`);
+  }
+  showView("search");
+  say("Searching…");
+  $("#results").textContent = "";
+  $("#pager").hidden = true;
+  $("#search-button").disabled = true;
+  try {
+    const data = await call("POST", "/search", searchBody(state, offset));
+    const list = $("#results");
+    list.start = offset + 1;
+    data.hits.forEach((hit) => list.append(hitItem(hit)));
+    const what = data.query.source === "id" ? `documents like ${data.query.doc_id}` : "the claim text";
+    say(data.hits.length ? `Hits ${offset + 1}–${offset + data.hits.length} for ${what} (${data.ranker} ranker, ${Math.round(data.timings_ms.total)} ms)` : `No hits for ${what}${offset ? " on this page" : ""}.`);
+    $("#pager").hidden = !(offset > 0 || data.hits.length === PAGE_SIZE);
+    $("#prev").disabled = offset === 0;
+    $("#next").disabled = data.hits.length < PAGE_SIZE;
+    $("#page-label").textContent = `page ${Math.floor(offset / PAGE_SIZE) + 1}`;
+  } catch (err) {
+    const box = el("span", {}, err.message);
+    const suggestions = (err.data && err.data.suggestions) || [];
+    if (suggestions.length) {
+      box.append(" Did you mean ", ...suggestions.map((s, i) => {
+        const link = el("a", { href: "#" }, s);
+        link.addEventListener("click", (event) => {
+          event.preventDefault();
+          setForm({ ...state, q: s });
+          runSearch({ ...state, q: s }, 0);
+        });
+        return [i ? ", " : "", link];
+      }).flat(), "?");
+    }
+    say(box, "error");
+  } finally {
+    $("#search-button").disabled = false;
+  }
+}
+
+async function showDocument(docId) {
+  showView("document");
+  const box = $("#document");
+  box.textContent = "Loading…";
+  try {
+    const doc = await call("GET", `/documents/${encodeURIComponent(docId)}?svg=true`);
+    box.textContent = "";
+    const similar = el("button", { type: "button", id: "similar" }, "find documents like this one");
+    similar.addEventListener("click", () => {
+      const state = { q: doc.doc_id };
+      setForm(state);
+      runSearch(state, 0);
+    });
+    box.append(
+      el("h2", {}, doc.title || doc.doc_id),
+      el("p", { class: "ids" }, el("code", {}, doc.doc_id), " ", doc.link ? el("a", { class: "external", href: doc.link, rel: "noopener noreferrer", target: "_blank" }, "register ↗") : null),
+      facts(doc),
+      doc.abstract ? el("section", {}, el("h3", {}, "Abstract"), el("p", { class: "text" }, doc.abstract)) : null,
+      doc.first_claim ? el("section", {}, el("h3", {}, "First claim"), el("p", { class: "text" }, doc.first_claim)) : null,
+      similar,
+      doc.svg ? el("section", {}, el("h3", {}, "Invention graph"), svgBox(doc.svg, `${doc.graph ? doc.graph.kind : ""} graph`)) : null);
+    document.title = `${doc.doc_id} · graphtx`;
+  } catch (err) {
+    box.textContent = err.message;
+  }
+}
+
+function showView(name) {
+  $("#search-view").hidden = name !== "search";
+  $("#document-view").hidden = name !== "document";
+}
+
+function route(push = false) {
+  const path = window.location.pathname;
+  if (path.startsWith("/view/")) {
+    showDocument(decodeURIComponent(path.slice("/view/".length)));
+    return;
+  }
+  const params = new URLSearchParams(window.location.search);
+  const state = Object.fromEntries(params.entries());
+  setForm(state);
+  showView("search");
+  if (state.q) runSearch(state, Number(state.offset || 0), push);
+}
+
+async function init() {
+  $("#search-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    runSearch(formState(), 0);
+  });
+  $("#next").addEventListener("click", () => current && runSearch(current.state, current.offset + PAGE_SIZE));
+  $("#prev").addEventListener("click", () => current && runSearch(current.state, Math.max(0, current.offset - PAGE_SIZE)));
+  $("#back").addEventListener("click", (event) => {
+    if (history.length > 1 && document.referrer.startsWith(window.location.origin)) {
+      event.preventDefault();
+      history.back();
+    }
+  });
+  window.addEventListener("popstate", () => route(false));
+  try {
+    const health = await call("GET", "/healthz");
+    $("#status").textContent = `${health.count.toLocaleString()} documents · ${health.ranker} ranker`;
+  } catch (err) {
+    $("#status").textContent = "service not answering";
+  }
+  route(false);
+}
+
+document.addEventListener("DOMContentLoaded", init);
