@@ -168,3 +168,11 @@ def test_a_second_run_into_the_same_output_stops_at_once(index, tmp_path):
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0 and "is locked by PID" in proc.stderr and LockedError.__name__ in proc.stderr
     assert not (tmp_path / "r.trec").exists()
+
+
+def test_batch_topics_take_the_filters_of_one_search(tiny_index, tmp_path, capsys):
+    (tmp_path / "ids.txt").write_text("T-00001\nT-00002\n")
+    assert main(["search", str(tiny_index), "--topics", str(tmp_path / "ids.txt"), "--output", str(tmp_path / "f.trec"), "-k", "5", "--ipc", "H01M 3",
+                 "--before", "none", "--no-features", "--quiet"]) == 0  # fmt: skip
+    docs = [r[2] for r in _run_lines(tmp_path / "f.trec")]
+    assert len(docs) == 10 and all(int(d[2:]) % 7 == 3 for d in docs)  # the fixture's IPC is H01M (i % 7)/00

@@ -154,6 +154,8 @@ def test_batch_search_is_bounded_and_lists_skipped_topics(client, index):
     assert [(s["topic"], s["position"]) for s in body["skipped"]] == [("Q3", 3), ("T-00003", 4)] and "not in the index" in body["skipped"][0]["reason"]
     lines = [line.split() for line in body["run"].splitlines()]
     assert len(lines) == 6 and lines[3][:4] == ["T-00003", "Q0", body["results"][1]["hits"][0]["doc_id"], "1"] and lines[0][5] == "web"
+    filtered = client.post("/search/batch", json={"topics": [{"id": "T-00003"}], "k": 3, "ipc": ["H01M 2"], "before": "none"}).json()["results"][0]["hits"]
+    assert len(filtered) == 3 and all(int(h["doc_id"][2:]) % 7 == 2 for h in filtered)  # the filters of /search, for every topic
     merged = client.post("/search/batch", json={"topics": topics[:1], "k": 3, "all_independent": True}).json()["results"][0]
     assert "note" not in merged and all(h["found_by"] for h in merged["hits"])
 
