@@ -66,7 +66,7 @@ from graphtx.serve.svg import graph_svg, hit_svgs
 
 class QueryIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    text: str | None = Field(None, description="claim text; a claim set is cut to its first independent claim")
+    text: str | None = Field(None, description="claim text; of a claim set the first independent claim is searched, the others named in \"note\"")
     id: str | None = Field(None, description="an indexed document's id: search for documents like it")
 
 
@@ -121,6 +121,19 @@ class BatchIn(FiltersIn):  # the filters apply to every topic (an id topic: its 
     all_independent: bool = Field(False, description="search every independent claim of a claim set, merged per document")
     merge: Literal["rrf", "max"] = "rrf"
     tag: str | None = Field(None, pattern=r"^\S+$", description="the run's tag (default graphtx-RANKER)")
+
+
+def _claims_note(text: str | None) -> dict:
+    """{"claims", "note"} when a query text holds several independent claims (only the first is searched), else {}."""
+    from graphtx.index.claimset import independent_claims
+
+    claims = independent_claims(text) if text else ()
+    if len(claims) <= 1:
+        return {}
+    others = [c.num for c in claims[1:]]
+    note = (f"the query has {len(claims)} independent claims; only claim {claims[0].num} was searched, not claim(s) {', '.join(map(str, others))} "
+            '(POST /search/batch with "all_independent": true searches every independent claim and merges the hits per document)')  # fmt: skip
+    return {"claims": {"searched": [claims[0].num], "not_searched": others, "merge": "single"}, "note": note}
 
 
 def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), search: SearchConfig | None = None):
@@ -213,7 +226,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
         result = run(lambda: ix.search(body.text, body.k, doc_id=body.id, hybrid=body.hybrid, explain=body.explain,
                                        ranker=body.ranker, rerank=body.rerank, rerank_depth=body.rerank_depth, filters=filters,
                                        offset=body.offset))  # fmt: skip
-        out = result.to_json() | {"offset": body.offset, "k": body.k}
+        out = result.to_json() | {"offset": body.offset, "k": body.k} | _claims_note(body.text)
         if body.svg and body.explain:
             for hit, item in zip(result.hits, out["hits"]):
                 item["svg"] = hit_svgs(hit, ix.config.explain_max_nodes)

@@ -49,6 +49,10 @@ def test_search_by_id_and_by_text(client):
     body = r.json()
     assert body["hybrid"] and len(body["hits"]) == 3 and body["hits"][0]["explanation"]["matches"]
     assert {"parse", "encode", "search", "bm25", "explain", "total"} <= set(body["timings_ms"])
+    assert "note" not in body and "claims" not in body  # one claim: nothing to say
+    two = "1. A zorblat9 device comprising a pump. 2. The device of claim 1 with a nozzle. 3. A zorblat4 device comprising a gear."
+    body = client.post("/search", json={"text": two, "k": 3}).json()
+    assert body["claims"] == {"searched": [1], "not_searched": [3], "merge": "single"} and "not claim(s) 3" in body["note"]
 
 
 def test_explain_named_documents_or_top_hits(client):
