@@ -116,3 +116,11 @@ def test_docs_without_swagger_files_says_what_to_install(tiny_index, monkeypatch
     r = client.get("/docs")
     assert r.status_code == 503 and "graphtx[serve]" in r.json()["error"]
     assert client.get("/").status_code == 200  # the search page does not need them
+
+
+def test_offset_pages_a_filtered_ranking(client):
+    body = {"text": "A zorblat3 device comprising a battery cell and a cooling plate.", "before": "2015-01-01"}
+    whole = client.post("/search", json={**body, "k": 8}).json()["hits"]
+    page = client.post("/search", json={**body, "k": 4, "offset": 4}).json()["hits"]
+    assert [h["doc_id"] for h in page] == [h["doc_id"] for h in whole[4:8]] and [h["rank"] for h in page] == [5, 6, 7, 8]
+    assert all(h["date"] < "2015-01-01" for h in whole + page)
