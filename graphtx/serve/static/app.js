@@ -248,6 +248,8 @@ async function runSearch(state, offset, push = true) {
     data.hits.forEach((hit) => list.append(hitItem(hit)));
     const what = data.query.source === "id" ? `documents like ${data.query.doc_id}` : "the claim text";
     say(data.hits.length ? `Hits ${offset + 1}–${offset + data.hits.length} for ${what} (${data.ranker} ranker, ${Math.round(data.timings_ms.total)} ms)` : `No hits for ${what}${offset ? " on this page" : ""}.`);
+    if (data.filters && data.filters.before) $("#message").append(` · published before ${data.filters.before}`);
+    if (data.note) $("#message").append(el("span", { class: "note" }, ` · note: ${data.note}`));
     $("#pager").hidden = !(offset > 0 || data.hits.length === PAGE_SIZE);
     $("#prev").disabled = offset === 0;
     $("#next").disabled = data.hits.length < PAGE_SIZE;
