@@ -57,9 +57,9 @@ demo: setup
 test: setup
 	$(BIN)/python -m pytest -q --durations=15
 
-# the browser test drives Debian's chromium + chromium-driver (apt-get install chromium chromium-driver; skipped without them)
+# the Ray engine tests need the ray extra; the browser test drives Debian's chromium + chromium-driver (apt-get install chromium chromium-driver; skipped without them)
 test-slow: setup
-	$(BIN)/python -m pip install -q -e '.[dev,browser]'
+	$(BIN)/python -m pip install -q -e '.[dev,browser,ray]'
 	$(BIN)/python -m pytest -q -m slow
 
 bench-parse: setup

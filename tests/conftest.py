@@ -80,3 +80,12 @@ def _command_line(pid: int) -> str:
         return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:200]
     except OSError:
         return "?"
+
+
+@pytest.fixture(scope="session")
+def ray_local():
+    """One local Ray for the whole test session (2 CPUs, no dashboard), shut down at the end; skipped without the extra."""
+    ray = pytest.importorskip("ray", reason="Ray is the optional extra: pip install 'graphtx[ray]' (its tests run in make test-slow)")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield ray
+    ray.shutdown()

@@ -34,7 +34,7 @@ from graphtx.config import ParseConfig
 from graphtx.atomic import MANIFEST_FILE, StagedDir, interrupted_run
 from graphtx.corpus.schema import PatentDocument
 from graphtx.corpus.base import SkippedRecord
-from graphtx.corpus.store import ERRORS_FILE, TableWriter, count_documents, iter_documents
+from graphtx.corpus.store import ERRORS_FILE, TableWriter, count_documents, documents_path, iter_documents
 from graphtx.graphs.builder import GraphBuilder
 from graphtx.graphs.graph import GRAPH_SCHEMA, InventionGraph
 from graphtx.parallel import bounded_map
@@ -90,7 +90,12 @@ class ParseReport:
     skipped_languages: dict = dataclasses.field(default_factory=dict)  # language -> documents not parsed for it
 
 
-def parse_corpus(corpus_dir: str | Path, out_dir: str | Path, cfg: ParseConfig = ParseConfig(), progress: bool | None = None) -> ParseReport:
+def parse_corpus(corpus_dir: str | Path, out_dir: str | Path, cfg: ParseConfig = ParseConfig(), progress: bool | None = None,
+                 engine: str = "local", ray_address: str | None = None) -> ParseReport:  # fmt: skip
+    """``engine``: ``local`` (``cfg.workers`` processes) or ``ray`` (a Ray Data actor pool of ``cfg.workers`` actors on the
+    cluster at ``ray_address``, or a local Ray); the same files either way (graphtx/ray_engine.py)."""
+    if engine not in ("local", "ray"):
+        raise ValueError(f"unknown engine {engine!r}: local or ray")
     out = Path(out_dir)
     started = time.time()
     total = count_documents(corpus_dir)
@@ -101,10 +106,15 @@ def parse_corpus(corpus_dir: str | Path, out_dir: str | Path, cfg: ParseConfig =
         skipped = documents = 0
         try:
             with open(staged.path(ERRORS_FILE), "w", encoding="utf-8") as errors:
-                results = bounded_map(
-                    _build_one, iter_documents(corpus_dir), workers=cfg.workers, chunk_size=cfg.chunk_size,
-                    initializer=_init_worker, initargs=(cfg,),
-                )  # fmt: skip
+                if engine == "ray":
+                    from graphtx.ray_engine import parse_results
+
+                    results = parse_results(documents_path(corpus_dir), cfg, address=ray_address)
+                else:
+                    results = bounded_map(
+                        _build_one, iter_documents(corpus_dir), workers=cfg.workers, chunk_size=cfg.chunk_size,
+                        initializer=_init_worker, initargs=(cfg,),
+                    )  # fmt: skip
                 for doc_id, graphs, reason, lang in tqdm(results, total=total, desc="parse", unit="doc", disable=None if progress is None else not progress, file=sys.stderr):
                     languages[lang or "unknown"] += 1
                     if reason.startswith(f"language {lang!r} is not English"):

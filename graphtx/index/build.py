@@ -32,6 +32,7 @@ import platform
 import shutil
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -121,8 +122,17 @@ def _build_index(
     seed: int = 0,
     device: str = "cpu",
     progress: bool | None = None,
+    engine: str = "local",
+    ray_address: str | None = None,
+    ray_workers: int = 2,
+    ray_gpus: float = 0.0,
 ) -> BuildReport:
-    """Embed the ``cfg.kind`` graphs of ``graphs_dir`` into the index at ``out_dir`` (created or extended)."""
+    """Embed the ``cfg.kind`` graphs of ``graphs_dir`` into the index at ``out_dir`` (created or extended).
+
+    ``engine="ray"``: chunks are encoded by ``ray_workers`` Ray actors (``ray_gpus`` GPUs each) on the cluster at
+    ``ray_address`` (or a local Ray); ids, parts, shards and manifest are written here exactly as with ``local``."""
+    if engine not in ("local", "ray"):
+        raise ValueError(f"unknown engine {engine!r}: local or ray")
     from graphtx.model.io import fingerprint, load_model
     from graphtx.text.bpe import PatentTokenizer
 
@@ -162,15 +172,23 @@ def _build_index(
 
     added = replaced = skipped = duplicates = not_in_corpus = 0
     seen: set[str] = set()
-    chunk: list[InventionGraph] = []
     schema = part_schema(dim)
     encode_seconds = 0.0
 
-    def commit() -> None:
-        nonlocal next_id, next_part, added, replaced, not_in_corpus, encode_seconds
+    def encode_local(chunk: list[InventionGraph]) -> tuple:
+        """(vectors (b, dim), node vectors (N, L) or None, offsets (b + 1,) or None, seconds): what a Ray actor returns."""
         t0 = time.time()
         vectors = model.encode(chunk, tokenizer, batch_size=cfg.batch_size).to(dtype=_float32()).numpy()  # (b, dim)
-        encode_seconds += time.time() - t0
+        nodes = offsets = None
+        if late:
+            nodes, _, offsets = model.encode_nodes(chunk, tokenizer, batch_size=cfg.batch_size)  # (N, L), (b + 1,)
+            nodes, offsets = nodes.numpy(), offsets.numpy()
+        return vectors, nodes, offsets, time.time() - t0
+
+    def commit(chunk: list[InventionGraph], encoded: tuple) -> None:
+        nonlocal next_id, next_part, added, replaced, not_in_corpus, encode_seconds
+        vectors, nodes, offsets, seconds = encoded
+        encode_seconds += seconds
         meta, missing = metadata_rows(chunk, lookup, cfg.bm25_max_chars)
         ids = np.arange(next_id, next_id + len(chunk), dtype=np.int64)
         table = pa.table(
@@ -184,22 +202,18 @@ def _build_index(
             schema=schema,
         )
         if late:  # node vectors first: a committed part always has them
-            t0 = time.time()
-            nodes, _, offsets = model.encode_nodes(chunk, tokenizer, batch_size=cfg.batch_size)  # (N, L), (b + 1,)
-            encode_seconds += time.time() - t0
-            late_store.write_part(store.dir, next_part, nodes.numpy(), offsets.numpy(), cfg.late_storage)
+            late_store.write_part(store.dir, next_part, nodes, offsets, cfg.late_storage)
         store.commit_part(next_part, table, row_group_size=cfg.part_row_group)
         replaced += sum(1 for g in chunk if g.doc_id in live)
         added += len(chunk)
         not_in_corpus += missing
         next_id += len(chunk)
         next_part += 1
-        chunk.clear()
 
-    total = count_graphs(graphs_dir, cfg.kind)
-    t_embed = time.time()
-    bar = tqdm(total=total, desc=f"index {cfg.kind}", unit="doc", disable=None if progress is None else not progress, file=sys.stderr)
-    with bar:
+    def chunks() -> Iterator[list[InventionGraph]]:
+        """The graphs to embed, ``cfg.chunk_size`` at a time, in file order (repeats and skipped ids counted)."""
+        nonlocal duplicates, skipped
+        chunk: list[InventionGraph] = []
         for graph in iter_graphs(graphs_dir, kind=cfg.kind):
             bar.update(1)
             if graph.doc_id in seen:
@@ -211,9 +225,24 @@ def _build_index(
                 continue
             chunk.append(graph)
             if len(chunk) >= cfg.chunk_size:
-                commit()
+                yield chunk
+                chunk = []
         if chunk:
-            commit()
+            yield chunk
+
+    total = count_graphs(graphs_dir, cfg.kind)
+    t_embed = time.time()
+    bar = tqdm(total=total, desc=f"index {cfg.kind}", unit="doc", disable=None if progress is None else not progress, file=sys.stderr)
+    with bar:
+        if engine == "ray":
+            from graphtx.ray_engine import encode_chunks
+
+            encoded = encode_chunks(chunks(), model_dir, device=device, batch_size=cfg.batch_size, late=late, workers=ray_workers,
+                                    num_gpus=ray_gpus, address=ray_address)  # fmt: skip
+        else:
+            encoded = ((chunk, encode_local(chunk)) for chunk in chunks())
+        for chunk, result in encoded:
+            commit(chunk, result)
     embed_seconds = time.time() - t_embed
 
     sources = {"graphs": run["graphs"], "corpus": str(Path(corpus).resolve()) if corpus else None, "kind": cfg.kind, "mode": mode}
