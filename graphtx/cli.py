@@ -171,7 +171,8 @@ def cmd_encode(args) -> int:
 
     model, _ = load_model(args.model)
     tokenizer = PatentTokenizer.load(args.model)
-    n = embed_graphs(model, tokenizer, args.graphs, args.kind, args.out, batch_size=args.batch_size, progress=_progress(args))
+    n = embed_graphs(model, tokenizer, args.graphs, args.kind, args.out, batch_size=args.batch_size, progress=_progress(args),
+                     engine=args.engine, model_dir=args.model, ray_address=args.ray_address, ray_workers=args.ray_workers)  # fmt: skip
     _say(args, {"out": str(args.out), "vectors": n, "dim": model.out_dim}, [f"wrote {n} {model.out_dim}-d vectors of {args.kind} graphs to {args.out}"])
     return EXIT_OK
 
@@ -220,11 +221,18 @@ def cmd_train(args) -> int:
     if not (args.tokens or args.init or train_cfg.init_from):
         raise ValueError("give --tokens (a graphtx pretrain directory), --init (a model directory) or train.init_from")
     config = with_overrides(config, train=train_cfg, seed=args.seed)
-    summary = train(
-        config, args.corpus, args.graphs, args.out, tokens_dir=args.tokens, init_model_dir=args.init,
+    kwargs = dict(
+        config=config, corpus_dir=args.corpus, graphs_dir=args.graphs, out_dir=args.out, tokens_dir=args.tokens, init_model_dir=args.init,
         citations=args.citations, valid_citations=args.valid_citations, test_citations=args.test_citations,
         device=args.device, progress=_progress(args),
     )  # fmt: skip
+    if args.engine == "ray":
+        from graphtx.ray_engine import check_engine, train_on_ray
+
+        check_engine("ray")
+        summary = train_on_ray(kwargs, workers=args.ray_workers, use_gpu=args.device.startswith("cuda"), address=args.ray_address)
+    else:
+        summary = train(**kwargs)
     if not summary:  # a non-main DDP rank
         return EXIT_OK
     k, nk = summary["k"], summary["ndcg_k"]
@@ -689,6 +697,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kind", default="description", choices=["first_claim", "all_claims", "description"])
     p.add_argument("--out", required=True, help="vectors.parquet to write")
     p.add_argument("--batch-size", type=at_least(1, "the batch size"), default=64, help="graphs per forward pass")
+    _add_engine(p, "--ray-workers encoder actors")
+    p.add_argument("--ray-workers", type=at_least(1, "the number of Ray workers"), default=2, help="encoder actors with --engine ray (default 2)")
     _add_common(p)
     p.set_defaults(func=cmd_encode)
 
@@ -720,6 +730,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-steps", type=at_least(0, "the step cap"), help="per stage, 0 = no cap (default: config)")
     p.add_argument("--seed", type=at_least(0, "the seed"), help="default: the config's seed")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda")
+    _add_engine(p, "DDP over --ray-workers Ray Train workers, gloo on CPU, NCCL with --device cuda; the run directory on storage all workers see")
+    p.add_argument("--ray-workers", type=at_least(1, "the number of Ray workers"), default=2, help="DDP workers with --engine ray (default 2)")
     _add_common(p)
     p.set_defaults(func=cmd_train)
 

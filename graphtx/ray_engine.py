@@ -27,7 +27,17 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from graphtx.errors import GraphtxError
+
 ENGINES = ("local", "ray")
+
+
+def check_engine(engine: str) -> None:
+    """Before anything is written: a known engine, and Ray installed when it is ``ray``."""
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}: local or ray")
+    if engine == "ray":
+        import_ray()
 
 
 def import_ray():
@@ -35,7 +45,7 @@ def import_ray():
     try:
         import ray
     except ImportError as err:
-        raise RuntimeError("--engine ray needs Ray: pip install 'graphtx[ray]' (or use --engine local)") from err
+        raise GraphtxError("--engine ray needs Ray, which is not installed: pip install 'graphtx[ray]' (or use --engine local)") from err
     return ray
 
 
@@ -52,7 +62,7 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
     try:
         ray.init(address=address, **kwargs)
     except ConnectionError as err:
-        raise RuntimeError(f"could not connect to the Ray cluster at {address!r}: {err} (start one with `ray start --head`, or leave out --ray-address for a local Ray)") from err
+        raise GraphtxError(f"could not connect to the Ray cluster at {address!r}: {err} (start one with `ray start --head`, or leave out --ray-address for a local Ray)") from err
     try:
         yield ray
     finally:
@@ -146,3 +156,37 @@ def encode_chunks(chunks: Iterable[list], model_dir: str | Path, *, device: str,
         finally:
             for actor in actors:
                 ray.kill(actor)
+
+
+# --- train -------------------------------------------------------------------------------
+
+
+def _train_worker(kwargs: dict) -> None:
+    """One Ray Train worker: Ray has joined the process group (gloo on CPU, NCCL on GPUs) and set RANK / WORLD_SIZE /
+    LOCAL_RANK, so the torchrun code path of ``graphtx.train.run.train`` runs unchanged (rank 0 writes the run)."""
+    from graphtx.train.run import train
+
+    train(**kwargs)
+
+
+def train_on_ray(kwargs: dict, workers: int, use_gpu: bool = False, address: str | None = None) -> dict:
+    """``graphtx.train.run.train(**kwargs)`` as DDP over ``workers`` Ray Train workers; returns the run's summary.json.
+
+    The run directory (``kwargs["out_dir"]``) must be on a file system every worker sees (one machine, or shared
+    storage on a cluster); checkpoints and resume are the training loop's own, as with torchrun."""
+    import json
+
+    with ray_session(address, num_cpus=max(1, workers)):
+        from ray.train import RunConfig, ScalingConfig
+        from ray.train.torch import TorchConfig, TorchTrainer
+
+        out = Path(kwargs["out_dir"]).resolve()
+        kwargs = dict(kwargs, out_dir=str(out), device="cuda" if use_gpu else "cpu", progress=False)
+        trainer = TorchTrainer(
+            _train_worker, train_loop_config=kwargs, torch_config=TorchConfig(backend="nccl" if use_gpu else "gloo"),
+            scaling_config=ScalingConfig(num_workers=workers, use_gpu=use_gpu),
+            run_config=RunConfig(name="ray_train", storage_path=str(out)),  # Ray Train's own records: RUN_DIR/ray_train/
+        )  # fmt: skip
+        trainer.fit()
+    summary = out / "summary.json"
+    return json.loads(summary.read_text()) if summary.exists() else {}

@@ -81,3 +81,18 @@ def test_index_on_ray_gives_the_same_ids_and_search_results(tmp_path, ray_local)
         x, y = one.search(doc_id=doc_id(i), k=10), two.search(doc_id=doc_id(i), k=10)
         assert [h.doc_id for h in x] == [h.doc_id for h in y]
         np.testing.assert_allclose([h.score for h in x], [h.score for h in y], atol=1e-6)
+
+
+@pytest.mark.timeout(240)
+def test_encode_on_ray_writes_the_same_vectors(tmp_path, ray_local):
+    from graphtx.model.embed import read_vectors
+    from tests.index.fixtures import make_graphs, make_model
+
+    graphs, model = make_graphs(tmp_path, range(40)), make_model(tmp_path)
+    common = ["encode", "--model", str(model), "--graphs", str(graphs), "--batch-size", "2", "--quiet"]  # 32 graphs a chunk: 2 chunks
+    assert main([*common, "--out", str(tmp_path / "local.parquet")]) == 0
+    assert main([*common, "--out", str(tmp_path / "ray.parquet"), "--engine", "ray", "--ray-workers", "2"]) == 0
+    (ids_a, va, meta_a), (ids_b, vb, meta_b) = read_vectors(tmp_path / "local.parquet"), read_vectors(tmp_path / "ray.parquet")
+    assert ids_a == ids_b and len(ids_a) == 40 and meta_a == meta_b
+    np.testing.assert_array_equal(va, vb)
+

@@ -94,8 +94,9 @@ def parse_corpus(corpus_dir: str | Path, out_dir: str | Path, cfg: ParseConfig =
                  engine: str = "local", ray_address: str | None = None) -> ParseReport:  # fmt: skip
     """``engine``: ``local`` (``cfg.workers`` processes) or ``ray`` (a Ray Data actor pool of ``cfg.workers`` actors on the
     cluster at ``ray_address``, or a local Ray); the same files either way (graphtx/ray_engine.py)."""
-    if engine not in ("local", "ray"):
-        raise ValueError(f"unknown engine {engine!r}: local or ray")
+    from graphtx.ray_engine import check_engine
+
+    check_engine(engine)
     out = Path(out_dir)
     started = time.time()
     total = count_documents(corpus_dir)

@@ -131,8 +131,9 @@ def _build_index(
 
     ``engine="ray"``: chunks are encoded by ``ray_workers`` Ray actors (``ray_gpus`` GPUs each) on the cluster at
     ``ray_address`` (or a local Ray); ids, parts, shards and manifest are written here exactly as with ``local``."""
-    if engine not in ("local", "ray"):
-        raise ValueError(f"unknown engine {engine!r}: local or ray")
+    from graphtx.ray_engine import check_engine
+
+    check_engine(engine)
     from graphtx.model.io import fingerprint, load_model
     from graphtx.text.bpe import PatentTokenizer
 

@@ -64,8 +64,20 @@ def embed_graphs(
     out_path: str | Path,
     batch_size: int = 64,
     progress: bool | None = None,
+    engine: str = "local",
+    model_dir: str | Path | None = None,
+    ray_address: str | None = None,
+    ray_workers: int = 2,
 ) -> int:
-    """Write the vectors of every ``kind`` graph in ``graphs_dir``; returns how many."""
+    """Write the vectors of every ``kind`` graph in ``graphs_dir``; returns how many.
+
+    ``engine="ray"``: chunks encoded by ``ray_workers`` Ray actors that load ``model_dir`` (graphtx/ray_engine.py);
+    the same file as ``local``."""
+    from graphtx.ray_engine import check_engine
+
+    check_engine(engine)
+    if engine == "ray" and model_dir is None:
+        raise ValueError("engine='ray' needs model_dir (the actors load the model from it)")
     out_path = Path(out_path)
     schema = vectors_schema(model.out_dim, fingerprint(model, tokenizer=tokenizer))
     total = count_graphs(graphs_dir, kind)
@@ -75,8 +87,15 @@ def embed_graphs(
     with replacing(out_path) as tmp, pq.ParquetWriter(tmp, schema, compression="zstd") as writer, tqdm(
         total=total, desc=f"encode {kind}", unit="graph", disable=None if progress is None else not progress, file=sys.stderr
     ) as bar:
-        while chunk := list(itertools.islice(graphs, batch_size * 16)):
-            vectors = model.encode(chunk, tokenizer, batch_size=batch_size).to(torch.float32).numpy()  # (b, out_dim)
+        chunks = iter(lambda: list(itertools.islice(graphs, batch_size * 16)), [])
+        if engine == "ray":
+            from graphtx.ray_engine import encode_chunks
+
+            encoded = ((c, r[0]) for c, r in encode_chunks(chunks, model_dir, device="cpu", batch_size=batch_size, late=False,
+                                                           workers=ray_workers, address=ray_address))  # fmt: skip
+        else:
+            encoded = ((c, model.encode(c, tokenizer, batch_size=batch_size).to(torch.float32).numpy()) for c in chunks)
+        for chunk, vectors in encoded:  # vectors: (b, out_dim) float32
             writer.write_table(
                 pa.table(
                     {
