@@ -92,7 +92,7 @@ def parse_results(documents_file: str | Path, cfg, address: str | None = None) -
     """``(doc id, graphs, reason, lang)`` per document of ``documents_file``, in file order, parsed on Ray.
 
     Actors: ``cfg.workers``; rows per batch: ``cfg.chunk_size``."""
-    with ray_session(address, num_cpus=max(1, cfg.workers)) as ray:
+    with ray_session(address, num_cpus=max(1, cfg.workers) + 1) as ray:  # + 1: the read tasks beside the actors
         import ray.data
 
         ctx = ray.data.DataContext.get_current()
