@@ -58,6 +58,8 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
         yield ray
         return
     address = address or os.environ.get("RAY_ADDRESS") or None
+    if address:
+        _check_reachable(address)
     kwargs = {"include_dashboard": False, "log_to_driver": False} | ({} if address else {"num_cpus": num_cpus})
     try:
         ray.init(address=address, **kwargs)
@@ -67,6 +69,21 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
         yield ray
     finally:
         ray.shutdown()
+
+
+def _check_reachable(address: str, timeout_s: float = 10.0) -> None:
+    """A HOST:PORT (or ray://HOST:PORT) address that answers a TCP connection; else a clear error at once
+    (``ray.init`` itself retries an unreachable cluster for minutes). ``auto`` and other forms go to Ray as they are."""
+    import socket
+
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout_s).close()
+    except OSError as err:
+        raise GraphtxError(f"no Ray cluster answers at {address!r} ({err}): check --ray-address (or RAY_ADDRESS), "
+                           "or leave it out for a local Ray") from err  # fmt: skip
 
 
 # --- parse -------------------------------------------------------------------------------
