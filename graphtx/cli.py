@@ -417,6 +417,8 @@ def cmd_search(args) -> int:
     search_cfg = with_overrides(config.search, k=args.k, link_template=args.link_template)
     index_dir = _index_dir(args)
     batch_only = [f for f, on in (("--output", args.output), ("--tag", args.tag), ("--restart", args.restart)) if on]
+    if args.topics and args.offset:
+        raise ValueError("--offset pages the hits of one query; a batch run (--topics) writes the top k of each topic")
     if args.topics and not args.output:
         raise ValueError("--topics needs --output RUN (the TREC run file to write)")
     if args.topics and args.explain_png:
@@ -429,7 +431,7 @@ def cmd_search(args) -> int:
         return _search_topics(args, index)
     explain = args.explain or bool(args.explain_png)
     found = search_claim_set(index, _query_text(args), doc_id=args.id, all_independent=args.all_independent, merge=args.merge, explain=explain,
-                             **_search_kwargs(args))  # fmt: skip
+                             offset=args.offset, **_search_kwargs(args))  # fmt: skip
     result = found.result
     if found.note and not args.json:
         print(f"graphtx search: note: {found.note}", file=sys.stderr)
@@ -556,6 +558,7 @@ def _add_index_parsers(sub) -> None:
     p.add_argument("index_dir", nargs="?", metavar="INDEX", help="index directory written by `graphtx index` (or --index)")
     p.add_argument("--index", help="index directory written by `graphtx index`")
     p.add_argument("-k", type=at_least(1, "k"), help="hits (default: config, 10)")
+    p.add_argument("--offset", type=at_least(0, "the offset"), default=0, help="skip the best N hits: a results page, hits N+1 .. N+k (ranks stay those of the whole ranking)")
     p.add_argument("--hybrid", action="store_true", help="fuse with BM25 by reciprocal rank fusion (= --ranker hybrid)")
     p.add_argument("--ranker", choices=["dense", "bm25", "hybrid", "convex", "learned"],
                    help="how hits are ranked (default: config search.ranker, auto = learned when the index or its model has a ranker of `graphtx rank-fit`)")

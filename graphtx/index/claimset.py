@@ -77,27 +77,35 @@ class ClaimSetResult:
 
 
 def search_claim_set(index, text: str | None = None, k: int | None = None, *, doc_id: str | None = None, all_independent: bool = False,
-                     merge: str = "rrf", rrf_k: int | None = None, **search_kwargs) -> ClaimSetResult:  # fmt: skip
+                     merge: str = "rrf", rrf_k: int | None = None, offset: int = 0, **search_kwargs) -> ClaimSetResult:  # fmt: skip
     """Search a claim text (or an indexed document, ``doc_id``) claim set-aware; see the module docstring.
 
     ``search_kwargs`` go to ``Index.search`` unchanged (hybrid, ranker, rerank, rerank_depth, explain,
-    filters, ...), once per searched claim.
+    filters, ...), once per searched claim. ``offset`` skips the best ``offset`` hits (a results page,
+    ranks those of the whole ranking); merged claims are each searched for ``offset + k`` hits, merged,
+    then paged.
     """
     if merge not in MERGES:
         raise ValueError(f"merge must be one of {', '.join(MERGES)}, got {merge!r}")
+    if offset < 0:
+        raise ValueError(f"offset must be at least 0 (got {offset})")
     if text is None:
-        return ClaimSetResult(index.search(None, k, doc_id=doc_id, **search_kwargs), searched=())
+        return ClaimSetResult(index.search(None, k, doc_id=doc_id, offset=offset, **search_kwargs), searched=())
     claims = independent_claims(text)
     if len(claims) <= 1:
-        return ClaimSetResult(index.search(text, k, **search_kwargs), searched=tuple(c.num for c in claims))
+        return ClaimSetResult(index.search(text, k, offset=offset, **search_kwargs), searched=tuple(c.num for c in claims))
     if not all_independent:  # Index.query keeps the first independent claim of the text
-        return ClaimSetResult(index.search(text, k, **search_kwargs), searched=(claims[0].num,), not_searched=tuple(c.num for c in claims[1:]))
-    results = {c.num: index.search(c.text, k, **search_kwargs) for c in claims}
-    return _merged(results, k if k is not None else index.config.k, merge, index.config.rrf_k if rrf_k is None else rrf_k)
+        return ClaimSetResult(index.search(text, k, offset=offset, **search_kwargs), searched=(claims[0].num,),
+                              not_searched=tuple(c.num for c in claims[1:]))  # fmt: skip
+    k = index.config.k if k is None else k
+    if k < 1:
+        raise ValueError(f"k must be at least 1 (got {k})")
+    results = {c.num: index.search(c.text, k + offset, **search_kwargs) for c in claims}
+    return _merged(results, k, merge, index.config.rrf_k if rrf_k is None else rrf_k, offset)
 
 
-def _merged(results: dict, k: int, merge: str, rrf_k: int) -> ClaimSetResult:
-    """One ranking from the hits of several claims ({claim number: SearchResult})."""
+def _merged(results: dict, k: int, merge: str, rrf_k: int, offset: int = 0) -> ClaimSetResult:
+    """One ranking from the hits of several claims ({claim number: SearchResult}); hits offset+1 .. offset+k of it."""
     found_by: dict[str, dict[int, int]] = {}
     best: dict[str, object] = {}  # doc id -> the hit of the claim that ranked it best
     score: dict[str, float] = {}
@@ -108,8 +116,8 @@ def _merged(results: dict, k: int, merge: str, rrf_k: int) -> ClaimSetResult:
                 best[hit.doc_id] = hit
             part = 1.0 / (rrf_k + hit.rank) if merge == "rrf" else hit.score
             score[hit.doc_id] = score.get(hit.doc_id, 0.0) + part if merge == "rrf" else max(score.get(hit.doc_id, part), part)
-    order = sorted(score, key=lambda d: (-score[d], min(found_by[d].values()), d))[:k]
-    hits = tuple(dataclasses.replace(best[d], rank=r, score=score[d]) for r, d in enumerate(order, 1))
+    order = sorted(score, key=lambda d: (-score[d], min(found_by[d].values()), d))[offset : offset + k]
+    hits = tuple(dataclasses.replace(best[d], rank=r, score=score[d]) for r, d in enumerate(order, offset + 1))
     first = next(iter(results.values()))
     timings = {}
     for result in results.values():

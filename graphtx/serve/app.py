@@ -54,6 +54,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from graphtx.config import SearchConfig, ServeConfig
+from graphtx.index.claimset import search_claim_set
 from graphtx.index.filters import SearchFilters
 from graphtx.index.search import Index
 from graphtx.index.store import DocumentNotFound
@@ -92,6 +93,8 @@ class SearchIn(QueryIn, FiltersIn):
     rerank_depth: int | None = Field(None, ge=1, le=1000, description="first-stage candidates re-ranked (default: search.rerank_depth)")
     offset: int = Field(0, ge=0, description="hits skipped: a results page shows hits offset+1 .. offset+k (offset at most serve.max_offset)")
     svg: bool = Field(False, description="with explain: each hit's query and hit graphs as SVG, matched nodes shaded")
+    all_independent: bool = Field(False, description="a claim set: search every independent claim and merge the hits per document (each hit's found_by)")
+    merge: Literal["rrf", "max"] = Field("rrf", description="with all_independent: rrf = reciprocal rank fusion of the claims' ranks, max = best score")
 
 
 class ExplainIn(QueryIn, FiltersIn):
@@ -132,7 +135,7 @@ def _claims_note(text: str | None) -> dict:
         return {}
     others = [c.num for c in claims[1:]]
     note = (f"the query has {len(claims)} independent claims; only claim {claims[0].num} was searched, not claim(s) {', '.join(map(str, others))} "
-            '(POST /search/batch with "all_independent": true searches every independent claim and merges the hits per document)')  # fmt: skip
+            '("all_independent": true searches every independent claim and merges the hits per document)')  # fmt: skip
     return {"claims": {"searched": [claims[0].num], "not_searched": others, "merge": "single"}, "note": note}
 
 
@@ -223,10 +226,15 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
             raise Problem(400, f"offset must be <= {cfg.max_offset}")
         ix = holder["index"]
         filters = run(body.filters)  # a bad date: 400
-        result = run(lambda: ix.search(body.text, body.k, doc_id=body.id, hybrid=body.hybrid, explain=body.explain,
-                                       ranker=body.ranker, rerank=body.rerank, rerank_depth=body.rerank_depth, filters=filters,
-                                       offset=body.offset))  # fmt: skip
-        out = result.to_json() | {"offset": body.offset, "k": body.k} | _claims_note(body.text)
+        found = run(lambda: search_claim_set(ix, body.text, body.k, doc_id=body.id, all_independent=body.all_independent, merge=body.merge,
+                                             offset=body.offset, hybrid=body.hybrid, explain=body.explain, ranker=body.ranker,
+                                             rerank=body.rerank, rerank_depth=body.rerank_depth, filters=filters))  # fmt: skip
+        result = found.result
+        out = found.to_json() | {"offset": body.offset, "k": body.k}
+        out.pop("note", None)
+        if found.merge == "single":  # one claim: nothing to say; several: the others named, as the CLI does
+            out.pop("claims", None)
+            out |= _claims_note(body.text)
         if body.svg and body.explain:
             for hit, item in zip(result.hits, out["hits"]):
                 item["svg"] = hit_svgs(hit, ix.config.explain_max_nodes)

@@ -131,6 +131,30 @@ def test_a_claim_set_says_which_claims_were_not_searched_or_merges_all(index):
     assert [(h.doc_id, h.score) for h in best.result] == sorted(score.items(), key=lambda x: (-x[1], x[0]))[:5]
 
 
+def test_offset_pages_a_claim_set_single_or_merged(index):
+    from graphtx.index import search_claim_set
+
+    for merged in (False, True):
+        whole = search_claim_set(index, CLAIMS, 8, all_independent=merged).result
+        page = search_claim_set(index, CLAIMS, 3, all_independent=merged, offset=4).result
+        assert [(h.rank, h.doc_id) for h in page] == [(h.rank, h.doc_id) for h in whole.hits[4:7]]
+        assert [h.score for h in page] == pytest.approx([h.score for h in whole.hits[4:7]])
+    with pytest.raises(ValueError, match="offset must be at least 0"):
+        search_claim_set(index, CLAIMS, 3, offset=-1)
+
+
+def test_cli_offset_pages_the_hits(tiny_index, capsys):
+    assert main(["search", str(tiny_index), "--id", "T-00003", "-k", "6", "--json"]) == 0
+    whole = json.loads(capsys.readouterr().out)["hits"]
+    assert main(["search", str(tiny_index), "--id", "T-00003", "-k", "3", "--offset", "3", "--json"]) == 0
+    page = json.loads(capsys.readouterr().out)["hits"]
+    assert [(h["rank"], h["doc_id"]) for h in page] == [(h["rank"], h["doc_id"]) for h in whole[3:6]] and page[0]["rank"] == 4
+    assert main(["search", str(tiny_index), "--text", CLAIMS, "-k", "2", "--offset", "2", "--all-independent", "--json"]) == 0
+    assert [h["rank"] for h in json.loads(capsys.readouterr().out)["hits"]] == [3, 4]
+    assert main(["search", str(tiny_index), "--id", "T-00003", "--offset", "-1"]) == 2
+    assert "the offset must be at least 0" in capsys.readouterr().err
+
+
 def test_cli_batch_and_claim_set_notes(tiny_index, tmp_path, capsys):
     (tmp_path / "topics.tsv").write_text(f"Q1\t{CLAIMS}\nQ2\tA zorblat3 device comprising a pump.\nQ3\n")
     code = main(["search", str(tiny_index), "--topics", str(tmp_path / "topics.tsv"), "--output", str(tmp_path / "run.trec"), "-k", "3", "--format", "jsonl"])

@@ -53,6 +53,12 @@ def test_search_by_id_and_by_text(client):
     two = "1. A zorblat9 device comprising a pump. 2. The device of claim 1 with a nozzle. 3. A zorblat4 device comprising a gear."
     body = client.post("/search", json={"text": two, "k": 3}).json()
     assert body["claims"] == {"searched": [1], "not_searched": [3], "merge": "single"} and "not claim(s) 3" in body["note"]
+    merged = client.post("/search", json={"text": two, "k": 3, "all_independent": True}).json()
+    assert merged["claims"] == {"searched": [1, 3], "not_searched": [], "merge": "rrf"} and "note" not in merged
+    assert len(merged["hits"]) == 3 and all(h["found_by"] for h in merged["hits"])
+    page = client.post("/search", json={"text": two, "k": 2, "offset": 1, "all_independent": True, "merge": "max"}).json()
+    whole = client.post("/search", json={"text": two, "k": 3, "all_independent": True, "merge": "max"}).json()
+    assert [(h["rank"], h["doc_id"]) for h in page["hits"]] == [(h["rank"], h["doc_id"]) for h in whole["hits"][1:3]]
 
 
 def test_explain_named_documents_or_top_hits(client):
