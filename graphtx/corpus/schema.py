@@ -214,6 +214,12 @@ def country_of(doc_id: str) -> str:
     return m.group(1) if m else ""
 
 
+def kind_of(doc_id: str) -> str:
+    """The kind code of a ``CC-NUMBER-KIND`` id (``"US-7315346-B2" -> "B2"``); "" for other ids."""
+    m = _UCID.match(doc_id)
+    return (m.group(3) or "") if m else ""
+
+
 def id_key(doc_id: str) -> str:
     """Id without the kind code, for matching publications of one patent."""
     m = _UCID.match(doc_id)

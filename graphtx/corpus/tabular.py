@@ -45,7 +45,7 @@ from graphtx.corpus.base import (
     unique_codes,
     unique_names,
 )
-from graphtx.corpus.schema import Citation, Claim, PatentDocument, country_of, normalise_ipc
+from graphtx.corpus.schema import Citation, Claim, PatentDocument, country_of, kind_of, normalise_ipc
 
 # canonical field -> names it is also found under (first present wins)
 _ALIASES = {
@@ -136,7 +136,7 @@ def _document(row: dict[str, Any], fmt: str, file: str) -> PatentDocument:
         family_id=_string(fields["family_id"]).strip(),
         date=_date(fields["date"], row.get("year")),
         lang=_string(fields["lang"]).strip().lower(),
-        kind=_string(fields["kind"]).strip().upper(),
+        kind=_string(fields["kind"]).strip().upper() or kind_of(doc_id),
         priority_date=_date(fields["priority_date"], None),
         application_date=_date(fields["application_date"], None),
         applicants=unique_names(name for value in fields["applicants"] for name in _names(value)),

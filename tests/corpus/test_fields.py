@@ -213,6 +213,7 @@ def test_jsonl_unknown_fields_kept_in_extra_and_stored(tmp_path):
     assert docs["2004281796"].extra == {"examiner": "J. Smith", "claims_count": 12, "inventors": ["A", "B"]}
     assert docs["2004281796"].family_id == "F1" and docs["2004281796"].country == ""  # an opaque id names no office
     assert docs["US-1-A"].country == "US" and docs["US-1-A"].applicants == ("Cell Co",) and docs["US-1-A"].extra == {}
+    assert docs["US-1-A"].kind == "A" and docs["2004281796"].kind == ""  # office and kind read from a CC-NUMBER-KIND id
     filled = json.loads((tmp_path / "c" / "manifest.json").read_text())["fields_filled"][str(tmp_path / "d.jsonl")]
     assert filled["documents"] == 2 and filled["priority_date"] == 1 and filled["applicants"] == 1 and filled["family_id"] == 1
     assert filled["extra"] == {"claims_count": 1, "examiner": 1, "inventors": 1}
