@@ -460,7 +460,7 @@ def cmd_search(args) -> int:
         lines.append("filters: " + _filters_line(result.filters, index.count))
     lines.append(f"{'rank':>4}  {'score':>7}  {'doc id':<18} {'date':<10}  title")
     for hit in result.hits:
-        lines += hit_lines(hit, full=args.full)
+        lines += hit_lines(hit, full=args.full, found_by=found.found_by.get(hit.doc_id))
     lines += [f"rendered {p}" for p in pngs]
     _say(args, summary, lines)
     return EXIT_OK
@@ -469,7 +469,8 @@ def cmd_search(args) -> int:
 def _filters_line(applied: dict, count: int) -> str:
     """``published before 2008-06-04, CPC E01H, family of the query left out: 112 of 371 documents pass``."""
     parts = [f"published before {applied['before']}"] if applied.get("before") else []
-    parts += [f"{name.upper()} {' '.join(applied[name])}" for name in ("cpc", "ipc", "country", "kind") if applied.get(name)]
+    parts += [f"{label} {' '.join(applied[name])}" for name, label in (("cpc", "CPC"), ("ipc", "IPC"), ("country", "country"), ("kind", "kind"))
+              if applied.get(name)]  # fmt: skip
     parts += ["family of the query left out"] if applied.get("exclude_family") else []
     parts += ["one hit per family"] if applied.get("group_by_family") else []
     passing = applied.get("passing")

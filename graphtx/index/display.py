@@ -35,9 +35,11 @@ def _classes(codes: tuple[str, ...], shown: int = 6) -> str:
     return ", ".join(codes[:shown]) + more
 
 
-def hit_lines(hit, full: bool = False) -> list[str]:
-    """The printable block of one hit (graphtx.index.search.Hit)."""
+def hit_lines(hit, full: bool = False, found_by: dict | None = None) -> list[str]:
+    """The printable block of one hit (graphtx.index.search.Hit); ``found_by`` ({claim: rank}): which claims of a merged claim set found it."""
     lines = [f"{hit.rank:>4}  {hit.score:7.4f}  {hit.doc_id:<18} {hit.date:<10}  {hit.title}"]
+    if found_by:
+        lines.append(INDENT + "found by " + ", ".join(f"claim {c} (rank {r})" for c, r in sorted(found_by.items())))
     facts = []
     if hit.applicants:
         facts.append("applicants: " + "; ".join(hit.applicants))

@@ -170,6 +170,9 @@ def test_cli_batch_and_claim_set_notes(tiny_index, tmp_path, capsys):
     assert main(["search", "--index", str(tiny_index), "--text", CLAIMS, "-k", "3", "--all-independent", "--json"]) == 0
     hits = json.loads(capsys.readouterr().out)["hits"]
     assert len(hits) == 3 and all(h["found_by"] for h in hits)
+    assert main(["search", "--index", str(tiny_index), "--text", CLAIMS, "-k", "3", "--all-independent"]) == 0
+    said = capsys.readouterr().out
+    assert "claims 1, 3 merged by rrf" in said and said.count("found by claim") == 3  # each hit names the claims that found it
 
     assert main(["search", str(tiny_index), "--topics", str(tmp_path / "topics.tsv")]) == 2
     assert "--topics needs --output" in capsys.readouterr().err

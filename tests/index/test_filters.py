@@ -208,6 +208,8 @@ def test_cli_filters_and_did_you_mean(filtered, capsys):
     rc = main(["search", "--index", str(filtered["index"]), "--id", did(1), "--group-by-family", "--before", "none", "-k", "3", "--quiet"])
     text = capsys.readouterr().out
     assert rc == 0 and "one hit per family" in text and "family of the query left out" in text
+    rc = main(["search", "--index", str(filtered["index"]), "--text", "A battery cell.", "--country", "US", "--kind", "B", "--ipc", "H01M", "-k", "2", "--quiet"])
+    assert rc == 0 and "IPC H01M, country US, kind B:" in capsys.readouterr().out
 
 
 @pytest.mark.timeout(120)
