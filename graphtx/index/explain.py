@@ -24,6 +24,8 @@ words (lower case, a plural ``s`` dropped), or when the model's most similar hit
 
 from __future__ import annotations
 
+import textwrap
+
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -138,7 +140,13 @@ def chart_lines(elements: tuple[Element, ...]) -> list[str]:
     if not missing:
         return [f"    all {len(elements)} query features found"]
     found = len(elements) - len(missing)
-    return [f"    {found} of {len(elements)} query features found; not found: " + ", ".join(f"feature {e.number} ({_cut(e.text, 30)})" for e in missing)]
+    named = [f"feature {e.number} ({_cut(e.text, 30)})" for e in missing[:NAMED_MISSING]]  # the rest by number: a long graph stays readable
+    rest = [str(e.number) for e in missing[NAMED_MISSING:]]
+    text = f"{found} of {len(elements)} query features found; not found: " + ", ".join(named) + (f"; also {', '.join(rest)}" if rest else "")
+    return textwrap.wrap(text, width=110, initial_indent="    ", subsequent_indent="      ", break_on_hyphens=False)
+
+
+NAMED_MISSING = 10  # missing features named in the chart line; further ones are listed by number
 
 
 def _cut(text: str, width: int = 40) -> str:

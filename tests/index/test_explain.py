@@ -84,6 +84,17 @@ def test_claim_chart_lists_the_features_a_hit_lacks():
     assert Explanation("h", 0.5, 0.5, (), query, hit, claim_elements(query, query, None, 0.9)).chart() == ["    all 3 query features found"]
 
 
+def test_a_long_claim_chart_names_ten_missing_features_then_numbers_wrapped():
+    from graphtx.index.explain import Element, chart_lines
+
+    elements = tuple(Element(n, n, f"part {n}", -1, "", 0.0, "words" if n == 1 else "") for n in range(1, 61))
+    lines = chart_lines(elements)
+    assert lines[0].startswith("    1 of 60 query features found; not found: feature 2 (part 2), ")
+    text = " ".join(line.strip() for line in lines)
+    assert "feature 11 (part 11); also 12, 13," in text and text.endswith(", 59, 60") and "(part 12)" not in text
+    assert all(len(line) <= 110 for line in lines) and all(line.startswith("      ") for line in lines[1:])
+
+
 def test_search_explanations_carry_the_claim_chart(tiny_index):
     from graphtx.config import SearchConfig
     from graphtx.index.search import Index
