@@ -739,6 +739,9 @@ class Index:
         timings["bm25"] = _ms(t0)
         t0 = time.perf_counter()
         pool = np.union1d(top_lex, np.array([self.ids.position_of(d) for d, _ in dense], dtype=np.int64))  # (n,) positions
+        if not len(pool):  # no document passes the filters (or every one is excluded): nothing to rank
+            timings["rank"] = _ms(t0)
+            return []
         cos = vectors[pool] @ np.asarray(q.vector, np.float32)  # (n,) exact cosines (unit vectors)
         query_year = years[self.ids.position_of(q.doc_id)] if q.doc_id else np.nan
         inputs = PoolInputs(

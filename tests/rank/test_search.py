@@ -48,6 +48,8 @@ def test_learned_and_convex_rankers_filter_selectively(fitted):
         assert len(index.search(text, k=5, ranker=kind, filters=SearchFilters(ipc=("H01M 3/",), before="2011"))) == 2
         grouped = index.search(text, k=5, ranker=kind, filters=SearchFilters(group_by_family=True))
         assert len(grouped) == 5  # ids without a kind code: each document is its own family
+        nothing = index.search(text, k=3, ranker=kind, filters=SearchFilters(cpc=("Y02E",)), explain=True)
+        assert nothing.hits == () and nothing.filters["passing"] == 0  # no document passes: no hits, not an error
 
 
 @pytest.mark.timeout(240)
