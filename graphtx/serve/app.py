@@ -139,6 +139,19 @@ def _claims_note(text: str | None) -> dict:
     return {"claims": {"searched": [claims[0].num], "not_searched": others, "merge": "single"}, "note": note}
 
 
+def _in_words(error: dict) -> str:
+    """One request-validation error as a user reads it: "k must be at least 1", not "body.k: Input should be ..."."""
+    where = [str(x) for x in error.get("loc", ()) if x != "body"]
+    name, kind, ctx = ".".join(where) or "body", error.get("type", ""), error.get("ctx") or {}
+    if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
+        bound = next(iter(ctx.values()), "")
+        words = {"greater_than_equal": "at least", "greater_than": "more than", "less_than_equal": "at most", "less_than": "less than"}[kind]
+        return f"{name} must be {words} {bound}"
+    if kind == "extra_forbidden":
+        return f"unknown field {name!r}"
+    return f"{name}: {error.get('msg')}"
+
+
 def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), search: SearchConfig | None = None):
     from fastapi import FastAPI
     from fastapi.exceptions import RequestValidationError
@@ -176,7 +189,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_request, err: RequestValidationError):
-        details = [f"{'.'.join(str(x) for x in e.get('loc', ()))}: {e.get('msg')}" for e in err.errors()]
+        details = [_in_words(e) for e in err.errors()]
         return JSONResponse({"error": "invalid request: " + "; ".join(details)}, status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
