@@ -231,6 +231,33 @@ class RunEvalReport:
         }  # fmt: skip
 
 
+def judged_ids(run: Run, judged: Judgements) -> tuple[Run, int]:
+    """The run with each document id written as the judgements write it, where only the form differs.
+
+    Other systems write ids their own way (``US8418590B2``, ``US-08418590-B2``); an id absent from
+    the judgements whose compact key (``graphtx.corpus.ids.compact``) is that of exactly one judged id
+    becomes that id, so a run is not scored 0 for its spelling. Returns the run and how many ids changed.
+    """
+    from graphtx.corpus.ids import compact
+
+    ids = {d for docs in judged.relevant.values() for d in docs}
+    by_key: dict[str, set[str]] = {}
+    for d in ids:
+        by_key.setdefault(compact(d), set()).add(d)
+    changed = 0
+    rankings = {}
+    for q, ranking in run.rankings.items():
+        out, seen = [], set()
+        for d in ranking:
+            if d not in ids and len(by_key.get(compact(d), ())) == 1:
+                d, changed = next(iter(by_key[compact(d)])), changed + 1
+            if d not in seen:
+                seen.add(d)
+                out.append(d)
+        rankings[q] = out
+    return (dataclasses.replace(run, rankings=rankings) if changed else run), changed
+
+
 def evaluate_runs(runs: Sequence[str | Path], qrels: str | Path, cfg: EvalConfig = EvalConfig(), baseline: str | None = None, corpus=None,
                   rel_gains: dict | None = None) -> RunEvalReport:  # fmt: skip
     """Score each run file on the judgements of ``qrels``; ratios to ``baseline`` (a run's name or path; default the first).
@@ -257,9 +284,11 @@ def evaluate_runs(runs: Sequence[str | Path], qrels: str | Path, cfg: EvalConfig
             raise ValueError(f"--baseline {baseline!r} names none of the runs ({', '.join(names)})")
     report = RunEvalReport(cfg, {"file": str(qrels), "pairs_scored": judged.pairs, "queries": len(judged.relevant), "skipped": judged.skipped}, baseline=ref.name)
     for run in loaded:
+        run, normalised = judged_ids(run, judged)
         report.results.append(evaluate_run(run, judged, cfg))
         report.runs.append({
             "name": run.name, "file": str(run.path), "tags": list(run.tags), "lines": run.lines, "duplicates": run.duplicates, "depth": run.depth,
+            "ids_normalised": normalised,
             "queries": len(run.rankings), "judged_missing": sorted(set(judged.relevant) - set(run.rankings)),
             "unjudged": len(set(run.rankings) - set(judged.relevant)),
         })  # fmt: skip
@@ -289,7 +318,8 @@ def format_run_report(report: RunEvalReport) -> list[str]:
             f"{run['name']}: {run['file']} ({run['lines']} lines, {run['queries']} queries, up to {run['depth']} hits each"
             + (f"; {len(missing)} judged queries not in it, scored 0: {', '.join(missing[:5])}{' …' if len(missing) > 5 else ''}" if missing else "")
             + (f"; {run['unjudged']} queries without judgements, not scored" if run["unjudged"] else "")
-            + (f"; {run['duplicates']} repeated (query, doc) lines ignored" if run["duplicates"] else "") + ")"
+            + (f"; {run['duplicates']} repeated (query, doc) lines ignored" if run["duplicates"] else "")
+            + (f"; {run['ids_normalised']} ids read as the judgements write them (e.g. US8418590B2 = US-8418590-B2)" if run.get("ids_normalised") else "") + ")"
         )  # fmt: skip
         if run["depth"] < cfg.ndcg_k:
             lines.append(f"  note: nDCG@{cfg.ndcg_k} and R@k beyond {run['depth']} read only the {run['depth']} hits a query has in this run")

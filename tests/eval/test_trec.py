@@ -49,6 +49,19 @@ def test_every_judged_query_is_scored_missing_ones_as_zero(tmp_path):
     assert json.loads(json.dumps(report.to_json()))["retrieval"][1]["ratio_to_baseline"]["Recall@3"] == 2.0
 
 
+def test_a_run_spelling_ids_its_own_way_is_scored_on_the_judged_ids(tmp_path, capsys):
+    (tmp_path / "qrels.txt").write_text("q1 0 US-8418590-B2 1\nq2 0 EP-1000000-B1 1\n")
+    (tmp_path / "ours.trec").write_text("q1 Q0 US-1-B2 1 3.0 x\nq1 Q0 US-8418590-B2 2 2.0 x\nq2 Q0 EP-1000000-B1 1 1.0 x\n")
+    # another system's spelling: compact, zero-padded; a repeat in the other spelling counts once
+    (tmp_path / "theirs.trec").write_text("q1 Q0 US1B2 1 3.0 y\nq1 Q0 US08418590B2 2 2.0 y\nq1 Q0 US-8418590-B2 3 1.0 y\nq2 Q0 EP1000000B1 1 1.0 y\n")
+    report = evaluate_runs([tmp_path / "ours.trec", tmp_path / "theirs.trec"], tmp_path / "qrels.txt", EvalConfig())
+    ours, theirs = report.results
+    assert theirs.metrics == ours.metrics and theirs.metrics["MRR@10"] == 0.75
+    assert report.runs[0]["ids_normalised"] == 0 and report.runs[1]["ids_normalised"] == 2
+    assert main(["eval", "run", str(tmp_path / "theirs.trec"), "--qrels", str(tmp_path / "qrels.txt")]) == 0
+    assert "2 ids read as the judgements write them" in capsys.readouterr().out
+
+
 def test_a_run_of_eval_s_own_rankings_scores_the_same(tmp_path):
     """BM25 as `eval citations` ranks it, written as a run file, gives the same metrics, rows and curves."""
     from graphtx.eval.baselines import make_baseline
