@@ -474,7 +474,9 @@ def _filters_line(applied: dict, count: int) -> str:
     parts += ["family of the query left out"] if applied.get("exclude_family") else []
     parts += ["one hit per family"] if applied.get("group_by_family") else []
     passing = applied.get("passing")
-    return ", ".join(parts) + (f": {passing:,} of {count:,} documents pass" if passing is not None else "")
+    unfilled = " and ".join(name.upper() for name in applied.get("unfilled", ()))
+    return (", ".join(parts) + (f": {passing:,} of {count:,} documents pass" if passing is not None else "")
+            + (f" (no document of the index has {unfilled} codes)" if unfilled else ""))  # fmt: skip
 
 
 def _search_topics(args, index) -> int:

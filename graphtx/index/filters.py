@@ -134,6 +134,10 @@ class FilterData:
         self.ipc = [tuple(c.replace(" ", "") for c in r.get("ipc") or ()) for r in rows]
         self._cache: dict[tuple, np.ndarray] = {}
 
+    def unfilled(self, filters: SearchFilters) -> list[str]:
+        """The class filters in use that no document of the index can pass: it has no such codes at all ("cpc")."""
+        return [name for name in ("cpc", "ipc") if getattr(filters, name) and not any(getattr(self, name))]
+
     def query_date(self, position: int) -> str:
         """An id query's default cut-off: its priority date, else its publication date."""
         return self.priority[position] or self.raw_dates[position]

@@ -488,6 +488,8 @@ class Index:
         applied = {**filters.to_json(), "before": cutoff, "exclude_family": family is not None}
         if mask is not None:
             applied["passing"] = int(mask.sum())  # documents that may be hits
+            if not applied["passing"] and data.unfilled(filters):
+                applied["unfilled"] = data.unfilled(filters)  # e.g. ["cpc"]: the index holds no CPC codes at all
         return mask, applied
 
     def _one_per_family(self, hits: list[Hit]) -> list[Hit]:

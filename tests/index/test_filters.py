@@ -177,6 +177,8 @@ def test_filter_data_of_an_index_without_the_new_columns():
     assert data.mask(f, None, None).tolist() == [True, True, False]
     assert data.mask(SearchFilters(), "2002-06-01", None).tolist() == [True, False, False]  # "2002" is not surely before June 2002
     assert data.mask(SearchFilters(), None, data.family[0]).tolist() == [False, False, True]
+    assert data.unfilled(SearchFilters(cpc=("H01M",), ipc=("H01M",))) == ["cpc", "ipc"] and data.unfilled(SearchFilters()) == []
+    assert FilterData(["A-1"], [{"cpc": ["H01M 10/44"]}]).unfilled(SearchFilters(cpc=("Y02E",))) == []  # codes there, none matching
 
 
 # --- typed ids ---------------------------------------------------------------------
@@ -210,6 +212,9 @@ def test_cli_filters_and_did_you_mean(filtered, capsys):
     assert rc == 0 and "one hit per family" in text and "family of the query left out" in text
     rc = main(["search", "--index", str(filtered["index"]), "--text", "A battery cell.", "--country", "US", "--kind", "B", "--ipc", "H01M", "-k", "2", "--quiet"])
     assert rc == 0 and "IPC H01M, country US, kind B:" in capsys.readouterr().out
+    rc = main(["search", "--index", str(filtered["index"]), "--text", "A battery cell.", "--cpc", "Y02E", "-k", "2", "--quiet"])
+    said = capsys.readouterr().out
+    assert rc == 0 and "0 of" in said and "no document of the index has" not in said  # the index has CPC codes, none of Y02E
 
 
 @pytest.mark.timeout(120)
