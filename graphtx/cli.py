@@ -408,12 +408,11 @@ def _search_kwargs(args) -> dict:
 def cmd_search(args) -> int:
     from graphtx.config import load_config, with_overrides
     from graphtx.index.display import hit_lines
-    from graphtx.index.filters import filters_from_args
     from graphtx.index.claimset import search_claim_set
     from graphtx.index.search import Index
 
     config = load_config(args.config)
-    filters_from_args(args)  # a bad --before fails here, before the index is opened
+    search_kwargs = _search_kwargs(args)  # a bad --before fails here, before the index is opened
     search_cfg = with_overrides(config.search, k=args.k, link_template=args.link_template)
     index_dir = _index_dir(args)
     batch_only = [f for f, on in (("--output", args.output), ("--tag", args.tag), ("--restart", args.restart)) if on]
@@ -428,10 +427,10 @@ def cmd_search(args) -> int:
     index = Index.open(index_dir, model=args.model, search=search_cfg, nprobe=args.nprobe, ef_search=args.ef_search,
                        use_gpu=config.index.use_gpu, ranker_dir=args.ranker_dir)  # fmt: skip
     if args.topics:
-        return _search_topics(args, index)
+        return _search_topics(args, index, search_kwargs)
     explain = args.explain or bool(args.explain_png)
     found = search_claim_set(index, _query_text(args), doc_id=args.id, all_independent=args.all_independent, merge=args.merge, explain=explain,
-                             offset=args.offset, **_search_kwargs(args))  # fmt: skip
+                             offset=args.offset, **search_kwargs)  # fmt: skip
     result = found.result
     if found.note and not args.json:
         print(f"graphtx search: note: {found.note}", file=sys.stderr)
@@ -479,14 +478,14 @@ def _filters_line(applied: dict, count: int) -> str:
             + (f" (no document of the index has {unfilled} codes)" if unfilled else ""))  # fmt: skip
 
 
-def _search_topics(args, index) -> int:
+def _search_topics(args, index, search_kwargs: dict) -> int:
     """`graphtx search INDEX --topics FILE --output RUN`: every topic, one run file (graphtx/index/batch.py)."""
     from graphtx.index.batch import run_topics
 
     report = run_topics(
         index, args.topics, args.output, args.k, table_format=args.format, tag=args.tag, topics_format=args.topics_format,
         all_independent=args.all_independent, merge=args.merge, features=not args.no_features, restart=args.restart,
-        progress=_progress(args), **_search_kwargs(args),
+        progress=_progress(args), **search_kwargs,
     )  # fmt: skip
     lines = [
         f"{report.searched} of {report.topics} topics searched into {report.files['run']} ({report.files['table']})"
