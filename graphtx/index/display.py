@@ -64,6 +64,8 @@ def hit_lines(hit, full: bool = False, found_by: dict | None = None) -> list[str
         lines.append(INDENT + hit.link)
     if hit.explanation is not None:
         lines += hit.explanation.table()
+        lexical = getattr(hit.explanation, "lexical", None)
+        lines += [lexical.line()] if lexical is not None else []
         chart = getattr(hit.explanation, "chart", None)
         lines += chart() if chart else []
     if hit.ranker_explanation is not None:

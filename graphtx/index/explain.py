@@ -15,6 +15,12 @@ explanation lists, for the query nodes whose best pair carries most, that pair: 
 feature, hit feature, similarity, pooling weights and contribution; ``total`` is the sum of
 all c_ij (the model's score up to the projection bias and MoE head, shown beside it).
 
+Lexical channel (a model with ``model.lexical_dim``; graphtx/model/lexical.py): the search score is
+``(1 - b) * graph + b * lexical``. The node pairs above explain the graph part; the lexical part is the
+cosine of the two count sketches, which splits into the tokens both graphs hold,
+``w_q(t) w_h(t) / (|l_q| |l_h|)``, plus what hash collisions add (``collisions``, usually near 0). The
+explanation lists the shared tokens that carry most of it.
+
 Claim chart: the query's feature nodes, numbered 1, 2, ... in graph order (the order the claim
 names them), are its elements. An element is *found* in a hit when one hit node holds all of its
 words (lower case, a plural ``s`` dropped), or when the model's most similar hit node reaches
@@ -24,9 +30,9 @@ words (lower case, a plural ``s`` dropped), or when the model's most similar hit
 
 from __future__ import annotations
 
-import textwrap
-
+import dataclasses
 import re
+import textwrap
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -70,6 +76,24 @@ class Element:
 
 
 @dataclass(frozen=True)
+class LexicalPart:
+    """The lexical channel's share of a search score: ``weight * cosine``, split into shared tokens."""
+
+    weight: float  # b = model.lexical_weight
+    cosine: float  # cos of the two sketches
+    terms: tuple[tuple[str, float], ...]  # (token, its part of the cosine), largest first
+    collisions: float  # cosine - sum over all shared tokens: what hash collisions add
+
+    def to_json(self) -> dict:
+        return {"weight": round(self.weight, 4), "cosine": round(self.cosine, 4), "collisions": round(self.collisions, 4),
+                "terms": [{"token": t, "part": round(v, 4)} for t, v in self.terms]}  # fmt: skip
+
+    def line(self) -> str:
+        terms = ", ".join(f"{t.lstrip('Ġ▁') or t} {v:+.3f}" for t, v in self.terms[:8])
+        return f"    lexical channel: {self.weight:g} x cosine {self.cosine:.3f}; shared terms: {terms or 'none'}"
+
+
+@dataclass(frozen=True)
 class Explanation:
     doc_id: str
     score: float  # the model's score (cosine of the graph vectors)
@@ -78,6 +102,7 @@ class Explanation:
     query_graph: InventionGraph
     hit_graph: InventionGraph
     elements: tuple[Element, ...] = ()  # every query feature, numbered, found or not
+    lexical: LexicalPart | None = None  # the lexical channel's part of the score (models with one)
 
     @property
     def not_found(self) -> tuple[int, ...]:
@@ -92,7 +117,7 @@ class Explanation:
             "matches": [m.to_json() for m in self.matches],
             "elements": [e.to_json() for e in self.elements],
             "not_found": list(self.not_found),
-        }
+        } | ({"lexical": self.lexical.to_json()} if self.lexical is not None else {})
 
     def chart(self) -> list[str]:
         return chart_lines(self.elements)
@@ -180,7 +205,30 @@ def explain_hits(model: GraphEncoder, tokenizer, query: InventionGraph, hits: li
     """The node matches behind each hit's score for ``query``; all graphs are encoded in one batch."""
     details = node_details(model, tokenizer, [query, *hits])
     u, p, gq = details[0]
-    return [_explain(query, hit, u, p, gq, v, q, gh, rows, found_similarity) for hit, (v, q, gh) in zip(hits, details[1:])]
+    out = [_explain(query, hit, u, p, gq, v, q, gh, rows, found_similarity) for hit, (v, q, gh) in zip(hits, details[1:])]
+    if model.lexical is None:
+        return out
+    parts = lexical_parts(model, tokenizer, query, hits, rows)
+    return [dataclasses.replace(e, lexical=part) for e, part in zip(out, parts)]
+
+
+@torch.no_grad()
+def lexical_parts(model: GraphEncoder, tokenizer, query: InventionGraph, hits: list[InventionGraph], rows: int = 8) -> list[LexicalPart]:
+    """The lexical channel's cosine of the query and each hit, split into the tokens both hold."""
+    channel = model.lexical
+    batch = collate([query, *hits], tokenizer, model.config.max_tokens_per_node)
+    weights = channel.token_weights(batch.token_ids, batch.token_node, batch.node_graph, batch.num_graphs)
+    sketches = channel(batch.token_ids, batch.token_node, batch.node_graph, batch.num_graphs).double()  # (1 + hits, L)
+    wq, nq = weights[0], channel.sketch_norm(weights[0])
+    out = []
+    for h, wh in enumerate(weights[1:], start=1):
+        nh = channel.sketch_norm(wh)
+        cosine = float(sketches[0] @ sketches[h])
+        shared = {t: wq[t] * wh[t] / (nq * nh) for t in wq.keys() & wh.keys()} if nq > 0 and nh > 0 else {}
+        top = sorted(shared.items(), key=lambda kv: (-kv[1], kv[0]))[:rows]
+        terms = tuple((tokenizer.id_to_token(t) if hasattr(tokenizer, "id_to_token") else str(t), v) for t, v in top)
+        out.append(LexicalPart(model.config.lexical_weight, cosine, terms, cosine - sum(shared.values())))
+    return out
 
 
 def explain_pair(model: GraphEncoder, tokenizer, query: InventionGraph, hit: InventionGraph, rows: int = 8, found_similarity: float = 0.9) -> Explanation:

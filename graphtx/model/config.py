@@ -41,6 +41,8 @@ class ModelConfig:
     max_tokens_per_node: int = 32  # tokens kept per node text (the first ones): long relation snippets are cut
     token_weighting: str = "none"  # none | idf | learned: SWEM mean weighted by token IDF (rare technical terms survive pooling)
     late_dim: int = 0  # > 0: a late-interaction head (node vectors of this size, learned query-node weights; graphtx.model.late)
+    lexical_dim: int = 0  # > 0: a lexical channel of this many count-sketch buckets appended to every vector (graphtx.model.lexical)
+    lexical_weight: float = 0.4  # its share b of the cosine: cos = (1 - b) cos(graph) + b cos(lexical); unused when lexical_dim is 0
 
     def __post_init__(self) -> None:
         ints = ("vocab_size", "token_dim", "node_dim", "heads", "layers", "ffn_mult", "base_dim", "num_experts", "max_tokens_per_node")
@@ -60,6 +62,8 @@ class ModelConfig:
             raise ValueError(f"model.token_weighting must be one of {TOKEN_WEIGHTINGS}, got {self.token_weighting!r}")
         if self.late_dim < 0:
             raise ValueError("model.late_dim must be >= 0 (0 = no late-interaction head)")
+        if self.lexical_dim < 0 or not 0.0 < self.lexical_weight < 1.0:
+            raise ValueError("model.lexical_dim must be >= 0 (0 = no lexical channel) and model.lexical_weight in (0, 1)")
         if self.reduced_dim < 0:
             raise ValueError("model.reduced_dim must be >= 0 (0 = base model without MoE head)")
         if self.reduced_dim >= self.base_dim:
@@ -74,6 +78,11 @@ class ModelConfig:
     def out_dim(self) -> int:
         """Size of the graph vectors the model outputs."""
         return self.reduced_dim or self.base_dim
+
+    @property
+    def vector_dim(self) -> int:
+        """Size of the vectors the model emits for search: the graph vector, then the lexical channel."""
+        return self.out_dim + self.lexical_dim
 
     def as_base(self) -> ModelConfig:
         """The same model without the MoE head (stage 1 of training)."""

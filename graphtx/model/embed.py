@@ -46,6 +46,8 @@ def init_model(config: ModelConfig, tokens_dir: str | Path, seed: int) -> tuple[
     model.swem.load_token_vectors(vectors)
     if config.token_weighting != "none":
         model.swem.load_token_weights(load_token_idf(tokens_dir))
+    if model.lexical is not None:
+        model.lexical.load_token_idf(load_token_idf(tokens_dir))
     return model, tokenizer
 
 

@@ -30,6 +30,7 @@ from graphtx.model.batch import GraphBatch, Tokenizer, collate
 from graphtx.model.block import GraphTransformerBlock
 from graphtx.model.config import ModelConfig
 from graphtx.model.late import LateInteractionHead
+from graphtx.model.lexical import LexicalChannel, join
 from graphtx.model.moe import DenseMoEHead
 from graphtx.model.pooling import WeightedPooling
 from graphtx.model.swem import SWEMNodeEncoder
@@ -64,6 +65,7 @@ class GraphEncoder(nn.Module):
             self.proj = nn.Linear(c.node_dim, c.base_dim) if c.base_dim != c.node_dim else nn.Identity()
             self.moe = DenseMoEHead(c.base_dim, c.reduced_dim, c.num_experts) if c.reduced_dim else None
             self.late = LateInteractionHead(c.node_dim, c.late_dim) if c.late_dim else None  # last: the other weights start as without it
+        self.lexical = LexicalChannel(c.vocab_size, c.lexical_dim) if c.lexical_dim else None  # no weights drawn: buffers only
 
     def reset_parameters(self) -> None:
         for m in (self.swem, self.ln_in, *self.blocks, self.ln_f, self.pool, self.proj, self.moe, self.late):
@@ -72,10 +74,14 @@ class GraphEncoder(nn.Module):
 
     @property
     def out_dim(self) -> int:
-        return self.config.out_dim
+        """Size of the vectors ``encode`` returns (the graph vector, then the lexical channel if any)."""
+        return self.config.vector_dim
 
-    def forward(self, batch: GraphBatch, return_details: bool = False, normalize: bool = True):
-        """GraphBatch → vectors (b, out_dim), or an EncoderOutput with ``return_details``."""
+    def forward(self, batch: GraphBatch, return_details: bool = False, normalize: bool = True, lexical: bool = False):
+        """GraphBatch → vectors (b, config.out_dim), or an EncoderOutput with ``return_details``.
+
+        ``lexical``: append the lexical channel (graphtx.model.lexical), as ``encode`` does: (b, out_dim + lexical_dim).
+        Training leaves it off: the loss sees the graph vectors only."""
         x = self.swem(batch.token_ids, batch.token_node, batch.node_type)  # (n, d)
         x = self.drop(self.ln_in(x))  # (n, d)
         attention, index = [], None
@@ -92,6 +98,9 @@ class GraphEncoder(nn.Module):
         g = g * has_nodes.unsqueeze(-1).to(g.dtype)  # an empty graph → zero vector
         if normalize:
             g = F.normalize(g, dim=-1)  # (b, out_dim); the zero vector stays zero
+        if lexical and self.lexical is not None:
+            lex = self.lexical(batch.token_ids, batch.token_node, batch.node_graph, batch.num_graphs)  # (b, lexical_dim)
+            g = join(g, lex, self.config.lexical_weight)  # (b, out_dim + lexical_dim)
         if not return_details:
             return g
         late_vectors = late_weights = None
@@ -133,7 +142,7 @@ class GraphEncoder(nn.Module):
         device = next(self.parameters()).device
         try:
             out = [
-                self(collate(list(graphs[i : i + batch_size]), tokenizer, self.config.max_tokens_per_node).to(device), normalize=normalize).cpu()
+                self(collate(list(graphs[i : i + batch_size]), tokenizer, self.config.max_tokens_per_node).to(device), normalize=normalize, lexical=True).cpu()
                 for i in range(0, len(graphs), batch_size)
             ]  # fmt: skip
         finally:

@@ -39,7 +39,7 @@ MODEL_MEND = "Copy the model directory again from where it was made, or re-run `
 
 # Fields added after models were saved: left out of the YAML (and so of the fingerprint) while they
 # hold their default, so model directories written before them keep loading with the same fingerprint.
-OMIT_WHEN_DEFAULT = {"late_dim": 0}
+OMIT_WHEN_DEFAULT = {"late_dim": 0, "lexical_dim": 0, "lexical_weight": 0.4}
 
 
 def config_yaml(config: ModelConfig) -> str:

@@ -1,0 +1,83 @@
+"""Lexical channel: a graph's exact terms as a fixed count sketch, appended to its vector.
+
+A graph encoder trained from scratch on ~10^3 citation pairs does not learn BM25's exact matching
+of rare technical terms (benchmarks/RESULTS.md, "Beating BM25"). This channel keeps them in the one
+vector FAISS searches. A graph's bag of BPE tokens (the tokens of all its node texts, as the model
+reads them), each weighted (1 + log tf) * IDF (the tokens directory's IDF), is hashed into ``dim``
+buckets with a +-1 sign per token (a count sketch: Charikar et al. 2002; feature hashing: Weinberger
+et al. 2009; inner products are kept in expectation, error about 1/sqrt(dim)) and L2-normalised.
+:meth:`graphtx.model.encoder.GraphEncoder.encode` appends it to the graph vector:
+
+    v = [sqrt(1 - b) * g ; sqrt(b) * l]   so   cos(v_q, v_d) = (1 - b) cos(g_q, g_d) + b cos(l_q, l_d)
+
+with ``b = model.lexical_weight``. Nothing here is trained (training sees the graph part only):
+buckets and signs come from a fixed seed and are saved with the weights as buffers, so a model's
+vectors are the same on any machine. [PAD] (0) and [UNK] (1) carry no weight.
+
+Legend: t - tokens of the batch, n - nodes, b - graphs, L - ``dim``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+SKETCH_SEED = 20261123  # buckets and signs of the count sketch (fixed: part of what a saved model means)
+SPECIAL_TOKENS = 2  # [PAD] = 0 and [UNK] = 1 carry no lexical weight
+
+
+class LexicalChannel(nn.Module):
+    def __init__(self, vocab_size: int, dim: int):
+        super().__init__()
+        self.vocab_size, self.dim = vocab_size, dim
+        g = torch.Generator().manual_seed(SKETCH_SEED)
+        self.register_buffer("bucket", torch.randint(0, dim, (vocab_size,), generator=g))  # (vocab,) long
+        self.register_buffer("sign", torch.randint(0, 2, (vocab_size,), generator=g).float() * 2 - 1)  # (vocab,) +-1
+        self.register_buffer("idf", torch.zeros(vocab_size))  # (vocab,) 0 until load_token_idf
+
+    @torch.no_grad()
+    def load_token_idf(self, idf: np.ndarray | torch.Tensor) -> None:
+        """Copy the tokens directory's IDF (vocab_size,) positive numbers; special tokens get 0."""
+        idf = torch.as_tensor(idf, dtype=torch.float32)
+        if tuple(idf.shape) != (self.vocab_size,) or not bool((idf > 0).all()):
+            raise ValueError(f"token IDF must be {self.vocab_size} positive numbers, got shape {tuple(idf.shape)}")
+        self.idf.copy_(idf)
+        self.idf[:SPECIAL_TOKENS] = 0.0
+
+    def token_weights(self, token_ids: torch.Tensor, token_node: torch.Tensor, node_graph: torch.Tensor, num_graphs: int) -> list[dict[int, float]]:
+        """Per graph: token id -> (1 + log tf) * IDF, the weights the sketch hashes (tokens of weight 0 left out)."""
+        out: list[dict[int, float]] = [{} for _ in range(num_graphs)]
+        if token_ids.numel():
+            pair, tf = torch.unique(node_graph[token_node] * self.vocab_size + token_ids, return_counts=True)
+            for key, count in zip(pair.tolist(), tf.tolist()):
+                graph, token = divmod(key, self.vocab_size)
+                w = (1.0 + float(np.log(count))) * float(self.idf[token])
+                if w > 0:
+                    out[graph][token] = w
+        return out
+
+    def sketch_norm(self, weights: dict[int, float]) -> float:
+        """Length of one graph's sketch before L2-normalisation (what its cosine divides by)."""
+        out = torch.zeros(self.dim, dtype=torch.float64)
+        for token, w in weights.items():
+            out[int(self.bucket[token])] += w * float(self.sign[token])
+        return float(out.norm())
+
+    def forward(self, token_ids: torch.Tensor, token_node: torch.Tensor, node_graph: torch.Tensor, num_graphs: int) -> torch.Tensor:
+        """(t,), (t,), (n,) -> (b, L) unit vectors (zero for a graph without weighted tokens)."""
+        out = torch.zeros(num_graphs, self.dim, device=token_ids.device)  # (b, L)
+        if token_ids.numel() == 0:
+            return out
+        graph_of_token = node_graph[token_node]  # (t,)
+        pair, tf = torch.unique(graph_of_token * self.vocab_size + token_ids, return_counts=True)  # (p,) distinct (graph, token)
+        graph, token = pair // self.vocab_size, pair % self.vocab_size  # (p,), (p,)
+        weight = (1.0 + tf.float().log()) * self.idf[token] * self.sign[token]  # (p,)
+        out.index_put_((graph, self.bucket[token]), weight, accumulate=True)
+        return F.normalize(out, dim=-1)
+
+
+def join(graph_vectors: torch.Tensor, lexical: torch.Tensor, weight: float) -> torch.Tensor:
+    """(b, D), (b, L) -> (b, D + L): [sqrt(1 - weight) * g ; sqrt(weight) * l]."""
+    return torch.cat([graph_vectors * (1.0 - weight) ** 0.5, lexical.to(graph_vectors.dtype) * weight**0.5], dim=-1)

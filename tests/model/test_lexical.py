@@ -1,0 +1,109 @@
+"""The lexical channel (graphtx/model/lexical.py): a count sketch of IDF-weighted tokens appended to the graph vector."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+import torch
+
+from graphtx.model import GraphEncoder
+from graphtx.model.batch import collate
+from graphtx.model.io import config_yaml, load_model, save_model
+from graphtx.model.lexical import LexicalChannel
+from tests.model import HashTokenizer, lamp, no_nodes, single_node, snowthrower, tiny_config
+
+VOCAB = 64
+
+
+def _idf() -> np.ndarray:
+    return np.linspace(0.5, 4.0, VOCAB)  # (vocab,) positive, all different
+
+
+def _model(**changes) -> GraphEncoder:
+    model = GraphEncoder(tiny_config(vocab_size=VOCAB, lexical_dim=16, lexical_weight=0.3, **changes), seed=0)
+    model.lexical.load_token_idf(_idf())
+    return model.eval()
+
+
+def _brute_force(graph, channel: LexicalChannel, tokenizer, max_tokens: int) -> np.ndarray:
+    """The sketch of one graph by hand: tf over all node texts, (1 + log tf) * idf * sign into its bucket, unit length."""
+    tokens = [t for ids in tokenizer.encode_batch(list(graph.node_text)) for t in ids[:max_tokens]]
+    out = np.zeros(channel.dim)
+    for token, tf in Counter(tokens).items():
+        if token >= 2:
+            out[int(channel.bucket[token])] += (1 + math.log(tf)) * float(channel.idf[token]) * float(channel.sign[token])
+    norm = np.linalg.norm(out)
+    return out / norm if norm > 0 else out
+
+
+def test_sketch_equals_a_brute_force_count_sketch():
+    model = _model()
+    graphs = [snowthrower(), lamp(), single_node(), no_nodes()]
+    tok = HashTokenizer(VOCAB)
+    batch = collate(graphs, tok, model.config.max_tokens_per_node)
+    got = model.lexical(batch.token_ids, batch.token_node, batch.node_graph, batch.num_graphs).numpy()  # (4, 16)
+    want = np.stack([_brute_force(g, model.lexical, tok, model.config.max_tokens_per_node) for g in graphs])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert np.all(got[3] == 0)  # a graph without nodes: the zero vector
+
+
+def test_encode_appends_the_channel_and_the_cosine_splits_by_the_weight():
+    model = _model()
+    tok = HashTokenizer(VOCAB)
+    graphs = [snowthrower(), lamp()]
+    v = model.encode(graphs, tok)  # (2, out_dim + lexical_dim)
+    c = model.config
+    assert v.shape == (2, c.out_dim + c.lexical_dim) and model.out_dim == c.out_dim + 16
+    torch.testing.assert_close(v.norm(dim=-1), torch.ones(2), rtol=0, atol=1e-5)
+    batch = collate(graphs, tok, c.max_tokens_per_node)
+    with torch.no_grad():
+        g = model(batch)  # (2, out_dim) graph part alone, unit length
+    lex = model.lexical(batch.token_ids, batch.token_node, batch.node_graph, batch.num_graphs)  # (2, 16)
+    want = 0.7 * float(g[0] @ g[1]) + 0.3 * float(lex[0] @ lex[1])
+    assert float(v[0] @ v[1]) == pytest.approx(want, abs=1e-5)
+
+
+def test_training_sees_the_graph_vectors_only():
+    """The channel changes nothing the loss sees: forward without ``lexical`` equals the same model without a channel."""
+    with_channel, without = _model(), GraphEncoder(tiny_config(vocab_size=VOCAB), seed=0).eval()
+    batch = collate([snowthrower(), lamp()], HashTokenizer(VOCAB), with_channel.config.max_tokens_per_node)
+    torch.testing.assert_close(with_channel(batch), without(batch), rtol=0, atol=0)
+
+
+def test_channel_survives_save_and_load_and_old_configs_keep_their_fingerprint(tmp_path):
+    model = _model()
+    save_model(tmp_path / "m", model, tokenizer=HashTokenizer(VOCAB))
+    loaded, _ = load_model(tmp_path / "m")
+    graphs = [snowthrower(), lamp()]
+    torch.testing.assert_close(loaded.encode(graphs, HashTokenizer(VOCAB)), model.encode(graphs, HashTokenizer(VOCAB)), rtol=0, atol=0)
+    assert "lexical" not in config_yaml(tiny_config())  # models saved before the channel keep their fingerprint
+
+
+@pytest.mark.parametrize("changes", [{"lexical_dim": -1}, {"lexical_dim": 8, "lexical_weight": 1.0}, {"lexical_dim": 8, "lexical_weight": 0.0}])
+def test_bad_settings_are_refused(changes):
+    with pytest.raises(ValueError, match="lexical"):
+        tiny_config(**changes)
+
+
+def test_idf_of_the_wrong_size_is_refused():
+    with pytest.raises(ValueError, match="IDF"):
+        LexicalChannel(VOCAB, 8).load_token_idf(np.ones(VOCAB - 1))
+
+
+def test_explanation_splits_the_lexical_cosine_into_shared_tokens():
+    from graphtx.index.explain import explain_hits
+
+    model, tok = _model(), HashTokenizer(VOCAB)
+    query, hit = snowthrower(), lamp()
+    (e,) = explain_hits(model, tok, query, [hit])
+    lex = e.lexical
+    batch = collate([query, hit], tok, model.config.max_tokens_per_node)
+    sketches = model.lexical(batch.token_ids, batch.token_node, batch.node_graph, batch.num_graphs)
+    assert lex.weight == 0.3 and lex.cosine == pytest.approx(float(sketches[0] @ sketches[1]), abs=1e-6)
+    assert lex.cosine == pytest.approx(sum(v for _, v in lex.terms) + lex.collisions, abs=1e-9) or len(lex.terms) == 8
+    assert "lexical" in e.to_json() and "lexical channel" in lex.line()
+    (self_e,) = explain_hits(model, tok, query, [query])
+    assert self_e.lexical.cosine == pytest.approx(1.0, abs=1e-6) and abs(self_e.lexical.collisions) < 1e-6  # a graph against itself: all its tokens shared
