@@ -20,7 +20,7 @@ from typing import Any, BinaryIO
 
 from lxml import etree
 
-from graphtx.corpus.schema import CITATION_CATEGORIES, Citation, Claim, PatentDocument, make_id
+from graphtx.corpus.schema import Citation, Claim, PatentDocument, make_id
 
 
 @dataclass(frozen=True)
@@ -244,7 +244,7 @@ def split_stream(stream: BinaryIO, marker: bytes = b"<?xml", chunk_size: int = 1
         yield base + start, tail
 
 
-# --- ids, codes, categories ------------------------------------------------------
+# --- ids and codes ---------------------------------------------------------------
 
 _US_LETTER_NUMBER = re.compile(r"^(D|RE|PP|H|T)0*(\d+)$")  # design, reissue, plant, SIR, defensive
 
@@ -300,34 +300,6 @@ def normalise_cpc(code: str) -> str | None:
 def unique_codes(codes: Iterable[str | None]) -> tuple[str, ...]:
     """Normalised classification codes in first-seen order, each once, Nones dropped."""
     return tuple(dict.fromkeys(c for c in codes if c))
-
-
-_SEARCH_LETTERS = tuple(c for c in CITATION_CATEGORIES if len(c) == 1)
-
-
-def citation_category(label: str | None) -> str:
-    """Map a category label onto ``CITATION_CATEGORIES``.
-
-    ``"x" -> "X"``, ``"X,Y" -> "X"`` (the first letter listed), ``"cited by examiner" ->
-    "examiner"``, ``"cited by third party" -> "other"``; anything else ``"unknown"``.
-    """
-    text = clean_text(label or "")
-    letters = re.sub(r"[\s,;/&+]", "", text).upper()
-    if letters and len(letters) <= 4 and all(c in _SEARCH_LETTERS for c in letters):
-        return letters[0]
-    text = text.lower()
-    for word, category in (("examiner", "examiner"), ("applicant", "applicant"), ("third party", "other"), ("other", "other")):
-        if word in text:
-            return category
-    return "unknown"
-
-
-def unique_citations(citations: Iterable[Citation]) -> tuple[Citation, ...]:
-    """Drop repeats of the same (cited id, source), keeping the first (and its category)."""
-    seen: dict[tuple[str, str], Citation] = {}
-    for c in citations:
-        seen.setdefault((c.cited_id, c.source), c)
-    return tuple(seen.values())
 
 
 # --- claims ----------------------------------------------------------------------

@@ -23,7 +23,6 @@ from graphtx.corpus.base import (
     RawRecord,
     RecordError,
     by_language,
-    citation_category,
     claim_number,
     clean_text,
     earliest_date,
@@ -37,10 +36,10 @@ from graphtx.corpus.base import (
     publication_id,
     require_text,
     split_stream,
-    unique_citations,
     unique_codes,
     unique_names,
 )
+from graphtx.corpus.citations import citation_category, unique_citations
 from graphtx.corpus.schema import Citation, Claim, PatentDocument, normalise_ipc
 
 FORMAT = "ep"

@@ -19,7 +19,6 @@ from graphtx.corpus.base import (
     RawRecord,
     RecordError,
     by_language,
-    citation_category,
     claim_number,
     earliest_date,
     element_text,
@@ -34,10 +33,10 @@ from graphtx.corpus.base import (
     require_text,
     split_claims,
     split_stream,
-    unique_citations,
     unique_codes,
     unique_names,
 )
+from graphtx.corpus.citations import citation_category, unique_citations
 from graphtx.corpus.schema import Citation, Claim, PatentDocument, normalise_ipc
 
 FORMAT = "marec"

@@ -1,7 +1,8 @@
 """Canonical corpus records and their Arrow schemas.
 
 Every reader turns its input format into :class:`PatentDocument` and
-:class:`Citation` objects; :mod:`graphtx.corpus.store` writes them to
+:class:`Citation` objects (the one citation type of every stage; files of them are read by
+:func:`graphtx.corpus.citations.read_citations`); :mod:`graphtx.corpus.store` writes them to
 ``documents.parquet`` and ``citations.parquet`` with the schemas below.
 
 Ids
@@ -30,6 +31,7 @@ CITATION_CATEGORIES = (
     "X", "Y", "A", "I", "E", "P", "D", "O", "T", "L",
     "examiner", "applicant", "other", "unknown",
 )  # fmt: skip
+TRIVIAL = "trivial"  # a document paired with itself (training's known-item validation); never read from a file
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,7 @@ class Citation:
     source: str = ""  # where the citation comes from: "front-page", "search-report", "tsv", ...
 
     def __post_init__(self) -> None:
-        if self.category not in CITATION_CATEGORIES:
+        if self.category not in CITATION_CATEGORIES and self.category != TRIVIAL:
             raise ValueError(f"unknown citation category {self.category!r}")
 
 

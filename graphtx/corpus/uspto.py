@@ -18,7 +18,6 @@ from graphtx.corpus.base import (
     RawRecord,
     RecordError,
     SkippedRecord,
-    citation_category,
     claim_number,
     claim_references,
     earliest_date,
@@ -36,6 +35,7 @@ from graphtx.corpus.base import (
     unique_codes,
     unique_names,
 )
+from graphtx.corpus.citations import citation_category
 from graphtx.corpus.schema import Citation, Claim, PatentDocument, normalise_ipc
 
 FORMAT = "uspto"
