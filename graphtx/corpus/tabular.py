@@ -28,21 +28,16 @@ from graphtx.corpus.base import (
     ParsedRecord,
     RawRecord,
     RecordError,
-    claim_number,
-    claim_references,
     clean_text,
     decode_utf8,
     iso_date,
-    make_claims,
     multiline_text,
-    normalise_cpc,
     require_text,
-    split_claims,
-    strip_own_number,
-    unique_codes,
     unique_names,
 )
-from graphtx.corpus.schema import Claim, PatentDocument, country_of, kind_of, normalise_ipc
+from graphtx.corpus.claims import claim_number, claim_references, make_claims, split_claims, strip_own_number
+from graphtx.corpus.codes import country_of, kind_of, normalise_cpc, normalise_ipc, unique_codes
+from graphtx.corpus.schema import Claim, PatentDocument
 
 # canonical field -> names it is also found under (first present wins)
 _ALIASES = {

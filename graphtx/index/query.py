@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from graphtx.config import ParseConfig
-from graphtx.corpus.base import make_claims, split_claims
+from graphtx.corpus.claims import make_claims, split_claims
 from graphtx.graphs.graph import InventionGraph
 
 

@@ -32,7 +32,8 @@ import yaml
 from graphtx.atomic import atomic_write_json, atomic_write_text, replacing
 from graphtx.config import GraphtxConfig
 from graphtx.corpus.citations import read_citations
-from graphtx.corpus.schema import TRIVIAL, Citation, id_key
+from graphtx.corpus.codes import id_key
+from graphtx.corpus.schema import TRIVIAL, Citation
 from graphtx.corpus.store import documents_path
 from graphtx.train.config import TrainConfig
 from graphtx.train.data import GraphStore, class_groups, cluster_groups
