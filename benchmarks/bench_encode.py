@@ -33,11 +33,11 @@ graph batch at each thread barrier (the small model ran 10x slower beside two ni
 from __future__ import annotations
 
 from machine import cpu_model
+from memory import peak_mib, rss_mib
 import argparse
 import json
 import os
 import platform
-import resource
 import subprocess
 import sys
 import tempfile
@@ -60,16 +60,6 @@ def machine(threads: int) -> str:
     return (f"{cpu}; {os.cpu_count()} cores; Python {platform.python_version()}; torch {torch.__version__} "
             f"({torch.backends.cpu.get_cpu_capability()}); tokenizers {tokenizers.__version__}; torch threads {threads}; "
             f"load average (1 min) at the start {os.getloadavg()[0]:.2f}")
-
-
-def rss_mib() -> float:
-    """Current resident set size of this process."""
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
-
-
-def peak_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def select_documents(corpus: Path, limit: int) -> list:

@@ -44,19 +44,20 @@ def main() -> int:
     from graphtx.model.embed import init_model
     from graphtx.train.data import GraphStore
     from graphtx.train.loss import allowed_negatives, contrastive_loss, triplet_loss
-    from graphtx.train.pairs import positives_by_citing, read_citation_file
+    from graphtx.corpus.citations import read_citations
+    from graphtx.train.pairs import Pair, positives_by_citing
 
     config = load_config(args.config)
     cfg = config.train
     torch.manual_seed(args.seed)
     model, tokenizer = init_model(config.model.as_base(), args.tokens, args.seed)
     store = GraphStore.load(args.graphs, {cfg.query_kind, cfg.candidate_kind})
-    cites = [c for c in read_citation_file(args.citations) if store.has(c.citing, cfg.query_kind) and store.has(c.cited, cfg.candidate_kind)]
+    cites = [c for c in read_citations(args.citations) if store.has(c.citing_id, cfg.query_kind) and store.has(c.cited_id, cfg.candidate_kind)]
     chosen = [cites[i] for i in np.random.default_rng(args.seed).choice(len(cites), args.pairs, replace=False)]
-    known = positives_by_citing(cites)  # every training citation of an anchor is a positive, never a negative
-    anchors = collate([store.get(c.citing, cfg.query_kind) for c in chosen], tokenizer, model.config.max_tokens_per_node)
-    cited = collate([store.get(c.cited, cfg.candidate_kind) for c in chosen], tokenizer, model.config.max_tokens_per_node)
-    allowed = allowed_negatives([c.citing for c in chosen], [c.cited for c in chosen], known)  # (b, b)
+    known = positives_by_citing(Pair(c.citing_id, c.cited_id, c.category) for c in cites)  # every training citation of an anchor is a positive, never a negative
+    anchors = collate([store.get(c.citing_id, cfg.query_kind) for c in chosen], tokenizer, model.config.max_tokens_per_node)
+    cited = collate([store.get(c.cited_id, cfg.candidate_kind) for c in chosen], tokenizer, model.config.max_tokens_per_node)
+    allowed = allowed_negatives([c.citing_id for c in chosen], [c.cited_id for c in chosen], known)  # (b, b)
     positive = torch.arange(len(chosen))
     margins = torch.tensor([cfg.margin(c.category) for c in chosen])
 

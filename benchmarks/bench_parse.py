@@ -12,11 +12,11 @@ grants/s is per core; "all three" is what `graphtx parse` does per document.
 from __future__ import annotations
 
 from machine import cpu_model
+from memory import peak_mib
 import argparse
 import dataclasses
 import os
 import platform
-import resource
 import statistics
 import sys
 import tempfile
@@ -93,7 +93,7 @@ def main() -> int:
                 sum(len(g.isolated_features()) for g in gs), sum(g.meta["isolated_dropped"] for g in gs),
                 sum(g.truncated for g in gs),
             )])  # fmt: skip
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak_mb = peak_mib()
     print("| graph kind | grants | grants/s per core | features median | p95 | relations median | p95 | edges median | p95 | features without edge | isolated dropped | truncated graphs |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for row in rows:

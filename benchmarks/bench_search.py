@@ -61,11 +61,6 @@ def machine() -> str:
             f"load average (1 min) at the start {os.getloadavg()[0]:.2f}")  # fmt: skip
 
 
-def rss_mib() -> float:
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
-
-
 def mixture(n: int, dim: int, seed: int, clusters: int = 1000, chunk: int = 100_000) -> np.ndarray:
     """(n, dim) float32, L2-normalised draws from a seeded mixture of Gaussians (fixed centres for a dim)."""
     centres = np.random.default_rng(dim).normal(size=(clusters, dim)).astype(np.float32)

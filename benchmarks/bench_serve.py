@@ -24,6 +24,7 @@ An error is a transport failure, a 5xx, or any answer other than the expected on
 from __future__ import annotations
 
 from machine import cpu_model
+from memory import rss_mib
 import argparse
 import json
 import os
@@ -60,11 +61,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def rss_mib(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
 
 
 def query_texts(corpus: str | None, limit: int) -> list[str]:

@@ -15,6 +15,7 @@ existing run instead of training. TOKENS_DIR comes from ``graphtx pretrain`` (se
 from __future__ import annotations
 
 from machine import cpu_model
+from memory import peak_mib
 import argparse
 import json
 import os
@@ -140,7 +141,7 @@ def main() -> int:
         m = r.metrics
         r3, nd = m["Recall@3"], m["nDCG@150"]
         print(f"| {r.system} | {r3:.4f} | {nd:.4f} | {m.get('MAP', float('nan')):.4f} | {r3 / bm25.metrics['Recall@3']:.2f} | {nd / bm25.metrics['nDCG@150']:.2f} |")
-    print(f"\npeak RSS of this process: {__import__('resource').getrusage(__import__('resource').RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB; torch {torch.__version__}")
+    print(f"\npeak RSS of this process: {peak_mib():.0f} MiB; torch {torch.__version__}")
     return 0
 
 

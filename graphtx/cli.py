@@ -315,7 +315,7 @@ def cmd_index(args) -> int:
     if args.bm25:
         cfg = with_overrides(cfg, bm25=True)
     if args.rebuild and not args.graphs and not removals:
-        from graphtx.index.build import repair_index
+        from graphtx.index.finalize import repair_index
 
         manifest = repair_index(args.out, progress=_progress(args))
         _say(args, {"out": str(args.out), "count": manifest["count"], "shards": len(manifest["shards"])},
@@ -324,7 +324,7 @@ def cmd_index(args) -> int:
     if not args.graphs and not removals and not args.bm25:
         raise ValueError("nothing to do: give --graphs (with --model) to add documents, --remove / --remove-file to take some out, --bm25, --rebuild (repair) or --verify")
     if args.graphs:
-        from graphtx.index.build import existing_index_model
+        from graphtx.index.store import existing_index_model
 
         own_model, own_kind = existing_index_model(args.out)  # adding to an index: its model (and graph kind) by default
         if not args.model and own_model is None:
@@ -368,7 +368,7 @@ def cmd_index(args) -> int:
 def _verify_index(args) -> int:
     """`graphtx index --out DIR --verify`: hash every file the manifest names; the damaged ones are listed (exit 2)."""
     from graphtx.errors import IntegrityError
-    from graphtx.index.build import verify_index
+    from graphtx.index.finalize import verify_index
 
     try:
         checked = verify_index(args.out)

@@ -33,6 +33,78 @@ def builder(parse_config):
     return GraphBuilder(parse_config)
 
 
+# --- one torch thread ---------------------------------------------------------------------
+# Tests of these places run tensors of a few dozen rows: intra-op threads only add overhead (100x
+# slower on a busy 2-core machine, where OpenMP threads wait for each other). Module-scoped: set
+# once a module, restored after it (no graphtx code changes the thread count without restoring it).
+ONE_TORCH_THREAD = ("tests/model/", "tests/train/", "tests/rank/", "tests/index/", "tests/serve/", "tests/eval/test_phrases.py",
+                    "tests/eval/test_late.py", "tests/eval/test_systems.py")  # fmt: skip
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_torch_thread(request):
+    if not request.path.resolve().relative_to(REPO).as_posix().startswith(ONE_TORCH_THREAD):
+        yield
+        return
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+# --- tiny artefacts shared by several test packages (read-only: tests write beside them) -------
+
+
+@pytest.fixture(scope="session")
+def tiny(tmp_path_factory):
+    """A corpus, graphs directory and model for 120 documents (no spaCy; ``tests/index/fixtures.py``):
+    the index, serve and rank tests' documents."""
+    from tests.index.fixtures import N_DOCS, make_corpus, make_graphs, make_model
+
+    root = tmp_path_factory.mktemp("tiny")
+    corpus = make_corpus(root, range(N_DOCS))
+    return {"root": root, "corpus": corpus, "graphs": make_graphs(root, range(N_DOCS), corpus=corpus), "model": make_model(root)}
+
+
+@pytest.fixture(scope="session")
+def tiny_index(tiny, tmp_path_factory):
+    """A flat index over the tiny graphs, small chunks (several parts)."""
+    from graphtx.config import IndexConfig
+    from graphtx.index.build import build_index
+
+    out = tmp_path_factory.mktemp("tiny_index") / "index"
+    build_index(tiny["model"], tiny["graphs"], out, IndexConfig(chunk_size=32), progress=False)
+    return out
+
+
+TINY_CLAIMS = (
+    "A snowthrower comprising: an auger housing; and a chute mounted on the auger housing.",
+    "A battery pack comprising: a plurality of cells; and a cooling plate connected to the cells.",
+    "A valve comprising a seat and a stem, wherein the stem is connected to an actuator.",
+)
+
+
+@pytest.fixture(scope="session")
+def tiny_pretrained(tmp_path_factory) -> Path:
+    """``corpus/`` (three one-claim documents D-0..D-2), ``tokens/`` (graphtx pretrain) and ``graphs/``
+    (graphtx parse, all three kinds) under one directory: what init-model, encode and the model system need."""
+    from graphtx.config import ParseConfig, PretrainConfig
+    from graphtx.corpus.schema import Claim, PatentDocument
+    from graphtx.corpus.store import CorpusWriter
+    from graphtx.graphs.parse import parse_corpus
+    from graphtx.text.pretrain import pretrain
+
+    root = tmp_path_factory.mktemp("tiny_pretrained")
+    with CorpusWriter(root / "corpus") as w:
+        for i, claim in enumerate(TINY_CLAIMS):
+            w.add_document(PatentDocument(f"D-{i}", "test", "-", claims=(Claim(1, claim, True),), description=claim + " " + claim), (), "-", str(i))
+    pretrain([root / "corpus"], root / "tokens", PretrainConfig(vocab_size=200, dim=16, epochs=1, buckets=5_000), seed=0, progress=False)
+    parse_corpus(root / "corpus", root / "graphs", ParseConfig(), progress=False)
+    return root
+
+
 # --- no hang, no orphan -------------------------------------------------------------------
 # pytest-timeout gives every test a limit (pyproject.toml); multi-process and server tests set
 # tighter ones. These hooks let .ci/run name the test that was running if the whole run is stopped,

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from graphtx.corpus import ep, marec, tabular, uspto
+from graphtx.corpus import citations, ep, marec, tabular, uspto
 from graphtx.corpus.base import ParsedRecord, RawRecord, SkippedRecord
 
 
@@ -36,7 +36,7 @@ READERS: dict[str, Reader] = {
     "marec": Reader(marec.iter_raw, marec.parse),
     "jsonl": Reader(tabular.iter_raw_jsonl, tabular.parse_jsonl),
     "parquet": Reader(tabular.iter_raw_parquet, tabular.parse_parquet),
-    "citations": Reader(tabular.iter_raw_citations, tabular.parse_citations),
+    "citations": Reader(citations.iter_raw_citations, citations.parse_citations),
 }
 
 _SUFFIX_FORMATS = {".jsonl": "jsonl", ".json": "jsonl", ".parquet": "parquet", ".tsv": "citations", ".csv": "citations"}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from graphtx.corpus.schema import id_key
+from graphtx.corpus.codes import id_key
 
 _KIND = re.compile(r"^(.*\d)([A-Z]\d?)$")  # a trailing kind code after the number: "...590B2", "...087S1"
 

@@ -19,26 +19,21 @@ from graphtx.corpus.base import (
     RawRecord,
     RecordError,
     by_language,
-    citation_category,
-    claim_number,
     earliest_date,
     element_text,
     escape_bare_ampersands,
     iso_date,
-    make_claims,
-    normalise_cpc,
     paragraphs_text,
     parse_xml,
     party_name,
-    publication_id,
     require_text,
-    split_claims,
     split_stream,
-    unique_citations,
-    unique_codes,
     unique_names,
 )
-from graphtx.corpus.schema import Citation, Claim, PatentDocument, normalise_ipc
+from graphtx.corpus.citations import citation_category, unique_citations
+from graphtx.corpus.claims import claim_number, make_claims, split_claims
+from graphtx.corpus.codes import normalise_cpc, normalise_ipc, publication_id, unique_codes
+from graphtx.corpus.schema import Citation, Claim, PatentDocument
 
 FORMAT = "marec"
 # <source name=...>: who cited the document, as Citation.source; category when none is given

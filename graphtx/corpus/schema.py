@@ -1,24 +1,16 @@
 """Canonical corpus records and their Arrow schemas.
 
 Every reader turns its input format into :class:`PatentDocument` and
-:class:`Citation` objects; :mod:`graphtx.corpus.store` writes them to
+:class:`Citation` objects (the one citation type of every stage; files of them are read by
+:func:`graphtx.corpus.citations.read_citations`); :mod:`graphtx.corpus.store` writes them to
 ``documents.parquet`` and ``citations.parquet`` with the schemas below.
 
-Ids
----
-Documents from patent XML get ids of the form ``CC-NUMBER-KIND``
-(``US-7315346-B2``, ``EP-1000000-B1``), the "ucid" convention of MAREC and
-CLEF-IP. Cited documents are written the same way. Because citations often
-name another publication of the same patent (``A1`` cites, ``B1`` is in the
-corpus), :func:`id_key` drops the kind code so later stages can match
-``US-6915749-B2`` with ``US-6915749-A``. Ids from JSONL/Parquet/TSV inputs are
-kept as given (they are opaque strings such as ``2004281796``).
+Ids and classification codes are spelled as :mod:`graphtx.corpus.codes` says.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -30,6 +22,7 @@ CITATION_CATEGORIES = (
     "X", "Y", "A", "I", "E", "P", "D", "O", "T", "L",
     "examiner", "applicant", "other", "unknown",
 )  # fmt: skip
+TRIVIAL = "trivial"  # a document paired with itself (training's known-item validation); never read from a file
 
 
 @dataclass(frozen=True)
@@ -83,7 +76,7 @@ class Citation:
     source: str = ""  # where the citation comes from: "front-page", "search-report", "tsv", ...
 
     def __post_init__(self) -> None:
-        if self.category not in CITATION_CATEGORIES:
+        if self.category not in CITATION_CATEGORIES and self.category != TRIVIAL:
             raise ValueError(f"unknown citation category {self.category!r}")
 
 
@@ -187,54 +180,3 @@ def document_from_row(row: dict) -> PatentDocument:
 
 def citation_to_row(c: Citation) -> dict:
     return {"citing_id": c.citing_id, "cited_id": c.cited_id, "category": c.category, "source": c.source}
-
-
-# --- ids -------------------------------------------------------------------------
-
-_UCID = re.compile(r"^([A-Z]{2})-([A-Z0-9]+)(?:-([A-Z][0-9]?))?$")
-
-
-def make_id(country: str, number: str, kind: str = "") -> str:
-    """``make_id("US", "07315346", "B2") -> "US-7315346-B2"``.
-
-    Spaces are removed and purely numeric numbers lose leading zeros, so the
-    same patent written two ways gets one id.
-    """
-    country = country.strip().upper()
-    number = re.sub(r"[\s/,.-]", "", number.strip().upper())
-    if number.isdigit():
-        number = number.lstrip("0") or "0"
-    kind = kind.strip().upper()
-    return f"{country}-{number}-{kind}" if kind else f"{country}-{number}"
-
-
-def country_of(doc_id: str) -> str:
-    """The office of a ``CC-NUMBER-KIND`` id (``"US-7315346-B2" -> "US"``); "" for other ids."""
-    m = _UCID.match(doc_id)
-    return m.group(1) if m else ""
-
-
-def kind_of(doc_id: str) -> str:
-    """The kind code of a ``CC-NUMBER-KIND`` id (``"US-7315346-B2" -> "B2"``); "" for other ids."""
-    m = _UCID.match(doc_id)
-    return (m.group(3) or "") if m else ""
-
-
-def id_key(doc_id: str) -> str:
-    """Id without the kind code, for matching publications of one patent."""
-    m = _UCID.match(doc_id)
-    return f"{m.group(1)}-{m.group(2)}" if m else doc_id
-
-
-# --- classification codes --------------------------------------------------------
-
-_IPC = re.compile(r"^\s*([A-H])\s*(\d{2})\s*([A-Z])\s*(\d{1,4})\s*/\s*(\d{1,6})")
-
-
-def normalise_ipc(code: str) -> str | None:
-    """``"H01F  27/14  20060101AFI..." -> "H01F 27/14"``; None if not an IPC/CPC symbol."""
-    m = _IPC.match(code.upper())
-    if not m:
-        return None
-    section, cls, sub, group, subgroup = m.groups()
-    return f"{section}{cls}{sub} {int(group)}/{subgroup}"

@@ -182,11 +182,6 @@ def count_documents(corpus_dir: str | Path) -> int:
     return pq.ParquetFile(documents_path(corpus_dir)).metadata.num_rows
 
 
-def read_citations(corpus_dir: str | Path) -> pa.Table:
-    path = Path(corpus_dir) / CITATIONS_FILE
-    return pq.read_table(path) if path.exists() else CITATION_SCHEMA.empty_table()
-
-
 def read_errors(directory: str | Path) -> list[dict]:
     path = Path(directory) / ERRORS_FILE
     if not path.exists():

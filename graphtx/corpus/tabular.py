@@ -1,4 +1,4 @@
-"""Tabular inputs: JSON lines and Parquet documents, and citation pairs in TSV/CSV.
+"""Tabular inputs: JSON lines and Parquet documents.
 
 Documents are rows with an ``id`` and any of ``title``, ``abstract``, ``claims``,
 ``description``, ``ipc``, ``cpc``, ``family_id``, ``date``, ``priority_date``,
@@ -11,13 +11,11 @@ strings, or a list of ``{"num", "text", "independent"}`` objects. ``applicants``
 string (several separated by ";"), a list of strings or a list of ``{"name": ...}`` objects;
 every applicant/assignee column present is read.
 
-Citation files hold ``citing_id, cited_id[, category]`` per line, tab- or
-comma-separated, with an optional header line naming the columns.
+Citation files (TSV/CSV) are read by :mod:`graphtx.corpus.citations`.
 """
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import json
 import re
@@ -30,22 +28,16 @@ from graphtx.corpus.base import (
     ParsedRecord,
     RawRecord,
     RecordError,
-    citation_category,
-    claim_number,
-    claim_references,
     clean_text,
     decode_utf8,
     iso_date,
-    make_claims,
     multiline_text,
-    normalise_cpc,
     require_text,
-    split_claims,
-    strip_own_number,
-    unique_codes,
     unique_names,
 )
-from graphtx.corpus.schema import Citation, Claim, PatentDocument, country_of, kind_of, normalise_ipc
+from graphtx.corpus.claims import claim_number, claim_references, make_claims, split_claims, strip_own_number
+from graphtx.corpus.codes import country_of, kind_of, normalise_cpc, normalise_ipc, unique_codes
+from graphtx.corpus.schema import Claim, PatentDocument
 
 # canonical field -> names it is also found under (first present wins)
 _ALIASES = {
@@ -205,43 +197,3 @@ def _date(value: Any, year: Any) -> str:
     if value:
         return iso_date(str(value)[:10])
     return str(year).strip() if year not in (None, "") else ""
-
-
-# --- citation pairs --------------------------------------------------------------
-
-_COLUMNS = ("citing_id", "cited_id", "category")
-_HEADER_NAMES = {"citing": "citing_id", "citing_id": "citing_id", "cited": "cited_id", "cited_id": "cited_id", "category": "category"}
-
-
-def iter_raw_citations(path: str, data_stream: BinaryIO) -> Iterator[RawRecord]:
-    """One record per line; payload ``{"line": bytes, "columns": (names...)}``. A first
-    line naming ``citing_id``/``cited_id`` is a header and sets the column order."""
-    columns = _COLUMNS
-    for n, line in enumerate(data_stream, 1):
-        if not line.strip():
-            continue
-        if n == 1 and (header := _header(line)):
-            columns = header
-            continue
-        yield RawRecord("citations", path, f"line {n}", {"line": line, "columns": columns})
-
-
-def _header(line: bytes) -> tuple[str, ...] | None:
-    names = [cell.strip().lower() for cell in _cells(line.decode("utf-8", "replace"))]
-    if "citing_id" in names or "citing" in names:
-        return tuple(_HEADER_NAMES.get(name, name) for name in names)
-    return None
-
-
-def _cells(line: str) -> list[str]:
-    delimiter = "\t" if "\t" in line else ","
-    return next(csv.reader([line.rstrip("\r\n")], delimiter=delimiter), [])
-
-
-def parse_citations(raw: RawRecord) -> ParsedRecord:
-    cells = dict(zip(raw.payload["columns"], (c.strip() for c in _cells(decode_utf8(raw.payload["line"])))))
-    citing, cited = cells.get("citing_id", ""), cells.get("cited_id", "")
-    if not citing or not cited:
-        raise RecordError("expected citing_id and cited_id, tab- or comma-separated")
-    citation = Citation(citing, cited, citation_category(cells.get("category")), "tsv")
-    return ParsedRecord(None, (citation,))

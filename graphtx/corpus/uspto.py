@@ -18,25 +18,21 @@ from graphtx.corpus.base import (
     RawRecord,
     RecordError,
     SkippedRecord,
-    citation_category,
-    claim_number,
-    claim_references,
     earliest_date,
     element_text,
     escape_bare_ampersands,
     iso_date,
-    normalise_cpc,
     paragraphs_text,
     parse_xml,
     party_name,
-    publication_id,
     require_text,
     split_stream,
-    strip_own_number,
-    unique_codes,
     unique_names,
 )
-from graphtx.corpus.schema import Citation, Claim, PatentDocument, normalise_ipc
+from graphtx.corpus.citations import citation_category
+from graphtx.corpus.claims import claim_number, claim_references, strip_own_number
+from graphtx.corpus.codes import normalise_cpc, normalise_ipc, publication_id, unique_codes
+from graphtx.corpus.schema import Citation, Claim, PatentDocument
 
 FORMAT = "uspto"
 _ROOT = re.compile(rb"<([A-Za-z][\w:.-]*)")  # first element tag (skips <?xml and <!DOCTYPE)

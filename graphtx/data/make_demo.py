@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from graphtx.corpus.store import read_citations
+from graphtx.corpus.citations import read_citations
 
 KEEP = ["id", "title", "abstract", "claims", "description", "ipc", "cpc", "family_id", "date", "lang", "kind",
         "priority_date", "application_date", "applicants", "country"]
@@ -31,9 +31,9 @@ def make_demo(corpus_dir: str | Path, out_dir: str | Path) -> None:
     with open(out_dir / "us_grants_citations.tsv", "w", newline="") as f:
         writer = csv.writer(f, delimiter="\t", lineterminator="\n")
         writer.writerow(["citing_id", "cited_id", "category"])
-        for row in citations.select(["citing_id", "cited_id", "category"]).to_pylist():
-            writer.writerow([row["citing_id"], row["cited_id"], row["category"]])
-    print(f"wrote {docs.num_rows} documents and {citations.num_rows} citations to {out_dir}")
+        for c in citations:
+            writer.writerow([c.citing_id, c.cited_id, c.category])
+    print(f"wrote {docs.num_rows} documents and {len(citations)} citations to {out_dir}")
 
 
 if __name__ == "__main__":

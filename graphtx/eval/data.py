@@ -3,9 +3,8 @@
 * :class:`EvalCorpus` — every document of a corpus directory (``graphtx ingest``): its id, the
   text a text baseline reads for it as a query and as a candidate, and its CPC (or IPC) codes.
   Document order is id order, so the columns of every score matrix are the same for every system.
-* :func:`read_citations` — citation pairs from a TSV/CSV file (``citing_id, cited_id[, category]``,
-  the reader of ``graphtx ingest``), a ``citations.parquet`` or a corpus directory.
-* :func:`judgements` — citations → ``{query: {cited: gain}}`` under the evaluation rules:
+* :func:`judgements` — citations (read by :func:`graphtx.corpus.citations.read_citations`) →
+  ``{query: {cited: gain}}`` under the evaluation rules:
 
   - a pair whose citing or cited document is not in the corpus, or that cites itself, is not
     scored, and is counted by reason (``Judgements.skipped``); with ``leave_out_self`` off
@@ -26,11 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pyarrow.parquet as pq
 
 from graphtx.config import EvalConfig
 from graphtx.corpus.schema import Citation, PatentDocument
-from graphtx.corpus.store import CITATIONS_FILE, iter_documents
+from graphtx.corpus.store import iter_documents
 
 TEXT_FIELDS = ("title", "abstract", "first_claim", "claims", "description")
 
@@ -155,33 +153,6 @@ def iter_raw_documents(path: str | Path) -> Iterable[PatentDocument]:
 
 
 # --- citations -------------------------------------------------------------------
-
-
-def read_citations(path: str | Path) -> list[Citation]:
-    """Citation pairs of a TSV/CSV file, a citations Parquet file, or a corpus directory's citations.
-
-    A malformed line of a text file is an error naming the line (an evaluation must not silently
-    score fewer pairs than its file holds).
-    """
-    path = Path(path)
-    if path.is_dir():
-        path = path / CITATIONS_FILE
-    if not path.is_file():
-        raise FileNotFoundError(f"citations file {path} does not exist")
-    if path.suffix == ".parquet":
-        table = pq.read_table(path, columns=["citing_id", "cited_id", "category"])
-        return [Citation(r["citing_id"], r["cited_id"], r["category"] or "unknown") for r in table.to_pylist()]
-    from graphtx.corpus.base import RecordError
-    from graphtx.corpus.tabular import iter_raw_citations, parse_citations
-
-    out = []
-    with path.open("rb") as f:
-        for raw in iter_raw_citations(str(path), f):
-            try:
-                out.extend(parse_citations(raw).citations)
-            except RecordError as err:
-                raise ValueError(f"{path}: {raw.position}: {err}") from None
-    return out
 
 
 @dataclass(frozen=True)

@@ -185,7 +185,8 @@ def add_rank_fit_arguments(p) -> None:
 
 
 def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list[str]]:
-    from graphtx.eval.data import judgements, read_citations
+    from graphtx.corpus.citations import read_citations
+    from graphtx.eval.data import judgements
     from graphtx.eval.systems import ModelSystem
 
     run = Path(args.run) if args.run else None

@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphtx.config import EvalConfig
-from graphtx.eval.data import Judgements, judgements, read_citations
+from graphtx.corpus.citations import read_citations
+from graphtx.eval.data import Judgements, judgements
 from graphtx.eval.protocols import CURVE_KS, RetrievalResult, metric_curves
 from graphtx.metrics import aggregate_metrics, metric_names, per_query_metrics
 

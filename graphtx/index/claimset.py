@@ -34,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from graphtx.corpus.base import make_claims, split_claims
+from graphtx.corpus.claims import make_claims, split_claims
 from graphtx.corpus.schema import Claim
 
 MERGES = ("rrf", "max")  # how the rankings of several independent claims become one

@@ -28,7 +28,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from graphtx.corpus.schema import id_key
+from graphtx.corpus.codes import id_key
 
 _DATE = re.compile(r"^(\d{4})(?:[-/.]?(\d{2}))?(?:[-/.]?(\d{2}))?$")
 OFF = "none"  # before=OFF: no date cut-off, also for id queries

@@ -8,15 +8,19 @@ text without claim numbering is used whole.
 
 The graph is built with the parse settings the indexed graphs were built with (the graphs
 directory's manifest, copied into the index manifest), so query and documents go through
-the same rules.
+the same rules. ``Query`` is what a search starts from, whatever it was given (text, an indexed
+document, a graph).
 """
 
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
+
+import numpy as np
 
 from graphtx.config import ParseConfig
-from graphtx.corpus.base import make_claims, split_claims
+from graphtx.corpus.claims import make_claims, split_claims
 from graphtx.graphs.graph import InventionGraph
 
 
@@ -56,3 +60,24 @@ class QueryParser:
         if graph.num_nodes == 0:
             raise ValueError("no invention features (noun phrases) found in the query text: give a claim or a sentence about the invention")
         return graph
+
+
+@dataclass(frozen=True)
+class Query:
+    """What a search starts from: a graph (for explanations), its vector, the text BM25 reads, ids left out."""
+
+    source: str  # "text" | "id" | "graph"
+    graph: InventionGraph | None
+    vector: np.ndarray  # (dim,) float32, L2-normalised
+    text: str  # for BM25: the claim text, or the indexed document's text for an id query
+    exclude: frozenset[str] = frozenset()  # an id query leaves its own document out
+    doc_id: str | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "source": self.source,
+            "doc_id": self.doc_id,
+            "text": self.text[:500] if self.source == "text" else None,
+            "nodes": self.graph.num_nodes if self.graph else None,
+            "edges": self.graph.num_edges if self.graph else None,
+        }

@@ -26,7 +26,8 @@ and searched in every shard; hits are ranked by score (cosine), ties by document
 FAISS neighbours it reads more until k documents pass (doubling, up to the whole index). Typed
 ids are normalised (``US8418590B2`` finds ``US-8418590-B2``; a miss names the closest ids). The
 query model must be the model the index was built with (same fingerprint), or ``open``
-refuses it.
+refuses it. What a search returns (``Hit``, ``SearchResult``, ``DocumentRecord``) is in
+``results.py``; the files of the index directory are read through ``store.py``.
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ import dataclasses
 import logging
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -49,171 +49,14 @@ from graphtx.index.explain import Explanation, explain_hits
 from graphtx.index.faiss_index import IndexSpec
 from graphtx.index.filters import FilterData, SearchFilters
 from graphtx.index.hybrid import BM25Index, rrf
-from graphtx.index.late import LateExplanation, NodeVectorStore, explain_late, late_scores
-from graphtx.index.query import QueryParser, first_claim_text
-from graphtx.index.store import BM25_DIR, DISPLAY_FIELDS, GRAPH_FIELDS, LIST_FIELDS, META_FIELDS, IdMap, IndexStore, index_mend, row_to_graph
-from graphtx.links import hit_link
-from graphtx.rank.explain import RankerExplanation, explain_pool, explain_rrf
+from graphtx.index.late import NodeVectorStore, explain_late, late_scores
+from graphtx.index.query import Query, QueryParser, first_claim_text
+from graphtx.index.results import DocumentRecord, Hit, SearchResult, readable_of
+from graphtx.index.idmap import IdMap
+from graphtx.index.store import BM25_DIR, DISPLAY_FIELDS, GRAPH_FIELDS, META_FIELDS, IndexStore, index_config_of, index_mend, row_to_graph
+from graphtx.rank.explain import explain_pool, explain_rrf
 
 log = logging.getLogger(__name__)
-
-# --- results -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Hit:
-    rank: int  # 1 = best
-    doc_id: str
-    score: float  # what the ranking is by: cosine (dense), BM25, the fused RRF score (hybrid), the ranker's score (convex, learned)
-    title: str = ""
-    date: str = ""
-    ipc: tuple[str, ...] = ()
-    cpc: tuple[str, ...] = ()
-    dense_score: float | None = None  # cosine of query and document vectors (FAISS's; exact where FAISS did not rank it)
-    dense_rank: int | None = None  # rank in the dense candidates (hybrid), None if not among them
-    bm25_score: float | None = None  # hybrid only
-    bm25_rank: int | None = None  # rank in the BM25 candidates (hybrid), None if not among them
-    late_score: float | None = None  # rerank late: the node-level late-interaction score (= score)
-    first_stage_rank: int | None = None  # rerank late: the hit's rank before re-ranking (dense or hybrid)
-    explanation: Explanation | LateExplanation | None = None
-    # readable fields, "" / () where the corpus had none (left out of to_json then)
-    abstract: str = ""
-    first_claim: str = ""
-    applicants: tuple[str, ...] = ()
-    priority_date: str = ""
-    application_date: str = ""
-    family_id: str = ""
-    kind: str = ""
-    country: str = ""
-    lang: str = ""
-    link: str = ""  # from search.link_template
-    ranker_explanation: RankerExplanation | None = None  # explain under hybrid / convex / learned: what each signal contributed
-
-    def to_json(self) -> dict:
-        out = {
-            "rank": self.rank,
-            "doc_id": self.doc_id,
-            "score": round(self.score, 6),
-            "title": self.title,
-            "date": self.date,
-            "ipc": list(self.ipc),
-            "cpc": list(self.cpc),
-        }
-        if self.dense_score is not None or self.bm25_score is not None:
-            out |= {
-                "dense_score": None if self.dense_score is None else round(self.dense_score, 6),
-                "dense_rank": self.dense_rank,
-                "bm25_score": None if self.bm25_score is None else round(self.bm25_score, 4),
-                "bm25_rank": self.bm25_rank,
-            }
-        if self.late_score is not None:
-            out |= {"late_score": round(self.late_score, 6), "first_stage_rank": self.first_stage_rank}
-        out |= readable_json(self)
-        if self.explanation is not None:
-            out["explanation"] = self.explanation.to_json()
-        if self.ranker_explanation is not None:
-            out["ranker_explanation"] = self.ranker_explanation.to_json()
-        return out
-
-
-READABLE_FIELDS = ("abstract", "first_claim", "applicants", "priority_date", "application_date", "family_id", "kind", "country", "lang", "link")
-
-
-def readable_json(record) -> dict:
-    """The readable fields a hit or document has (empty ones left out, not shown as blanks)."""
-    out = {}
-    for name in READABLE_FIELDS:
-        value = getattr(record, name)
-        if value:
-            out[name] = list(value) if isinstance(value, tuple) else value
-    return out
-
-
-def readable_of(row: dict, doc_id: str, link_template: str) -> dict:
-    """Hit / DocumentRecord keyword arguments of an index row's display fields (None: a part older than them)."""
-    out = {f: tuple(row.get(f) or ()) if f in LIST_FIELDS else row.get(f) or "" for f in DISPLAY_FIELDS}
-    out["link"] = hit_link(link_template, doc_id, country=out["country"], kind=out["kind"], family_id=out["family_id"])
-    return out
-
-
-@dataclass(frozen=True)
-class Query:
-    """What a search starts from: a graph (for explanations), its vector, the text BM25 reads, ids left out."""
-
-    source: str  # "text" | "id" | "graph"
-    graph: InventionGraph | None
-    vector: np.ndarray  # (dim,) float32, L2-normalised
-    text: str  # for BM25: the claim text, or the indexed document's text for an id query
-    exclude: frozenset[str] = frozenset()  # an id query leaves its own document out
-    doc_id: str | None = None
-
-    def to_json(self) -> dict:
-        return {
-            "source": self.source,
-            "doc_id": self.doc_id,
-            "text": self.text[:500] if self.source == "text" else None,
-            "nodes": self.graph.num_nodes if self.graph else None,
-            "edges": self.graph.num_edges if self.graph else None,
-        }
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    query: Query
-    hits: tuple[Hit, ...]
-    hybrid: bool  # BM25 took part (hybrid, convex, learned)
-    timings_ms: dict = field(default_factory=dict)  # parse, encode, search, bm25, rank, late, explain, total
-    ranker: str = "dense"  # dense | bm25 | hybrid | convex | learned
-    rerank: str = "none"  # none | late
-    filters: dict = field(default_factory=dict)  # the filters in force (before: the cut-off used), {} when none
-
-    def __iter__(self):
-        return iter(self.hits)
-
-    def __len__(self) -> int:
-        return len(self.hits)
-
-    def __getitem__(self, i: int) -> Hit:
-        return self.hits[i]
-
-    def to_json(self) -> dict:
-        out = {"query": self.query.to_json(), "ranker": self.ranker, "hybrid": self.hybrid, "rerank": self.rerank, "hits": [h.to_json() for h in self.hits], "timings_ms": self.timings_ms}
-        if self.filters:
-            out["filters"] = self.filters
-        return out
-
-
-@dataclass(frozen=True)
-class DocumentRecord:
-    doc_id: str
-    faiss_id: int
-    title: str
-    date: str
-    ipc: tuple[str, ...]
-    cpc: tuple[str, ...]
-    graph: InventionGraph
-    abstract: str = ""
-    first_claim: str = ""
-    applicants: tuple[str, ...] = ()
-    priority_date: str = ""
-    application_date: str = ""
-    family_id: str = ""
-    kind: str = ""
-    country: str = ""
-    lang: str = ""
-    link: str = ""
-
-    def to_json(self, graph: bool = True) -> dict:
-        out = {"doc_id": self.doc_id, "faiss_id": self.faiss_id, "title": self.title, "date": self.date, "ipc": list(self.ipc), "cpc": list(self.cpc)}
-        out |= readable_json(self)
-        if graph:
-            g = self.graph
-            out["graph"] = {
-                "kind": g.kind, "text_source": g.text_source, "node_text": list(g.node_text), "node_type": list(g.node_type),
-                "edges": [[s, d, t] for s, d, t in g.edges()],
-            }  # fmt: skip
-        return out
-
 
 # --- the index -------------------------------------------------------------------------
 
@@ -272,11 +115,11 @@ class Index:
             manifest = store.require_manifest()
             try:
                 store.verify(manifest, skip=(BM25_DIR + "/",))  # sizes of all files, hashes of the small ones
-                shards = [_read_shard(store, s["file"], spec_of(manifest, nprobe, ef_search), mmap) for s in manifest["shards"]]
+                shards = [store.read_shard(s["file"], spec_of(manifest, nprobe, ef_search), mmap) for s in manifest["shards"]]
                 ids = store.read_id_map(manifest["ids_file"])
                 break
             except (FileNotFoundError, IntegrityError):
-                if attempt == 2 or _manifest_bytes(store) == manifest.get(integrity.SEAL_KEY, ""):
+                if attempt == 2 or store.manifest_seal() == manifest.get(integrity.SEAL_KEY, ""):
                     raise
         spec = spec_of(manifest, nprobe, ef_search)
         if len(ids) != manifest["count"] or sum(s["count"] for s in manifest["shards"]) != manifest["count"]:
@@ -463,7 +306,7 @@ class Index:
         positions = np.arange(self.count)
         for seq in np.unique(self.ids.part):
             at = positions[self.ids.part == seq]
-            names = set(_part_columns(self.store, int(seq)))
+            names = set(self.store.part_columns(int(seq)))
             table = self.store.read_part_columns(int(seq), [c for c in wanted if c in names]).to_pylist()  # parts older than a column lack it
             for p in at:
                 rows[p] = table[int(self.ids.row[p])]
@@ -634,8 +477,6 @@ class Index:
         """
         with self._bm25_lock:
             if self._bm25 is None:
-                from graphtx.index.build import index_config_of, read_texts
-
                 digest = self.manifest["live_digest"]
                 path = self.store.dir / BM25_DIR
                 saved = BM25Index.saved_digest(path)
@@ -648,7 +489,7 @@ class Index:
                         "index %s %s: building it in memory for this process (%d documents); "
                         "persist it with `graphtx index --out %s --bm25`", self.store.dir, why, self.count, self.store.dir,
                     )  # fmt: skip
-                    bm25 = BM25Index.build(read_texts(self.store, self.ids), index_config_of(self.manifest), digest)
+                    bm25 = BM25Index.build(self.store.read_texts(self.ids), index_config_of(self.manifest), digest)
                 self._bm25 = bm25
             return self._bm25
 
@@ -826,32 +667,6 @@ def spec_of(manifest: dict, nprobe: int | None, ef_search: int | None) -> IndexS
     spec = IndexSpec.from_dict(manifest["spec"])
     changes = {k: v for k, v in (("nprobe", nprobe), ("ef_search", ef_search)) if v is not None}
     return IndexSpec(**{**spec.__dict__, **changes}) if changes else spec
-
-
-def _read_shard(store: IndexStore, name: str, spec: IndexSpec, mmap: bool):
-    """A FAISS shard the manifest names; a file FAISS cannot read is a clear error, not a traceback."""
-    path = store.shards_dir / name
-    try:
-        return faiss_index.read(path, spec, mmap=mmap)
-    except FileNotFoundError:
-        raise
-    except RuntimeError as err:
-        reason = str(err).strip().splitlines()[-1] if str(err).strip() else type(err).__name__
-        raise IntegrityError(f"index {store.dir}: FAISS shard {path} cannot be read ({reason[:200]}). {index_mend(store.dir, [f'shards/{name}'])}", [str(path)]) from None
-
-
-def _part_columns(store: IndexStore, seq: int) -> list[str]:
-    import pyarrow.parquet as pq
-
-    return pq.ParquetFile(store.part_path(seq)).schema_arrow.names
-
-
-def _manifest_bytes(store: IndexStore) -> str:
-    """The seal of the manifest now on disk ('' when unreadable): says whether a writer replaced it."""
-    try:
-        return (store.manifest() or {}).get(integrity.SEAL_KEY, "")
-    except IntegrityError:
-        return ""
 
 
 def _ms(t0: float) -> float:

@@ -12,11 +12,16 @@ Layout (plain files a person can inspect)::
     documents/part-000000.parquet committed chunks (PART_SCHEMA), immutable: FAISS id, doc id, vector,
                                   metadata, BM25 text and the document's graph
     removed.parquet               FAISS ids taken out by ``remove_documents``
-    ids.parquet                   the live id map: faiss_id (int64) <-> doc_id, with part and row
+    ids-<digest>.parquet          the live id map: faiss_id (int64) <-> doc_id, with part and row; named by
+                                  its ids' digest (``ids_file_name``), the manifest names the current one
     shards/shard-0000-*.faiss     one FAISS index per run of parts; all shards are searched as one
     shards/trained-*.faiss        the trained, empty IVF-PQ index every shard starts from
-    bm25/                         BM25 index over the live documents' text, in ids.parquet order
+    bm25/                         BM25 index over the live documents' text, in id-map order
     model/                        a copy of the model directory (``index.copy_model``)
+
+This module owns the names of these files and reading them back (the id map, parts, vectors,
+BM25 texts, FAISS shards, the build config); ``build.py`` and ``finalize.py`` write them, ``search.py``
+reads them through here only.
 
 Ids: every committed document version gets the next FAISS id (int64, never reused). A doc id
 is *live* in its latest version (highest FAISS id), unless that version was removed; so
@@ -26,31 +31,46 @@ replacing a document is adding a new version, and a part committed twice is impo
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import re
 import shutil
 from collections import OrderedDict
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from graphtx import integrity
-from graphtx.atomic import atomic_write_table, atomic_write_text, fsync_dir  # noqa: F401 - used here and by build.py
+from graphtx.atomic import atomic_write_table, atomic_write_text
+from graphtx.config import IndexConfig
 from graphtx.errors import IntegrityError
 from graphtx.graphs.graph import GRAPH_SCHEMA, InventionGraph
+from graphtx.index.idmap import IDS_SCHEMA, IdMap, resolve_live
 
 FORMAT = "graphtx-index/1"
 MANIFEST_FILE, STATE_FILE = "manifest.json", "state.json"
-IDS_FILE, REMOVED_FILE = "ids.parquet", "removed.parquet"
+REMOVED_FILE = "removed.parquet"
 PARTS_DIR, SHARDS_DIR, BM25_DIR, MODEL_DIR = "documents", "shards", "bm25", "model"
+IDS_GLOB = "ids-*.parquet"  # every id map file; the manifest's "ids_file" names the live one
+_IDS_NAME = r"ids-[0-9a-f]+\.parquet"
 _PART_NAME = re.compile(r"^part-(\d{6,})\.parquet$")
+
+
+def ids_file_name(live_digest: str) -> str:
+    """The id map's file name: named by its ids, so a new one never overwrites the one a reader has open."""
+    return f"ids-{live_digest[:16]}.parquet"
+
+
+def shard_file_name(i: int, key: str) -> str:
+    """Shard ``i``'s FAISS file, named by what it holds (``key``: a hash of its ids, FAISS spec and quantizer)."""
+    return f"shard-{i:04d}-{key}.faiss"
+
+
+def trained_file_name(key: str) -> str:
+    """The trained, empty IVF-PQ index every shard starts from (``key``: a hash of spec, seed and count)."""
+    return f"trained-{key}.faiss"
 
 GRAPH_FIELDS = tuple(f.name for f in GRAPH_SCHEMA if f.name not in ("doc_id", "kind"))  # stored per part row
 META_FIELDS = ("title", "date", "ipc", "cpc")
@@ -61,8 +81,8 @@ LIST_FIELDS = ("ipc", "cpc", "applicants")
 
 # files hashed whenever an index is opened, whatever their size (sizes of all files are always checked;
 # document parts and shards over integrity.HASH_AT_OPEN_BYTES are hashed by `graphtx index --verify`)
-_SMALL = re.compile(r"^(ids-[0-9a-f]+\.parquet|removed\.parquet|shards/trained-.*|model/(checksums\.json|fingerprint\.txt|config\.yaml))$")
-_DERIVED = re.compile(r"^(ids-[0-9a-f]+\.parquet|shards/.*|bm25/.*)$")  # rebuilt from the parts by `graphtx index --rebuild`
+_SMALL = re.compile(rf"^({_IDS_NAME}|{re.escape(REMOVED_FILE)}|{SHARDS_DIR}/trained-.*|{MODEL_DIR}/(checksums\.json|fingerprint\.txt|config\.yaml))$")
+_DERIVED = re.compile(rf"^({_IDS_NAME}|{SHARDS_DIR}/.*|{BM25_DIR}/.*)$")  # rebuilt from the parts by `graphtx index --rebuild`
 
 
 def index_mend(directory: Path, names: list[str]) -> str:
@@ -75,7 +95,6 @@ def index_mend(directory: Path, names: list[str]) -> str:
     )
 
 
-IDS_SCHEMA = pa.schema([("faiss_id", pa.int64()), ("doc_id", pa.string()), ("part", pa.int32()), ("row", pa.int32())])
 REMOVED_SCHEMA = pa.schema([("faiss_id", pa.int64()), ("doc_id", pa.string())])
 
 
@@ -105,102 +124,6 @@ def read_json(path: Path) -> dict | None:
 
 def write_json(path: Path, data: dict) -> None:
     atomic_write_text(path, json.dumps(data, indent=2, sort_keys=False) + "\n")
-
-
-def ids_digest(faiss_ids: np.ndarray) -> str:
-    """sha1 of a sorted int64 id array: says whether a shard or BM25 index is still current."""
-    return hashlib.sha1(np.ascontiguousarray(faiss_ids, dtype=np.int64).tobytes()).hexdigest()
-
-
-# --- the live id map ---------------------------------------------------------------
-
-
-class DocumentNotFound(KeyError):
-    """A document id that is not (or no longer) in the index; ``suggestions``: the closest indexed ids."""
-
-    def __init__(self, message: str, suggestions: list[str] | tuple[str, ...] = ()):
-        super().__init__(message)
-        self.suggestions = list(suggestions)
-
-
-@dataclass
-class IdMap:
-    """Live documents, sorted by FAISS id.
-
-    faiss_id (n,) int64 ascending; doc_id list of n strings; part (n,) int32; row (n,) int32.
-    """
-
-    faiss_id: np.ndarray
-    doc_id: list[str]
-    part: np.ndarray
-    row: np.ndarray
-
-    def __post_init__(self) -> None:
-        self._position = {d: i for i, d in enumerate(self.doc_id)}
-        self._resolver = None  # graphtx.corpus.ids.IdResolver, built on the first id that is not exact
-
-    def __len__(self) -> int:
-        return len(self.doc_id)
-
-    def __contains__(self, doc_id: str) -> bool:
-        return doc_id in self._position
-
-    def position_of(self, doc_id: str) -> int:
-        try:
-            return self._position[doc_id]
-        except KeyError:
-            raise DocumentNotFound(f"document {doc_id!r} is not in the index") from None
-
-    def resolve(self, typed: str) -> str:
-        """The indexed id a typed one names (``US8418590B2``, ``US 8,418,590 B2``, ``US-8418590`` -> ``US-8418590-B2``);
-        DocumentNotFound with the closest ids when none (or several) match."""
-        from graphtx.corpus.ids import IdResolver, not_found_message
-
-        if typed in self._position:
-            return typed
-        if self._resolver is None:
-            self._resolver = IdResolver(self.doc_id)
-        found = self._resolver.resolve(typed)
-        if len(found) == 1:
-            return found[0]
-        if found:
-            raise DocumentNotFound(f"document {typed!r} names {len(found)} indexed publications ({', '.join(found[:5])}): give the kind code", found[:5])
-        suggestions = self._resolver.suggest(typed)
-        raise DocumentNotFound(not_found_message(typed, suggestions), suggestions)
-
-    def positions_of_faiss(self, faiss_ids: np.ndarray) -> np.ndarray:
-        """Positions of FAISS ids (any shape); -1 where an id is not live (or is FAISS's -1 padding)."""
-        shape = np.shape(faiss_ids)
-        if not len(self.faiss_id):
-            return np.full(shape, -1, dtype=np.int64)
-        flat = np.asarray(faiss_ids, dtype=np.int64).reshape(-1)
-        pos = np.minimum(np.searchsorted(self.faiss_id, flat), len(self.faiss_id) - 1)
-        return np.where(self.faiss_id[pos] == flat, pos, -1).reshape(shape)
-
-    def to_table(self) -> pa.Table:
-        return pa.table({"faiss_id": self.faiss_id, "doc_id": self.doc_id, "part": self.part, "row": self.row}, schema=IDS_SCHEMA)
-
-    @classmethod
-    def from_table(cls, table: pa.Table) -> IdMap:
-        table = table.sort_by("faiss_id")
-        return cls(
-            table.column("faiss_id").to_numpy().astype(np.int64),
-            table.column("doc_id").to_pylist(),
-            table.column("part").to_numpy().astype(np.int32),
-            table.column("row").to_numpy().astype(np.int32),
-        )
-
-
-def resolve_live(versions: pa.Table, removed: set[int]) -> IdMap:
-    """From all committed versions (faiss_id, doc_id, part, row): each doc id's latest, unless removed."""
-    if versions.num_rows == 0:
-        return IdMap.from_table(IDS_SCHEMA.empty_table())
-    latest = versions.group_by("doc_id").aggregate([("faiss_id", "max")]).column("faiss_id_max")
-    keep = pc.is_in(versions.column("faiss_id"), value_set=latest)
-    if removed:
-        gone = pc.is_in(versions.column("faiss_id"), value_set=pa.array(sorted(removed), pa.int64()))
-        keep = pc.and_(keep, pc.invert(gone))
-    return IdMap.from_table(versions.filter(keep))
 
 
 # --- the index directory -------------------------------------------------------------
@@ -316,6 +239,33 @@ class IndexStore:
     def read_part_columns(self, seq: int, columns: list[str]) -> pa.Table:
         return pq.read_table(self.part_path(seq), columns=columns)
 
+    def part_columns(self, seq: int) -> list[str]:
+        """The columns part ``seq`` holds (parts written before a column existed lack it)."""
+        return pq.ParquetFile(self.part_path(seq)).schema_arrow.names
+
+    def read_vectors(self, live: IdMap, mask: np.ndarray, dim: int) -> np.ndarray:
+        """Vectors (m, dim) of the live rows selected by ``mask`` (n,) bool, in FAISS id order."""
+        parts, rows = live.part[mask], live.row[mask]
+        out = np.empty((len(parts), dim), np.float32)
+        at = 0
+        for seq in np.unique(parts):  # ascending, as FAISS ids are
+            sel = rows[parts == seq]
+            table = self.read_part_columns(int(seq), ["vector"])
+            flat = table.column("vector").combine_chunks().flatten().to_numpy()
+            out[at : at + len(sel)] = flat.reshape(-1, dim)[sel]
+            at += len(sel)
+        return out
+
+    def read_texts(self, live: IdMap) -> list[str]:
+        """BM25 texts of the live documents, in id-map order."""
+        texts: list[str] = []
+        for seq in np.unique(live.part):
+            sel = live.row[live.part == seq]
+            column = self.read_part_columns(int(seq), ["text"]).column("text").to_pylist()
+            texts.extend(column[r] or "" for r in sel)
+        # parts ascend with FAISS ids, and rows within a part too, so this is id-map order
+        return texts
+
     # --- removals --------------------------------------------------------------------
     def removed(self) -> pa.Table:
         path = self.dir / REMOVED_FILE
@@ -333,14 +283,12 @@ class IndexStore:
         """The live id map computed from the parts and removals (the truth ``ids.parquet`` is a copy of)."""
         return resolve_live(self.read_versions(), self.removed_ids())
 
-    def write_ids(self, ids: IdMap) -> None:
-        atomic_write_table(self.dir / IDS_FILE, ids.to_table())
-
-    def read_ids(self) -> IdMap:
-        path = self.dir / IDS_FILE
-        if not path.exists():
-            raise FileNotFoundError(f"{self.dir}: {IDS_FILE} is missing (run `graphtx index` again to finish the index)")
-        return IdMap.from_table(pq.read_table(path))
+    def read_id_map_if_present(self, manifest: dict) -> IdMap | None:
+        """The id map a (previous) manifest names, unchecked; None when it names none or the file is gone."""
+        name = manifest.get("ids_file")
+        if not name or not (self.dir / name).exists():
+            return None
+        return IdMap.from_table(pq.read_table(self.dir / name))
 
     def read_id_map(self, name: str) -> IdMap:
         """The id map file a manifest names, checked: FAISS ids unique and ascending, every doc id once."""
@@ -354,6 +302,27 @@ class IndexStore:
         if len(set(ids.doc_id)) != len(ids) or (len(ids) > 1 and not np.all(np.diff(ids.faiss_id) > 0)):
             raise IntegrityError(f"index id map {path} is damaged (repeated ids). {index_mend(self.dir, [name])}", [str(path)])
         return ids
+
+    # --- FAISS shards ---------------------------------------------------------------------
+    def read_shard(self, name: str, spec, mmap: bool):
+        """A FAISS shard the manifest names (``spec``: its IndexSpec); a file FAISS cannot read is a clear error, not a traceback."""
+        from graphtx.index import faiss_index
+
+        path = self.shards_dir / name
+        try:
+            return faiss_index.read(path, spec, mmap=mmap)
+        except FileNotFoundError:
+            raise
+        except RuntimeError as err:
+            reason = str(err).strip().splitlines()[-1] if str(err).strip() else type(err).__name__
+            raise IntegrityError(f"index {self.dir}: FAISS shard {path} cannot be read ({reason[:200]}). {index_mend(self.dir, [f'{SHARDS_DIR}/{name}'])}", [str(path)]) from None
+
+    def manifest_seal(self) -> str:
+        """The seal of the manifest now on disk ('' when unreadable): says whether a writer replaced it."""
+        try:
+            return (self.manifest() or {}).get(integrity.SEAL_KEY, "")
+        except IntegrityError:
+            return ""
 
     # --- random access to rows -------------------------------------------------------------
     def check_part(self, seq: int) -> None:
@@ -405,3 +374,33 @@ class IndexStore:
 
 def row_to_graph(row: dict, doc_id: str, kind: str) -> InventionGraph:
     return InventionGraph.from_row({**{f: row[f] for f in GRAPH_FIELDS}, "doc_id": doc_id, "kind": kind})
+
+
+# --- what an index was built with ------------------------------------------------------
+
+
+def index_config_of(manifest: dict) -> IndexConfig:
+    """The IndexConfig an index was built with (fields this graphtx does not know are ignored)."""
+    built = manifest.get("config") or {}
+    known = IndexConfig.__dataclass_fields__
+    return IndexConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in built.items() if k in known})
+
+
+def existing_index_model(out_dir: str | Path) -> tuple[Path | None, str | None]:
+    """(model directory, graph kind) of an index at ``out_dir``; (None, None) when there is no index there yet.
+
+    The model is the copy inside the index (``INDEX/model``), else the directory the manifest or an
+    unfinished build's state names: ``graphtx index --graphs G --out INDEX`` needs no ``--model`` to add.
+    """
+    store = IndexStore(out_dir)
+    if not store.dir.is_dir():
+        return None, None
+    record = store.manifest() or store.state() or {}
+    if not record:
+        return None, None
+    places = [store.dir / MODEL_DIR]
+    if record.get("model_dir"):
+        named = Path(record["model_dir"])
+        places.append(named if named.is_absolute() else store.dir / named)
+    found = next((p for p in places if (p / "fingerprint.txt").is_file()), None)
+    return found, record.get("kind")

@@ -57,7 +57,7 @@ from graphtx.config import SearchConfig, ServeConfig
 from graphtx.index.claimset import search_claim_set
 from graphtx.index.filters import SearchFilters
 from graphtx.index.search import Index
-from graphtx.index.store import DocumentNotFound
+from graphtx.index.idmap import DocumentNotFound
 from graphtx.serve.limits import Admission, BodyGuard, HostAllowList
 from graphtx.serve.pages import add_pages
 from graphtx.serve.svg import graph_svg, hit_svgs

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from graphtx.metrics import dense_rankings, ndcg_at_k, recall_at_k
 from graphtx.model.encoder import GraphEncoder
 from graphtx.train.data import GraphStore
-from graphtx.train.pairs import Citation
+from graphtx.corpus.schema import Citation
 
 
 @dataclass(frozen=True)
@@ -45,8 +45,8 @@ class CitationEvaluator:
         self.relevant: dict[str, dict[str, float]] = defaultdict(dict)
         self.skipped = 0
         for c in citations:
-            if store.has(c.citing, query_kind) and c.cited in candidates and (c.cited != c.citing) != known_item:
-                self.relevant[c.citing][c.cited] = 1.0
+            if store.has(c.citing_id, query_kind) and c.cited_id in candidates and (c.cited_id != c.citing_id) != known_item:
+                self.relevant[c.citing_id][c.cited_id] = 1.0
             else:
                 self.skipped += 1
         self.query_ids = sorted(self.relevant)

@@ -40,7 +40,7 @@ from graphtx.model.late import LateInteractionHead, late_score_matrix, late_scor
 from graphtx.train.config import TrainConfig
 from graphtx.train.data import GraphStore
 from graphtx.train.loss import contrastive_loss_from_scores
-from graphtx.train.pairs import Citation
+from graphtx.corpus.schema import Citation
 
 
 class NodeCache:
@@ -79,12 +79,12 @@ def fit_late_head(
     cand_pos = {d: i for i, d in enumerate(cand_ids)}
     known: dict[str, set[str]] = defaultdict(set)
     for c in train + valid:
-        known[c.citing].add(c.cited)
-    pairs = [(c.citing, c.cited) for c in train if c.citing != c.cited and store.has(c.citing, cfg.query_kind) and c.cited in cand_pos]
+        known[c.citing_id].add(c.cited_id)
+    pairs = [(c.citing_id, c.cited_id) for c in train if c.citing_id != c.cited_id and store.has(c.citing_id, cfg.query_kind) and c.cited_id in cand_pos]
     relevant: dict[str, dict[str, float]] = defaultdict(dict)
     for c in valid:
-        if store.has(c.citing, cfg.query_kind) and c.cited in cand_pos and c.cited != c.citing:
-            relevant[c.citing][c.cited] = 1.0
+        if store.has(c.citing_id, cfg.query_kind) and c.cited_id in cand_pos and c.cited_id != c.citing_id:
+            relevant[c.citing_id][c.cited_id] = 1.0
     if not pairs or not relevant:
         raise ValueError(f"fit-late-head needs training and validation citations with graphs (got {len(pairs)} pairs, {len(relevant)} validation queries)")
     query_ids = sorted({a for a, _ in pairs} | set(relevant))
@@ -196,7 +196,8 @@ def run_fit_late_head(config, model_dir: str, corpus_dir: str, graphs_dir: str, 
     """The command: load, fit, save ``out_dir`` (a model directory) and ``out_dir/late_head.json``."""
     from graphtx.model.io import load_model, save_model
     from graphtx.text.bpe import PatentTokenizer
-    from graphtx.train.pairs import drop_held_out_targets, read_citation_file
+    from graphtx.corpus.citations import read_citations
+    from graphtx.train.pairs import drop_held_out_targets
     from graphtx.train.run import Documents, resolve_ids
 
     if late_dim < 1:
@@ -206,8 +207,8 @@ def run_fit_late_head(config, model_dir: str, corpus_dir: str, graphs_dir: str, 
     tokenizer = PatentTokenizer.load(model_dir)
     docs = Documents.read(corpus_dir)
     store = GraphStore.load(graphs_dir, {cfg.query_kind, cfg.candidate_kind})
-    valid = resolve_ids(read_citation_file(valid_citations), docs.ids)
-    train, _ = drop_held_out_targets(resolve_ids(read_citation_file(citations), docs.ids), {c.citing for c in valid})
+    valid = resolve_ids(read_citations(valid_citations), docs.ids)
+    train, _ = drop_held_out_targets(resolve_ids(read_citations(citations), docs.ids), {c.citing_id for c in valid})
     out = Path(out_dir)
 
     def save(fitted: GraphEncoder, history: list) -> None:  # beside, then renamed: a kill leaves the last best whole

@@ -21,16 +21,9 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
+from graphtx.corpus.schema import Citation
 from graphtx.train.config import TrainConfig
-
-
-@dataclass(frozen=True)
-class Citation:
-    citing: str
-    cited: str
-    category: str = "unknown"
 
 
 @dataclass(frozen=True)
@@ -47,49 +40,24 @@ class Skipped:
     reason: str
 
 
-def read_citation_file(path: str | Path) -> list[Citation]:
-    """Citations of a TSV/CSV (``citing_id, cited_id[, category]``, optional header) or a corpus directory."""
-    path = Path(path)
-    if path.is_dir():
-        from graphtx.corpus.store import read_citations
-
-        table = read_citations(path)
-        return [Citation(r["citing_id"], r["cited_id"], r["category"] or "unknown") for r in table.to_pylist()]
-    if not path.exists():
-        raise FileNotFoundError(f"citations file {path} does not exist")
-    from graphtx.corpus.tabular import _cells  # one TSV dialect for ingest and training
-
-    out: list[Citation] = []
-    for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
-        cells = [c.strip() for c in _cells(line)]
-        if not line.strip():
-            continue
-        if n == 1 and cells and cells[0].lower() in ("citing_id", "citing"):
-            continue
-        if len(cells) < 2 or not cells[0] or not cells[1]:
-            raise ValueError(f"{path}:{n}: expected citing_id, cited_id[, category], got {line!r}")
-        out.append(Citation(cells[0], cells[1], cells[2] if len(cells) > 2 and cells[2] else "unknown"))
-    return out
-
-
 def make_pairs(citations: Iterable[Citation], has_query: set[str], has_candidate: set[str], cfg: TrainConfig) -> tuple[list[Pair], list[Skipped]]:
     """Citation pairs (deduplicated, in input order) and the citations left out, with reasons."""
     pairs, skipped, seen = [], [], set()
     for c in citations:
         reason = None
-        if c.citing == c.cited:
+        if c.citing_id == c.cited_id:
             reason = "self-citation"
-        elif c.citing not in has_query:
+        elif c.citing_id not in has_query:
             reason = f"citing document has no graphs ({cfg.query_kind} or fallback)"
-        elif c.cited not in has_candidate:
+        elif c.cited_id not in has_candidate:
             reason = f"cited document has no graphs ({cfg.candidate_kind} or fallback)"
-        elif (c.citing, c.cited) in seen:
+        elif (c.citing_id, c.cited_id) in seen:
             reason = "duplicate citation"
         if reason:
-            skipped.append(Skipped(c.citing, c.cited, reason))
+            skipped.append(Skipped(c.citing_id, c.cited_id, reason))
             continue
-        seen.add((c.citing, c.cited))
-        pairs.append(Pair(c.citing, c.cited, cfg.category_map.get(c.category, c.category)))
+        seen.add((c.citing_id, c.cited_id))
+        pairs.append(Pair(c.citing_id, c.cited_id, cfg.category_map.get(c.category, c.category)))
     return pairs, skipped
 
 
@@ -141,9 +109,9 @@ def split_by_year(citations: list[Citation], year: Mapping[str, int], family: Ma
     rank = {"train": 0, "valid": 1, "test": 2}
     by_family: dict[str, str] = {}
     for c in citations:
-        y = year.get(c.citing, 0)
+        y = year.get(c.citing_id, 0)
         s = "train" if y < valid_from else "valid" if not test_from or y < test_from else "test"
-        f = family.get(c.citing) or c.citing
+        f = family.get(c.citing_id) or c.citing_id
         if rank[s] > rank[by_family.get(f, "train")]:
             by_family[f] = s
         by_family.setdefault(f, s)
@@ -153,12 +121,12 @@ def split_by_year(citations: list[Citation], year: Mapping[str, int], family: Ma
 def _assign(citations: list[Citation], which, family: Mapping[str, str]) -> Split:
     sets: dict[str, list[Citation]] = {"train": [], "valid": [], "test": []}
     for c in citations:
-        sets[which(c.citing)].append(c)
-    held_out = {f for s in ("valid", "test") for c in sets[s] for f in (c.citing, family.get(c.citing) or c.citing)}
+        sets[which(c.citing_id)].append(c)
+    held_out = {f for s in ("valid", "test") for c in sets[s] for f in (c.citing_id, family.get(c.citing_id) or c.citing_id)}
     train, skipped = [], []
     for c in sets["train"]:
-        if c.cited in held_out or (family.get(c.cited) or c.cited) in held_out:
-            skipped.append(Skipped(c.citing, c.cited, "cited document is a validation/test query (or its family)"))
+        if c.cited_id in held_out or (family.get(c.cited_id) or c.cited_id) in held_out:
+            skipped.append(Skipped(c.citing_id, c.cited_id, "cited document is a validation/test query (or its family)"))
         else:
             train.append(c)
     return Split(train, sets["valid"], sets["test"], skipped)
@@ -168,8 +136,8 @@ def drop_held_out_targets(train: list[Citation], held_out_queries: set[str]) -> 
     """Pre-split files: drop training citations whose *citing* side is a held-out query (leak)."""
     keep, skipped = [], []
     for c in train:
-        if c.citing in held_out_queries:
-            skipped.append(Skipped(c.citing, c.cited, "citing document is also a validation/test query"))
+        if c.citing_id in held_out_queries:
+            skipped.append(Skipped(c.citing_id, c.cited_id, "citing document is also a validation/test query"))
         else:
             keep.append(c)
     return keep, skipped

@@ -31,19 +31,19 @@ import yaml
 
 from graphtx.atomic import atomic_write_json, atomic_write_text, replacing
 from graphtx.config import GraphtxConfig
-from graphtx.corpus.schema import id_key
+from graphtx.corpus.citations import read_citations
+from graphtx.corpus.codes import id_key
+from graphtx.corpus.schema import TRIVIAL, Citation
 from graphtx.corpus.store import documents_path
 from graphtx.train.config import TrainConfig
 from graphtx.train.data import GraphStore, class_groups, cluster_groups
 from graphtx.train.distributed import DistContext, init_distributed, shutdown
 from graphtx.train.negatives import bm25_negatives, paecter_negatives
 from graphtx.train.pairs import (
-    Citation,
     Skipped,
     drop_held_out_targets,
     make_pairs,
     positives_by_citing,
-    read_citation_file,
     split_by_year,
     split_random,
     trivial_pairs,
@@ -95,7 +95,7 @@ def hold_out_for_ranker(data: PreparedData, share: float, family: dict, seed: in
 
     if share <= 0:
         return data
-    held = lambda c: _hash(family.get(c.citing) or c.citing, seed + 41) / 2**64 < share  # noqa: E731
+    held = lambda c: _hash(family.get(c.citing_id) or c.citing_id, seed + 41) / 2**64 < share  # noqa: E731
     return PreparedData([c for c in data.train if not held(c)], data.valid, data.test, data.skipped, [c for c in data.train if held(c)])
 
 
@@ -107,17 +107,17 @@ def resolve_ids(citations: list[Citation], known_ids: list[str]) -> list[Citatio
     def fix(x: str) -> str:
         return x if x in exact else by_key.get(id_key(x), x)
 
-    return [Citation(fix(c.citing), fix(c.cited), c.category) for c in citations]
+    return [Citation(fix(c.citing_id), fix(c.cited_id), c.category, c.source) for c in citations]
 
 
 def split_citations(cfg: TrainConfig, docs: Documents, seed: int, citations: str | None, valid: str | None, test: str | None, corpus_dir: str) -> PreparedData:
-    all_train = resolve_ids(read_citation_file(citations or corpus_dir), docs.ids)
+    all_train = resolve_ids(read_citations(citations or corpus_dir), docs.ids)
     if cfg.split == "files":
         if not valid:
             raise ValueError("train.split = files needs --valid-citations (or set train.split to random or year)")
-        v = resolve_ids(read_citation_file(valid), docs.ids)
-        te = resolve_ids(read_citation_file(test), docs.ids) if test else []
-        held = {c.citing for c in v + te}
+        v = resolve_ids(read_citations(valid), docs.ids)
+        te = resolve_ids(read_citations(test), docs.ids) if test else []
+        held = {c.citing_id for c in v + te}
         train, skipped = drop_held_out_targets(all_train, held)
         return PreparedData(train, v, te, skipped)
     if cfg.split == "random":
@@ -139,9 +139,9 @@ def known_item_split(cfg: TrainConfig, store: GraphStore, seed: int, unusable: l
     for d in eligible:
         u = _hash(d, seed + 17) / 2**64
         if u < cfg.test_share:
-            test.append(Citation(d, d, "trivial"))
+            test.append(Citation(d, d, TRIVIAL))
         elif u < cfg.test_share + cfg.valid_share:
-            valid.append(Citation(d, d, "trivial"))
+            valid.append(Citation(d, d, TRIVIAL))
     return PreparedData(list(unusable), valid, test, [])  # unusable citations go on to be listed as skipped
 
 
@@ -149,7 +149,7 @@ def build_training_set(cfg: TrainConfig, docs: Documents, store: GraphStore, dat
     from graphtx.train.loop import TrainingSet
 
     pairs, skipped = make_pairs(data.train, store.ids_with(cfg.query_kind), store.ids_with(cfg.candidate_kind), cfg)
-    held_out = {c.citing for c in data.valid + data.test}
+    held_out = {c.citing_id for c in data.valid + data.test}
     eligible = [
         d for d in store.doc_ids
         if d not in held_out and store.has(d, cfg.query_kind) and store.has(d, cfg.candidate_kind)
@@ -228,7 +228,7 @@ def train(
         docs = Documents.read(corpus_dir)
         store = GraphStore.load(graphs_dir, {cfg.query_kind, cfg.candidate_kind, cfg.augment_kind})
         prepared = split_citations(cfg, docs, seed, citations, valid_citations, test_citations, corpus_dir)
-        usable = [c for c in prepared.train + prepared.valid + prepared.test if c.citing != c.cited and store.has(c.citing, cfg.query_kind) and store.has(c.cited, cfg.candidate_kind)]
+        usable = [c for c in prepared.train + prepared.valid + prepared.test if c.citing_id != c.cited_id and store.has(c.citing_id, cfg.query_kind) and store.has(c.cited_id, cfg.candidate_kind)]
         known_item = cfg.split == "random" and not usable
         if known_item:  # no citation inside the corpus: validate on held-out documents finding their own description
             prepared = known_item_split(cfg, store, seed, unusable=prepared.train + prepared.valid + prepared.test)
@@ -254,7 +254,7 @@ def train(
             atomic_write_json(out / "data.json", data_report)
             atomic_write_text(out / "skipped_citations.jsonl", "".join(json.dumps(asdict(s)) + "\n" for s in skipped))
             for name, cites in (("valid", prepared.valid), ("test", prepared.test)) + ((("ranker", prepared.ranker),) if prepared.ranker else ()):  # the held-out judgements, for graphtx eval
-                atomic_write_text(out / f"{name}_citations.tsv", "citing_id\tcited_id\tcategory\n" + "".join(f"{c.citing}\t{c.cited}\t{c.category}\n" for c in cites))
+                atomic_write_text(out / f"{name}_citations.tsv", "citing_id\tcited_id\tcategory\n" + "".join(f"{c.citing_id}\t{c.cited_id}\t{c.category}\n" for c in cites))
 
         results, scores = {}, {}
         for stage in cfg.stages:

@@ -12,8 +12,10 @@ import pytest
 
 from graphtx.cli import main
 from graphtx.config import IngestConfig
+from graphtx.corpus.citations import read_citations
 from graphtx.corpus.ingest import ingest
-from graphtx.corpus.store import iter_documents, read_citations, read_errors
+from graphtx.corpus.schema import citation_to_row
+from graphtx.corpus.store import iter_documents, read_errors
 
 from ..conftest import FIXTURES
 
@@ -83,7 +85,7 @@ def test_unreadable_and_unknown_files_are_listed(tmp_path):
 def test_citation_tsv_joins_the_corpus(tmp_path):
     (tmp_path / "cites.tsv").write_text("citing_id\tcited_id\tcategory\nEV-0001\tEV-0002\tX\nEV-0001\tEV-0002\tX\n")
     ingest([tmp_path / "cites.tsv"], tmp_path / "c", IngestConfig(), progress=False)
-    rows = read_citations(tmp_path / "c").to_pylist()
+    rows = [citation_to_row(c) for c in read_citations(tmp_path / "c")]
     assert rows == [{"citing_id": "EV-0001", "cited_id": "EV-0002", "category": "X", "source": "tsv"}]  # de-duplicated
 
 

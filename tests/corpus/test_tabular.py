@@ -28,10 +28,6 @@ def read_jsonl(path):
     return read(path, tabular.iter_raw_jsonl, tabular.parse_jsonl)
 
 
-def read_citations(path):
-    return read(path, tabular.iter_raw_citations, tabular.parse_citations)
-
-
 def needs(path: Path) -> Path:
     if not path.exists():
         pytest.skip("../shared/data not present")
@@ -142,48 +138,3 @@ def test_uspto_abstracts_parquet():
     assert records[-1][0] == "row 10000"
     assert sum(1 for d in docs if d.cpc) == 9535
     assert sum(1 for d in docs if any(code.startswith("Y") for code in d.cpc)) == 394
-
-
-# --- citation pairs ----------------------------------------------------------------
-
-
-def test_citation_lines(tmp_path):
-    path = tmp_path / "pairs.csv"
-    path.write_bytes(
-        b"cited_id,citing_id,category\n"  # header in another order
-        b"B1,A1,x\n"
-        b"B2,A1,examiner\n"
-        b"B3,A2,cited by applicant\n"
-        b"B4,A2,whatever\n"
-        b"B5\n"
-        b"B6,A\xff3\n"
-    )
-    records = read_citations(path)
-    assert [position for position, _, _ in records] == [f"line {n}" for n in range(2, 8)]
-    parsed = [(p.document, [(c.citing_id, c.cited_id, c.category, c.source) for c in p.citations]) for _, p, _ in records[:4]]
-    assert parsed == [
-        (None, [("A1", "B1", "X", "tsv")]),
-        (None, [("A1", "B2", "examiner", "tsv")]),
-        (None, [("A2", "B3", "applicant", "tsv")]),
-        (None, [("A2", "B4", "unknown", "tsv")]),
-    ]
-    assert records[4][2] == "expected citing_id and cited_id, tab- or comma-separated"
-    assert records[5][2].startswith("non-UTF-8 bytes at offset 4 (ff")
-
-
-def test_tsv_without_header(tmp_path):
-    path = tmp_path / "pairs.tsv"
-    path.write_text("A1\tB1\tY\nA2\tB2\n")
-    records = read_citations(path)
-    assert [(c.citing_id, c.cited_id, c.category) for _, p, _ in records for c in p.citations] == [("A1", "B1", "Y"), ("A2", "B2", "unknown")]
-
-
-def test_ev_battery_citations():
-    folder = SHARED / "citations-ev-battery"
-    train = read_citations(needs(folder / "citations_train.tsv"))
-    validation = read_citations(needs(folder / "citations_validation.tsv"))
-    assert (len(train), len(validation)) == (4010, 661)
-    assert [r for _, _, r in train + validation if r] == []
-    first = train[0][1].citations[0]
-    assert (first.citing_id, first.cited_id, first.category) == ("2004281796", "2005777716", "unknown")
-    assert train[0][0] == "line 2"

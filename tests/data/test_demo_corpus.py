@@ -9,7 +9,8 @@ import pytest
 
 from graphtx.config import REPO_ROOT, IngestConfig
 from graphtx.corpus.ingest import ingest
-from graphtx.corpus.store import iter_documents, read_citations
+from graphtx.corpus.citations import read_citations
+from graphtx.corpus.store import iter_documents
 from graphtx.data import DEMO_DIR
 
 
@@ -19,7 +20,7 @@ def test_demo_corpus_ingests_completely(tmp_path):
     docs = list(iter_documents(tmp_path / "c"))
     assert all(d.id.startswith("US-") and d.title for d in docs)
     assert sum(bool(d.claims) for d in docs) == 371
-    categories = set(read_citations(tmp_path / "c").column("category").to_pylist())
+    categories = {c.category for c in read_citations(tmp_path / "c")}
     assert categories == {"examiner", "applicant", "other"}
 
 

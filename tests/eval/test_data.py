@@ -8,7 +8,8 @@ import pytest
 
 from graphtx.config import EvalConfig, config_from_dict
 from graphtx.corpus.schema import CITATION_SCHEMA, Citation, Claim, PatentDocument
-from graphtx.eval.data import EvalCorpus, citation_graph, document_text, iter_raw_documents, judgements, read_citations
+from graphtx.corpus.citations import read_citations
+from graphtx.eval.data import EvalCorpus, citation_graph, document_text, iter_raw_documents, judgements
 
 
 def doc(doc_id, **fields):
@@ -52,7 +53,7 @@ def test_read_citations_from_tsv_parquet_and_corpus_dir(tmp_path):
     table = pa.Table.from_pylist([{"citing_id": "q", "cited_id": "d", "category": "Y", "source": "t"}], schema=CITATION_SCHEMA)
     (tmp_path / "corpus").mkdir()
     pq.write_table(table, tmp_path / "corpus" / "citations.parquet")
-    assert read_citations(tmp_path / "corpus")[0] == Citation("q", "d", "Y", "")
+    assert read_citations(tmp_path / "corpus")[0] == Citation("q", "d", "Y", "t")  # the source is kept
     assert read_citations(tmp_path / "corpus" / "citations.parquet")[0].category == "Y"
     (tmp_path / "bad.tsv").write_text("citing_id\tcited_id\n2008A\n")
     with pytest.raises(ValueError, match="line 2"):

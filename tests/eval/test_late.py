@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-import torch
 
 from graphtx.config import IndexConfig
 from graphtx.eval.data import EvalCorpus
@@ -25,10 +24,7 @@ def tiny_late(tmp_path_factory):
     model = make_model(root, name="model", late_dim=12)
     cites = root / "cites.tsv"
     cites.write_text("citing_id\tcited_id\n" + "".join(f"{doc_id(i)}\t{doc_id((i * 7 + 3) % N)}\n" for i in range(0, N, 3)))
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield {"root": root, "corpus": corpus, "graphs": graphs, "model": model, "cites": cites}
-    torch.set_num_threads(threads)
+    return {"root": root, "corpus": corpus, "graphs": graphs, "model": model, "cites": cites}
 
 
 def test_rerank_orders_the_first_stage_top_n_by_late_score_and_keeps_the_rest(tiny_late):

@@ -23,15 +23,6 @@ WORDS = sorted(w for words in FIELDS.values() for w in words)  # 30 words of thr
 FIELD_OF = {w: f for f, words in FIELDS.items() for w in words}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """Tensors of a few dozen rows: extra intra-op threads only wait for each other on a busy machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 class WordTokenizer:
     """One id per known word (split on whitespace); 0 = pad, 1 = unknown."""
 

@@ -9,10 +9,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import torch
 import yaml
 
-from graphtx.corpus.schema import Claim, PatentDocument
+from graphtx.corpus.schema import PatentDocument
 from graphtx.eval.data import EvalCorpus
 from graphtx.eval.systems import ModelSystem, VectorSystem, index_system, l2_normalise
 from graphtx.model.embed import vectors_schema
@@ -67,47 +66,23 @@ def test_index_hook_without_graphtx_index_says_what_to_do_instead(tmp_path, monk
         index_system(tmp_path, tmp_path)
 
 
-CLAIMS = [
-    "A battery pack comprising: a plurality of cells; and a cooling plate connected to the cells.",
-    "A battery module comprising a housing and cells, wherein the cells are connected to a busbar.",
-    "A valve comprising a seat and a stem, wherein the stem is connected to an actuator.",
-]
-
-
 @pytest.fixture(scope="module")
-def model_dirs(tmp_path_factory):
+def model_dirs(tiny_pretrained, tmp_path_factory):
+    """A model (init-model) over the shared tokens, and the vectors `graphtx encode` writes of the shared graphs."""
     from graphtx.cli import main
-    from graphtx.config import ParseConfig, PretrainConfig
-    from graphtx.corpus.store import CorpusWriter
-    from graphtx.graphs.parse import parse_corpus
-    from graphtx.text.pretrain import pretrain
 
     root = tmp_path_factory.mktemp("model_system")
-    with CorpusWriter(root / "corpus") as w:
-        for i, claim in enumerate(CLAIMS):
-            w.add_document(PatentDocument(f"D-{i}", "test", "-", claims=(Claim(1, claim, True),), description=claim + " " + claim), (), "-", str(i))
-    pretrain([root / "corpus"], root / "tokens", PretrainConfig(vocab_size=200, dim=16, epochs=1, buckets=5_000), seed=0, progress=False)
-    parse_corpus(root / "corpus", root / "graphs", ParseConfig(kinds=("first_claim", "description")), progress=False)
     (root / "tiny.yaml").write_text(yaml.safe_dump({"model": {"node_dim": 32, "heads": 2, "layers": 1, "base_dim": 24, "reduced_dim": 0}}))
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        assert main(["init-model", "--config", str(root / "tiny.yaml"), "--tokens", str(root / "tokens"), "--out", str(root / "model"), "--quiet"]) == 0
-        for kind in ("first_claim", "description"):
-            assert main(["encode", "--model", str(root / "model"), "--graphs", str(root / "graphs"), "--kind", kind, "--out", str(root / f"{kind}.parquet"), "--quiet"]) == 0
-    finally:
-        torch.set_num_threads(threads)
+    assert main(["init-model", "--config", str(root / "tiny.yaml"), "--tokens", str(tiny_pretrained / "tokens"), "--out", str(root / "model"), "--quiet"]) == 0
+    for kind in ("first_claim", "description"):
+        out = str(root / f"{kind}.parquet")
+        assert main(["encode", "--model", str(root / "model"), "--graphs", str(tiny_pretrained / "graphs"), "--kind", kind, "--out", out, "--quiet"]) == 0
     return root
 
 
-def test_model_system_equals_the_vectors_graphtx_encode_writes(model_dirs):
-    corpus = EvalCorpus.load(model_dirs / "corpus")
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        from_model = ModelSystem(model_dirs / "model", model_dirs / "graphs").fit(corpus)
-    finally:
-        torch.set_num_threads(threads)
+def test_model_system_equals_the_vectors_graphtx_encode_writes(model_dirs, tiny_pretrained):
+    corpus = EvalCorpus.load(tiny_pretrained / "corpus")
+    from_model = ModelSystem(model_dirs / "model", tiny_pretrained / "graphs").fit(corpus)
     from_files = VectorSystem(model_dirs / "first_claim.parquet", model_dirs / "description.parquet").fit(corpus)
     rows = np.arange(len(corpus))
     np.testing.assert_allclose(from_model.scores(rows), from_files.scores(rows), atol=1e-5)
@@ -116,7 +91,7 @@ def test_model_system_equals_the_vectors_graphtx_encode_writes(model_dirs):
     assert info["model_fingerprint"] == from_files.meta["query"]["model_fingerprint"]
 
 
-def test_index_hook_uses_the_model_an_index_opens(model_dirs, monkeypatch):
+def test_index_hook_uses_the_model_an_index_opens(model_dirs, tiny_pretrained, monkeypatch):
     """The hook needs only Index.open(path) -> .model, .tokenizer, .manifest["kind"] (a stand-in here)."""
     from graphtx.model.io import load_model
     from graphtx.text.bpe import PatentTokenizer
@@ -133,14 +108,9 @@ def test_index_hook_uses_the_model_an_index_opens(model_dirs, monkeypatch):
             return index
 
     monkeypatch.setitem(sys.modules, "graphtx.index", types.SimpleNamespace(Index=Index))
-    corpus = EvalCorpus.load(model_dirs / "corpus")
-    system = index_system(model_dirs / "model", model_dirs / "graphs")  # a directory standing in for the index
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        system.fit(corpus)
-    finally:
-        torch.set_num_threads(threads)
+    corpus = EvalCorpus.load(tiny_pretrained / "corpus")
+    system = index_system(model_dirs / "model", tiny_pretrained / "graphs")  # a directory standing in for the index
+    system.fit(corpus)
     assert opened == [model_dirs / "model"] and system.candidate_kind == "first_claim" and system.label == "graphtx (index model)"
     same = VectorSystem(model_dirs / "first_claim.parquet").fit(corpus)
     np.testing.assert_allclose(system.scores(np.arange(3)), same.scores(np.arange(3)), atol=1e-5)

@@ -25,6 +25,7 @@ FEATURES = (
     "lithium battery", "electrode", "separator", "electrolyte", "charging circuit", "inverter", "wheel", "brake",
 )  # fmt: skip
 RELATIONS = ("mounted on", "connected to", "configured to drive", "for cooling", "that rotates")
+N_DOCS = 120  # documents of the shared ``tiny`` fixture (tests/conftest.py)
 
 
 def rare_word(i: int) -> str:

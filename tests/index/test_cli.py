@@ -6,7 +6,7 @@ import json
 import shutil
 
 from graphtx.cli import main
-from tests.index.conftest import N_DOCS
+from tests.index.fixtures import N_DOCS
 from tests.index.fixtures import make_model
 
 

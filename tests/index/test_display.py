@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from graphtx.index.display import ABSTRACT_LINES, hit_lines
-from graphtx.index.search import Hit
+from graphtx.index.results import Hit
 
 LONG = " ".join(f"word{i}" for i in range(200))
 

@@ -18,7 +18,7 @@ from graphtx.errors import LockedError
 from graphtx.index.build import build_index
 from graphtx.lock import LOCK_FILE, IndexLock
 from graphtx.index.search import Index
-from tests.index.conftest import N_DOCS
+from tests.index.fixtures import N_DOCS
 from tests.index.fixtures import make_graphs
 
 REPO = Path(__file__).resolve().parents[2]

@@ -22,7 +22,7 @@ from graphtx.config import IndexConfig
 from graphtx.index.build import build_index
 from graphtx.index.search import Index
 from graphtx.index.store import IndexStore
-from tests.index.conftest import N_DOCS
+from tests.index.fixtures import N_DOCS
 
 CHUNK = 8
 REPO = Path(__file__).resolve().parents[2]

@@ -6,7 +6,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from graphtx.index.store import IDS_SCHEMA, IdMap, IndexStore, resolve_live
+from graphtx.index.idmap import IDS_SCHEMA, IdMap, resolve_live
+from graphtx.index.store import IndexStore
 
 
 def _versions(rows):

@@ -9,39 +9,29 @@ import pytest
 import yaml
 
 from graphtx.cli import main
-from graphtx.config import ParseConfig, PretrainConfig
-from graphtx.corpus.schema import Claim, PatentDocument
-from graphtx.corpus.store import CorpusWriter
-from graphtx.graphs.parse import iter_graphs, parse_corpus
+from graphtx.graphs.parse import iter_graphs
 from graphtx.model.embed import read_vectors
 from graphtx.model.io import load_model
 from graphtx.text.bpe import PatentTokenizer
-from graphtx.text.pretrain import pretrain
-
-CLAIMS = [
-    "A snowthrower comprising: an auger housing; and a chute mounted on the auger housing.",
-    "A battery pack comprising: a plurality of cells; and a cooling plate connected to the cells.",
-    "A valve comprising a seat and a stem, wherein the stem is connected to an actuator.",
-]
 
 
 @pytest.fixture(scope="module")
-def dirs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("embed")
-    with CorpusWriter(root / "corpus") as w:
-        for i, claim in enumerate(CLAIMS):
-            w.add_document(PatentDocument(f"D-{i}", "test", "-", claims=(Claim(1, claim, True),), description=claim), (), "-", str(i))
-    pretrain([root / "corpus"], root / "tokens", PretrainConfig(vocab_size=200, dim=16, epochs=1, buckets=5_000), seed=0, progress=False)
-    parse_corpus(root / "corpus", root / "graphs", ParseConfig(), progress=False)
-    config = {"model": {"node_dim": 32, "heads": 2, "layers": 1, "base_dim": 48, "reduced_dim": 8, "num_experts": 2}}
-    (root / "tiny.yaml").write_text(yaml.safe_dump(config))
-    return root
+def dirs(tiny_pretrained):
+    """corpus/, tokens/ and graphs/ of three documents (shared, tests/conftest.py)."""
+    return tiny_pretrained
+
+
+@pytest.fixture(scope="module")
+def tiny_yaml(tmp_path_factory):
+    path = tmp_path_factory.mktemp("embed") / "tiny.yaml"
+    path.write_text(yaml.safe_dump({"model": {"node_dim": 32, "heads": 2, "layers": 1, "base_dim": 48, "reduced_dim": 8, "num_experts": 2}}))
+    return path
 
 
 @pytest.mark.parametrize("reduced,dim", [(False, 48), (True, 8)])
-def test_init_model_then_encode_writes_normalised_vectors(dirs, tmp_path, capsys, reduced, dim):
+def test_init_model_then_encode_writes_normalised_vectors(dirs, tiny_yaml, tmp_path, capsys, reduced, dim):
     model_dir = tmp_path / "model"
-    args = ["init-model", "--config", str(dirs / "tiny.yaml"), "--tokens", str(dirs / "tokens"), "--out", str(model_dir), "--json"]
+    args = ["init-model", "--config", str(tiny_yaml), "--tokens", str(dirs / "tokens"), "--out", str(model_dir), "--json"]
     assert main(args + (["--reduced"] if reduced else [])) == 0
     init = json.loads(capsys.readouterr().out)
     assert init["out_dim"] == dim

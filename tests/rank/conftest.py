@@ -7,19 +7,8 @@ reads the class overlap beats BM25 and the untrained model, which only see rando
 from __future__ import annotations
 
 import pytest
-import torch
 
-from tests.index.fixtures import doc_id, make_corpus, make_graphs, make_model
-
-N_DOCS = 120
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+from tests.index.fixtures import N_DOCS, doc_id
 
 
 def planted_citations(queries: range) -> list[tuple[str, str]]:
@@ -36,12 +25,11 @@ def write_citations(path, pairs) -> str:
 
 
 @pytest.fixture(scope="session")
-def ranked(tmp_path_factory):
-    """corpus, graphs, model, train/valid citation files of the tiny set."""
+def ranked(tiny, tmp_path_factory):
+    """corpus, graphs, model (the shared ``tiny`` set), train/valid citation files."""
     root = tmp_path_factory.mktemp("rank")
-    corpus = make_corpus(root, range(N_DOCS))
     return {
-        "root": root, "corpus": corpus, "graphs": make_graphs(root, range(N_DOCS), corpus=corpus), "model": make_model(root),
+        **tiny, "root": root,
         "train": write_citations(root / "train.tsv", planted_citations(range(0, 60))),
         "valid": write_citations(root / "valid.tsv", planted_citations(range(60, 80))),
     }  # fmt: skip

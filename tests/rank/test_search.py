@@ -79,12 +79,12 @@ def test_rank_fit_refuses_validation_queries(ranked, tmp_path, capsys):
 
 
 def test_ranker_holdout_moves_whole_citing_documents():
-    from graphtx.train.pairs import Citation
+    from graphtx.corpus.schema import Citation
     from graphtx.train.run import PreparedData, hold_out_for_ranker
 
     train = [Citation(f"Q{i}", f"D{j}", "X") for i in range(200) for j in range(3)]
     data = hold_out_for_ranker(PreparedData(train, [], [], []), 0.3, {}, seed=0)
-    held, kept = {c.citing for c in data.ranker}, {c.citing for c in data.train}
+    held, kept = {c.citing_id for c in data.ranker}, {c.citing_id for c in data.train}
     assert not held & kept and len(data.ranker) + len(data.train) == 600
     assert 0.2 < len(held) / 200 < 0.4 and len(data.ranker) == 3 * len(held)
     assert hold_out_for_ranker(PreparedData(train, [], [], []), 0.0, {}, seed=0).ranker == []

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 from graphtx.config import ServeConfig  # noqa: E402
 from graphtx.index.search import Index  # noqa: E402
 from graphtx.serve.app import create_app  # noqa: E402
-from tests.index.conftest import N_DOCS  # noqa: E402
+from tests.index.fixtures import N_DOCS  # noqa: E402
 
 CFG = ServeConfig(max_k=50, max_request_bytes=4096, max_text_chars=1000, max_explain_hits=5)
 

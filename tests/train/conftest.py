@@ -11,7 +11,6 @@ from __future__ import annotations
 import random
 
 import pytest
-import torch
 import yaml
 
 from graphtx.config import PretrainConfig
@@ -89,11 +88,3 @@ def synthetic(tmp_path_factory):
     root = tmp_path_factory.mktemp("synthetic")
     build_synthetic(root)
     return root
-
-
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)

@@ -85,9 +85,9 @@ def test_evaluator_rerank_reorders_only_the_dense_top_n(synthetic):
     from graphtx.text.bpe import PatentTokenizer
     from graphtx.train.data import GraphStore
     from graphtx.train.evaluate import CitationEvaluator
-    from graphtx.train.pairs import read_citation_file
+    from graphtx.corpus.citations import read_citations
 
-    cites = read_citation_file(synthetic / "valid.tsv")
+    cites = read_citations(synthetic / "valid.tsv")
     store = GraphStore.load(synthetic / "graphs")
     tok = PatentTokenizer.load(synthetic / "tokens")
     model = GraphEncoder(dataclasses.replace(load_config(synthetic / "tiny.yaml").model, late_dim=8, reduced_dim=0, vocab_size=tok.vocab_size), seed=0)

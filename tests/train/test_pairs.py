@@ -1,26 +1,26 @@
+from graphtx.corpus.citations import read_citations
+from graphtx.corpus.schema import Citation
 from graphtx.train.config import TrainConfig
 from graphtx.train.pairs import (
-    Citation,
     drop_held_out_targets,
     make_pairs,
     positives_by_citing,
-    read_citation_file,
     split_by_year,
     split_random,
     trivial_pairs,
 )
 
 
-def test_read_citation_file_header_and_category(tmp_path):
+def test_read_citations_header_and_category(tmp_path):
     p = tmp_path / "c.tsv"
     p.write_text("citing_id\tcited_id\tcategory\nA\tB\tX\n\nA\tC\n")
-    assert read_citation_file(p) == [Citation("A", "B", "X"), Citation("A", "C", "unknown")]
+    assert read_citations(p) == [Citation("A", "B", "X", "tsv"), Citation("A", "C", "unknown", "tsv")]
     q = tmp_path / "bad.tsv"
     q.write_text("A\n")
     try:
-        read_citation_file(q)
+        read_citations(q)
     except ValueError as err:
-        assert "bad.tsv:1" in str(err)
+        assert "bad.tsv: line 1" in str(err) and "'A'" in str(err)
     else:
         raise AssertionError("a one-column line must be an error")
 
@@ -48,11 +48,11 @@ def test_random_split_keeps_families_whole_and_no_citation_crosses():
     family = {f"D{i}": f"F{i // 3}" for i in range(300)}
     cites = [Citation(f"D{i}", f"D{(i * 7 + 1) % 300}") for i in range(300)]
     s = split_random(cites, family, valid_share=0.2, test_share=0.1, seed=0)
-    sets = {name: {family[c.citing] for c in getattr(s, name)} for name in ("train", "valid", "test")}
+    sets = {name: {family[c.citing_id] for c in getattr(s, name)} for name in ("train", "valid", "test")}
     assert not (sets["train"] & sets["valid"]) and not (sets["train"] & sets["test"]) and not (sets["valid"] & sets["test"])
     assert len(s.train) + len(s.valid) + len(s.test) + len(s.skipped) == len(cites)
-    held = {c.citing for c in s.valid + s.test} | {family[c.citing] for c in s.valid + s.test}
-    assert all(c.cited not in held and family[c.cited] not in held for c in s.train)
+    held = {c.citing_id for c in s.valid + s.test} | {family[c.citing_id] for c in s.valid + s.test}
+    assert all(c.cited_id not in held and family[c.cited_id] not in held for c in s.train)
     assert 0.1 < len(sets["valid"]) / 100 < 0.3
 
 
