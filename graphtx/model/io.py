@@ -39,12 +39,14 @@ MODEL_MEND = "Copy the model directory again from where it was made, or re-run `
 
 # Fields added after models were saved: left out of the YAML (and so of the fingerprint) while they
 # hold their default, so model directories written before them keep loading with the same fingerprint.
-OMIT_WHEN_DEFAULT = {"late_dim": 0, "lexical_dim": 0, "lexical_weight": 0.4}
+OMIT_WHEN_DEFAULT = {"late_dim": 0, "lexical_dim": 0}
+OMIT_WITHOUT = {"lexical_weight": "lexical_dim"}  # a setting of a part the model does not have: left out with that part
 
 
 def config_yaml(config: ModelConfig) -> str:
     """Canonical YAML of a config: the same config always gives the same bytes."""
     data = {k: v for k, v in config.to_dict().items() if not (k in OMIT_WHEN_DEFAULT and v == OMIT_WHEN_DEFAULT[k])}
+    data = {k: v for k, v in data.items() if k not in OMIT_WITHOUT or OMIT_WITHOUT[k] in data}
     return yaml.safe_dump(data, sort_keys=True, default_flow_style=False)
 
 

@@ -107,3 +107,9 @@ def test_explanation_splits_the_lexical_cosine_into_shared_tokens():
     assert "lexical" in e.to_json() and "lexical channel" in lex.line()
     (self_e,) = explain_hits(model, tok, query, [query])
     assert self_e.lexical.cosine == pytest.approx(1.0, abs=1e-6) and abs(self_e.lexical.collisions) < 1e-6  # a graph against itself: all its tokens shared
+
+
+def test_a_model_with_the_channel_names_its_weight_in_its_config():
+    """The weight is part of what the vectors mean: written (and fingerprinted) whenever the channel is on."""
+    assert "lexical_weight: 0.4" in config_yaml(tiny_config(lexical_dim=8, lexical_weight=0.4))
+    assert "lexical_weight" not in config_yaml(tiny_config(lexical_weight=0.25))
