@@ -179,33 +179,15 @@ def cmd_encode(args) -> int:
 
 def cmd_eval_phrases(args) -> int:
     from graphtx.config import load_config, with_overrides
-    from graphtx.eval.phrases import PhraseConfig, evaluate_phrases, format_table, write_results
+    from graphtx.eval.phrases import PhraseConfig, evaluate_phrases, report_lines, write_results
 
     seed = load_config(args.config).seed if args.seed is None else args.seed
     cfg = with_overrides(PhraseConfig(), epochs=args.epochs, loss=args.loss)
     report = evaluate_phrases(args.tokens, args.train, args.valid, cfg, seed=seed, progress=_progress(args))
     paths = write_results(report, args.out) if args.out else {}
     summary = report.to_json() | {"files": {k: str(v) for k, v in paths.items()}}
-    t, v = report.train, report.valid
-    best = report.history[report.best_epoch]
-    lines = [
-        f"phrase similarity on {v['path']} ({v['pairs']} pairs, {v['anchors']} anchors); tokens {report.tokens['path']} "
-        f"({report.tokens['vocab_size']} x {report.tokens['dim']})",
-        f"fine-tuned on {t['path']} ({t['pairs']} pairs, {t['anchors']} anchors; {t['dev_anchors']} anchors held out as dev), "
-        f"seed {seed}, {cfg.loss} loss: best epoch {report.best_epoch} of {cfg.epochs} "
-        f"(dev Pearson {best['dev_pearson']:.3f}, Spearman {best['dev_spearman']:.3f})",
-        "",
-        *format_table(report),
-        "",
-        f"seconds: fine-tune {report.seconds['fine_tune']}, total {report.seconds['total']}",
-    ]
-    for name, part in (("train", t), ("valid", v)):
-        if part["skipped"]:
-            lines.append(f"{name}: {len(part['skipped'])} rows skipped:")
-            lines += [f"  line {s['line']}: {s['reason']}" for s in part["skipped"]]
-    lines += [f"wrote {path}" for path in paths.values()]
-    _say(args, summary, lines)
-    return EXIT_SKIPPED if t["skipped"] or v["skipped"] else EXIT_OK
+    _say(args, summary, report_lines(report, paths))
+    return EXIT_SKIPPED if report.train["skipped"] or report.valid["skipped"] else EXIT_OK
 
 
 def cmd_train(args) -> int:

@@ -19,6 +19,8 @@ of the query, found or not), ``reciprocal_rank`` (RR@k), ``recall_of_query`` (R@
 with ``ir-measures`` (pytrec_eval) on a run whose scores have no ties
 (tests/eval/test_ir_measures_agreement.py).
 
+``pearson_spearman`` (scipy.stats) scores predicted against expert similarity (graphtx eval phrases).
+
 Ties in scores are broken by candidate id (``rank_by_scores``) so rankings are
 deterministic whatever the index order.
 """
@@ -217,3 +219,15 @@ def aggregate_metrics(
     for k in recall_ks:
         out[f"R@{k}"] = mean_recall_at_k(rankings, relevant, k)
     return out
+
+
+def pearson_spearman(pred: Sequence[float] | np.ndarray, gold: Sequence[float] | np.ndarray) -> tuple[float, float]:
+    """Pearson and Spearman correlation (scipy.stats) over all pairs; nan where either side is constant."""
+    from scipy import stats
+
+    pred, gold = np.asarray(pred, dtype=np.float64), np.asarray(gold, dtype=np.float64)
+    if pred.ndim != 1 or pred.shape != gold.shape:
+        raise ValueError(f"pred and gold must be 1-d and of one length, got {pred.shape} and {gold.shape}")
+    if len(pred) < 2 or np.ptp(pred) == 0 or np.ptp(gold) == 0:
+        return math.nan, math.nan
+    return float(stats.pearsonr(pred, gold).statistic), float(stats.spearmanr(pred, gold).statistic)

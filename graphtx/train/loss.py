@@ -32,6 +32,9 @@ same losses as the pooled cosine (triplet distance = 1 − score).
 Both return the summed loss and its denominator separately so that data-parallel training
 can normalise by the global count (see train.distributed).
 
+``mse_loss`` and ``cosent_loss`` train the phrase-similarity model of ``graphtx eval phrases``
+(graphtx.eval.phrases): a predicted cosine per pair against an expert score in [0, 1].
+
 Example::
 
     total, denom, active = triplet_loss(a, c, pos, allowed, margins, "cosine", "hardest")
@@ -41,6 +44,7 @@ Example::
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 
 
 def distances(a: torch.Tensor, c: torch.Tensor, kind: str) -> torch.Tensor:
@@ -124,3 +128,22 @@ def contrastive_loss_from_scores(
     has_neg = allowed.any(1)  # (b,)
     losses = losses * has_neg
     return losses.sum(), has_neg.sum().to(logits.dtype), has_neg.sum()
+
+
+# --- phrase pairs (graphtx eval phrases): predicted cosine vs. an expert score ----------
+
+
+def mse_loss(cos: torch.Tensor, gold: torch.Tensor, scale: float = 0.0) -> torch.Tensor:
+    """Mean squared error of cosine vs. score (sentence-transformers' CosineSimilarityLoss)."""
+    return F.mse_loss(cos, gold)
+
+
+def cosent_loss(cos: torch.Tensor, gold: torch.Tensor, scale: float = 20.0) -> torch.Tensor:
+    """CoSENT: ``log(1 + sum over (i, j) with gold_i > gold_j of exp(scale * (cos_j - cos_i)))``.
+
+    References: Su, J. (2022) "CoSENT"; sentence-transformers ``CoSENTLoss``. Zero-loss floor is
+    the ``1 +`` term; a batch where all scores tie gives log(1) = 0.
+    """
+    diff = scale * (cos[None, :] - cos[:, None])  # (p, p): [i, j] = scale * (cos_j - cos_i)
+    ranked = gold[:, None] > gold[None, :]  # (p, p): pair i should score above pair j
+    return torch.logsumexp(torch.cat([diff.new_zeros(1), diff[ranked]]), dim=0)

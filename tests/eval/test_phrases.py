@@ -195,6 +195,16 @@ def test_config_checks():
     assert PhraseConfig.from_dict({"epochs": 3}).epochs == 3
 
 
+def test_config_loss_names_are_the_fine_tuning_losses():
+    """The torch-free config checks names that the fine-tuning module maps to the losses of graphtx.train.loss."""
+    from graphtx.eval.phrases.config import LOSS_NAMES
+    from graphtx.eval.phrases.finetune import LOSSES
+
+    assert tuple(LOSSES) == LOSS_NAMES
+    for name in LOSS_NAMES:
+        PhraseConfig(loss=name)
+
+
 # --- CLI -------------------------------------------------------------------------
 
 
