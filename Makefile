@@ -11,7 +11,7 @@ DEMO_CONFIG ?= configs/demo.yaml
 GX := $(BIN)/graphtx
 SHARED ?= ../shared/data
 
-.PHONY: setup demo test test-slow bench-parse demo-corpus clean
+.PHONY: setup demo test test-slow lint bench-parse demo-corpus clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,11 @@ test: setup
 test-slow: setup
 	$(BIN)/python -m pip install -q -e '.[dev,browser,ray]'
 	$(BIN)/python -m pytest -q -m slow
+
+# ruff (the dev extra): import order, unused names; line length and rules in pyproject.toml [tool.ruff]
+lint: setup
+	$(BIN)/ruff check graphtx tests benchmarks
+	$(BIN)/ruff format --check graphtx tests benchmarks
 
 bench-parse: setup
 	$(BIN)/python benchmarks/bench_parse.py --grants $(SHARED)/uspto-grants --workers 1

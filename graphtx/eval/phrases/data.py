@@ -52,7 +52,9 @@ def read_phrase_pairs(csv_path: str | Path) -> PhrasePairs:
             header = reader.fieldnames or []
             missing = [c for c in REQUIRED_COLUMNS if c not in header]
             if missing:
-                raise ValueError(f"{path}: missing column(s) {', '.join(missing)}; the header has {', '.join(header) or 'nothing'}; needs {', '.join(REQUIRED_COLUMNS)}")
+                raise ValueError(
+                    f"{path}: missing column(s) {', '.join(missing)}; the header has {', '.join(header) or 'nothing'}; needs {', '.join(REQUIRED_COLUMNS)}"
+                )
             for row in reader:
                 reason = _row_problem(row, len(header))
                 if reason:
@@ -65,8 +67,18 @@ def read_phrase_pairs(csv_path: str | Path) -> PhrasePairs:
         except csv.Error as err:  # broken quoting, NUL bytes: the rest of the file cannot be trusted
             raise ValueError(f"{path}: not readable as CSV after line {reader.line_num} ({err})") from err
     if not score:
-        raise ValueError(f"{path}: no readable phrase pairs ({len(skipped)} rows skipped" + (f", first: line {skipped[0].line}: {skipped[0].reason})" if skipped else ")"))
-    return PhrasePairs(np.array(anchor, dtype=str), np.array(target, dtype=str), np.array(score, dtype=np.float64), np.array(context, dtype=str), str(path), tuple(skipped))
+        raise ValueError(
+            f"{path}: no readable phrase pairs ({len(skipped)} rows skipped"
+            + (f", first: line {skipped[0].line}: {skipped[0].reason})" if skipped else ")")
+        )
+    return PhrasePairs(
+        np.array(anchor, dtype=str),
+        np.array(target, dtype=str),
+        np.array(score, dtype=np.float64),
+        np.array(context, dtype=str),
+        str(path),
+        tuple(skipped),
+    )
 
 
 def _row_problem(row: dict, n_columns: int) -> str:

@@ -102,7 +102,6 @@ def _describe(pairs: PhrasePairs) -> dict:
     }  # fmt: skip
 
 
-
 def _json_safe(value: Any) -> Any:
     """nan -> None (JSON has no nan), numpy scalars -> Python."""
     if isinstance(value, dict):
