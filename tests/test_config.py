@@ -61,3 +61,57 @@ def test_demo_config_is_small_with_a_random_split():
     small, demo = (load_config(REPO_ROOT / "configs" / f"{n}.yaml") for n in ("small", "demo"))
     assert demo.model == small.model and demo.parse == small.parse
     assert demo.train.split == "random"
+
+
+# --- one strict from-dict (graphtx/from_dict.py) and stage-owned configs -----------------
+
+
+def test_unknown_key_names_where_the_closest_known_key_and_all_known_keys():
+    from graphtx.from_dict import from_dict
+    from graphtx.model.config import ModelConfig
+
+    with pytest.raises(ValueError, match=r"unknown key\(s\) in config\.parse: max_nodes \(did you mean max_feature_nodes\?\); known: spacy_model, "):
+        config_from_dict({"parse": {"max_nodes": 5}})
+    with pytest.raises(ValueError, match=r"in model config /m/config\.yaml: width; known: vocab_size"):
+        ModelConfig.from_dict({"width": 3}, "model config /m/config.yaml")
+    with pytest.raises(ValueError, match=r"config\.serve must be a mapping of key: value, got list"):
+        config_from_dict({"serve": [1, 2]})
+    assert from_dict(ParseConfig, {"kinds": ["description"]}, "x").kinds == ("description",)  # YAML lists become tuples
+    assert config_from_dict({"parse": None}).parse == ParseConfig()  # an empty section is the defaults
+
+
+def test_known_only_ignores_fields_of_another_version():
+    from graphtx.from_dict import known_only
+
+    cfg = known_only(ParseConfig, {"workers": 2, "kinds": ["first_claim"], "field_of_a_newer_graphtx": 1})
+    assert (cfg.workers, cfg.kinds) == (2, ("first_claim",))
+    assert known_only(ParseConfig, None) == ParseConfig()
+
+
+def test_each_stage_config_lives_beside_its_stage_and_is_re_exported():
+    import graphtx.config as assembled
+    from graphtx.corpus.config import IngestConfig
+    from graphtx.eval.config import EvalConfig
+    from graphtx.graphs.config import ParseConfig as StageParseConfig
+    from graphtx.index.config import IndexConfig, SearchConfig
+    from graphtx.rank.config import RankConfig
+    from graphtx.serve.config import ServeConfig
+    from graphtx.text.config import PretrainConfig
+
+    for cls in (IngestConfig, EvalConfig, StageParseConfig, IndexConfig, SearchConfig, RankConfig, ServeConfig, PretrainConfig):
+        assert getattr(assembled, cls.__name__) is cls
+    assert StageParseConfig().rules_path == REPO_ROOT / "rules"
+
+
+@pytest.mark.timeout(120)
+def test_stages_do_not_import_the_assembled_config():
+    """graphtx.config sits above every stage (it imports them all): a stage module that imported it would pull every
+    later stage's config in (and make corpus/ and config.py depend on each other). Checked in a fresh interpreter."""
+    import subprocess
+    import sys
+
+    stages = ["graphtx.corpus.ingest", "graphtx.graphs.parse", "graphtx.text.pretrain", "graphtx.train.run", "graphtx.index.search",
+              "graphtx.index.build", "graphtx.rank.learned", "graphtx.serve.app", "graphtx.eval.command", "graphtx.eval.phrases"]  # fmt: skip
+    code = f"import importlib, sys\nfor m in {stages!r}:\n    importlib.import_module(m)\nassert 'graphtx.config' not in sys.modules, 'imported'"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=100, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from graphtx.config import IngestConfig
 from graphtx.corpus.base import ParsedRecord, RawRecord, RecordError, SkippedRecord
+from graphtx.corpus.config import IngestConfig
 from graphtx.corpus.formats import ARCHIVE_ERRORS, READERS, discover, missing_sources
 from graphtx.corpus.schema import PatentDocument
 from graphtx.corpus.store import CorpusWriter

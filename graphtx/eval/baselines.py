@@ -30,8 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from graphtx.config import EvalConfig
 from graphtx.eval import BASELINES
+from graphtx.eval.config import EvalConfig
 from graphtx.eval.data import EvalCorpus
 from graphtx.eval.systems import DenseSystem, System
 

@@ -191,9 +191,9 @@ def _late_scorer_of(system, storage: str, batch_size: int):
 
 def run_command(args, config, paecter_only: bool = False, progress: bool | None = None) -> tuple[dict, list[str], int]:
     """(JSON summary, printed lines, exit status) of ``graphtx eval citations`` / ``paecter``."""
-    from graphtx.config import with_overrides
     from graphtx.eval.report import format_report, plot_curves, write_per_query, write_results
     from graphtx.eval.run import evaluate_citations
+    from graphtx.from_dict import with_overrides
 
     cfg = with_overrides(
         config.eval, query_fields=_csv(args.query_fields), candidate_fields=_csv(args.candidate_fields),

@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from graphtx.config import EvalConfig
 from graphtx.corpus.schema import Citation, PatentDocument
 from graphtx.corpus.store import iter_documents
+from graphtx.eval.config import EvalConfig
 
 TEXT_FIELDS = ("title", "abstract", "first_claim", "claims", "description")
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from graphtx.config import EvalConfig
+from graphtx.eval.config import EvalConfig
 from graphtx.eval.data import EvalCorpus
 from graphtx.eval.systems import System
 

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from graphtx.atomic import atomic_write_text
-from graphtx.config import EvalConfig
+from graphtx.eval.config import EvalConfig
 from graphtx.eval.data import EvalCorpus, Judgements
 from graphtx.eval.ranking import ranks_of, top_k
 from graphtx.eval.systems import System

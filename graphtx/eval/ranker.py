@@ -25,10 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-from graphtx.config import EvalConfig, RankConfig
 from graphtx.eval.baselines import BM25System
+from graphtx.eval.config import EvalConfig
 from graphtx.eval.data import EvalCorpus, Judgements
 from graphtx.eval.systems import System
+from graphtx.rank.config import RankConfig
 from graphtx.rank.convex import NORMS, Group, fit_weight
 from graphtx.rank.features import GRAPH_GROUPS, LexicalStats, PoolInputs, candidate_pool, feature_names
 from graphtx.rank.store import Ranker

@@ -23,16 +23,22 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from graphtx.config import EvalConfig
 from graphtx.eval import PROTOCOLS
 from graphtx.eval.baselines import BM25System
 from graphtx.corpus.citations import read_citations
+from graphtx.eval.config import EvalConfig
 from graphtx.eval.data import EvalCorpus, Judgements, citation_graph, judgements
 from graphtx.eval.protocols import (
-    PaecterResult, PaecterSamples, RetrievalResult, evaluate_paecter, evaluate_retrieval, load_samples, sample_paecter, save_samples,
+    PaecterResult,
+    PaecterSamples,
+    RetrievalResult,
+    evaluate_paecter,
+    evaluate_retrieval,
+    load_samples,
+    sample_paecter,
+    save_samples,
 )  # fmt: skip
 from graphtx.eval.systems import System
-
 
 
 @dataclass

@@ -36,12 +36,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graphtx.config import EvalConfig
 from graphtx.corpus.citations import read_citations
+from graphtx.eval.config import EvalConfig
 from graphtx.eval.data import Judgements, judgements
 from graphtx.eval.protocols import CURVE_KS, RetrievalResult, metric_curves
 from graphtx.metrics import aggregate_metrics, metric_names, per_query_metrics
-
 
 # --- reading ---------------------------------------------------------------------------
 
@@ -355,10 +354,10 @@ def run_runs_command(args, config) -> tuple[dict, list[str], int]:
     import json
 
     from graphtx.atomic import atomic_write_text
-    from graphtx.config import with_overrides
     from graphtx.eval.command import _gains
     from graphtx.eval.data import EvalCorpus
     from graphtx.eval.report import _write_rows
+    from graphtx.from_dict import with_overrides
 
     qrels = is_trec_qrels(args.qrels)
     gains = _gains(args.gains)

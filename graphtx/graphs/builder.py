@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from graphtx.config import ParseConfig
 from graphtx.corpus.schema import PatentDocument
+from graphtx.graphs.config import ParseConfig
 from graphtx.graphs.extract import Extraction, extract
 from graphtx.graphs.graph import InventionGraph
 from graphtx.graphs.nlp import load_nlp

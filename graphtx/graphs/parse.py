@@ -30,12 +30,12 @@ import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from graphtx import integrity
-from graphtx.config import ParseConfig
 from graphtx.atomic import MANIFEST_FILE, StagedDir, interrupted_run
-from graphtx.corpus.schema import PatentDocument
 from graphtx.corpus.base import SkippedRecord
+from graphtx.corpus.schema import PatentDocument
 from graphtx.corpus.store import ERRORS_FILE, TableWriter, count_documents, documents_path, iter_documents
 from graphtx.graphs.builder import GraphBuilder
+from graphtx.graphs.config import ParseConfig
 from graphtx.graphs.graph import GRAPH_SCHEMA, InventionGraph
 from graphtx.parallel import bounded_map
 

@@ -36,7 +36,7 @@ import pyarrow.compute as pc
 from tqdm import tqdm
 
 from graphtx.atomic import replacing
-from graphtx.config import IndexConfig
+from graphtx.index.config import IndexConfig
 from graphtx.graphs.graph import InventionGraph
 from graphtx.graphs.parse import count_graphs, graphs_path, iter_graphs
 from graphtx.index import late as late_store

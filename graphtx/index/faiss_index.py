@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from graphtx.atomic import replacing
-from graphtx.config import IndexConfig
+from graphtx.index.config import IndexConfig
 
 METRIC = "inner_product"
 

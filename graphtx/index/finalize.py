@@ -25,7 +25,7 @@ import pyarrow as pa
 from tqdm import tqdm
 
 from graphtx import integrity
-from graphtx.config import IndexConfig
+from graphtx.index.config import IndexConfig
 from graphtx.errors import IntegrityError
 from graphtx.index import faiss_index
 from graphtx.index import late as late_store

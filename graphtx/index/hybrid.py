@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from graphtx.atomic import replacing
-from graphtx.config import IndexConfig
+from graphtx.index.config import IndexConfig
 
 META_FILE = "graphtx.json"
 

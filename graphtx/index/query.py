@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from graphtx.config import ParseConfig
 from graphtx.corpus.claims import make_claims, split_claims
+from graphtx.graphs.config import ParseConfig
 from graphtx.graphs.graph import InventionGraph
 
 

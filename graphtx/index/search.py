@@ -41,7 +41,9 @@ from pathlib import Path
 import numpy as np
 
 from graphtx import integrity
-from graphtx.config import ParseConfig, SearchConfig
+from graphtx.from_dict import known_only
+from graphtx.graphs.config import ParseConfig
+from graphtx.index.config import SearchConfig
 from graphtx.errors import IntegrityError
 from graphtx.graphs.graph import InventionGraph
 from graphtx.index import faiss_index
@@ -74,9 +76,7 @@ class Index:
         self.ids, self.shards, self.spec = ids, shards, spec
         self.config = search
         self.on_gpu = on_gpu
-        parse = manifest.get("parse_config") or {}
-        known = set(ParseConfig.__dataclass_fields__)
-        self.parser = QueryParser(ParseConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in parse.items() if k in known}), search.query_kind)
+        self.parser = QueryParser(known_only(ParseConfig, manifest.get("parse_config")), search.query_kind)  # the index's parse settings
         self._bm25: BM25Index | None = None
         self._bm25_lock = threading.Lock()
         self._read_lock = threading.Lock()

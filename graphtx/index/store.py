@@ -44,7 +44,8 @@ import pyarrow.parquet as pq
 
 from graphtx import integrity
 from graphtx.atomic import atomic_write_table, atomic_write_text
-from graphtx.config import IndexConfig
+from graphtx.from_dict import known_only
+from graphtx.index.config import IndexConfig
 from graphtx.errors import IntegrityError
 from graphtx.graphs.graph import GRAPH_SCHEMA, InventionGraph
 from graphtx.index.idmap import IDS_SCHEMA, IdMap, resolve_live
@@ -381,9 +382,7 @@ def row_to_graph(row: dict, doc_id: str, kind: str) -> InventionGraph:
 
 def index_config_of(manifest: dict) -> IndexConfig:
     """The IndexConfig an index was built with (fields this graphtx does not know are ignored)."""
-    built = manifest.get("config") or {}
-    known = IndexConfig.__dataclass_fields__
-    return IndexConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in built.items() if k in known})
+    return known_only(IndexConfig, manifest.get("config"))
 
 
 def existing_index_model(out_dir: str | Path) -> tuple[Path | None, str | None]:

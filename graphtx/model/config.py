@@ -1,7 +1,7 @@
 """ModelConfig: the shapes of the graph encoder, and two presets.
 
 Kept free of torch so that ``graphtx.config`` (loaded by every CLI command) can
-import it without paying for ``import torch``.
+import it without paying for ``import torch``. ``from_dict`` is :func:`graphtx.from_dict.from_dict`.
 
 ``ModelConfig.small()`` is the CPU model of the demo and the tests;
 ``ModelConfig.paper()`` matches the paper's parameter budget (Björkqvist &
@@ -92,12 +92,11 @@ class ModelConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ModelConfig:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = set(data) - known
-        if unknown:
-            raise ValueError(f"unknown key(s) in model config: {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
-        return cls(**data)
+    def from_dict(cls, data: dict[str, Any], where: str = "model config") -> ModelConfig:
+        """Unknown keys are errors naming ``where`` (a model directory's config.yaml, say)."""
+        from graphtx.from_dict import from_dict
+
+        return from_dict(cls, data, where)
 
     # --- presets ---------------------------------------------------------------
     @classmethod

@@ -149,7 +149,8 @@ def save_model(directory: str | Path, model: GraphEncoder, config: ModelConfig |
 
 
 def load_config_file(directory: str | Path) -> ModelConfig:
-    return ModelConfig.from_dict(yaml.safe_load((Path(directory) / CONFIG_FILE).read_text()))
+    path = Path(directory) / CONFIG_FILE
+    return ModelConfig.from_dict(yaml.safe_load(path.read_text()), f"model config {path}")
 
 
 def load_model(directory: str | Path, map_location: str | torch.device = "cpu", mend: str = MODEL_MEND) -> tuple[GraphEncoder, ModelConfig]:

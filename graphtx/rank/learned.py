@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from graphtx.config import RankConfig
+from graphtx.rank.config import RankConfig
 from graphtx.rank.convex import Group
 
 RISING = {"bm25", "bm25_z", "bm25_minmax", "bm25_of_best", "terms_matched_share", "idf_matched_share", "dense", "dense_z", "dense_minmax", "late", "late_z"}

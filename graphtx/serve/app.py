@@ -53,11 +53,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from graphtx.config import SearchConfig, ServeConfig
 from graphtx.index.claimset import search_claim_set
+from graphtx.index.config import SearchConfig
 from graphtx.index.filters import SearchFilters
 from graphtx.index.search import Index
 from graphtx.index.idmap import DocumentNotFound
+from graphtx.serve.config import ServeConfig
 from graphtx.serve.limits import Admission, BodyGuard, HostAllowList
 from graphtx.serve.pages import add_pages
 from graphtx.serve.svg import graph_svg, hit_svgs

@@ -26,7 +26,7 @@ import socket
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from graphtx.config import ServeConfig
+from graphtx.serve.config import ServeConfig
 
 log = logging.getLogger(__name__)
 

@@ -38,7 +38,6 @@ import numpy as np
 from tqdm import tqdm
 
 from graphtx.atomic import StagedDir
-from graphtx.config import PretrainConfig
 from graphtx.corpus.schema import PatentDocument
 from graphtx.corpus.store import (
     MANIFEST_FILE,
@@ -47,6 +46,7 @@ from graphtx.corpus.store import (
     iter_documents,
 )
 from graphtx.text.bpe import TOKENIZER_FILE, PatentTokenizer, train_bpe
+from graphtx.text.config import PretrainConfig
 from graphtx.text.fasttext import (
     ROW_SOURCES,
     embedding_matrix,

@@ -24,13 +24,13 @@ import shutil
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow.parquet as pq
 import yaml
 
 from graphtx.atomic import atomic_write_json, atomic_write_text, replacing
-from graphtx.config import GraphtxConfig
 from graphtx.corpus.citations import read_citations
 from graphtx.corpus.codes import id_key
 from graphtx.corpus.schema import TRIVIAL, Citation
@@ -48,6 +48,9 @@ from graphtx.train.pairs import (
     split_random,
     trivial_pairs,
 )
+
+if TYPE_CHECKING:  # the whole experiment config (graphtx.config assembles every stage; imported by the command, not here)
+    from graphtx.config import GraphtxConfig
 
 
 @dataclass

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
+
+from graphtx.from_dict import from_dict
 
 LOSS_NAMES = ("mse", "cosent")  # graphtx.eval.phrases.finetune.LOSSES: mse (SBERT's CosineSimilarityLoss) | cosent (ranking)
 
@@ -41,9 +42,6 @@ class PhraseConfig:
             raise ValueError(f"phrases.loss must be one of {sorted(LOSS_NAMES)}, got {self.loss!r}")
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PhraseConfig:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = set(data) - known
-        if unknown:
-            raise ValueError(f"unknown key(s) in phrases config: {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
-        return cls(**data)
+    def from_dict(cls, data: dict[str, Any], where: str = "phrases config") -> PhraseConfig:
+        """Unknown keys are errors naming ``where``."""
+        return from_dict(cls, data, where)

@@ -1,0 +1,41 @@
+"""RankConfig: ``graphtx rank-fit`` and the rankers of search, eval and the service (the ``rank:`` section)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RankConfig:
+    """``graphtx rank-fit`` and the rankers of search / eval / the service (graphtx/rank/)."""
+
+    depth: int = 200  # candidate pool: the top this many of BM25 and of the dense model (union)
+    norm: str = "auto"  # convex: tmm | minmax | zscore, or auto (the best on the training queries)
+    ndcg_k: int = 150  # the fit's objective: nDCG at this cut-off (the paper's nDCG@150)
+    groups: tuple[str, ...] = ("lexical", "meta", "dense", "late")  # feature groups of the learned ranker
+    lexical_model: bool = True  # also fit the ranker without graph features (BM25 + lexical + meta), for the ablation
+    num_leaves_grid: tuple[int, ...] = (3, 7)  # LightGBM leaves tried by grouped cross-validation
+    min_data_in_leaf: int = 50  # rows per leaf: about 10^3 queries do not support smaller leaves
+    learning_rate: float = 0.1
+    lambda_l2: float = 1.0
+    feature_fraction: float = 0.8
+    truncation: int = 20  # lambdarank: pairs are formed with the top this many of each pool (cost grows with it; the top matters most)
+    max_rounds: int = 300  # trees at most; early stopping on the held-out folds picks fewer
+    early_stopping: int = 30  # rounds without a held-out nDCG gain before cross-validation stops
+    folds: int = 5  # cross-validation folds, whole queries each
+    monotone: bool = True  # score rises with BM25 / cosine / matched terms, falls with their ranks
+    date_dropout: float = 0.25  # share of training queries fitted without their year (a text query at search time has none)
+
+    def __post_init__(self) -> None:
+        from graphtx.rank.convex import NORMS
+        from graphtx.rank.features import GROUPS
+
+        if self.norm not in (*NORMS, "auto"):
+            raise ValueError(f"rank.norm must be auto or one of {NORMS}, got {self.norm!r}")
+        bad = [g for g in self.groups if g not in GROUPS]
+        if bad or not self.groups:
+            raise ValueError(f"rank.groups must be a non-empty subset of {tuple(GROUPS)}, got {self.groups}")
+        if min(self.depth, self.ndcg_k, self.min_data_in_leaf, self.max_rounds, self.early_stopping, *self.num_leaves_grid) < 1 or self.folds < 2:
+            raise ValueError("rank.depth, ndcg_k, min_data_in_leaf, max_rounds, early_stopping and num_leaves_grid must be >= 1, folds >= 2")
+        if not 0 <= self.date_dropout < 1 or not 0 < self.feature_fraction <= 1 or self.learning_rate <= 0:
+            raise ValueError("rank.date_dropout must be in [0, 1), feature_fraction in (0, 1], learning_rate > 0")
