@@ -167,10 +167,9 @@ def cmd_init_model(args) -> int:
 def cmd_encode(args) -> int:
     from graphtx.model.embed import embed_graphs
     from graphtx.model.io import load_model
-    from graphtx.text.bpe import PatentTokenizer
 
-    model, _ = load_model(args.model)
-    tokenizer = PatentTokenizer.load(args.model)
+    loaded = load_model(args.model)
+    model, tokenizer = loaded.model, loaded.tokenizer
     n = embed_graphs(model, tokenizer, args.graphs, args.kind, args.out, batch_size=args.batch_size, progress=_progress(args),
                      engine=args.engine, model_dir=args.model, ray_address=args.ray_address, ray_workers=args.ray_workers)  # fmt: skip
     _say(args, {"out": str(args.out), "vectors": n, "dim": model.out_dim}, [f"wrote {n} {model.out_dim}-d vectors of {args.kind} graphs to {args.out}"])

@@ -134,10 +134,9 @@ class _EncodeActor:
     def __init__(self, model_dir: str, device: str, batch_size: int, late: bool) -> None:
         from graphtx.index.build import _device
         from graphtx.model.io import load_model
-        from graphtx.text.bpe import PatentTokenizer
 
-        self.model, _ = load_model(model_dir, map_location=_device(device))
-        self.tokenizer = PatentTokenizer.load(model_dir)
+        loaded = load_model(model_dir, map_location=_device(device))
+        self.model, self.tokenizer = loaded.model, loaded.tokenizer
         self.batch_size, self.late = batch_size, late
 
     def encode(self, chunk: list) -> tuple:

@@ -99,10 +99,9 @@ class LateScorer:
 
 def _load(model_dir: Path):
     from graphtx.model.io import load_model
-    from graphtx.text.bpe import PatentTokenizer
 
-    model, _ = load_model(model_dir)
-    return model, PatentTokenizer.load(model_dir)
+    loaded = load_model(model_dir)
+    return loaded.model, loaded.tokenizer
 
 
 class LateRerankSystem(System):

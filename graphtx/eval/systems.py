@@ -165,10 +165,9 @@ class ModelSystem(DenseSystem):
 
     def _load(self):
         from graphtx.model.io import load_model
-        from graphtx.text.bpe import PatentTokenizer
 
-        model, _ = load_model(self.model_dir)
-        return model, PatentTokenizer.load(self.model_dir)
+        loaded = load_model(self.model_dir)
+        return loaded.model, loaded.tokenizer
 
     def fit(self, corpus: EvalCorpus) -> ModelSystem:
         import torch

@@ -120,13 +120,12 @@ def _build_index(
 
     check_engine(engine)
     from graphtx.model.io import fingerprint, load_model
-    from graphtx.text.bpe import PatentTokenizer
 
     started = time.time()
     store = IndexStore(out_dir)
     graphs_file = graphs_path(graphs_dir)  # a clear error before anything is written
-    model, _ = load_model(model_dir, map_location=_device(device))
-    tokenizer = PatentTokenizer.load(model_dir)
+    loaded = load_model(model_dir, map_location=_device(device))
+    model, tokenizer = loaded.model, loaded.tokenizer
     fp, dim = fingerprint(model, tokenizer=tokenizer), model.out_dim
     state = _open_state(store, fp, dim, cfg.kind, model_dir, legacy_fp=fingerprint(model))
     store.clean_partial_files()

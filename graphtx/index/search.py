@@ -108,7 +108,6 @@ class Index:
         manifest's. ``nprobe`` / ``ef_search`` override the IVF-PQ / HNSW search parameters.
         """
         from graphtx.model.io import MODEL_MEND, fingerprint, load_model
-        from graphtx.text.bpe import PatentTokenizer
 
         store = IndexStore(directory)
         for attempt in range(3):  # a writer may finish between reading the manifest and its files: read the new snapshot
@@ -134,8 +133,8 @@ class Index:
             mend = MODEL_MEND
         if isinstance(model, (str, Path)):
             model_dir = Path(model)
-            encoder, _ = load_model(model_dir, map_location=device, mend=mend)
-            tokenizer = PatentTokenizer.load(model_dir)
+            loaded = load_model(model_dir, map_location=device, mend=mend)
+            encoder, tokenizer = loaded.model, loaded.tokenizer
         else:
             encoder, tokenizer = model
         fp = fingerprint(encoder, tokenizer=tokenizer)

@@ -28,6 +28,7 @@ _EXPORTS = {
     "EncoderOutput": "encoder",
     "save_model": "io",
     "load_model": "io",
+    "ModelDir": "io",
     "fingerprint": "io",
 }
 __all__ = sorted(_EXPORTS)
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from graphtx.model.block import GEGLU, FeedForward, GraphTransformerBlock
     from graphtx.model.config import PRESETS, ModelConfig
     from graphtx.model.encoder import EncoderOutput, GraphEncoder
-    from graphtx.model.io import fingerprint, load_model, save_model
+    from graphtx.model.io import ModelDir, fingerprint, load_model, save_model
     from graphtx.model.moe import DenseMoEHead
     from graphtx.model.pooling import WeightedPooling
     from graphtx.model.swem import SWEMNodeEncoder

@@ -4,7 +4,9 @@ A model directory is plain files a person can inspect::
 
     config.yaml       ModelConfig as YAML (sorted keys)
     model.pt          state_dict (torch.save; loaded with weights_only=True)
-    tokenizer.json    the tokenizer, when one was given (PatentTokenizer.load(dir) reads it)
+    tokenizer.json    the tokenizer, when one was given
+
+``load_model(dir)`` returns a :class:`ModelDir`: ``.model``, ``.tokenizer`` and ``.config`` in one object.
     fingerprint.txt   sha256 hex of config + weights + tokenizer (see ``fingerprint``)
     checksums.json    size and sha256 of every other file, written last (``graphtx/integrity.py``)
 
@@ -18,11 +20,12 @@ kill while saving leaves the previous model whole.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import yaml
@@ -32,6 +35,9 @@ from graphtx.atomic import PARTIAL_MARKER, StagedDir
 from graphtx.errors import IntegrityError
 from graphtx.model.config import ModelConfig
 from graphtx.model.encoder import GraphEncoder
+
+if TYPE_CHECKING:
+    from graphtx.text.bpe import PatentTokenizer
 
 CONFIG_FILE, WEIGHTS_FILE, FINGERPRINT_FILE, CHECKSUMS_FILE = "config.yaml", "model.pt", "fingerprint.txt", "checksums.json"
 MODEL_MEND = "Copy the model directory again from where it was made, or re-run `graphtx init-model` / `graphtx train`."
@@ -153,8 +159,28 @@ def load_config_file(directory: str | Path) -> ModelConfig:
     return ModelConfig.from_dict(yaml.safe_load(path.read_text()), f"model config {path}")
 
 
-def load_model(directory: str | Path, map_location: str | torch.device = "cpu", mend: str = MODEL_MEND) -> tuple[GraphEncoder, ModelConfig]:
-    """Load a model directory in eval mode.
+class ModelDir:
+    """A loaded model directory: ``model`` (eval mode), ``config`` and ``tokenizer``, read when first asked for.
+
+    The tokenizer is loaded lazily so that the training loops, which only need the weights, never pay for it;
+    a directory without tokenizer.json raises FileNotFoundError (naming the directory) when it is asked for.
+    """
+
+    def __init__(self, path: Path, model: GraphEncoder, config: ModelConfig):
+        self.path, self.model, self.config = path, model, config
+
+    @functools.cached_property
+    def tokenizer(self) -> PatentTokenizer:
+        from graphtx.text.bpe import PatentTokenizer
+
+        return PatentTokenizer.load(self.path)
+
+    def __repr__(self) -> str:
+        return f"ModelDir({str(self.path)!r}, out_dim={self.model.out_dim}, parameters={self.model.num_parameters():,})"
+
+
+def load_model(directory: str | Path, map_location: str | torch.device = "cpu", mend: str = MODEL_MEND) -> ModelDir:
+    """Load a model directory: its model in eval mode, its config and (on first use) its tokenizer.
 
     Raises ``IntegrityError`` (a ValueError) when a file does not match checksums.json or the
     fingerprint of config + weights + tokenizer does not match fingerprint.txt; ``mend`` is
@@ -182,4 +208,4 @@ def load_model(directory: str | Path, map_location: str | torch.device = "cpu", 
     with torch.device("meta"):
         model = GraphEncoder(config)  # no random init: the weights come from the file
     model.load_state_dict(state, strict=True, assign=True)
-    return model.eval(), config
+    return ModelDir(directory, model.eval(), config)

@@ -195,7 +195,6 @@ def run_fit_late_head(config, model_dir: str, corpus_dir: str, graphs_dir: str, 
                       late_dim: int, log=None) -> dict:  # fmt: skip
     """The command: load, fit, save ``out_dir`` (a model directory) and ``out_dir/late_head.json``."""
     from graphtx.model.io import load_model, save_model
-    from graphtx.text.bpe import PatentTokenizer
     from graphtx.corpus.citations import read_citations
     from graphtx.train.pairs import drop_held_out_targets
     from graphtx.train.run import Documents, resolve_ids
@@ -203,8 +202,8 @@ def run_fit_late_head(config, model_dir: str, corpus_dir: str, graphs_dir: str, 
     if late_dim < 1:
         raise ValueError("fit-late-head needs --late-dim >= 1 (or model.late_dim in the config)")
     cfg: TrainConfig = config.train
-    model, _ = load_model(model_dir)
-    tokenizer = PatentTokenizer.load(model_dir)
+    loaded = load_model(model_dir)
+    model, tokenizer = loaded.model, loaded.tokenizer
     docs = Documents.read(corpus_dir)
     store = GraphStore.load(graphs_dir, {cfg.query_kind, cfg.candidate_kind})
     valid = resolve_ids(read_citations(valid_citations), docs.ids)

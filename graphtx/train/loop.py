@@ -175,7 +175,7 @@ class StageTrainer:
     def load_best(self) -> GraphEncoder:
         from graphtx.model.io import load_model
 
-        model, _ = load_model(self.out_dir / BEST_DIR)
+        model = load_model(self.out_dir / BEST_DIR).model
         return model
 
     # --- one step ---------------------------------------------------------------------

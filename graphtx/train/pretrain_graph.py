@@ -239,7 +239,7 @@ class PretrainTrainer:
     def load_best(self):
         from graphtx.model.io import load_model
 
-        return load_model(self.out_dir / BEST_DIR)[0]
+        return load_model(self.out_dir / BEST_DIR).model
 
     def _run(self) -> PretrainState:
         cfg, st = self.cfg, self.state

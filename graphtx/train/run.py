@@ -199,7 +199,6 @@ def train(
     """Run (or resume) every configured stage; returns the summary written to summary.json."""
     from graphtx.model.embed import init_model
     from graphtx.model.io import load_model
-    from graphtx.text.bpe import PatentTokenizer
     from graphtx.text.pretrain import load_tokens
     from graphtx.train.evaluate import CitationEvaluator
     from graphtx.train.loop import StageTrainer, selection_score
@@ -216,9 +215,9 @@ def train(
         if init_model_dir:
             if not (Path(init_model_dir) / "config.yaml").exists():
                 raise ValueError(f"--init / train.init_from {init_model_dir} is not a model directory (no config.yaml): give a run's model/ folder")
-            model, _ = load_model(init_model_dir)
-            model = model.train()
-            tokenizer, tokenizer_file = PatentTokenizer.load(init_model_dir), Path(init_model_dir) / "tokenizer.json"
+            init = load_model(init_model_dir)
+            model = init.model.train()
+            tokenizer, tokenizer_file = init.tokenizer, Path(init_model_dir) / "tokenizer.json"
             token_vectors = model.swem.embedding.weight.detach().cpu().numpy()
         elif tokens_dir:
             base_cfg = config.model.as_base() if cfg.stages[0] in ("pretrain", "base") else config.model
@@ -282,7 +281,7 @@ def train(
 
         final_stage = pick_final_stage(cfg.stages, scores)
         if final_stage != cfg.stages[-1]:
-            model = load_model(out / final_stage / "best")[0]
+            model = load_model(out / final_stage / "best").model
         summary = {"data": data_report, "stages": results, "final_stage": final_stage, "select_metric": cfg.select_metric,
                    "k": cfg.eval_k, "ndcg_k": cfg.eval_ndcg_k}  # fmt: skip
         if ctx.is_main:

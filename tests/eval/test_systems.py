@@ -94,7 +94,6 @@ def test_model_system_equals_the_vectors_graphtx_encode_writes(model_dirs, tiny_
 def test_index_hook_uses_the_model_an_index_opens(model_dirs, tiny_pretrained, monkeypatch):
     """The hook needs only Index.open(path) -> .model, .tokenizer, .manifest["kind"] (a stand-in here)."""
     from graphtx.model.io import load_model
-    from graphtx.text.bpe import PatentTokenizer
 
     opened = []
 
@@ -103,7 +102,8 @@ def test_index_hook_uses_the_model_an_index_opens(model_dirs, tiny_pretrained, m
         def open(cls, path):
             opened.append(path)
             index = cls()
-            index.model, index.tokenizer = load_model(model_dirs / "model")[0], PatentTokenizer.load(model_dirs / "model")
+            loaded_dir = load_model(model_dirs / "model")
+            index.model, index.tokenizer = loaded_dir.model, loaded_dir.tokenizer
             index.manifest = {"kind": "first_claim"}
             return index
 

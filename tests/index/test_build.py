@@ -29,7 +29,7 @@ def _stored(index_dir) -> tuple[list[str], np.ndarray]:
 
 def test_index_directory_holds_manifest_ids_vectors_metadata_and_graphs(tiny, tiny_index):
     manifest = json.loads((tiny_index / "manifest.json").read_text())
-    model, _ = load_model(tiny["model"])
+    model = load_model(tiny["model"]).model
     assert manifest["format"] == "graphtx-index/1" and manifest["metric"] == "inner_product"
     tokenizer = PatentTokenizer.load(tiny["model"])
     assert manifest["model_fingerprint"] == fingerprint(model, tokenizer=tokenizer) == (tiny["model"] / "fingerprint.txt").read_text().strip()
@@ -68,7 +68,7 @@ def test_add_skips_indexed_documents_and_replace_supersedes_them(tiny, tmp_path)
     assert (rep.added, rep.replaced, rep.count) == (20, 10, 70)
     ids, vectors = _stored(out)
     assert len(ids) == len(set(ids)) == 70
-    model, _ = load_model(tiny["model"])
+    model = load_model(tiny["model"]).model
     want = model.encode(list(iter_graphs(changed, kind="description")), PatentTokenizer.load(tiny["model"])).numpy()
     got = dict(zip(ids, vectors))
     np.testing.assert_allclose(np.stack([got[doc_id(i)] for i in range(50, 70)]), want, atol=1e-5)

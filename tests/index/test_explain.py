@@ -13,7 +13,7 @@ from tests.index.fixtures import make_graph
 
 @pytest.fixture(scope="module")
 def model(tiny):
-    model, _ = load_model(tiny["model"])
+    model = load_model(tiny["model"]).model
     with torch.no_grad():
         model.pool.score.weight.normal_(0, 0.5, generator=torch.Generator().manual_seed(0))  # non-uniform pooling weights
     return model, PatentTokenizer.load(tiny["model"])

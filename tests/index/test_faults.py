@@ -159,7 +159,7 @@ def test_the_tokenizer_belongs_to_the_fingerprint(tiny, index, tmp_path, capsys)
     tokens.mkdir()
     shutil.copy(tiny["model"] / "tokenizer.json", tokens / "tokenizer.json")
     swap_two_token_ids(tokens / "tokenizer.json")
-    model, _ = load_model(tiny["model"])
+    model = load_model(tiny["model"]).model
     other = save_model(tmp_path / "other", model, tokenizer=tokens / "tokenizer.json")
     assert (other / "fingerprint.txt").read_text() != (tiny["model"] / "fingerprint.txt").read_text()
     with pytest.raises(ValueError, match="not the model index"):

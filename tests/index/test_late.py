@@ -32,7 +32,7 @@ def late_index(request, tiny, late_model, tmp_path_factory):
 
 def _reference(late_model, tiny, query_graph, ids):
     """Brute force in float64 from freshly encoded (unquantised) node vectors."""
-    model, _ = load_model(late_model)
+    model = load_model(late_model).model
     tok = PatentTokenizer.load(late_model)
     u, w, _ = model.encode_nodes([query_graph], tok)
     graphs = {g.doc_id: g for g in iter_graphs(tiny["graphs"], kind="description")}

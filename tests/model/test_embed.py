@@ -44,7 +44,7 @@ def test_init_model_then_encode_writes_normalised_vectors(dirs, tiny_yaml, tmp_p
     assert meta["model_fingerprint"] == init["fingerprint"]
 
     # the same vectors as encoding the graphs directly with the loaded model
-    model, _ = load_model(model_dir)
+    model = load_model(model_dir).model
     direct = model.encode(list(iter_graphs(dirs / "graphs", kind="first_claim")), PatentTokenizer.load(model_dir)).numpy()
     np.testing.assert_allclose(vectors, direct, rtol=1e-5, atol=1e-6)
 

@@ -21,7 +21,8 @@ def test_save_load_round_trip_gives_identical_vectors_and_fingerprint(tmp_path):
     model, tok = _trained_looking_model(), HashTokenizer()
     out = save_model(tmp_path / "m", model, model.config, tokenizer=tok)
     assert sorted(p.name for p in out.iterdir()) == ["checksums.json", "config.yaml", "fingerprint.txt", "hash_tokenizer.txt", "model.pt"]
-    loaded, config = load_model(out)
+    loaded_dir = load_model(out)
+    loaded, config = loaded_dir.model, loaded_dir.config
     assert config == model.config == load_config_file(out) and not loaded.training
     b = collate([snowthrower(), no_nodes(), lamp()], tok, config.max_tokens_per_node)
     assert torch.equal(model(b), loaded(b))
@@ -77,6 +78,21 @@ def test_round_trip_with_the_real_bpe_tokenizer(tmp_path):
     tok = train_bpe([t for g in graphs for t in g.node_text] * 3, vocab_size=80, min_frequency=1)
     model = GraphEncoder(tiny_config(vocab_size=tok.vocab_size), seed=0).eval()
     save_model(tmp_path, model, tokenizer=tok)
-    loaded, config = load_model(tmp_path)
+    loaded_dir = load_model(tmp_path)
+    loaded, config = loaded_dir.model, loaded_dir.config
     vectors = loaded.encode(graphs, PatentTokenizer.load(tmp_path))
     assert torch.equal(vectors, model.encode(graphs, tok))
+    # the model directory object: model, tokenizer and config of one directory in one call
+    assert torch.equal(loaded_dir.model.encode(graphs, loaded_dir.tokenizer), vectors)
+    assert loaded_dir.tokenizer is loaded_dir.tokenizer and loaded_dir.tokenizer.vocab_size == tok.vocab_size  # read once
+    assert config == model.config and loaded_dir.path == tmp_path and str(tmp_path) in repr(loaded_dir)
+
+
+def test_model_dir_without_a_tokenizer_loads_and_says_so_when_one_is_asked_for(tmp_path):
+    """A directory saved without a tokenizer still gives its model and config; its tokenizer is a clear error naming it."""
+    model = _trained_looking_model()
+    save_model(tmp_path / "m", model)
+    loaded_dir = load_model(tmp_path / "m")
+    assert loaded_dir.config == model.config and fingerprint(loaded_dir.model) == fingerprint(model)
+    with pytest.raises(FileNotFoundError, match=r"m holds no tokenizer\.json"):
+        loaded_dir.tokenizer

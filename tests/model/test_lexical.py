@@ -76,7 +76,7 @@ def test_training_sees_the_graph_vectors_only():
 def test_channel_survives_save_and_load_and_old_configs_keep_their_fingerprint(tmp_path):
     model = _model()
     save_model(tmp_path / "m", model, tokenizer=HashTokenizer(VOCAB))
-    loaded, _ = load_model(tmp_path / "m")
+    loaded = load_model(tmp_path / "m").model
     graphs = [snowthrower(), lamp()]
     torch.testing.assert_close(loaded.encode(graphs, HashTokenizer(VOCAB)), model.encode(graphs, HashTokenizer(VOCAB)), rtol=0, atol=0)
     assert "lexical" not in config_yaml(tiny_config())  # models saved before the channel keep their fingerprint

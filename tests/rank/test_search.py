@@ -65,7 +65,7 @@ def test_ranker_of_another_model_refused(fitted, ranked, tmp_path, capsys):
     with pytest.raises(ValueError, match="fitted on model"):
         from graphtx.rank.store import load_ranker
 
-        load_ranker(fitted / "ranker", fingerprint(load_model(other)[0]))
+        load_ranker(fitted / "ranker", fingerprint(load_model(other).model))
     assert Index.open(fitted, ranker_dir=fitted / "ranker").ranker is not None
 
 

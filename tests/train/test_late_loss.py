@@ -68,7 +68,8 @@ def test_stage_trains_the_late_head_and_saves_it(synthetic, tmp_path):
           citations=str(synthetic / "train.tsv"), valid_citations=str(synthetic / "valid.tsv"), progress=False)  # fmt: skip
     log = [json.loads(line) for line in (out / "base" / "log.jsonl").read_text().splitlines()]
     assert all("late_loss" in r and r["late_loss"] > 0 for r in log)
-    model, cfg = load_model(out / "model")
+    loaded_dir = load_model(out / "model")
+    model, cfg = loaded_dir.model, loaded_dir.config
     assert cfg.late_dim == 8 and model.late is not None
     fresh = GraphEncoder(cfg.as_base(), seed=0)
     assert not torch.equal(model.late.proj.weight, fresh.late.proj.weight)  # trained, not the initial head
@@ -121,8 +122,9 @@ def test_fit_late_head_keeps_the_dense_model_and_learns_a_head(synthetic, tmp_pa
     assert main(args) == 0
     summary = json.loads(capsys.readouterr().out)
     assert [h["epoch"] for h in summary["history"]][:2] == [0, 1] and summary["history"][1]["loss"] > 0
-    a, _ = load_model(base)
-    b, cfg = load_model(out)
+    a = load_model(base).model
+    loaded_dir = load_model(out)
+    b, cfg = loaded_dir.model, loaded_dir.config
     assert cfg.late_dim == 8 and b.late is not None
     g = [GraphStore.load(synthetic / "graphs").get("T00-0", "description")]
     from graphtx.text.bpe import PatentTokenizer

@@ -33,7 +33,8 @@ def test_training_beats_the_untrained_model_and_writes_a_run(synthetic, tmp_path
     final = summary["final_stage"]
     assert summary["stages"][final]["best_recall"] == max(s["best_recall"] for s in summary["stages"].values())
     assert (out / "model" / "fingerprint.txt").read_text() == (out / final / "best" / "fingerprint.txt").read_text()
-    model, config = load_model(out / "reduced" / "best")
+    loaded_dir = load_model(out / "reduced" / "best")
+    model, config = loaded_dir.model, loaded_dir.config
     assert config.reduced_dim == 8 and model.moe is not None  # the reduction stage ends with the MoE head and a reduced output
     assert summary["stages"]["reduced"]["best_recall"] > untrained
     log = [json.loads(line) for line in (out / "base" / "log.jsonl").read_text().splitlines()]
@@ -62,8 +63,8 @@ def test_killed_run_resumes_to_identical_weights(synthetic, tmp_path):
     assert partial == {"interrupted": "base", "step": 5}
     resumed = train(*args, str(tmp_path / "killed"), **kwargs)
     assert resumed["stages"] == full["stages"]
-    a, _ = load_model(tmp_path / "full" / "model")
-    b, _ = load_model(tmp_path / "killed" / "model")
+    a = load_model(tmp_path / "full" / "model").model
+    b = load_model(tmp_path / "killed" / "model").model
     for (name, p), q in zip(a.state_dict().items(), b.state_dict().values()):
         assert torch.equal(p, q), name
     lines = lambda d: (d / "base" / "log.jsonl").read_text().splitlines()  # noqa: E731
@@ -116,8 +117,8 @@ def test_kill_9_from_the_cli_then_same_command_resumes(synthetic, tmp_path):
         proc.wait(timeout=30)
     assert not (tmp_path / "killed" / "base" / "done.json").exists(), "the run finished before it could be killed"
     subprocess.run(command(tmp_path / "killed"), check=True, env=env, capture_output=True, timeout=180)
-    a, _ = load_model(tmp_path / "full" / "model")
-    b, _ = load_model(tmp_path / "killed" / "model")
+    a = load_model(tmp_path / "full" / "model").model
+    b = load_model(tmp_path / "killed" / "model").model
     for (name, p), q in zip(a.state_dict().items(), b.state_dict().values()):
         assert torch.equal(p, q), name
     steps = [json.loads(x)["step"] for x in (tmp_path / "killed" / "base" / "log.jsonl").read_text().splitlines()]
@@ -168,7 +169,7 @@ def test_token_lr_scale_zero_keeps_the_pretrained_token_table(synthetic, tmp_pat
     for scale in (0.0, 1.0):
         t = dataclasses.replace(config.train, stages=("base",), max_steps=4, token_lr_scale=scale, evals_per_epoch=1)
         train(dataclasses.replace(config, train=t), str(synthetic / "corpus"), str(synthetic / "graphs"), str(tmp_path / f"s{scale}"), **kwargs)
-        model, _ = load_model(tmp_path / f"s{scale}" / "base" / "best")
+        model = load_model(tmp_path / f"s{scale}" / "base" / "best").model
         tables[scale] = model.swem.embedding.weight
         assert not torch.equal(model.swem.proj.weight, start.swem.proj.weight)  # the rest of the model trained
     assert torch.equal(tables[0.0], start.swem.embedding.weight)

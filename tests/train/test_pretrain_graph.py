@@ -154,7 +154,7 @@ def test_pretrain_stage_then_fine_tuning_starts_from_its_weights(synthetic, tmp_
     assert all(r["spans"] == 32 and r["view_anchors"] == 32 for r in log)  # synthetic: first claim ≠ description for every document
     evals = [json.loads(x) for x in (pre / "pretrain" / "evals.jsonl").read_text().splitlines()]
     assert len(evals) == 5 and not any(e["reference"] for e in evals)
-    pretrained, _ = load_model(pre / "model")
+    pretrained = load_model(pre / "model").model
 
     # fine-tuning --init from it: the base stage's step-0 reference evaluation is the pretrained model's score
     fine = tmp_path / "fine"
@@ -179,7 +179,7 @@ def test_pretrain_stage_then_fine_tuning_starts_from_its_weights(synthetic, tmp_
     train(config, str(synthetic / "corpus"), str(synthetic / "graphs"), str(fine2), citations=str(synthetic / "train.tsv"),
           valid_citations=str(synthetic / "valid.tsv"), progress=False)  # fmt: skip
     assert json.loads((fine2 / "base" / "evals.jsonl").read_text().splitlines()[0])["ndcg"] == pytest.approx(start["ndcg"])
-    assert pretrained.swem.embedding.weight.shape[0] == load_model(fine / "model")[0].swem.embedding.weight.shape[0]
+    assert pretrained.swem.embedding.weight.shape[0] == load_model(fine / "model").model.swem.embedding.weight.shape[0]
 
 
 def test_bad_pretrain_graphs_and_init_give_clear_errors(synthetic, tmp_path, capsys):
