@@ -1,6 +1,7 @@
 """Evaluation protocols and baselines (``graphtx eval ...``).
 
 ==================  ==================================================================================
+``config``          ``EvalConfig`` (the ``eval:`` section)
 ``data``            corpus documents and citation judgements (gain per category, what is not scored)
 ``ranking``         score rows -> rankings: score desc, ties by id, the query left out
 ``systems``         what is evaluated: graphtx vectors / model + graphs / index (hook)
@@ -9,7 +10,7 @@
 ``run``             one run: a corpus, its citations, every system, every protocol; BM25 tuning
 ``report``          tables with ratios to BM25, JSON, per-query CSV, metric-vs-k plots
 ``command``         ``graphtx eval citations`` / ``graphtx eval paecter``
-``phrases``         phrase similarity (``graphtx eval phrases``)
+``phrases/``        phrase similarity (``graphtx eval phrases``), in the same layers: config, data, model, ...
 ==================  ==================================================================================
 
 Ranking metrics are pure functions in :mod:`graphtx.metrics` (shared with training). Importing
