@@ -160,6 +160,19 @@ class GraphEncoder(nn.Module):
         assert not unexpected and all(k.startswith("moe.") for k in missing), (missing, unexpected)
         return reduced
 
+    def with_lexical_channel(self, dim: int, weight: float, token_idf) -> GraphEncoder:
+        """A copy of this model with a lexical channel of ``dim`` buckets (graphtx.model.lexical) and the tokens' IDF.
+
+        The channel has no trained weights, so a trained model gains it without retraining (benchmarks/lexical_channel.py)."""
+        config = dataclasses.replace(self.config, lexical_dim=dim, lexical_weight=weight)
+        param = next(self.parameters())
+        out = GraphEncoder(config).to(device=param.device, dtype=param.dtype)
+        kept = {k: v for k, v in self.state_dict().items() if not k.startswith("lexical.")}
+        missing, unexpected = out.load_state_dict(kept, strict=False)
+        assert not unexpected and all(k.startswith("lexical.") for k in missing), (missing, unexpected)
+        out.lexical.load_token_idf(token_idf)
+        return out.train(self.training)
+
     def num_parameters(self, trainable_only: bool = False) -> int:
         return sum(p.numel() for p in self.parameters() if p.requires_grad or not trainable_only)
 

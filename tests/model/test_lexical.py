@@ -113,3 +113,13 @@ def test_a_model_with_the_channel_names_its_weight_in_its_config():
     """The weight is part of what the vectors mean: written (and fingerprinted) whenever the channel is on."""
     assert "lexical_weight: 0.4" in config_yaml(tiny_config(lexical_dim=8, lexical_weight=0.4))
     assert "lexical_weight" not in config_yaml(tiny_config(lexical_weight=0.25))
+
+
+def test_a_trained_model_gains_the_channel_without_changing_its_graph_vectors():
+    plain = GraphEncoder(tiny_config(vocab_size=VOCAB), seed=3).eval()
+    with_channel = plain.with_lexical_channel(16, 0.4, _idf())
+    batch = collate([snowthrower(), lamp()], HashTokenizer(VOCAB), plain.config.max_tokens_per_node)
+    with torch.no_grad():
+        torch.testing.assert_close(with_channel(batch), plain(batch), rtol=0, atol=0)
+    assert with_channel.out_dim == plain.out_dim + 16 and with_channel.config.lexical_weight == 0.4
+    assert float(with_channel.lexical.idf[5]) == pytest.approx(float(_idf()[5]))
