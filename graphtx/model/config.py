@@ -101,8 +101,9 @@ class ModelConfig:
     # --- presets ---------------------------------------------------------------
     @classmethod
     def small(cls, **changes: Any) -> ModelConfig:
-        """CPU model (demo, tests): 2.72M parameters (base 2.65M) with an 8000-token vocabulary."""
-        return dataclasses.replace(cls(), **changes)
+        """CPU model (demo, tests): 2.72M parameters (base 2.65M) with an 8000-token vocabulary, and a
+        1024-bucket lexical channel (no parameters) beside its graph vector."""
+        return dataclasses.replace(cls(lexical_dim=1024), **changes)
 
     @classmethod
     def paper(cls, **changes: Any) -> ModelConfig:

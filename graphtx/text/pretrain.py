@@ -259,7 +259,7 @@ def load_token_idf(tokens_dir: str | Path) -> np.ndarray:
     path = Path(tokens_dir) / IDF_FILE
     if not path.exists():
         raise FileNotFoundError(f"{tokens_dir} has no {IDF_FILE} (made before IDF weighting): re-run `graphtx pretrain`, "
-                                "or set model.token_weighting: none")  # fmt: skip
+                                "or set model.token_weighting: none and model.lexical_dim: 0 (the two parts that read it)")  # fmt: skip
     return np.load(path)
 
 

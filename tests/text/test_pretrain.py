@@ -166,7 +166,9 @@ def test_tokens_without_idf_give_a_clear_error_only_when_idf_weighting_is_asked(
     old = tmp_path / "old-tokens"
     shutil.copytree(tokens, old)
     (old / IDF_FILE).unlink()
-    init_model(ModelConfig.small(), old, seed=0)  # plain mean pooling needs no IDF
+    init_model(ModelConfig.small(lexical_dim=0), old, seed=0)  # plain mean pooling, no lexical channel: no IDF needed
+    with pytest.raises(FileNotFoundError, match="lexical_dim: 0"):
+        init_model(ModelConfig.small(), old, seed=0)  # the lexical channel reads the IDF
     with pytest.raises(FileNotFoundError, match="re-run `graphtx pretrain`"):
         init_model(ModelConfig(token_weighting="idf"), old, seed=0)
     model, _ = init_model(ModelConfig(token_weighting="idf"), tokens, seed=0)
