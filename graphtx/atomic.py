@@ -11,7 +11,9 @@ so a reader (or a later stage) sees the old content or the new, never a mix:
   byte-identical until ``commit(manifest)``: the old manifest goes first, the new files are
   renamed in, and the new ``manifest.json`` comes last, so a folder with a manifest is complete.
   An interrupted run removes its partial; one killed outright (kill -9) leaves ``.partial/``
-  with a ``PARTIAL.json`` saying what it is, which the next run clears.
+  with a ``PARTIAL.json`` saying what it is, which the next run clears. A ``resumable`` stage
+  (``--engine ray``'s sharded parse) keeps its partial on failure and the next run of the same
+  stage continues it (``graphtx.shards`` decides which of its pieces are reusable).
 - ``DiskFull`` is what a full disk becomes (errno ENOSPC/EDQUOT, or pyarrow's message for it):
   the CLI turns it into "disk full at PATH" and exit status 1.
 
@@ -195,8 +197,9 @@ class StagedDir:
             staged.commit({"documents": n})
     """
 
-    def __init__(self, out_dir: str | Path, stage: str, owned: Iterable[str] | None, manifest: str = MANIFEST_FILE):
+    def __init__(self, out_dir: str | Path, stage: str, owned: Iterable[str] | None, manifest: str = MANIFEST_FILE, resumable: bool = False):
         self.out_dir = Path(out_dir)
+        self.resumable = resumable  # keep .partial/ when the run fails, and reuse one a resumable run of this stage left
         self.stage = stage
         self.owned = None if owned is None else tuple(owned)
         self.manifest_name = manifest
@@ -216,16 +219,25 @@ class StagedDir:
             self.out_dir.mkdir(parents=True, exist_ok=True)
             self._lock.__enter__()  # before .partial/ is cleared: a second run must not clear the first's
             self._locked = True
-            _remove(self.partial)  # a run killed outright left it; nothing in it is reusable
-            self.partial.mkdir()
-            marker = {"stage": self.stage, "pid": os.getpid(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                      "note": f"incomplete output of a {self.stage} run; the files beside this folder are the last complete run; safe to delete"}  # fmt: skip
+            if not (self.resumable and self._left_resumable()):
+                _remove(self.partial)  # a run killed outright left it; nothing in it is reusable
+            self.partial.mkdir(exist_ok=True)
+            marker = {"stage": self.stage, "pid": os.getpid(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "resumable": self.resumable,
+                      "note": f"incomplete output of a {self.stage} run; the files beside this folder are the last complete run; safe to delete"
+                      + ("; the same command continues it" if self.resumable else "")}  # fmt: skip
             (self.partial / PARTIAL_MARKER).write_text(json.dumps(marker, indent=2) + "\n")
         except OSError as err:
             if is_disk_full(err):
                 raise as_disk_full(err, self.partial) from err
             raise
         return self
+
+    def _left_resumable(self) -> bool:
+        try:
+            marker = json.loads((self.partial / PARTIAL_MARKER).read_text())
+        except (OSError, ValueError):
+            return False
+        return marker.get("stage") == self.stage and marker.get("resumable") is True
 
     def path(self, name: str) -> Path:
         return self.partial / name
@@ -259,7 +271,7 @@ class StagedDir:
     def __exit__(self, exc_type, exc, tb) -> None:
         if self._locked:  # not when left already (a nested ``with``)
             try:
-                if not self.committed:
+                if not self.committed and not self.resumable:
                     _remove(self.partial)
             finally:
                 self._locked = False

@@ -4,13 +4,17 @@ Only the heavy per-item work moves to Ray; everything that writes (staged direct
 manifests, FAISS shards) stays in the driver and is the local engine's own code, so the outputs
 of the two engines are the same files and downstream stages cannot tell them apart.
 
-* parse: a Ray Data pipeline ``read_parquet(documents.parquet) -> map_batches(_ParseActor)``, an
-  actor pool whose actors load spaCy and the rules once (``graphtx.graphs.parse._init_worker``)
-  and run the local engine's per-document function ``_build_one``; blocks keep the input order,
-  and the driver streams the results into the same writer as ``--engine local``.
-* index: chunks of graphs go to a pool of ``_EncodeActor`` (model and tokenizer loaded once per
-  actor; ``num_gpus`` per actor when asked), a bounded number in flight, results taken back in
-  order; ids, parts and shards are then committed by ``graphtx.index.build`` as locally.
+* parse: the corpus in shards (row ranges of documents.parquet, ``parse.shard_size`` documents)
+  sent to a pool of ``_ParseActor`` (spaCy and the rules loaded once, ``graphtx.graphs.parse._init_worker``)
+  that run the local engine's per-document function ``_build_one``; each finished shard is journaled
+  by the driver (``graphtx.shards``), so a killed run redoes only unfinished shards, and the results
+  go in corpus order into the same writer as ``--engine local``. (Plain actors rather than a Ray Data
+  pipeline: the driver must know when a shard is complete to commit it.)
+* encode and index: chunks of graphs go to a pool of ``_EncodeActor`` (model and tokenizer loaded
+  once per actor; ``num_gpus`` per actor from the cluster's resources, ``encoder_plan``), a bounded
+  number in flight, results taken back in order; ``graphtx encode`` journals each chunk as a shard
+  (resumable), ``graphtx index`` commits each as a document part (resumable the same way), then
+  the index's FAISS shards are filled in parallel as Ray tasks (``graphtx.index.sharded``).
 
 Ray is an optional extra (``pip install 'graphtx[ray]'``); it is imported only when the engine is
 used. Every node of a cluster needs graphtx (with the extra) installed, or the driver's checkout on
@@ -21,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pickle
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -90,7 +93,7 @@ def _check_reachable(address: str, timeout_s: float = 10.0) -> None:
 
 
 class _ParseActor:
-    """One per actor: spaCy + rules loaded once, then batches of corpus rows -> pickled per-document results."""
+    """One per actor: spaCy + rules loaded once, then shards (row ranges of documents.parquet) -> per-document results."""
 
     def __init__(self, cfg) -> None:
         from graphtx.graphs import parse
@@ -98,31 +101,40 @@ class _ParseActor:
         parse._init_worker(cfg)
         self._build_one = parse._build_one
 
-    def __call__(self, batch):  # pyarrow.Table of corpus rows -> {"result": pickled (id, graphs, reason, lang)}
-        from graphtx.corpus.store import document_from_row
+    def parse_rows(self, documents_file: str, start: int, stop: int) -> list[tuple]:
+        """``(doc id, graphs, reason, lang)`` of rows ``start .. stop - 1``, in file order (the actor reads them itself)."""
+        from graphtx.corpus.store import document_from_row, read_rows
 
-        results = [pickle.dumps(self._build_one(document_from_row(row)), protocol=5) for row in batch.to_pylist()]
-        return {"result": results}
+        return [self._build_one(document_from_row(row)) for row in read_rows(documents_file, start, stop)]
 
 
-def parse_results(documents_file: str | Path, cfg, address: str | None = None) -> Iterator[tuple]:
-    """``(doc id, graphs, reason, lang)`` per document of ``documents_file``, in file order, parsed on Ray.
+def parse_shards(documents_file: str | Path, shards: list[tuple[int, int, int]], cfg, address: str | None = None,
+                 ahead: int = 2) -> Iterator[tuple[int, list]]:  # fmt: skip
+    """``(shard, results)`` for each ``(shard, start, stop)`` of ``shards``, as each finishes (any order).
 
-    Actors: ``cfg.workers``; rows per batch: ``cfg.chunk_size``."""
-    with ray_session(address, num_cpus=max(1, cfg.workers) + 1) as ray:  # + 1: the read tasks beside the actors
-        import ray.data
-
-        ctx = ray.data.DataContext.get_current()
-        ctx.execution_options.preserve_order = True  # results in corpus order, like the local engine
-        ctx.enable_progress_bars = False
-        ds = ray.data.read_parquet(str(Path(documents_file).resolve()), override_num_blocks=max(1, cfg.workers) * 4)
-        ds = ds.map_batches(
-            _ParseActor, fn_constructor_args=(cfg,), batch_size=max(1, cfg.chunk_size), batch_format="pyarrow",
-            compute=ray.data.ActorPoolStrategy(min_size=1, max_size=max(1, cfg.workers)), num_cpus=1,
-        )  # fmt: skip
-        for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
-            for blob in batch.column("result").to_pylist():
-                yield pickle.loads(blob)
+    ``cfg.workers`` actors, each given at most ``ahead`` shards at a time; the actors read their rows from
+    ``documents_file``, which must be on storage every node sees (one machine, or a shared file system)."""
+    workers = max(1, min(cfg.workers, len(shards)))
+    with ray_session(address, num_cpus=max(1, cfg.workers)) as ray:
+        actor_class = ray.remote(num_cpus=1)(_ParseActor)
+        actors = [actor_class.remote(cfg) for _ in range(workers)]
+        load = {i: 0 for i in range(workers)}
+        todo, pending = deque(shards), {}  # ref -> (shard, actor number)
+        path = str(Path(documents_file).resolve())
+        try:
+            while todo or pending:
+                while todo and min(load.values()) < ahead:
+                    a = min(load, key=load.get)
+                    shard, start, stop = todo.popleft()
+                    pending[actors[a].parse_rows.remote(path, start, stop)] = (shard, a)
+                    load[a] += 1
+                [ref], _ = ray.wait(list(pending), num_returns=1)
+                shard, a = pending.pop(ref)
+                load[a] -= 1
+                yield shard, ray.get(ref)
+        finally:
+            for actor in actors:
+                ray.kill(actor)
 
 
 # --- index -------------------------------------------------------------------------------
@@ -152,13 +164,39 @@ class _EncodeActor:
         return vectors, nodes, offsets, time.time() - t0
 
 
-def encode_chunks(chunks: Iterable[list], model_dir: str | Path, *, device: str, batch_size: int, late: bool, workers: int,
-                  num_gpus: float = 0.0, address: str | None = None, ahead: int = 2) -> Iterator[tuple]:  # fmt: skip
-    """``(chunk, (vectors, nodes, offsets, seconds))`` for each chunk, in order, encoded by ``workers`` Ray actors;
-    at most ``workers * ahead`` chunks in flight (memory stays bounded on any corpus size)."""
+def encoder_plan(cluster: dict, workers: int, num_gpus: float | None = None) -> tuple[int, float, str]:
+    """(actors, GPUs per actor, device) of the encoder pool on a cluster whose resources are ``cluster``
+    (``ray.cluster_resources()``: {"CPU": 16.0, "GPU": 4.0, ...}).
+
+    ``num_gpus`` None: GPUs when the cluster has them, the cluster's GPUs shared out over ``workers`` actors
+    (one each at most; a fraction each when there are more actors than GPUs); CPU actors otherwise. An explicit
+    ``num_gpus`` is kept (0: CPU). Actors are capped by what the cluster can place (1 CPU each, and the GPUs),
+    since an actor Ray cannot place waits for ever. Refused: GPUs asked of a cluster that has none."""
+    if workers < 1:
+        raise ValueError(f"the number of Ray workers must be at least 1, got {workers}")
+    cpus, gpus = float(cluster.get("CPU", 0)), float(cluster.get("GPU", 0))
+    if num_gpus is None:
+        num_gpus = 0.0 if gpus < 1 else min(1.0, int(gpus / workers * 100) / 100)  # hundredths: Ray's own GPU granularity
+    if num_gpus < 0:
+        raise ValueError(f"GPUs per encoder actor must be 0 or more, got {num_gpus}")
+    if num_gpus > 0 and gpus < num_gpus:
+        raise GraphtxError(f"--ray-gpus {num_gpus:g} asks each encoder actor for GPUs, but the Ray cluster has {gpus:g}: "
+                           "leave --ray-gpus out (GPUs are used when the cluster has them), or give 0")  # fmt: skip
+    actors = min(workers, max(1, int(cpus)))
+    if num_gpus > 0:
+        actors = min(actors, max(1, int(gpus / num_gpus + 1e-9)))
+    return actors, num_gpus, "cuda" if num_gpus > 0 else "cpu"
+
+
+def encode_chunks(chunks: Iterable[list], model_dir: str | Path, *, batch_size: int, late: bool, workers: int,
+                  num_gpus: float | None = None, address: str | None = None, ahead: int = 2) -> Iterator[tuple]:  # fmt: skip
+    """``(chunk, (vectors, nodes, offsets, seconds))`` for each chunk, in order, encoded by up to ``workers`` Ray actors
+    (sized by ``encoder_plan``: GPUs when the cluster has them); at most ``actors * ahead`` chunks in flight
+    (memory stays bounded on any corpus size)."""
     with ray_session(address, num_cpus=max(1, workers)) as ray:
-        actor_class = ray.remote(num_cpus=1, num_gpus=num_gpus)(_EncodeActor)
-        actors = [actor_class.remote(str(Path(model_dir).resolve()), device, batch_size, late) for _ in range(max(1, workers))]
+        actors_n, gpus, device = encoder_plan(ray.cluster_resources(), workers, num_gpus)
+        actor_class = ray.remote(num_cpus=1, num_gpus=gpus)(_EncodeActor)
+        actors = [actor_class.remote(str(Path(model_dir).resolve()), device, batch_size, late) for _ in range(actors_n)]
         pending: deque = deque()
         try:
             for i, chunk in enumerate(chunks):

@@ -44,12 +44,12 @@ def _manifest(graphs_dir):
 @pytest.mark.timeout(240)
 def test_parse_on_ray_writes_the_same_graphs_directory(corpus, tmp_path, ray_local):
     local = parse_corpus(corpus, tmp_path / "local", ParseConfig(workers=1), progress=False)
-    on_ray = parse_corpus(corpus, tmp_path / "ray", ParseConfig(workers=2, chunk_size=2), progress=False, engine="ray")
+    on_ray = parse_corpus(corpus, tmp_path / "ray", ParseConfig(workers=2, shard_size=3), progress=False, engine="ray")
     assert (on_ray.documents, on_ray.graphs, on_ray.skipped) == (local.documents, local.graphs, local.skipped) == (9, 27, 2)
     assert list(iter_graphs(tmp_path / "ray")) == list(iter_graphs(tmp_path / "local"))  # same ids, same graphs, same order
     assert (tmp_path / "ray" / "graphs.parquet").read_bytes() == (tmp_path / "local" / "graphs.parquet").read_bytes()
     assert (tmp_path / "ray" / "errors.jsonl").read_text() == (tmp_path / "local" / "errors.jsonl").read_text()
-    cfg = dict(_manifest(tmp_path / "local")["config"], workers=2, chunk_size=2)
+    cfg = dict(_manifest(tmp_path / "local")["config"], workers=2, shard_size=3)
     assert _manifest(tmp_path / "ray") == dict(_manifest(tmp_path / "local"), config=cfg)  # checksums included
     assert not (tmp_path / "ray" / ".partial").exists()
 
@@ -96,3 +96,172 @@ def test_encode_on_ray_writes_the_same_vectors(tmp_path, ray_local):
     assert ids_a == ids_b and len(ids_a) == 40 and meta_a == meta_b
     np.testing.assert_array_equal(va, vb)
 
+
+
+# --- resumable by shard -----------------------------------------------------------------
+
+
+def _interrupt_after(monkeypatch, cls, name: str, n: int) -> list:
+    """Make ``cls.name`` raise KeyboardInterrupt (Ctrl-C) right after its ``n``-th call completes; returns the
+    first arguments of every call (shard or part numbers). Test-only: nothing a user can reach."""
+    calls: list = []
+    original = getattr(cls, name)
+
+    def wrapped(self, *args, **kwargs):
+        out = original(self, *args, **kwargs)
+        calls.append(args[0])
+        if len(calls) == n:
+            raise KeyboardInterrupt
+        return out
+
+    monkeypatch.setattr(cls, name, wrapped)
+    return calls
+
+
+@pytest.mark.timeout(300)
+def test_parse_on_ray_resumes_after_an_interruption_and_redoes_only_unfinished_shards(corpus, tmp_path, ray_local, monkeypatch):
+    from graphtx.shards import ShardJournal
+
+    local = parse_corpus(corpus, tmp_path / "local", ParseConfig(workers=1), progress=False)
+    cfg = ParseConfig(workers=2, shard_size=2)  # 11 documents: 6 shards
+    first = _interrupt_after(monkeypatch, ShardJournal, "commit", 2)
+    with pytest.raises(KeyboardInterrupt):
+        parse_corpus(corpus, tmp_path / "ray", cfg, progress=False, engine="ray")
+    assert len(first) == 2 and not (tmp_path / "ray" / "manifest.json").exists()
+    assert len(list((tmp_path / "ray" / ".partial" / "shards").glob("shard-*.pkl"))) == 2  # kept for the next run
+    monkeypatch.undo()
+    second = _interrupt_after(monkeypatch, ShardJournal, "commit", 99)
+    report = parse_corpus(corpus, tmp_path / "ray", cfg, progress=False, engine="ray")
+    assert sorted(first + second) == list(range(6)) and not set(first) & set(second)  # each shard parsed once
+    assert (report.documents, report.graphs, report.skipped) == (local.documents, local.graphs, local.skipped)
+    assert (tmp_path / "ray" / "graphs.parquet").read_bytes() == (tmp_path / "local" / "graphs.parquet").read_bytes()
+    assert (tmp_path / "ray" / "errors.jsonl").read_text() == (tmp_path / "local" / "errors.jsonl").read_text()
+    assert not (tmp_path / "ray" / ".partial").exists()
+
+
+@pytest.mark.timeout(300)
+def test_encode_on_ray_resumes_after_an_interruption(tmp_path, ray_local, monkeypatch, capsys):
+    from graphtx.model.embed import read_vectors
+    from graphtx.shards import ShardJournal
+    from tests.index.fixtures import make_graphs, make_model
+
+    graphs, model = make_graphs(tmp_path, range(40)), make_model(tmp_path)
+    common = ["encode", "--model", str(model), "--graphs", str(graphs), "--batch-size", "1", "--quiet"]  # 16 graphs a chunk: 3 shards
+    assert main([*common, "--out", str(tmp_path / "local.parquet")]) == 0
+    first = _interrupt_after(monkeypatch, ShardJournal, "commit", 1)
+    assert main([*common, "--out", str(tmp_path / "ray.parquet"), "--engine", "ray", "--ray-workers", "2"]) == 1  # Ctrl-C
+    assert "the same command continues" in capsys.readouterr().err
+    assert not (tmp_path / "ray.parquet").exists() and (tmp_path / ".ray.parquet.shards" / "journal.jsonl").exists()
+    monkeypatch.undo()
+    second = _interrupt_after(monkeypatch, ShardJournal, "commit", 99)
+    assert main([*common, "--out", str(tmp_path / "ray.parquet"), "--engine", "ray", "--ray-workers", "2"]) == 0
+    assert sorted(first + second) == [0, 1, 2] and not set(first) & set(second)
+    (ids_a, va, meta_a), (ids_b, vb, meta_b) = read_vectors(tmp_path / "local.parquet"), read_vectors(tmp_path / "ray.parquet")
+    assert ids_a == ids_b and len(ids_a) == 40 and meta_a == meta_b
+    np.testing.assert_array_equal(va, vb)
+    assert not (tmp_path / ".ray.parquet.shards").exists()
+
+
+@pytest.mark.timeout(300)
+def test_index_on_ray_resumes_after_an_interruption(tmp_path, ray_local, monkeypatch):
+    from graphtx.index.build import build_index
+    from graphtx.index.store import IndexStore
+    from tests.index.fixtures import make_corpus, make_graphs, make_model
+
+    corpus = make_corpus(tmp_path, range(40))
+    graphs, model = make_graphs(tmp_path, range(40), corpus=corpus), make_model(tmp_path)
+    cfg = IndexConfig(chunk_size=8, shard_size=16)
+    build_index(model, graphs, tmp_path / "local", cfg, progress=False)
+    first = _interrupt_after(monkeypatch, IndexStore, "commit_part", 2)
+    with pytest.raises(KeyboardInterrupt):
+        build_index(model, graphs, tmp_path / "ray", cfg, progress=False, engine="ray", ray_workers=2)
+    monkeypatch.undo()
+    second = _interrupt_after(monkeypatch, IndexStore, "commit_part", 99)
+    report = build_index(model, graphs, tmp_path / "ray", cfg, progress=False, engine="ray", ray_workers=2)
+    assert report.resumed and sorted(first + second) == [0, 1, 2, 3, 4] and report.added == 24  # parts 2..4 only
+    a, b = IndexStore(tmp_path / "local").read_versions(), IndexStore(tmp_path / "ray").read_versions()
+    assert a.column("doc_id").to_pylist() == b.column("doc_id").to_pylist()
+    assert a.column("faiss_id").to_pylist() == b.column("faiss_id").to_pylist()
+
+
+# --- sharded index build -----------------------------------------------------------------
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("index_type", ["ivfpq", "hnsw"])
+def test_index_on_ray_fills_the_same_shards_and_merges_ivfpq_on_disk(tmp_path, ray_local, index_type):
+    from graphtx.index.build import build_index, verify_index
+    from graphtx.index.search import Index
+    from graphtx.index.store import IndexStore
+    from tests.index.fixtures import doc_id, make_corpus, make_graphs, make_model
+
+    corpus = make_corpus(tmp_path, range(60))
+    graphs, model = make_graphs(tmp_path, range(60), corpus=corpus), make_model(tmp_path)
+    cfg = IndexConfig(index_type=index_type, pq_nbits=4, ivf_nlist=4, ivf_nprobe=4, chunk_size=8, shard_size=16, bm25=False)
+    build_index(model, graphs, tmp_path / "local", cfg, progress=False)
+    build_index(model, graphs, tmp_path / "ray", cfg, progress=False, engine="ray", ray_workers=2)
+    a, b = IndexStore(tmp_path / "local").manifest(), IndexStore(tmp_path / "ray").manifest()
+    assert len(a["shards"]) == 4 and a["shards"] == b["shards"] and a["trained"] == b["trained"] and a["ids_file"] == b["ids_file"]
+    for s in a["shards"]:  # each shard written by a Ray task is the local engine's file, byte for byte
+        assert (tmp_path / "ray" / "shards" / s["file"]).read_bytes() == (tmp_path / "local" / "shards" / s["file"]).read_bytes()
+    hits = lambda d: [[(h.doc_id, round(h.score, 5)) for h in Index.open(d).search(doc_id=doc_id(i), k=10)] for i in (0, 21, 59)]  # noqa: E731
+    assert hits(tmp_path / "ray") == hits(tmp_path / "local")
+    if index_type == "ivfpq":
+        (tmp_path / "tiny.yaml").write_text("index:\n  index_type: ivfpq\n  pq_nbits: 4\n  ivf_nlist: 4\n  ivf_nprobe: 4\n  bm25: false\n")
+        assert main(["index", "--model", str(model), "--graphs", str(graphs), "--out", str(tmp_path / "merged"), "--config", str(tmp_path / "tiny.yaml"),
+                     "--chunk-size", "8", "--shard-size", "16", "--engine", "ray", "--merge-ondisk", "--quiet"]) == 0  # fmt: skip
+        assert hits(tmp_path / "merged") == hits(tmp_path / "local")
+        merged = IndexStore(tmp_path / "merged").manifest()
+        assert len(merged["shards"]) == 1 and merged["shards"][0]["ivfdata"] and merged["count"] == 60
+        verify_index(tmp_path / "merged")
+
+
+@pytest.mark.timeout(300)
+def test_parse_on_ray_killed_outright_continues_from_its_journal(corpus, tmp_path, ray_local, monkeypatch):
+    """kill -9 of the driver (and its local Ray) after some shards: the same command finishes the rest, graphs as local."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    import psutil
+
+    from graphtx.shards import ShardJournal
+
+    local = parse_corpus(corpus, tmp_path / "local", ParseConfig(workers=1), progress=False)
+    out = tmp_path / "ray"
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]), OMP_NUM_THREADS="1")
+    env.pop("RAY_ADDRESS", None)
+    cmd = [sys.executable, "-m", "graphtx", "parse", str(corpus), "--out", str(out), "--engine", "ray", "--workers", "2", "--shard-size", "1", "--quiet"]
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    journal = out / ".partial" / "shards" / "journal.jsonl"
+    try:
+        deadline = time.time() + 200
+        while time.time() < deadline and proc.poll() is None:
+            if journal.exists() and len(journal.read_text().splitlines()) >= 2:
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None, "the parse finished before it could be killed"
+    finally:
+        family = [proc.pid, *(p.pid for p in psutil.Process(proc.pid).children(recursive=True))] if proc.poll() is None else [proc.pid]
+        for pid in family:  # the driver and the local Ray it started, by their ids
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        proc.wait(timeout=30)
+    done_before = set()
+    for line in journal.read_text().splitlines():
+        try:
+            done_before.add(json.loads(line)["shard"])
+        except ValueError:  # a line the kill cut short: that shard is redone
+            break
+    assert len(done_before) >= 2 and not (out / "manifest.json").exists()
+    again = _interrupt_after(monkeypatch, ShardJournal, "commit", 99)
+    report = parse_corpus(corpus, out, ParseConfig(workers=2, shard_size=1), progress=False, engine="ray")
+    assert not set(again) & done_before and sorted([*again, *done_before]) == list(range(11))  # each shard parsed once in all
+    assert (report.documents, report.graphs, report.skipped) == (local.documents, local.graphs, local.skipped)
+    assert (out / "graphs.parquet").read_bytes() == (tmp_path / "local" / "graphs.parquet").read_bytes()
+    assert (out / "errors.jsonl").read_text() == (tmp_path / "local" / "errors.jsonl").read_text()

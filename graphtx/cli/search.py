@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
 
-from graphtx.cli.common import EXIT_OK, EXIT_SKIPPED, KIND_CHOICES, add_common, add_engine, progress, say
+from graphtx.cli.common import EXIT_OK, EXIT_SKIPPED, KIND_CHOICES, add_common, add_engine, add_ray_gpus, progress, say
 from graphtx.rank import RANKERS
 from graphtx.usage import at_least, port
 
@@ -32,6 +33,9 @@ def cmd_index(args, config) -> int:
 
         say(args, *repair_report(args.out, repair_index(args.out, progress=progress(args))))
         return EXIT_OK
+    if args.merge_ondisk and (cfg.index_type != "ivfpq" or cfg.ivf_refine or not args.graphs):
+        raise ValueError("--merge-ondisk merges IVF-PQ shards (index_type ivfpq, no ivf_refine) after adding --graphs: "
+                         "flat and HNSW shards stay as they are (each is memory-mapped when searched)")  # fmt: skip
     if not args.graphs and not removals and not args.bm25:
         raise ValueError(
             "nothing to do: give --graphs (with --model) to add documents, --remove / --remove-file to take some out, --bm25, --rebuild (repair) or --verify"
@@ -52,9 +56,14 @@ def cmd_index(args, config) -> int:
     if removals:
         reports.append(remove_documents(args.out, removals, cfg if args.config else None, seed if args.config else None, progress=progress(args)))
     if args.graphs:
-        reports.append(build_index(args.model, args.graphs, args.out, cfg, corpus_dir=args.corpus, replace=args.replace, rebuild=args.rebuild,
-                                   seed=seed, device=args.device, progress=progress(args), engine=args.engine, ray_address=args.ray_address,
-                                   ray_workers=args.ray_workers, ray_gpus=args.ray_gpus))  # fmt: skip
+        from graphtx.ray_engine import ray_session
+
+        # one Ray for the whole build (encoder actors, then the shard tasks), not one started per step
+        session = ray_session(args.ray_address, num_cpus=args.ray_workers) if args.engine == "ray" else contextlib.nullcontext()
+        with session:
+            reports.append(build_index(args.model, args.graphs, args.out, cfg, corpus_dir=args.corpus, replace=args.replace, rebuild=args.rebuild,
+                                       seed=seed, device=args.device, progress=progress(args), engine=args.engine, ray_address=args.ray_address,
+                                       ray_workers=args.ray_workers, ray_gpus=args.ray_gpus, merge=args.merge_ondisk))  # fmt: skip
     not_found = [d for r in reports for d in r.not_found]
     duplicates = sum(r.duplicates for r in reports)
     say(args, build_summary(reports), build_lines(reports, cfg.kind))
@@ -206,7 +215,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--seed", type=at_least(0, "the seed"), help="IVF-PQ training sample and k-means seed (default: the config's seed)")
     add_engine(p, "--ray-workers encoder actors")
     p.add_argument("--ray-workers", type=at_least(1, "the number of Ray workers"), default=2, help="encoder actors with --engine ray (default 2)")
-    p.add_argument("--ray-gpus", type=float, default=0.0, help="GPUs per encoder actor with --engine ray (default 0; give --device cuda too)")
+    add_ray_gpus(p)
+    p.add_argument("--merge-ondisk", action="store_true",
+                   help="IVF-PQ: merge the shards into one index whose inverted lists stay on disk (faiss.contrib.ondisk), after the build")  # fmt: skip
     add_common(p)
     p.set_defaults(func=cmd_index)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from graphtx.cli.common import EXIT_OK, KIND_CHOICES, add_common, add_engine, progress, say
+from graphtx.cli.common import EXIT_OK, KIND_CHOICES, add_common, add_engine, add_ray_gpus, progress, say
 from graphtx.usage import at_least
 
 
@@ -27,7 +27,8 @@ def cmd_encode(args, config) -> int:
     loaded = load_model(args.model)
     model, tokenizer = loaded.model, loaded.tokenizer
     n = embed_graphs(model, tokenizer, args.graphs, args.kind, args.out, batch_size=args.batch_size, progress=progress(args),
-                     engine=args.engine, model_dir=args.model, ray_address=args.ray_address, ray_workers=args.ray_workers)  # fmt: skip
+                     engine=args.engine, model_dir=args.model, ray_address=args.ray_address, ray_workers=args.ray_workers,
+                     ray_gpus=args.ray_gpus)  # fmt: skip
     say(args, *encode_report(n, model.out_dim, args.kind, args.out))
     return EXIT_OK
 
@@ -107,6 +108,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--batch-size", type=at_least(1, "the batch size"), default=64, help="graphs per forward pass")
     add_engine(p, "--ray-workers encoder actors")
     p.add_argument("--ray-workers", type=at_least(1, "the number of Ray workers"), default=2, help="encoder actors with --engine ray (default 2)")
+    add_ray_gpus(p)
     add_common(p)
     p.set_defaults(func=cmd_encode)
 

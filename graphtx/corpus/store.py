@@ -178,6 +178,22 @@ def iter_documents(corpus_dir: str | Path, batch_size: int = 256, columns: list[
             yield document_from_row(row)
 
 
+def read_rows(path: str | Path, start: int, stop: int, columns: list[str] | None = None) -> list[dict]:
+    """Rows ``start .. stop - 1`` of a Parquet file (only the row groups that hold them are read)."""
+    f = pq.ParquetFile(path)
+    rows: list[dict] = []
+    at = 0
+    for group in range(f.num_row_groups):
+        n = f.metadata.row_group(group).num_rows
+        if at < stop and at + n > start:
+            first = max(start, at)
+            rows.extend(f.read_row_group(group, columns=columns).slice(first - at, min(stop, at + n) - first).to_pylist())
+        at += n
+        if at >= stop:
+            break
+    return rows
+
+
 def count_documents(corpus_dir: str | Path) -> int:
     return pq.ParquetFile(documents_path(corpus_dir)).metadata.num_rows
 

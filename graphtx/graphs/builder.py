@@ -78,7 +78,8 @@ class GraphAccumulator:
         # relation nodes must reach at least one feature besides their subject, or carry words of their own
         touched = {n for s, d, _ in edges for n in (s, d)}
         features = [f for f in kept_features if ("f", f) in touched or not edges]
-        features.sort(key=self.feature_first.__getitem__)
+        # ties (two features first met at one token) by text: a set's order changes with PYTHONHASHSEED, i.e. from one process to the next
+        features.sort(key=lambda f: (self.feature_first[f], f))
         nodes = [("f", f) for f in features] + [("r", r) for r in sorted(kept_relations, key=self.relation_first.__getitem__) if ("r", r) in touched]
         index = {n: i for i, n in enumerate(nodes)}
         edges = [(s, d, t) for s, d, t in edges if s in index and d in index]

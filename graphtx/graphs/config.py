@@ -21,6 +21,7 @@ class ParseConfig:
     workers: int = 1  # parsing processes
     batch_size: int = 32  # texts per spaCy nlp.pipe batch
     chunk_size: int = 4  # documents per task sent to a worker
+    shard_size: int = 512  # --engine ray: documents per shard (one Ray task, committed as it finishes; a killed run redoes only unfinished shards)
     # documents in a language other than English are skipped (and listed) unless this maps their language to
     # an installed spaCy pipeline, e.g. {de: de_core_news_sm}: the relation rules are English, so check its graphs
     languages: tuple[tuple[str, str], ...] = ()
@@ -38,8 +39,8 @@ class ParseConfig:
             raise ValueError(f"parse.kinds must be a non-empty subset of {GRAPH_KINDS}, got {self.kinds}")
         if min(self.max_feature_nodes, self.max_relation_nodes, self.max_snippet_tokens) < 1:
             raise ValueError("parse node caps and max_snippet_tokens must be >= 1")
-        if self.workers < 1 or self.batch_size < 1:
-            raise ValueError("parse.workers and parse.batch_size must be >= 1")
+        if self.workers < 1 or self.batch_size < 1 or self.shard_size < 1:
+            raise ValueError("parse.workers, parse.batch_size and parse.shard_size must be >= 1")
 
     @property
     def rules_path(self) -> Path:

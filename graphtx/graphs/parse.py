@@ -10,6 +10,12 @@ Layout of a graphs directory::
 The files are staged in ``.partial/`` and committed whole, manifest last (:mod:`graphtx.atomic`):
 an interrupted or disk-full re-run leaves the previous graphs byte-identical.
 
+``--engine ray`` parses in shards of ``parse.shard_size`` documents (row ranges of documents.parquet),
+one Ray task each; a finished shard's results are committed into ``.partial/shards/`` with a journal
+(:mod:`graphtx.shards`) and the same command re-run after a kill redoes only the unfinished shards.
+The results are then read back in corpus order through the same writer as the local engine, so both
+engines write the same files.
+
 Languages: documents whose ``lang`` is neither English nor unknown are parsed only when
 ``parse.languages`` names a spaCy pipeline for their language; otherwise they are skipped, each
 listed in ``errors.jsonl`` with the reason, and counted in the manifest (``languages``: documents
@@ -18,7 +24,9 @@ per language; ``skipped_languages``: those not parsed).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import pickle
 import sys
 import time
 from collections import Counter
@@ -30,7 +38,7 @@ import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from graphtx import integrity
-from graphtx.atomic import MANIFEST_FILE, StagedDir, interrupted_run
+from graphtx.atomic import MANIFEST_FILE, StagedDir, atomic_write_bytes, interrupted_run
 from graphtx.corpus.base import SkippedRecord
 from graphtx.corpus.schema import PatentDocument
 from graphtx.corpus.store import ERRORS_FILE, TableWriter, count_documents, documents_path, iter_documents
@@ -38,6 +46,7 @@ from graphtx.graphs.builder import GraphBuilder
 from graphtx.graphs.config import ParseConfig
 from graphtx.graphs.graph import GRAPH_SCHEMA, InventionGraph
 from graphtx.parallel import bounded_map
+from graphtx.shards import ShardJournal, file_identity, plan_shards
 
 GRAPHS_FILE = "graphs.parquet"
 
@@ -108,15 +117,15 @@ class ParseReport:
 
 def parse_corpus(corpus_dir: str | Path, out_dir: str | Path, cfg: ParseConfig = ParseConfig(), progress: bool | None = None,
                  engine: str = "local", ray_address: str | None = None) -> ParseReport:  # fmt: skip
-    """``engine``: ``local`` (``cfg.workers`` processes) or ``ray`` (a Ray Data actor pool of ``cfg.workers`` actors on the
-    cluster at ``ray_address``, or a local Ray); the same files either way (graphtx/ray_engine.py)."""
+    """``engine``: ``local`` (``cfg.workers`` processes) or ``ray`` (``cfg.workers`` actors on the cluster at
+    ``ray_address``, or a local Ray, over shards of ``cfg.shard_size`` documents, resumable); the same files either way."""
     from graphtx.ray_engine import check_engine
 
     check_engine(engine)
     out = Path(out_dir)
     started = time.time()
     total = count_documents(corpus_dir)
-    with StagedDir(out, "`graphtx parse`", (GRAPHS_FILE, ERRORS_FILE)) as staged:
+    with StagedDir(out, "`graphtx parse`", (GRAPHS_FILE, ERRORS_FILE), resumable=engine == "ray") as staged:
         writer = TableWriter(staged.path(GRAPHS_FILE), GRAPH_SCHEMA, rows_per_group=1024)
         kinds, sources, rule_hits, nodes = Counter(), Counter(), Counter(), Counter()
         languages, skipped_languages = Counter(), Counter()
@@ -124,9 +133,7 @@ def parse_corpus(corpus_dir: str | Path, out_dir: str | Path, cfg: ParseConfig =
         try:
             with open(staged.path(ERRORS_FILE), "w", encoding="utf-8") as errors:
                 if engine == "ray":
-                    from graphtx.ray_engine import parse_results
-
-                    results = parse_results(documents_path(corpus_dir), cfg, address=ray_address)
+                    results = _sharded_results(corpus_dir, staged.path("shards"), cfg, ray_address)
                 else:
                     results = bounded_map(
                         _build_one, iter_documents(corpus_dir), workers=cfg.workers, chunk_size=cfg.chunk_size,
@@ -171,6 +178,39 @@ def parse_corpus(corpus_dir: str | Path, out_dir: str | Path, cfg: ParseConfig =
         }
         staged.commit(integrity.seal(manifest))
     return ParseReport(documents, sum(kinds.values()), skipped, out, dict(skipped_languages))
+
+
+def _sharded_results(corpus_dir: str | Path, folder: Path, cfg: ParseConfig, address: str | None) -> Iterator[tuple]:
+    """``(doc id, graphs, reason, lang)`` per document in corpus order, parsed on Ray in shards of ``cfg.shard_size``.
+
+    Each shard's results are pickled into ``folder`` and journaled as it finishes, in any order; shards a killed
+    run journaled are not parsed again. Results are yielded as soon as every shard before them is in."""
+    from graphtx.ray_engine import parse_shards
+
+    path = documents_path(corpus_dir)
+    shards = plan_shards(count_documents(corpus_dir), cfg.shard_size)
+    settings = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in ("workers", "chunk_size")}  # these change no output
+    journal = ShardJournal(folder, {"stage": "parse", "documents": file_identity(path), "shards": len(shards), "config": settings})
+    ready = set(journal.open())
+    todo = [(i, start, stop) for i, (start, stop) in enumerate(shards) if i not in ready]
+    follow = 0  # the next shard to yield
+
+    def drain() -> Iterator[tuple]:
+        nonlocal follow
+        while follow in ready:
+            yield from pickle.loads(journal.path(follow, ".pkl").read_bytes())
+            follow += 1
+
+    yield from drain()
+    if todo:
+        with contextlib.closing(parse_shards(path, todo, cfg, address=address)) as finished:  # closed at once on an error: actors go
+            for i, results in finished:
+                atomic_write_bytes(journal.path(i, ".pkl"), pickle.dumps(results, protocol=5))
+                journal.commit(i, [journal.path(i, ".pkl")], documents=len(results))
+                ready.add(i)
+                yield from drain()
+    if follow != len(shards):
+        raise RuntimeError(f"parse on Ray: shards {sorted(set(range(len(shards))) - ready)} came back empty")
 
 
 def graphs_path(graphs_dir: str | Path) -> Path:

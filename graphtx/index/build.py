@@ -110,12 +110,14 @@ def _build_index(
     engine: str = "local",
     ray_address: str | None = None,
     ray_workers: int = 2,
-    ray_gpus: float = 0.0,
+    ray_gpus: float | None = None,
+    merge: bool = False,
 ) -> BuildReport:
     """Embed the ``cfg.kind`` graphs of ``graphs_dir`` into the index at ``out_dir`` (created or extended).
 
     ``engine="ray"``: chunks are encoded by ``ray_workers`` Ray actors (``ray_gpus`` GPUs each) on the cluster at
-    ``ray_address`` (or a local Ray); ids, parts, shards and manifest are written here exactly as with ``local``."""
+    ``ray_address`` (or a local Ray); ids, parts and manifest are written here exactly as with ``local``, the FAISS shards
+    by Ray tasks (``graphtx.index.sharded``); ``merge``: an IVF-PQ index's shards then merged into one on-disk index."""
     from graphtx.ray_engine import check_engine
 
     check_engine(engine)
@@ -222,7 +224,7 @@ def _build_index(
         if engine == "ray":
             from graphtx.ray_engine import encode_chunks
 
-            encoded = encode_chunks(chunks(), model_dir, device=device, batch_size=cfg.batch_size, late=late, workers=ray_workers,
+            encoded = encode_chunks(chunks(), model_dir, batch_size=cfg.batch_size, late=late, workers=ray_workers,
                                     num_gpus=ray_gpus, address=ray_address)  # fmt: skip
         else:
             encoded = ((chunk, encode_local(chunk)) for chunk in chunks())
@@ -231,7 +233,17 @@ def _build_index(
     embed_seconds = time.time() - t_embed
 
     sources = {"graphs": run["graphs"], "corpus": str(Path(corpus).resolve()) if corpus else None, "kind": cfg.kind, "mode": mode}
-    manifest, rebuilt = finalize(store, cfg, seed=seed, rebuild=rebuild, source=sources, parse_config=_parse_config(graphs_dir), progress=progress)
+    fill = None
+    if engine == "ray":
+        from graphtx.index.sharded import ray_filler
+
+        fill = ray_filler(ray_workers, ray_address)
+    manifest, rebuilt = finalize(store, cfg, seed=seed, rebuild=rebuild, source=sources, parse_config=_parse_config(graphs_dir), progress=progress,
+                                 fill_shards=fill)  # fmt: skip
+    if merge:
+        from graphtx.index.sharded import merge_locked
+
+        manifest = merge_locked(store)
     state["run"] = None
     store.write_state(state)
     return BuildReport(

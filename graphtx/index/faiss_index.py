@@ -214,7 +214,8 @@ def read(path: Path, spec: IndexSpec, mmap: bool = True):
         raise FileNotFoundError(f"FAISS file {path} is missing: the index directory is incomplete (run `graphtx index` again)")
     mappable = spec.index_type in ("flat", "hnsw") or bool(spec.refine)  # their vectors or refine codes are flat arrays
     flags = faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY if mmap and mappable else 0
-    index = faiss.read_index(str(path), flags)
+    # a merged IVF-PQ shard's inverted lists (index/sharded.py) are the .ivfdata file beside it, wherever the index now lies
+    index = faiss.read_index(str(path), flags | faiss.IO_FLAG_ONDISK_SAME_DIR)
     set_search_params(index, spec)
     return index
 

@@ -59,8 +59,11 @@ def finalize(
     source: dict | None = None,
     parse_config: dict | None = None,
     progress: bool | None = None,
+    fill_shards=None,
 ) -> tuple[dict, int]:
-    """Id map, shards, BM25 and manifest from the committed parts; returns (manifest, shards rebuilt)."""
+    """Id map, shards, BM25 and manifest from the committed parts; returns (manifest, shards rebuilt).
+
+    ``fill_shards``: writes the shard files, ``fill_shards_here`` (default) or ``graphtx.index.sharded``'s Ray tasks."""
     started = time.time()
     state = store.state()
     if state is None:
@@ -101,6 +104,7 @@ def finalize(
     layout = _shard_layout(old.get("shards", []), part_rows, cfg.shard_size)
     old_by_range = {(s["first_part"], s["last_part"]): s for s in old.get("shards", [])}
     shards, rebuilt = [], 0
+    to_fill: list[tuple[Path, int, int]] = []  # (shard file, first part, last part) of the shards to write
     store.shards_dir.mkdir(parents=True, exist_ok=True)
     bar = tqdm(total=len(layout), desc="shards", unit="shard", disable=None if progress is None else not progress or len(layout) < 2, file=sys.stderr)
     with bar:
@@ -117,7 +121,7 @@ def finalize(
                 rebuilt += 1
                 fresh.add(f"{SHARDS_DIR}/{name}")
                 if (
-                    not force and previous is not None and spec.supports_remove and old_live is not None
+                    not force and previous is not None and spec.supports_remove and old_live is not None and not previous.get("ivfdata")
                     and (store.shards_dir / previous["file"]).exists() and not _damaged(store, f"{SHARDS_DIR}/{previous['file']}", old_checksums)
                 ):  # fmt: skip
                     before = old_live.faiss_id[(old_live.part >= first) & (old_live.part <= last)]
@@ -129,10 +133,12 @@ def finalize(
                         shards.append(_shard_entry(name, first, last, ids, digest))
                         bar.update(1)
                         continue
-                vectors = store.read_vectors(live, in_range, dim)
-                faiss_index.write(faiss_index.fill(template, vectors, ids, spec), path)
-            shards.append(_shard_entry(name, first, last, ids, digest))
+                to_fill.append((path, first, last))
+                previous = None  # written anew, as a plain shard
+            kept = previous is not None and previous["file"] == name and "ivfdata" in previous  # a merged shard (index/sharded.py), unchanged
+            shards.append(_shard_entry(name, first, last, ids, digest) | ({"ivfdata": previous["ivfdata"]} if kept else {}))
             bar.update(1)
+    (fill_shards or fill_shards_here)(store, live, to_fill, template, spec)  # graphtx.index.sharded: as Ray tasks
 
     live_digest = ids_digest(live.faiss_id)
     ids_file = ids_file_name(live_digest)
@@ -179,6 +185,13 @@ def finalize(
     store.write_manifest(manifest)
     _delete_unreferenced(store, manifest)
     return manifest, rebuilt
+
+
+def fill_shards_here(store: IndexStore, live: IdMap, jobs: list[tuple[Path, int, int]], template, spec: IndexSpec) -> None:
+    """Write each ``(shard file, first part, last part)``: the live vectors of those parts added to the trained template."""
+    for path, first, last in jobs:
+        mask = (live.part >= first) & (live.part <= last)
+        faiss_index.write(faiss_index.fill(template, store.read_vectors(live, mask, spec.dim), live.faiss_id[mask], spec), path)
 
 
 def repair_index(out_dir: str | Path, progress: bool | None = None) -> dict:
@@ -275,8 +288,9 @@ def _late_summary(store: IndexStore, live: IdMap) -> dict | None:
 
 def _delete_unreferenced(store: IndexStore, manifest: dict) -> None:
     keep = {s["file"] for s in manifest["shards"]} | ({manifest["trained"]} if manifest["trained"] else set())
+    keep |= {s["ivfdata"] for s in manifest["shards"] if s.get("ivfdata")}
     if store.shards_dir.is_dir():
-        for p in store.shards_dir.glob("*.faiss"):
+        for p in [*store.shards_dir.glob("*.faiss"), *store.shards_dir.glob("*.ivfdata")]:
             if p.name not in keep:
                 p.unlink()
     for p in store.dir.glob(IDS_GLOB):

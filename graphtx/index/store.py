@@ -163,6 +163,7 @@ class IndexStore:
     def manifest_files(self, manifest: dict) -> list[str]:
         """Every file (relative name) a finished index's manifest names: what a reader may read."""
         names = [f"{SHARDS_DIR}/{s['file']}" for s in manifest["shards"]] + [manifest["ids_file"]]
+        names += [f"{SHARDS_DIR}/{s['ivfdata']}" for s in manifest["shards"] if s.get("ivfdata")]  # a merged shard's on-disk lists
         if manifest.get("trained"):
             names.append(f"{SHARDS_DIR}/{manifest['trained']}")
         names += [p.relative_to(self.dir).as_posix() for p in map(self.part_path, self.part_numbers())]

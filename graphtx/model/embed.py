@@ -86,11 +86,15 @@ def embed_graphs(
     model_dir: str | Path | None = None,
     ray_address: str | None = None,
     ray_workers: int = 2,
+    ray_gpus: float | None = None,
 ) -> int:
     """Write the vectors of every ``kind`` graph in ``graphs_dir``; returns how many.
 
-    ``engine="ray"``: chunks encoded by ``ray_workers`` Ray actors that load ``model_dir`` (graphtx/ray_engine.py);
-    the same file as ``local``."""
+    Graphs go to the model in chunks of ``16 * batch_size``. ``engine="ray"``: the chunks are encoded by
+    ``ray_workers`` Ray actors that load ``model_dir`` (graphtx/ray_engine.py; ``ray_gpus`` GPUs each, None:
+    one per actor when the cluster has GPUs), and each is a resumable shard: written into
+    ``.OUT.shards/`` beside the output with a journal (:mod:`graphtx.shards`) as it comes back, so the
+    same command after a kill encodes only the chunks not yet there. The same file as ``local`` either way."""
     from graphtx.ray_engine import check_engine
 
     check_engine(engine)
@@ -99,33 +103,77 @@ def embed_graphs(
     out_path = Path(out_path)
     schema = vectors_schema(model.out_dim, fingerprint(model, tokenizer=tokenizer))
     total = count_graphs(graphs_dir, kind)
-    written = 0
     graphs = iter_graphs(graphs_dir, kind=kind)
-    # written beside and renamed over out_path when complete: a previous vectors file stays whole until then
-    with replacing(out_path) as tmp, pq.ParquetWriter(tmp, schema, compression="zstd") as writer, tqdm(
-        total=total, desc=f"encode {kind}", unit="graph", disable=None if progress is None else not progress, file=sys.stderr
-    ) as bar:
-        chunks = iter(lambda: list(itertools.islice(graphs, batch_size * 16)), [])
+    chunk_size = batch_size * 16
+    chunks = iter(lambda: list(itertools.islice(graphs, chunk_size)), [])
+    bar = tqdm(total=total, desc=f"encode {kind}", unit="graph", disable=None if progress is None else not progress, file=sys.stderr)
+    with bar:
         if engine == "ray":
-            from graphtx.ray_engine import encode_chunks
+            return _embed_on_ray(chunks, schema, graphs_dir, kind, out_path, batch_size, model_dir, ray_address, ray_workers, ray_gpus, bar)
+        written = 0
+        # written beside and renamed over out_path when complete: a previous vectors file stays whole until then
+        with replacing(out_path) as tmp, pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+            for chunk in chunks:
+                vectors = model.encode(chunk, tokenizer, batch_size=batch_size).to(torch.float32).numpy()  # (b, out_dim)
+                writer.write_table(_vectors_table(chunk, vectors, schema))
+                written += len(chunk)
+                bar.update(len(chunk))
+    return written
 
-            encoded = ((c, r[0]) for c, r in encode_chunks(chunks, model_dir, device="cpu", batch_size=batch_size, late=False,
-                                                           workers=ray_workers, address=ray_address))  # fmt: skip
-        else:
-            encoded = ((c, model.encode(c, tokenizer, batch_size=batch_size).to(torch.float32).numpy()) for c in chunks)
-        for chunk, vectors in encoded:  # vectors: (b, out_dim) float32
-            writer.write_table(
-                pa.table(
-                    {
-                        "doc_id": [g.doc_id for g in chunk],
-                        "kind": [g.kind for g in chunk],
-                        "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), model.out_dim),
-                    },
-                    schema=schema,
-                )
-            )
-            written += len(chunk)
+
+def _vectors_table(chunk: list, vectors: np.ndarray, schema: pa.Schema) -> pa.Table:
+    """Rows of a vectors file: the chunk's graphs and their vectors (b, dim) float32."""
+    dim = int(schema.metadata[b"dim"])
+    return pa.table(
+        {
+            "doc_id": [g.doc_id for g in chunk],
+            "kind": [g.kind for g in chunk],
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1), pa.float32()), dim),
+        },
+        schema=schema,
+    )
+
+
+def _embed_on_ray(chunks, schema, graphs_dir, kind, out_path: Path, batch_size, model_dir, address, workers, gpus, bar) -> int:
+    """The Ray engine of ``embed_graphs``: chunk i is shard i, journaled in ``.OUT.shards/`` as it comes back."""
+    import contextlib
+    from collections import deque
+
+    from graphtx.atomic import atomic_write_table
+    from graphtx.graphs.parse import graphs_path
+    from graphtx.ray_engine import encode_chunks
+    from graphtx.shards import ShardJournal, file_identity
+
+    key = {"stage": "encode", "graphs": file_identity(graphs_path(graphs_dir)), "kind": kind,
+           "model": schema.metadata[b"model_fingerprint"].decode(), "chunk": batch_size * 16}  # fmt: skip
+    journal = ShardJournal(out_path.with_name(f".{out_path.name}.shards"), key)
+    done = journal.open()
+    order: deque[int] = deque()  # shards sent, in the order their results come back
+    shards = 0
+
+    def todo():
+        nonlocal shards
+        for i, chunk in enumerate(chunks):
+            shards = i + 1
+            if i in done:
+                bar.update(len(chunk))
+                continue
+            order.append(i)
+            yield chunk
+
+    with contextlib.closing(encode_chunks(todo(), model_dir, batch_size=batch_size, late=False, workers=workers, num_gpus=gpus, address=address)) as encoded:
+        for chunk, (vectors, _, _, _) in encoded:
+            i = order.popleft()
+            atomic_write_table(journal.path(i, ".parquet"), _vectors_table(chunk, vectors, schema))
+            journal.commit(i, [journal.path(i, ".parquet")], graphs=len(chunk))
             bar.update(len(chunk))
+    written = 0
+    with replacing(out_path) as tmp, pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+        for i in range(shards):
+            table = pq.read_table(journal.path(i, ".parquet"))
+            writer.write_table(table)
+            written += table.num_rows
+    journal.remove()
     return written
 
 

@@ -68,3 +68,20 @@ def test_description_is_cut_at_paragraph_boundary_within_limit(builder):
     plan = plan_texts(_doc(claims=_claims()[:1], description="\n".join(paragraphs)), cfg)
     described = [t for t, f in zip(plan.texts, plan.feeds) if f == ("description",)]
     assert described == paragraphs[:2]
+
+
+def test_features_first_met_at_one_token_are_ordered_by_text_not_by_hash_seed():
+    """Ties broke by a set's order, which changes with PYTHONHASHSEED: Ray actors (fresh processes) gave other graphs."""
+    from graphtx.config import ParseConfig
+    from graphtx.graphs.builder import GraphAccumulator
+
+    acc = GraphAccumulator()
+    names = [f"part {c}" for c in "qwertyuiopasdfghjklz"]
+    for name in names:
+        acc.feature_count[name] += 1
+        acc.feature_first[name] = 0  # all first met at the same token
+        acc.edges[(("f", name), ("f", "whole"), "part_of")] = None
+    acc.feature_count["whole"] += 1
+    acc.feature_first["whole"] = 0
+    graph = acc.finish("D", "first_claim", "claims", ParseConfig())
+    assert list(graph.node_text) == sorted([*names, "whole"])
