@@ -190,7 +190,8 @@ def test_index_on_ray_resumes_after_an_interruption(tmp_path, ray_local, monkeyp
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("index_type", ["ivfpq", "hnsw"])
 def test_index_on_ray_fills_the_same_shards_and_merges_ivfpq_on_disk(tmp_path, ray_local, index_type):
-    from graphtx.index.build import build_index, verify_index
+    from graphtx.index.build import build_index
+    from graphtx.index.finalize import verify_index
     from graphtx.index.search import Index
     from graphtx.index.store import IndexStore
     from tests.index.fixtures import doc_id, make_corpus, make_graphs, make_model

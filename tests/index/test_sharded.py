@@ -9,7 +9,8 @@ import pytest
 
 from graphtx.cli import main
 from graphtx.config import IndexConfig
-from graphtx.index.build import build_index, remove_documents, verify_index
+from graphtx.index.build import build_index, remove_documents
+from graphtx.index.finalize import verify_index
 from graphtx.index.search import Index
 from graphtx.index.sharded import merge_ondisk
 from graphtx.index.store import IndexStore
