@@ -2,7 +2,7 @@
 
 ``Index`` (search.py) is the Python API, returning ``results.py``'s hits; ``build_index`` /
 ``remove_documents`` (build.py) embed and commit documents, ``finalize.py`` writes the id map,
-shards, BM25 and manifest; ``store.py`` names and reads back the files of an index directory
+shards, BM25 and manifest (``sharded.py``: shards filled as Ray tasks, IVF-PQ merged on disk); ``store.py`` names and reads back the files of an index directory
 (``idmap.py``: the live id map); ``search_claim_set`` (claimset.py) searches the first or every
 independent claim of a claim set; ``run_topics`` (batch.py) runs a topics file into a TREC run file.
 ``IndexConfig`` / ``SearchConfig`` are in config.py; what ``graphtx index`` / ``search`` print in report.py.
