@@ -96,14 +96,12 @@ def merge_ondisk(out_dir: str | Path) -> dict:
 def merge_locked(store: IndexStore) -> dict:
     """``merge_ondisk`` for a caller that holds the index's lock already (``graphtx index --merge``)."""
     faiss = faiss_index._faiss()
-    from faiss.contrib.ondisk import merge_ondisk as faiss_merge_ondisk
-
     manifest = store.require_manifest()
     spec = IndexSpec.from_dict(manifest["spec"])
     if spec.index_type != "ivfpq" or spec.refine:
         raise ValueError(f"index {store.dir} is {spec.factory}: only IVF-PQ shards without refine codes merge on disk (the shards stay as they are)")
     shards = manifest["shards"]
-    if len(shards) < 2 and all(s.get("ivfdata") for s in shards):
+    if not shards or (len(shards) == 1 and shards[0].get("ivfdata")):
         return manifest  # merged already (or nothing to merge)
     first, last = shards[0]["first_part"], shards[-1]["last_part"]
     digest = _ids_digest_of(store, first, last, manifest["live_digest"])
@@ -112,7 +110,7 @@ def merge_locked(store: IndexStore) -> dict:
     data = name.removesuffix(".faiss") + ".ivfdata"
     template = faiss_index.read(store.shards_dir / manifest["trained"], spec, mmap=False)
     with tempfile.TemporaryDirectory(dir=store.shards_dir, prefix=".merge-") as tmp:  # the merged pair is renamed in whole
-        faiss_merge_ondisk(template, [str(store.shards_dir / s["file"]) for s in shards], str(Path(tmp) / data))
+        _merge_into(template, [store.shards_dir / s["file"] for s in shards], Path(tmp) / data)
         faiss.write_index(template, str(Path(tmp) / name))
         del template  # closes the .ivfdata mapping before the rename
         fsync_path(tmp)
@@ -130,6 +128,29 @@ def merge_locked(store: IndexStore) -> dict:
     for n in old_files - {f"{SHARDS_DIR}/{name}", f"{SHARDS_DIR}/{data}"}:
         (store.dir / n).unlink(missing_ok=True)
     return new
+
+
+def _merge_into(template, shard_files: list[Path], ivfdata: Path) -> None:
+    """``faiss.contrib.ondisk.merge_ondisk``, reading the shards with ``IO_FLAG_ONDISK_SAME_DIR`` too: a shard merged
+    before (an earlier ``--merge-ondisk``) finds its ``.ivfdata`` beside it. The template (trained, empty) gets
+    every shard's inverted lists, written to ``ivfdata``; the shards' lists are memory-mapped, not loaded."""
+    faiss = faiss_index._faiss()
+    shards, lists = [], []
+    for path in shard_files:
+        on_disk = path.with_suffix(".ivfdata").exists()  # its lists are mapped from there already (IO_FLAG_MMAP on it crashed FAISS 1.15 here)
+        flags = faiss.IO_FLAG_ONDISK_SAME_DIR if on_disk else faiss.IO_FLAG_MMAP
+        shards.append(faiss.read_index(str(path), flags))  # kept alive until merged
+        lists.append(faiss.extract_index_ivf(shards[-1]).invlists)
+    ivf = faiss.extract_index_ivf(template)
+    assert template.ntotal == 0, "the trained template must be empty"
+    merged = faiss.OnDiskInvertedLists(ivf.nlist, ivf.code_size, str(ivfdata))
+    vector = faiss.InvertedListsPtrVector()
+    for invlists in lists:
+        vector.push_back(invlists)
+    ntotal = merged.merge_from_multiple(vector.data(), vector.size(), False)
+    template.ntotal = ivf.ntotal = ntotal
+    ivf.replace_invlists(merged, True)
+    merged.this.disown()
 
 
 def _ids_digest_of(store: IndexStore, first: int, last: int, live_digest: str) -> str:

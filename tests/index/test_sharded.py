@@ -59,6 +59,9 @@ def test_merged_index_takes_later_adds_and_removals(built, tmp_path):
     merged = IndexStore(root / "merged").manifest()
     assert merged["shards"][0].get("ivfdata") and len(merged["shards"]) == 3 and merged["count"] == 80  # the merged shard is kept
     assert _hits(root / "merged", (0, 70)) == _hits(root / "sharded", (0, 70))
+    remerged = merge_ondisk(root / "merged")  # the merged shard and the new ones into one again
+    assert len(remerged["shards"]) == 1 and remerged["shards"][0]["count"] == 80 and len(list((root / "merged" / "shards").glob("*.ivfdata"))) == 1
+    assert _hits(root / "merged", (0, 70)) == _hits(root / "sharded", (0, 70))
     for out in ("sharded", "merged"):
         remove_documents(root / out, [doc_id(3), doc_id(70)], progress=False)
     merged = IndexStore(root / "merged").manifest()
