@@ -13,7 +13,8 @@ IVF-PQ quantiser once on a sample, add the shards in parallel, merge their inver
   ``shard-0000-<hash>.ivfdata`` (memory-mapped when searched, so the index need not fit in RAM),
   recorded in the manifest as one shard covering every part (with its checksums, the id map and
   the fingerprint unchanged). ``graphtx search`` and the service read it as any index. A later
-  build adds new shards beside it; a removal rewrites it as a plain shard.
+  build adds new shards beside it (merged in by the next ``--merge-ondisk``); a removal rewrites it
+  as a plain shard.
 """
 
 from __future__ import annotations
