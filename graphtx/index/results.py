@@ -1,4 +1,5 @@
-"""What a search returns: ranked hits, the result of one query, an indexed document's record.
+"""What a search returns: ranked hits, the result of one query, an indexed document's record,
+and how they are assembled from the rows the index stores.
 
 ``Hit`` and ``DocumentRecord`` carry the readable fields of a document (abstract, first claim,
 applicants, dates, family, link), empty where the corpus had none and then left out of their JSON.
@@ -8,11 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from graphtx.graphs.graph import InventionGraph
 from graphtx.index.explain import Explanation
 from graphtx.index.late import LateExplanation
 from graphtx.index.query import Query
-from graphtx.index.store import DISPLAY_FIELDS, LIST_FIELDS
+from graphtx.index.store import DISPLAY_FIELDS, LIST_FIELDS, row_to_graph
 from graphtx.links import hit_link
 from graphtx.rank.explain import RankerExplanation
 
@@ -139,6 +142,14 @@ class DocumentRecord:
     lang: str = ""
     link: str = ""
 
+    @classmethod
+    def from_row(cls, row: dict, doc_id: str, faiss_id: int, kind: str, link_template: str) -> DocumentRecord:
+        """The record of an index row read with META_FIELDS, DISPLAY_FIELDS and GRAPH_FIELDS (graph of ``kind``)."""
+        return cls(
+            doc_id, faiss_id, row["title"] or "", row["date"] or "", tuple(row["ipc"] or ()), tuple(row["cpc"] or ()),
+            row_to_graph(row, doc_id, kind), **readable_of(row, doc_id, link_template),
+        )  # fmt: skip
+
     def to_json(self, graph: bool = True) -> dict:
         out = {"doc_id": self.doc_id, "faiss_id": self.faiss_id, "title": self.title, "date": self.date, "ipc": list(self.ipc), "cpc": list(self.cpc)}
         out |= readable_json(self)
@@ -149,3 +160,28 @@ class DocumentRecord:
                 "edges": [[s, d, t] for s, d, t in g.edges()],
             }  # fmt: skip
         return out
+
+
+def assemble_hits(ranked: list[tuple[str, float]], rows: list[dict], dense: dict, bm25: dict | None, query_vector: np.ndarray | None,
+                  link_template: str) -> list[Hit]:  # fmt: skip
+    """Hits ranked 1.. of ``ranked`` [(doc id, score)], best first, from their index rows (META_FIELDS, DISPLAY_FIELDS).
+
+    ``dense`` / ``bm25``: doc id -> (score, rank) of the rankers that took part (``bm25`` None: a dense-only
+    search, whose hits carry no per-ranker scores). ``query_vector`` (dim,): given when some hit lacks a dense
+    score; it is then the cosine with the row's ``"vector"``.
+    """
+    hits = []
+    for rank, ((doc_id, score), row) in enumerate(zip(ranked, rows), 1):
+        d_score, d_rank = dense.get(doc_id, (None, None))
+        if d_score is None and query_vector is not None:
+            d_score = float(np.dot(np.asarray(row["vector"], np.float32), query_vector))
+        b_score, b_rank = bm25.get(doc_id, (None, None)) if bm25 is not None else (None, None)
+        hits.append(
+            Hit(
+                rank=rank, doc_id=doc_id, score=score, title=row["title"] or "", date=row["date"] or "",
+                ipc=tuple(row["ipc"] or ()), cpc=tuple(row["cpc"] or ()),
+                dense_score=d_score if bm25 is not None else None, dense_rank=d_rank if bm25 is not None else None,
+                bm25_score=b_score, bm25_rank=b_rank, **readable_of(row, doc_id, link_template),
+            )  # fmt: skip
+        )
+    return hits

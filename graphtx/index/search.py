@@ -51,10 +51,10 @@ from graphtx.index.explain import Explanation, explain_hits
 from graphtx.index.faiss_index import IndexSpec
 from graphtx.index.filters import FilterData, SearchFilters
 from graphtx.index.hybrid import BM25Index, rrf
+from graphtx.index.idmap import IdMap
 from graphtx.index.late import NodeVectorStore, explain_late, late_scores
 from graphtx.index.query import Query, QueryParser, first_claim_text
-from graphtx.index.results import DocumentRecord, Hit, SearchResult, readable_of
-from graphtx.index.idmap import IdMap
+from graphtx.index.results import DocumentRecord, Hit, SearchResult, assemble_hits
 from graphtx.index.store import BM25_DIR, DISPLAY_FIELDS, GRAPH_FIELDS, META_FIELDS, IndexStore, index_config_of, index_mend, row_to_graph
 from graphtx.rank.explain import explain_pool, explain_rrf
 
@@ -425,10 +425,7 @@ class Index:
         doc_id = self.ids.resolve(doc_id)  # typed forms ("US8418590B2") find the indexed id
         pos = self.ids.position_of(doc_id)
         row = self._rows([pos], [*META_FIELDS, *DISPLAY_FIELDS, *GRAPH_FIELDS])[0]
-        return DocumentRecord(
-            doc_id, int(self.ids.faiss_id[pos]), row["title"] or "", row["date"] or "", tuple(row["ipc"] or ()), tuple(row["cpc"] or ()),
-            row_to_graph(row, doc_id, self.manifest["kind"]), **readable_of(row, doc_id, self.config.link_template),
-        )  # fmt: skip
+        return DocumentRecord.from_row(row, doc_id, int(self.ids.faiss_id[pos]), self.manifest["kind"], self.config.link_template)
 
     # --- dense, BM25, fusion --------------------------------------------------------------
     def _dense(self, vector: np.ndarray, k: int, exclude: frozenset[str], mask: np.ndarray | None = None) -> list[tuple[str, float]]:
@@ -616,22 +613,7 @@ class Index:
         missing_dense = query_vector is not None and any(d not in dense for d, _ in ranked)
         if missing_dense:
             columns.append("vector")
-        rows = self._rows(positions, columns)
-        hits = []
-        for rank, ((doc_id, score), row) in enumerate(zip(ranked, rows), 1):
-            d_score, d_rank = dense.get(doc_id, (None, None))
-            if d_score is None and missing_dense:
-                d_score = float(np.dot(np.asarray(row["vector"], np.float32), query_vector))
-            b_score, b_rank = bm25.get(doc_id, (None, None)) if bm25 is not None else (None, None)
-            hits.append(
-                Hit(
-                    rank=rank, doc_id=doc_id, score=score, title=row["title"] or "", date=row["date"] or "",
-                    ipc=tuple(row["ipc"] or ()), cpc=tuple(row["cpc"] or ()),
-                    dense_score=d_score if bm25 is not None else None, dense_rank=d_rank if bm25 is not None else None,
-                    bm25_score=b_score, bm25_rank=b_rank, **readable_of(row, doc_id, self.config.link_template),
-                )  # fmt: skip
-            )
-        return hits
+        return assemble_hits(ranked, self._rows(positions, columns), dense, bm25, query_vector if missing_dense else None, self.config.link_template)
 
     def _explain(self, q: Query, hits: list[Hit], timings: dict) -> list[Hit]:
         if q.graph is None:
