@@ -13,7 +13,6 @@ of a damaged index from its parts; ``verify_index`` hashes every file a manifest
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import platform
 import sys
@@ -42,6 +41,7 @@ from graphtx.index.store import (
     STATE_FILE,
     IndexStore,
     atomic_write_table,
+    content_key,
     ids_file_name,
     index_config_of,
     shard_file_name,
@@ -95,7 +95,7 @@ def finalize(
             template = faiss_index.read(store.shards_dir / trained_file, spec, mmap=False)
         else:
             template = faiss_index.train(spec, _sample_vectors(store, live, cfg.train_size, seed, dim), seed, cfg.use_gpu)
-            trained_file = trained_file_name(_short_hash(json.dumps(spec.to_dict(), sort_keys=True), str(seed), str(len(live))))
+            trained_file = trained_file_name(content_key(json.dumps(spec.to_dict(), sort_keys=True), str(seed), str(len(live))))
             store.shards_dir.mkdir(parents=True, exist_ok=True)
             faiss_index.write(template, store.shards_dir / trained_file)
             fresh.add(f"{SHARDS_DIR}/{trained_file}")
@@ -112,7 +112,7 @@ def finalize(
             in_range = (live.part >= first) & (live.part <= last)
             ids = live.faiss_id[in_range]
             digest = ids_digest(ids)
-            name = shard_file_name(i, _short_hash(digest, json.dumps(spec.to_dict(), sort_keys=True), trained_file or ""))
+            name = shard_file_name(i, content_key(digest, json.dumps(spec.to_dict(), sort_keys=True), trained_file or ""))
             path = store.shards_dir / name
             previous = old_by_range.get((first, last))
             # rewritten (atomically, over the old file) when asked, or when it no longer matches its checksum
@@ -296,10 +296,6 @@ def _delete_unreferenced(store: IndexStore, manifest: dict) -> None:
     for p in store.dir.glob(IDS_GLOB):
         if p.name != manifest["ids_file"]:
             p.unlink()
-
-
-def _short_hash(*parts: str) -> str:
-    return hashlib.sha1("\n".join(parts).encode()).hexdigest()[:16]
 
 
 def _versions() -> dict:

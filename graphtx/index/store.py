@@ -31,6 +31,7 @@ replacing a document is adding a new version, and a part committed twice is impo
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -62,6 +63,11 @@ _PART_NAME = re.compile(r"^part-(\d{6,})\.parquet$")
 def ids_file_name(live_digest: str) -> str:
     """The id map's file name: named by its ids, so a new one never overwrites the one a reader has open."""
     return f"ids-{live_digest[:16]}.parquet"
+
+
+def content_key(*parts: str) -> str:
+    """A short hash of what a file holds (its ``parts``): shard and quantizer files are named by it."""
+    return hashlib.sha1("\n".join(parts).encode()).hexdigest()[:16]
 
 
 def shard_file_name(i: int, key: str) -> str:
