@@ -1,7 +1,7 @@
 """A claim set as a query: split into claims; search the first independent claim, or every one and merge per document.
 
 A searcher's draft is often a whole claim set ("1. A ... 2. The ... of claim 1 ... 8. A method ...").
-Split as ingest splits claims (``graphtx.corpus.base``), a claim is independent when it refers to
+Split as ingest splits claims (``graphtx.corpus.claims``), a claim is independent when it refers to
 no other claim. ``search_claim_set``:
 
 * one independent claim (or text without claim numbers): one search, as ``Index.search``;
