@@ -31,7 +31,7 @@ from graphtx.atomic import fsync_dir, fsync_path, signals_deferred
 from graphtx.index import faiss_index
 from graphtx.index.faiss_index import IndexSpec
 from graphtx.index.idmap import IdMap, ids_digest
-from graphtx.index.store import SHARDS_DIR, IndexStore, shard_file_name
+from graphtx.index.store import SHARDS_DIR, IndexStore, content_key, ivfdata_file_name, shard_file_name
 from graphtx.lock import IndexLock
 
 
@@ -107,8 +107,8 @@ def merge_locked(store: IndexStore) -> dict:
     first, last = shards[0]["first_part"], shards[-1]["last_part"]
     digest = _ids_digest_of(store, first, last, manifest["live_digest"])
     # the name finalize gives one shard of these parts: a later build that leaves them alone keeps the merged index
-    name = shard_file_name(0, _hash(digest, json.dumps(spec.to_dict(), sort_keys=True), manifest["trained"] or ""))
-    data = name.removesuffix(".faiss") + ".ivfdata"
+    name = shard_file_name(0, content_key(digest, json.dumps(spec.to_dict(), sort_keys=True), manifest["trained"] or ""))
+    data = ivfdata_file_name(name)
     template = faiss_index.read(store.shards_dir / manifest["trained"], spec, mmap=False)
     with tempfile.TemporaryDirectory(dir=store.shards_dir, prefix=".merge-") as tmp:  # the merged pair is renamed in whole
         _merge_into(template, [store.shards_dir / s["file"] for s in shards], Path(tmp) / data)
@@ -138,7 +138,7 @@ def _merge_into(template, shard_files: list[Path], ivfdata: Path) -> None:
     faiss = faiss_index._faiss()
     shards, lists = [], []
     for path in shard_files:
-        on_disk = path.with_suffix(".ivfdata").exists()  # its lists are mapped from there already (IO_FLAG_MMAP on it crashed FAISS 1.15 here)
+        on_disk = (path.parent / ivfdata_file_name(path.name)).exists()  # its lists are mapped from there already (IO_FLAG_MMAP on it crashed FAISS 1.15 here)
         flags = faiss.IO_FLAG_ONDISK_SAME_DIR if on_disk else faiss.IO_FLAG_MMAP
         shards.append(faiss.read_index(str(path), flags))  # kept alive until merged
         lists.append(faiss.extract_index_ivf(shards[-1]).invlists)
@@ -160,9 +160,3 @@ def _ids_digest_of(store: IndexStore, first: int, last: int, live_digest: str) -
     in_range = (live.part >= first) & (live.part <= last)
     return live_digest if in_range.all() else ids_digest(live.faiss_id[in_range])
 
-
-def _hash(*parts: str) -> str:
-    """As ``graphtx.index.finalize._short_hash`` (shard names)."""
-    import hashlib
-
-    return hashlib.sha1("\n".join(parts).encode()).hexdigest()[:16]

@@ -75,6 +75,11 @@ def shard_file_name(i: int, key: str) -> str:
     return f"shard-{i:04d}-{key}.faiss"
 
 
+def ivfdata_file_name(shard_file: str) -> str:
+    """The inverted lists of a merged IVF-PQ shard, beside it (``sharded.py``)."""
+    return shard_file.removesuffix(".faiss") + ".ivfdata"
+
+
 def trained_file_name(key: str) -> str:
     """The trained, empty IVF-PQ index every shard starts from (``key``: a hash of spec, seed and count)."""
     return f"trained-{key}.faiss"
