@@ -32,8 +32,6 @@ graph batch at each thread barrier (the small model ran 10x slower beside two ni
 
 from __future__ import annotations
 
-from machine import cpu_model
-from memory import peak_mib, rss_mib
 import argparse
 import json
 import os
@@ -43,6 +41,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from machine import cpu_model
+from memory import peak_mib, rss_mib
 
 BERT = dict(vocab=30522, hidden=768, layers=12, heads=12, ffn=3072, positions=512)  # bert-base-uncased shapes
 CLS_ID, SEP_ID = 101, 102  # any ids: only the shapes matter
@@ -57,9 +58,11 @@ def machine(threads: int) -> str:
     import torch
 
     cpu = cpu_model()
-    return (f"{cpu}; {os.cpu_count()} cores; Python {platform.python_version()}; torch {torch.__version__} "
-            f"({torch.backends.cpu.get_cpu_capability()}); tokenizers {tokenizers.__version__}; torch threads {threads}; "
-            f"load average (1 min) at the start {os.getloadavg()[0]:.2f}")
+    return (
+        f"{cpu}; {os.cpu_count()} cores; Python {platform.python_version()}; torch {torch.__version__} "
+        f"({torch.backends.cpu.get_cpu_capability()}); tokenizers {tokenizers.__version__}; torch threads {threads}; "
+        f"load average (1 min) at the start {os.getloadavg()[0]:.2f}"
+    )
 
 
 def select_documents(corpus: Path, limit: int) -> list:
@@ -93,7 +96,9 @@ def bert_base():
             self.position = nn.Embedding(positions, hidden)
             self.segment = nn.Embedding(2, hidden)
             self.ln = nn.LayerNorm(hidden, eps=1e-12)
-            block = nn.TransformerEncoderLayer(hidden, heads, ffn, dropout=0.1, activation="gelu", layer_norm_eps=1e-12, batch_first=True, norm_first=False)
+            block = nn.TransformerEncoderLayer(
+                hidden, heads, ffn, dropout=0.1, activation="gelu", layer_norm_eps=1e-12, batch_first=True, norm_first=False
+            )
             self.encoder = nn.TransformerEncoder(block, layers, enable_nested_tensor=False)
             self.pooler = nn.Linear(hidden, hidden)
 
@@ -187,7 +192,9 @@ def job_text(spec: dict) -> dict:
     tokens = [len(ids) for ids in tokenizer.encode_batch(texts)]
     bert_pass(model, tokenizer, texts[:1], spec["batch_size"], True, spec["bf16"])  # warm-up
     chunks = []
-    seconds, passes = timed(lambda: chunks.append(bert_pass(model, tokenizer, texts, spec["batch_size"], spec["first_only"], spec["bf16"])), spec["min_seconds"])
+    seconds, passes = timed(
+        lambda: chunks.append(bert_pass(model, tokenizer, texts, spec["batch_size"], spec["first_only"], spec["bf16"])), spec["min_seconds"]
+    )
     return {
         "docs": len(texts), "seconds": seconds, "passes": passes, "params": sum(p.numel() for p in model.parameters()),
         "mean_tokens": sum(tokens) / max(len(tokens), 1), "mean_chunks": chunks[0] / max(len(texts), 1),
@@ -293,8 +300,12 @@ def main() -> int:
     ap.add_argument("--kinds", nargs="+", default=list(GRAPH_TEXT), choices=list(GRAPH_TEXT))
     ap.add_argument("--batch-size", type=int, default=64, help="graphs per encode batch")
     ap.add_argument("--text-batch-size", type=int, default=8, help="512-token chunks per text-encoder batch")
-    ap.add_argument("--text-limit", type=int, default=20,
-                    help="documents the text encoder reads for the chunked claims + description row, spread over the selection (0 = all)")
+    ap.add_argument(
+        "--text-limit",
+        type=int,
+        default=20,
+        help="documents the text encoder reads for the chunked claims + description row, spread over the selection (0 = all)",
+    )
     ap.add_argument("--min-seconds", type=float, default=3.0, help="repeat a measurement until it has run this long")
     ap.add_argument("--bf16", choices=["auto", "on", "off"], default="auto", help="text-encoder bf16 rows: auto = only if faster in a probe")
     ap.add_argument("--job", help=argparse.SUPPRESS)
@@ -306,9 +317,9 @@ def main() -> int:
     if not args.grants and not (args.graphs and args.corpus):
         ap.error("give --grants, or --graphs with --corpus")
 
+    from graphtx.config import ParseConfig
     from graphtx.graphs.builder import plan_texts
     from graphtx.graphs.parse import iter_graphs
-    from graphtx.config import ParseConfig
     from graphtx.model import PRESETS
 
     with tempfile.TemporaryDirectory() as tmp_name:
@@ -342,17 +353,23 @@ def main() -> int:
         print(f"machine: {machine(args.threads)}")
         design = sum(d.id.startswith("US-D") for d in docs)
         left_out = f"; {len(without)} left out, a graph missing" if without else ""
-        print(f"documents: {len(docs)} with claims, file order ({len(docs) - design} utility, {design} design{left_out}); "
-              f"graph batch {args.batch_size}; text batch {args.text_batch_size} chunks of <= {BERT['positions']} tokens")
+        print(
+            f"documents: {len(docs)} with claims, file order ({len(docs) - design} utility, {design} design{left_out}); "
+            f"graph batch {args.batch_size}; text batch {args.text_batch_size} chunks of <= {BERT['positions']} tokens"
+        )
         if args.tokens:
             print(f"tokenizer: {args.tokens} (vocab {vocab['bert'][1]}) for every model")
         else:
-            print("tokenizers: BPE trained here on the corpus texts, "
-                  + ", ".join(f"{n} vocab {tokenizer_size(p)}" for n, (p, _) in vocab.items())
-                  + " (embedding tables keep the config's size)")
+            print(
+                "tokenizers: BPE trained here on the corpus texts, "
+                + ", ".join(f"{n} vocab {tokenizer_size(p)}" for n, (p, _) in vocab.items())
+                + " (embedding tables keep the config's size)"
+            )
         if parse_seconds is not None:
-            print(f"parse (not in the encode rates): {len(docs)} docs, both graph kinds, {os.cpu_count()} workers incl. their start-up: "
-                  f"{parse_seconds:.1f} s = {len(docs) / parse_seconds:.2f} docs/s")
+            print(
+                f"parse (not in the encode rates): {len(docs)} docs, both graph kinds, {os.cpu_count()} workers incl. their start-up: "
+                f"{parse_seconds:.1f} s = {len(docs) / parse_seconds:.2f} docs/s"
+            )
         print()
 
         # --- measurements, each in its own process ---
@@ -361,8 +378,16 @@ def main() -> int:
         graph_rows = {}
         for name in args.configs:
             for kind in args.kinds:
-                spec = {**common, "graphs": str(graphs_dir), "kind": kind, "ids": ids, "config": name,
-                        "tokens": str(vocab[name][0]), "vocab_size": vocab[name][1], "batch_size": args.batch_size}
+                spec = {
+                    **common,
+                    "graphs": str(graphs_dir),
+                    "kind": kind,
+                    "ids": ids,
+                    "config": name,
+                    "tokens": str(vocab[name][0]),
+                    "vocab_size": vocab[name][1],
+                    "batch_size": args.batch_size,
+                }
                 graph_rows[name, kind] = run_job("graph", spec, tmp)
         probe, bf16_modes = None, [False]
         if args.bf16 != "off":
@@ -376,8 +401,14 @@ def main() -> int:
             for bf16 in bf16_modes:
                 for first_only in (False, True):
                     long_run = kind == "description" and not first_only
-                    spec = {**common, "tokens": str(vocab["bert"][0]), "texts": evenly_spaced(texts, args.text_limit) if long_run else texts,
-                            "batch_size": args.text_batch_size, "first_only": first_only, "bf16": bf16}
+                    spec = {
+                        **common,
+                        "tokens": str(vocab["bert"][0]),
+                        "texts": evenly_spaced(texts, args.text_limit) if long_run else texts,
+                        "batch_size": args.text_batch_size,
+                        "first_only": first_only,
+                        "bf16": bf16,
+                    }
                     text_rows[kind, first_only, bf16] = run_job("text", spec, tmp)
 
     return report(args, docs, graph_rows, text_rows, bf16_modes, probe, baseline, parse_seconds)
@@ -395,20 +426,26 @@ def report(args, docs, graph_rows, text_rows, bf16_modes, probe, baseline, parse
 
     chunked = {kind: rate(text_rows[kind, False, False]) for kind in args.kinds}
     first = {kind: rate(text_rows[kind, True, False]) for kind in args.kinds}
-    print("| encoder | config | graph kind / text | docs | mean nodes or tokens | docs/s | peak RSS MiB | ratio vs BERT-base (chunked) | ratio vs BERT-base (first chunk only) |")
+    print(
+        "| encoder | config | graph kind / text | docs | mean nodes or tokens | docs/s | peak RSS MiB | ratio vs BERT-base (chunked) | ratio vs BERT-base (first chunk only) |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for (name, kind), r in graph_rows.items():
-        print(f"| graphtx | {name} | {kind} graph | {r['docs']} | {r['mean_nodes']:.1f} nodes, {r['mean_edges']:.1f} edges | "
-              f"{rate(r):.1f} | {r['peak_mib']:.0f} | {rate(r) / chunked[kind]:.1f}× | {rate(r) / first[kind]:.1f}× |")
+        print(
+            f"| graphtx | {name} | {kind} graph | {r['docs']} | {r['mean_nodes']:.1f} nodes, {r['mean_edges']:.1f} edges | "
+            f"{rate(r):.1f} | {r['peak_mib']:.0f} | {rate(r) / chunked[kind]:.1f}× | {rate(r) / first[kind]:.1f}× |"
+        )
     for kind in args.kinds:
         for bf16 in bf16_modes:
             for first_only in (False, True):
                 r = text_rows[kind, first_only, bf16]
                 how = "first chunk only" if first_only else "chunked"
                 n = f"{r['docs']}" if r["docs"] == len(docs) else f"{r['docs']} of {len(docs)}, spread"
-                print(f"| BERT-base-shaped{' bf16' if bf16 else ''} | 12×768, 512 | {GRAPH_TEXT[kind]} text, {how} | {n} | "
-                      f"{r['mean_tokens']:.0f} tokens, {r['mean_chunks']:.2f} chunks | {rate(r):.3f} | {r['peak_mib']:.0f} | "
-                      f"{rate(r) / chunked[kind]:.2f}× | {rate(r) / first[kind]:.2f}× |")
+                print(
+                    f"| BERT-base-shaped{' bf16' if bf16 else ''} | 12×768, 512 | {GRAPH_TEXT[kind]} text, {how} | {n} | "
+                    f"{r['mean_tokens']:.0f} tokens, {r['mean_chunks']:.2f} chunks | {rate(r):.3f} | {r['peak_mib']:.0f} | "
+                    f"{rate(r) / chunked[kind]:.2f}× | {rate(r) / first[kind]:.2f}× |"
+                )
     print()
     print("| model | parameters | RSS after loading the data MiB | RSS after building the model MiB |")
     print("|---|---|---|---|")
@@ -418,14 +455,18 @@ def report(args, docs, graph_rows, text_rows, bf16_modes, probe, baseline, parse
     r = text_rows[args.kinds[0], False, False]
     print(f"| BERT-base-shaped | {r['params']:,} | {r['rss_data_mib']:.0f} | {r['rss_model_mib']:.0f} |")
     print()
-    print(f"peak RSS: the measuring process's maximum (imports, data, model, encoding); a process with torch + graphtx imported and "
-          f"a tokenizer loaded, nothing else: RSS {baseline['rss_mib']:.0f} MiB, peak {baseline['peak_mib']:.0f} MiB")
+    print(
+        f"peak RSS: the measuring process's maximum (imports, data, model, encoding); a process with torch + graphtx imported and "
+        f"a tokenizer loaded, nothing else: RSS {baseline['rss_mib']:.0f} MiB, peak {baseline['peak_mib']:.0f} MiB"
+    )
     if "description" in args.kinds:
         part, whole = text_rows["description", False, False], text_rows["description", True, False]
         if part["docs"] < whole["docs"]:
-            print(f"BERT-base-shaped, claims + description chunked: {part['docs']} of {whole['docs']} documents, evenly spread "
-                  f"(--text-limit), mean {part['mean_tokens']:.0f} tokens vs {whole['mean_tokens']:.0f} over all {whole['docs']}; "
-                  f"docs/s is what those {part['docs']} took")
+            print(
+                f"BERT-base-shaped, claims + description chunked: {part['docs']} of {whole['docs']} documents, evenly spread "
+                f"(--text-limit), mean {part['mean_tokens']:.0f} tokens vs {whole['mean_tokens']:.0f} over all {whole['docs']}; "
+                f"docs/s is what those {part['docs']} took"
+            )
     if probe:
         verdict = "bf16 rows shown" if True in bf16_modes else "bf16 rows left out (slower here)"
         print(f"bf16 probe (BERT-base-shaped, 1×512 tokens, best of 2): fp32 {probe['fp32']:.2f} s, bf16 autocast {probe['bf16']:.2f} s: {verdict}")
@@ -434,8 +475,10 @@ def report(args, docs, graph_rows, text_rows, bf16_modes, probe, baseline, parse
         bert = 1 / sum(1 / chunked[k] for k in args.kinds)
         for name in args.configs:
             graphtx = 1 / (1 / parse_rate + sum(1 / rate(graph_rows[name, k]) for k in args.kinds))
-            print(f"end to end, both graphs of a document, {name}: parse + encode {graphtx:.2f} docs/s vs BERT-base-shaped chunked, "
-                  f"both texts, {bert:.3f} docs/s: {graphtx / bert:.1f}×")
+            print(
+                f"end to end, both graphs of a document, {name}: parse + encode {graphtx:.2f} docs/s vs BERT-base-shaped chunked, "
+                f"both texts, {bert:.3f} docs/s: {graphtx / bert:.1f}×"
+            )
     print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f}")
     return 0
 

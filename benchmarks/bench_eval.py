@@ -28,7 +28,6 @@ read back on the next run.
 
 from __future__ import annotations
 
-from machine import cpu_model
 import argparse
 import importlib.util
 import os
@@ -37,6 +36,8 @@ import shlex
 import sys
 import time
 from pathlib import Path
+
+from machine import cpu_model
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -158,7 +159,9 @@ def main() -> int:
         if corpus is None:
             corpus, _ = prepare_tokens(data, out, config)
         model_dir, graphs = untrained_model(corpus, tokens, out, config)
-        systems.append(ModelSystem(model_dir, graphs, cfg.query_kind, cfg.candidate_kind, cfg.batch_size, label="graphtx untrained (small config, no training)"))
+        systems.append(
+            ModelSystem(model_dir, graphs, cfg.query_kind, cfg.candidate_kind, cfg.batch_size, label="graphtx untrained (small config, no training)")
+        )
     systems += [make_baseline(n, cfg, tokens) for n in names]
     if args.hybrid:
         from graphtx.eval.fusion import FusionSystem

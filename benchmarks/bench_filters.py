@@ -36,12 +36,16 @@ from graphtx.index import Index, SearchFilters  # noqa: E402
 def synthetic(n: int) -> None:
     from graphtx.index.filters import FilterData
 
-    rows = [{"date": f"{2000 + i % 20}-0{1 + i % 9}-1{i % 10}", "kind": "B2", "family_id": f"F{i // 2}", "ipc": (f"H01M {i % 50}/00",)} for i in range(n)]
+    rows = [
+        {"date": f"{2000 + i % 20}-0{1 + i % 9}-1{i % 10}", "kind": "B2", "family_id": f"F{i // 2}", "ipc": (f"H01M {i % 50}/00",)} for i in range(n)
+    ]
     ids = [f"US-{i}-B2" for i in range(n)]
     t0 = time.perf_counter()
     data = FilterData(ids, rows)
     print(f"machine: {cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}\n")
-    print(f"| {n:,} documents | passing | ms |\n|---|---:|---:|\n| build FilterData (once per index version) | | {(time.perf_counter() - t0) * 1000:.0f} |")
+    print(
+        f"| {n:,} documents | passing | ms |\n|---|---:|---:|\n| build FilterData (once per index version) | | {(time.perf_counter() - t0) * 1000:.0f} |"
+    )
     for name, f, cutoff in (("date cut-off 2010-05-05 + family of one document out", SearchFilters(), "2010-05-05"),
                             ("IPC prefix H01M 3 (first time; then cached)", SearchFilters(ipc=("H01M 3",)), None),
                             ("kind B", SearchFilters(kind=("B",)), None)):  # fmt: skip

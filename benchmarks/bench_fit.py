@@ -40,11 +40,11 @@ def main() -> int:
     import torch
 
     from graphtx.config import load_config
+    from graphtx.corpus.citations import read_citations
     from graphtx.model.batch import collate
     from graphtx.model.embed import init_model
     from graphtx.train.data import GraphStore
     from graphtx.train.loss import allowed_negatives, contrastive_loss, triplet_loss
-    from graphtx.corpus.citations import read_citations
     from graphtx.train.pairs import Pair, positives_by_citing
 
     config = load_config(args.config)
@@ -54,7 +54,9 @@ def main() -> int:
     store = GraphStore.load(args.graphs, {cfg.query_kind, cfg.candidate_kind})
     cites = [c for c in read_citations(args.citations) if store.has(c.citing_id, cfg.query_kind) and store.has(c.cited_id, cfg.candidate_kind)]
     chosen = [cites[i] for i in np.random.default_rng(args.seed).choice(len(cites), args.pairs, replace=False)]
-    known = positives_by_citing(Pair(c.citing_id, c.cited_id, c.category) for c in cites)  # every training citation of an anchor is a positive, never a negative
+    known = positives_by_citing(
+        Pair(c.citing_id, c.cited_id, c.category) for c in cites
+    )  # every training citation of an anchor is a positive, never a negative
     anchors = collate([store.get(c.citing_id, cfg.query_kind) for c in chosen], tokenizer, model.config.max_tokens_per_node)
     cited = collate([store.get(c.cited_id, cfg.candidate_kind) for c in chosen], tokenizer, model.config.max_tokens_per_node)
     allowed = allowed_negatives([c.citing_id for c in chosen], [c.cited_id for c in chosen], known)  # (b, b)
@@ -90,7 +92,9 @@ def main() -> int:
         opt.step()
         if step % 10 == 0 or step == args.steps:
             top3, cpos, cneg = measure()
-            print(f"| {step} | {float(loss.detach()):.4f} | {int(active)} | {top3:.3f} | {cpos:.3f} | {cneg:.3f} | {time.perf_counter() - started:.0f} |")
+            print(
+                f"| {step} | {float(loss.detach()):.4f} | {int(active)} | {top3:.3f} | {cpos:.3f} | {cneg:.3f} | {time.perf_counter() - started:.0f} |"
+            )
     return 0
 
 

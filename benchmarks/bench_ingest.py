@@ -12,7 +12,6 @@ fresh subprocess so its peak RSS is its own.
 
 from __future__ import annotations
 
-from machine import basics
 import argparse
 import json
 import re
@@ -20,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from machine import basics
 
 CHILD = r"""
 import json, resource, sys, time
@@ -41,7 +42,11 @@ def make_input(grants: Path, copies: int, out: Path) -> int:
         for c in range(copies):
             for r in records:
                 # a new document number per copy: "<doc-number>D0651432</doc-number>" -> "...D0651432C3"
-                f.write(re.sub(rb"(<publication-reference>.*?<doc-number>)([^<]+)", lambda m: m.group(1) + m.group(2) + b"C%d" % c, r, count=1, flags=re.S))
+                f.write(
+                    re.sub(
+                        rb"(<publication-reference>.*?<doc-number>)([^<]+)", lambda m: m.group(1) + m.group(2) + b"C%d" % c, r, count=1, flags=re.S
+                    )
+                )
     return out.stat().st_size
 
 
@@ -63,8 +68,10 @@ def main() -> int:
                 out = Path(tmp) / f"corpus_{copies}_{workers}"
                 res = subprocess.run([sys.executable, "-c", CHILD, str(src), str(out), str(workers)], capture_output=True, text=True, check=True)
                 r = json.loads(res.stdout.strip().splitlines()[-1])
-                print(f"| {copies}× shared US grants | {size / 2**20:.0f} | {workers} | {r['records']} | {r['records'] / r['seconds']:.0f} | "
-                      f"{r['peak_mib']:.0f} | {r['worker_peak_mib']:.0f} |")
+                print(
+                    f"| {copies}× shared US grants | {size / 2**20:.0f} | {workers} | {r['records']} | {r['records'] / r['seconds']:.0f} | "
+                    f"{r['peak_mib']:.0f} | {r['worker_peak_mib']:.0f} |"
+                )
     return 0
 
 

@@ -11,8 +11,6 @@ grants/s is per core; "all three" is what `graphtx parse` does per document.
 
 from __future__ import annotations
 
-from machine import cpu_model
-from memory import peak_mib
 import argparse
 import dataclasses
 import os
@@ -23,6 +21,8 @@ import tempfile
 import time
 
 import numpy as np
+from machine import cpu_model
+from memory import peak_mib
 
 from graphtx.config import IngestConfig, ParseConfig
 from graphtx.corpus.ingest import ingest
@@ -65,8 +65,10 @@ def main() -> int:
     if args.limit:
         docs = docs[: args.limit]
     print(f"machine: {machine()}")
-    print(f"grants with claims: {len(docs)}; config: max_feature_nodes={base.max_feature_nodes}, "
-          f"max_relation_nodes={base.max_relation_nodes}, max_description_chars={base.max_description_chars}")
+    print(
+        f"grants with claims: {len(docs)}; config: max_feature_nodes={base.max_feature_nodes}, "
+        f"max_relation_nodes={base.max_relation_nodes}, max_description_chars={base.max_description_chars}"
+    )
     print()
     builder = GraphBuilder(base)
     builder.build(docs[0])  # warm-up: first call allocates spaCy's buffers
@@ -94,7 +96,9 @@ def main() -> int:
                 sum(g.truncated for g in gs),
             )])  # fmt: skip
     peak_mb = peak_mib()
-    print("| graph kind | grants | grants/s per core | features median | p95 | relations median | p95 | edges median | p95 | features without edge | isolated dropped | truncated graphs |")
+    print(
+        "| graph kind | grants | grants/s per core | features median | p95 | relations median | p95 | edges median | p95 | features without edge | isolated dropped | truncated graphs |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         print("| " + " | ".join(row) + " |")

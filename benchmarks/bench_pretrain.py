@@ -87,7 +87,11 @@ def main() -> int:
     p.add_argument("--pretrain-graphs", nargs="*", default=[], help="more graphs directories for stage pretrain")
     p.add_argument("--config", default="configs/pretrain-graph.yaml", help="config of the pretrain run")
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1])
-    p.add_argument("--finetune-epochs", type=int, help="cap the fine-tuning (and --train-scratch) runs at this many epochs (default: configs/small.yaml, early stop)")
+    p.add_argument(
+        "--finetune-epochs",
+        type=int,
+        help="cap the fine-tuning (and --train-scratch) runs at this many epochs (default: configs/small.yaml, early stop)",
+    )
     p.add_argument("--scratch", nargs="*", default=[], help="from-scratch run directories (configs/small.yaml, --stages base), one per seed")
     p.add_argument("--train-scratch", action="store_true", help="train the from-scratch runs here (OUT/scratch-sN) when --scratch is not given")
     p.add_argument("--out", required=True)
@@ -106,24 +110,38 @@ def main() -> int:
     for s in a.seeds:
         run_dir = out / f"finetune-s{s}"
         if not (run_dir / "summary.json").exists():
-            seconds[f"finetune-s{s}"] = run(gx() + train_args(a, run_dir) + ["--config", "configs/small.yaml", "--init", str(pre / "model"), "--stages", "base", "--seed", str(s), *cap])
+            seconds[f"finetune-s{s}"] = run(
+                gx()
+                + train_args(a, run_dir)
+                + ["--config", "configs/small.yaml", "--init", str(pre / "model"), "--stages", "base", "--seed", str(s), *cap]
+            )
         fine.append(run_dir)
     scratch = [Path(x) for x in a.scratch]
     if not scratch and a.train_scratch:
         for s in a.seeds:
             run_dir = out / f"scratch-s{s}"
             if not (run_dir / "summary.json").exists():
-                seconds[f"scratch-s{s}"] = run(gx() + train_args(a, run_dir) + ["--config", "configs/small.yaml", "--tokens", a.tokens, "--stages", "base", "--seed", str(s), *cap])
+                seconds[f"scratch-s{s}"] = run(
+                    gx()
+                    + train_args(a, run_dir)
+                    + ["--config", "configs/small.yaml", "--tokens", a.tokens, "--stages", "base", "--seed", str(s), *cap]
+                )
             scratch.append(run_dir)
 
     systems = {"pretrained, no fine-tuning (zero-shot)": [evaluate(a, pre / "model", "graphtx pretrained zero-shot", out / "eval-zeroshot")]}
-    systems["pretrained + citation fine-tuning"] = [evaluate(a, r / "model", f"graphtx pretrained, fine-tuned {r.name}", out / f"eval-{r.name}") for r in fine]
+    systems["pretrained + citation fine-tuning"] = [
+        evaluate(a, r / "model", f"graphtx pretrained, fine-tuned {r.name}", out / f"eval-{r.name}") for r in fine
+    ]
     if scratch:
-        systems["from scratch (citation training only)"] = [evaluate(a, r / "model", f"graphtx scratch {r.name}", out / f"eval-scratch-{r.name}") for r in scratch]
+        systems["from scratch (citation training only)"] = [
+            evaluate(a, r / "model", f"graphtx scratch {r.name}", out / f"eval-scratch-{r.name}") for r in scratch
+        ]
 
     bm25 = next(iter(systems.values()))[0]["bm25"]
     print(f"\nEV-battery validation (257 queries, 661 pairs, 3,602 candidates); BM25 Recall@3 {bm25['recall']:.4f}, nDCG@150 {bm25['ndcg']:.4f}\n")
-    print("| model | ranker | seeds | Recall@3 mean (min-max) | nDCG@150 mean (min-max) | Recall@3 / BM25, 95% CI per seed | nDCG@150 / BM25, 95% CI per seed |")
+    print(
+        "| model | ranker | seeds | Recall@3 mean (min-max) | nDCG@150 mean (min-max) | Recall@3 / BM25, 95% CI per seed | nDCG@150 / BM25, 95% CI per seed |"
+    )
     print("|---|---|---|---|---|---|---|")
     for label, runs in systems.items():
         for kind in ("dense", "hybrid"):

@@ -79,7 +79,9 @@ def main() -> int:
                 ray_up = True
             out, before = root / f"{engine}{workers}", load()
             t0 = time.time()
-            report = parse_corpus(root / "corpus", out, ParseConfig(workers=workers, chunk_size=4, shard_size=args.shard_size), progress=False, engine=engine)
+            report = parse_corpus(
+                root / "corpus", out, ParseConfig(workers=workers, chunk_size=4, shard_size=args.shard_size), progress=False, engine=engine
+            )
             seconds = time.time() - t0
             graphs = list(iter_graphs(out))
             reference = reference or graphs

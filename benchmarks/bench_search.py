@@ -28,7 +28,6 @@ OMP_NUM_THREADS allows (the runs in RESULTS.md: 1).
 
 from __future__ import annotations
 
-from machine import cpu_model
 import argparse
 import dataclasses
 import json
@@ -41,6 +40,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from machine import cpu_model
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # run from a checkout without installing
@@ -88,7 +88,19 @@ def percentiles(ms: list[float]) -> tuple[float, float]:
 # --- one (dim, n) in a subprocess ------------------------------------------------------------
 
 
-def run_one(dim: int, n: int, types: list[str], queries: int, k: int, train_size: int, hnsw_m: int, ef_construction: int, ef_searches: list[int], nprobes: list[int], pq_m: int) -> list[dict]:
+def run_one(
+    dim: int,
+    n: int,
+    types: list[str],
+    queries: int,
+    k: int,
+    train_size: int,
+    hnsw_m: int,
+    ef_construction: int,
+    ef_searches: list[int],
+    nprobes: list[int],
+    pq_m: int,
+) -> list[dict]:
     import faiss
 
     from graphtx.config import IndexConfig
@@ -219,7 +231,9 @@ def main() -> None:
     ap.add_argument("--e2e-index", help="index directory for the end-to-end measurement")
     ap.add_argument("--e2e-corpus", help="corpus directory whose first claims are the queries")
     ap.add_argument("--e2e-queries", type=int, default=50)
-    ap.add_argument("--e2e-rerank-depth", type=int, nargs="+", default=[100], help="an index with late-interaction node vectors: re-rank depths to time")
+    ap.add_argument(
+        "--e2e-rerank-depth", type=int, nargs="+", default=[100], help="an index with late-interaction node vectors: re-rank depths to time"
+    )
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: "dim,n" run in this process, JSON out
     args = ap.parse_args()
     opts = dict(types=args.types, queries=args.queries, k=args.k, train_size=args.train_size, hnsw_m=args.hnsw_m,
@@ -244,7 +258,9 @@ def main() -> None:
             rows += json.loads(out.stdout.strip().splitlines()[-1])
             print(f"[dim {dim}, n {n:,}: {time.time() - t0:.0f} s]", file=sys.stderr)
     if rows:
-        print(f"k = {args.k}; {args.queries} single queries; recall@{args.k} against flat; memory = RSS growth of a fresh process loading the file (no mmap)\n")
+        print(
+            f"k = {args.k}; {args.queries} single queries; recall@{args.k} against flat; memory = RSS growth of a fresh process loading the file (no mmap)\n"
+        )
         print("| dim | vectors | type | parameters | build s | bytes/doc | memory MiB | p50 ms | p99 ms | recall@10 |")
         print("|---:|---:|---|---|---:|---:|---:|---:|---:|---:|")
         for r in rows:

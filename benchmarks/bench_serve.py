@@ -23,8 +23,6 @@ An error is a transport failure, a 5xx, or any answer other than the expected on
 
 from __future__ import annotations
 
-from machine import cpu_model
-from memory import rss_mib
 import argparse
 import json
 import os
@@ -38,6 +36,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+from machine import cpu_model
+from memory import rss_mib
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:

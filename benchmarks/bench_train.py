@@ -14,8 +14,6 @@ existing run instead of training. TOKENS_DIR comes from ``graphtx pretrain`` (se
 
 from __future__ import annotations
 
-from machine import cpu_model
-from memory import peak_mib
 import argparse
 import json
 import os
@@ -25,6 +23,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from machine import cpu_model
+from memory import peak_mib
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -102,10 +103,9 @@ def main() -> int:
 
     from graphtx.config import load_config
     from graphtx.eval.baselines import BM25System
+    from graphtx.eval.fusion import FusionSystem
     from graphtx.eval.run import evaluate_citations
     from graphtx.eval.systems import ModelSystem
-
-    from graphtx.eval.fusion import FusionSystem
 
     config = load_config(args.config)
     cfg = config.eval
@@ -114,7 +114,9 @@ def main() -> int:
     bm25 = BM25System.from_config(cfg)
     hybrid = FusionSystem.from_config([reduced, bm25], cfg, label="graphtx reduced + BM25 (RRF)")
     systems = [base, reduced, hybrid, bm25]
-    report = evaluate_citations(out / "corpus", data / "citations_validation.tsv", systems, cfg, protocols=("retrieval",), seed=config.seed, progress=False)
+    report = evaluate_citations(
+        out / "corpus", data / "citations_validation.tsv", systems, cfg, protocols=("retrieval",), seed=config.seed, progress=False
+    )
 
     print(machine())
     summary = json.loads((run_dir / "summary.json").read_text())
@@ -124,7 +126,9 @@ def main() -> int:
     if timings:
         print("wall time: " + ", ".join(f"{k} {v:.0f} s" for k, v in timings.items()))
     print()
-    print("| stage | steps | epochs | evaluations | training s | evaluation s | graphs/s | pairs/s | pairs/batch (median) | nodes/batch (median) | stopped | valid R@3 / nDCG@150 at start | best (step) |")
+    print(
+        "| stage | steps | epochs | evaluations | training s | evaluation s | graphs/s | pairs/s | pairs/batch (median) | nodes/batch (median) | stopped | valid R@3 / nDCG@150 at start | best (step) |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for stage in ("base", "reduced"):
         s = stage_stats(run_dir / stage)
@@ -135,12 +139,16 @@ def main() -> int:
     print()
     results = report.retrieval
     bm25 = next(r for r in results if r.name == "bm25")
-    print(f"| system (EV-battery validation, {bm25.queries} queries, {bm25.pairs} pairs, {bm25.candidates} candidates) | Recall@3 | nDCG@150 | MAP | ratio R@3 / BM25 | ratio nDCG / BM25 |")
+    print(
+        f"| system (EV-battery validation, {bm25.queries} queries, {bm25.pairs} pairs, {bm25.candidates} candidates) | Recall@3 | nDCG@150 | MAP | ratio R@3 / BM25 | ratio nDCG / BM25 |"
+    )
     print("|---|---|---|---|---|---|")
     for r in results:
         m = r.metrics
         r3, nd = m["Recall@3"], m["nDCG@150"]
-        print(f"| {r.system} | {r3:.4f} | {nd:.4f} | {m.get('MAP', float('nan')):.4f} | {r3 / bm25.metrics['Recall@3']:.2f} | {nd / bm25.metrics['nDCG@150']:.2f} |")
+        print(
+            f"| {r.system} | {r3:.4f} | {nd:.4f} | {m.get('MAP', float('nan')):.4f} | {r3 / bm25.metrics['Recall@3']:.2f} | {nd / bm25.metrics['nDCG@150']:.2f} |"
+        )
     print(f"\npeak RSS of this process: {peak_mib():.0f} MiB; torch {torch.__version__}")
     return 0
 

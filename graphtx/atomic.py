@@ -207,7 +207,9 @@ class StagedDir:
         self.committed = False
         self._open = False
         # one writer at a time; the lock file is a hidden sibling, so the output directory holds only the output
-        self._lock = DirectoryLock(self.out_dir, stage.strip("`"), noun="output directory", lock_file=self.out_dir.parent / f".{self.out_dir.name}.lock")
+        self._lock = DirectoryLock(
+            self.out_dir, stage.strip("`"), noun="output directory", lock_file=self.out_dir.parent / f".{self.out_dir.name}.lock"
+        )
         self._locked = False
 
     def __enter__(self) -> "StagedDir":

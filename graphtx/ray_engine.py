@@ -67,7 +67,9 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
     try:
         ray.init(address=address, **kwargs)
     except ConnectionError as err:
-        raise GraphtxError(f"could not connect to the Ray cluster at {address!r}: {err} (start one with `ray start --head`, or leave out --ray-address for a local Ray)") from err
+        raise GraphtxError(
+            f"could not connect to the Ray cluster at {address!r}: {err} (start one with `ray start --head`, or leave out --ray-address for a local Ray)"
+        ) from err
     try:
         yield ray
     finally:

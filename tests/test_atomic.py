@@ -88,7 +88,6 @@ def test_a_killed_run_leaves_a_marked_partial_that_the_next_run_clears(tmp_path)
     assert (out / "data.txt").read_text() == "whole" and interrupted_run(out) == ""
 
 
-
 HOLD_STAGED = """import sys, time
 from graphtx.atomic import StagedDir
 with StagedDir(sys.argv[1], "ingest", ("documents.parquet",)) as staged:

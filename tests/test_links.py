@@ -10,8 +10,18 @@ from graphtx.links import check_template, hit_link, id_parts
 
 def test_google_and_register_templates():
     assert hit_link("https://patents.google.com/patent/{id_compact}", "US-7315346-B2") == "https://patents.google.com/patent/US7315346B2"
-    assert hit_link("https://register.epo.org/application?number={country}{number}", "EP-1000000-B1") == "https://register.epo.org/application?number=EP1000000"
-    assert id_parts("US-7315346-B2") == {"id": "US-7315346-B2", "id_compact": "US7315346B2", "country": "US", "number": "7315346", "kind": "B2", "family_id": ""}
+    assert (
+        hit_link("https://register.epo.org/application?number={country}{number}", "EP-1000000-B1")
+        == "https://register.epo.org/application?number=EP1000000"
+    )
+    assert id_parts("US-7315346-B2") == {
+        "id": "US-7315346-B2",
+        "id_compact": "US7315346B2",
+        "country": "US",
+        "number": "7315346",
+        "kind": "B2",
+        "family_id": "",
+    }
     assert hit_link("https://x/{id}", "US-7315346-B2") == "https://x/US-7315346-B2"
 
 

@@ -4,8 +4,20 @@ import numpy as np
 import torch
 
 from graphtx.metrics import (
-    aggregate_metrics, average_precision, dense_rankings, mean_average_precision, mean_recall_at_k, metric_names, mrr_at_k, ndcg_at_k,
-    per_query_metrics, rank_by_scores, recall_at_k, recall_of_query, reciprocal_rank, relevant_ranks,
+    aggregate_metrics,
+    average_precision,
+    dense_rankings,
+    mean_average_precision,
+    mean_recall_at_k,
+    metric_names,
+    mrr_at_k,
+    ndcg_at_k,
+    per_query_metrics,
+    rank_by_scores,
+    recall_at_k,
+    recall_of_query,
+    reciprocal_rank,
+    relevant_ranks,
 )  # fmt: skip
 
 

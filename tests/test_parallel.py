@@ -40,6 +40,7 @@ def test_single_worker_runs_inline_with_initializer():
 
 # --- stopping is never in doubt ---------------------------------------------------------------
 
+
 def _fail_on_7(x: int) -> int:
     if x == 7:
         raise ValueError("seven")

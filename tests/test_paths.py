@@ -66,7 +66,20 @@ def test_show_and_explain_png_write_only_inside_the_chosen_folder(tmp_path, caps
     assert main(["index", "--model", str(model), "--graphs", str(graphs), "--out", str(index), "--quiet"]) == 0
     capsys.readouterr()
     hits = work / "hits"
-    code = main(["search", "--index", str(index), "--text", "A zorblat3 device comprising a frame.", "-k", str(len(ids)), "--explain-png", str(hits), "--json"])
+    code = main(
+        [
+            "search",
+            "--index",
+            str(index),
+            "--text",
+            "A zorblat3 device comprising a frame.",
+            "-k",
+            str(len(ids)),
+            "--explain-png",
+            str(hits),
+            "--json",
+        ]
+    )
     assert code == 0
     summary = json.loads(capsys.readouterr().out)
     assert len(summary["png"]) == len(ids) and all(os.path.dirname(p) == str(hits) for p in summary["png"])

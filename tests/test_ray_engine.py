@@ -97,7 +97,6 @@ def test_encode_on_ray_writes_the_same_vectors(tmp_path, ray_local):
     np.testing.assert_array_equal(va, vb)
 
 
-
 # --- resumable by shard -----------------------------------------------------------------
 
 
@@ -235,7 +234,22 @@ def test_parse_on_ray_killed_outright_continues_from_its_journal(corpus, tmp_pat
     out = tmp_path / "ray"
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]), OMP_NUM_THREADS="1")
     env.pop("RAY_ADDRESS", None)
-    cmd = [sys.executable, "-m", "graphtx", "parse", str(corpus), "--out", str(out), "--engine", "ray", "--workers", "2", "--shard-size", "1", "--quiet"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "graphtx",
+        "parse",
+        str(corpus),
+        "--out",
+        str(out),
+        "--engine",
+        "ray",
+        "--workers",
+        "2",
+        "--shard-size",
+        "1",
+        "--quiet",
+    ]
     proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     journal = out / ".partial" / "shards" / "journal.jsonl"
     try:

@@ -91,6 +91,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_FAILURE
     except KeyboardInterrupt as err:
         why = " (SIGTERM)" if isinstance(err, Terminated) else ""
-        resume = "; the shards finished so far are kept: the same command continues" if getattr(args, "engine", "local") == "ray" and args.command in ("parse", "encode", "index") else ""
+        resume = (
+            "; the shards finished so far are kept: the same command continues"
+            if getattr(args, "engine", "local") == "ray" and args.command in ("parse", "encode", "index")
+            else ""
+        )
         print(f"graphtx {args.command}: interrupted{why}; a previous complete output is left as it was{resume}", file=sys.stderr)
         return EXIT_FAILURE

@@ -108,9 +108,7 @@ def parse_xml(data: bytes) -> etree._Element:
     if b"encoding" not in head or re.search(rb'encoding=["\']utf-?8["\']', head, re.I):
         decode_utf8(data)
     data = _DOCTYPE.sub(b"", data, count=1)
-    parser = etree.XMLParser(
-        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=True, recover=False
-    )
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=True, recover=False)
     try:
         return etree.fromstring(data, parser)
     except etree.XMLSyntaxError as err:
@@ -236,6 +234,7 @@ def split_stream(stream: BinaryIO, marker: bytes = b"<?xml", chunk_size: int = 1
     tail = buf[start:]
     if tail and not tail.isspace():
         yield base + start, tail
+
 
 # --- documents -------------------------------------------------------------------
 

@@ -26,7 +26,8 @@ _NUMBER_LIST = r"\d{1,3}(?:\s*(?:,|-|–|to|through|bis|à|and|or|und|oder|et|ou
 _CLAIM_REF = re.compile(rf"\b{_CLAIM_WORD}\s+(?:nos?\.?\s*)?({_NUMBER_LIST})", re.I)
 _RANGE_WORDS = {"-", "–", "to", "through", "bis", "à"}
 _PRECEDING = re.compile(
-    r"\b(?:preceding|previous|foregoing|above|vorhergehenden|vorangehenden|vorgehenden|vorherigen|vorstehenden)\s+" + _CLAIM_WORD
+    r"\b(?:preceding|previous|foregoing|above|vorhergehenden|vorangehenden|vorgehenden|vorherigen|vorstehenden)\s+"
+    + _CLAIM_WORD
     + r"|\brevendications?\s+précédentes?",
     re.I,
 )

@@ -150,7 +150,7 @@ def _search_report(doc_id: str, root: etree._Element) -> list[Citation]:
 
 
 def _reference_list(doc_id: str, root: etree._Element) -> list[Citation]:
-    """"References cited in the description": EPO's list of documents the applicant cited."""
+    """ "References cited in the description": EPO's list of documents the applicant cited."""
     entries = root.iterfind("ep-reference-list//patcit/document-id")
     return [Citation(doc_id, cited, "applicant", "description") for cited in map(_document_id, entries) if cited]
 

@@ -88,7 +88,9 @@ def iter_items(sources: list[str | Path], cfg: IngestConfig) -> Iterator[_Item]:
                         continue
                     size = _payload_size(raw)
                     if size > limit:
-                        yield SkippedRecord(raw.file, raw.position, f"record is {size:,} bytes, over the limit of {cfg.max_record_mb:g} MiB (ingest.max_record_mb)")
+                        yield SkippedRecord(
+                            raw.file, raw.position, f"record is {size:,} bytes, over the limit of {cfg.max_record_mb:g} MiB (ingest.max_record_mb)"
+                        )
                     else:
                         yield raw
         except (OSError, RecordError, ValueError, *ARCHIVE_ERRORS) as err:
@@ -168,7 +170,9 @@ def ingest(sources: list[str | Path], out_dir: str | Path, cfg: IngestConfig = I
         bar.close()
         if seen != written + writer.skipped:  # every record is written or listed; anything else is a bug here
             raise RuntimeError(f"ingest lost track of records: {seen} seen, {written} written, {writer.skipped} skipped")
-        manifest = writer.close({"sources": [str(s) for s in sources], "records_seen": seen, "records_written": written, "fields_filled": filled.to_json()})
+        manifest = writer.close(
+            {"sources": [str(s) for s in sources], "records_seen": seen, "records_written": written, "fields_filled": filled.to_json()}
+        )
     return IngestReport(manifest["documents"], manifest["citations"], manifest["skipped"], seen, Path(out_dir), written, manifest["fields_filled"])
 
 

@@ -85,7 +85,9 @@ def parse(raw: RawRecord) -> ParsedRecord:
         date=iso_date(root.get("date") or biblio.findtext("publication-reference/document-id/date", "")),
         lang=next((lang for lang in text_langs if lang), doc_lang),
         kind=parts[2],
-        priority_date=earliest_date([application_date, *(iso_date(el.text or "") for el in biblio.iterfind("priority-claims/priority-claim/document-id/date"))]),
+        priority_date=earliest_date(
+            [application_date, *(iso_date(el.text or "") for el in biblio.iterfind("priority-claims/priority-claim/document-id/date"))]
+        ),
         application_date=application_date,
         applicants=_parties(biblio, "applicants/applicant") or _parties(biblio, "assignees/assignee"),
         country=parts[0].upper(),

@@ -132,10 +132,7 @@ def document_to_row(doc: PatentDocument) -> dict:
         "source_file": doc.source_file,
         "title": doc.title,
         "abstract": doc.abstract,
-        "claims": [
-            {"num": c.num, "text": c.text, "independent": c.independent, "depends_on": list(c.depends_on)}
-            for c in doc.claims
-        ],
+        "claims": [{"num": c.num, "text": c.text, "independent": c.independent, "depends_on": list(c.depends_on)} for c in doc.claims],
         "first_claim_index": doc.first_claim_index,
         "description": doc.description,
         "ipc": list(doc.ipc),
@@ -159,10 +156,7 @@ def document_from_row(row: dict) -> PatentDocument:
         source_file=row["source_file"],
         title=row["title"] or "",
         abstract=row["abstract"] or "",
-        claims=tuple(
-            Claim(c["num"], c["text"], c["independent"], tuple(c["depends_on"] or ()))
-            for c in (row["claims"] or ())
-        ),
+        claims=tuple(Claim(c["num"], c["text"], c["independent"], tuple(c["depends_on"] or ())) for c in (row["claims"] or ())),
         description=row["description"] or "",
         ipc=tuple(row["ipc"] or ()),
         cpc=tuple(row["cpc"] or ()),

@@ -167,7 +167,9 @@ class CorpusWriter:
 def documents_path(corpus_dir: str | Path) -> Path:
     path = Path(corpus_dir) / DOCUMENTS_FILE
     if not path.exists():
-        raise FileNotFoundError(f"{corpus_dir} is not a corpus directory: {DOCUMENTS_FILE} is missing{interrupted_run(corpus_dir)} (run `graphtx ingest` first)")
+        raise FileNotFoundError(
+            f"{corpus_dir} is not a corpus directory: {DOCUMENTS_FILE} is missing{interrupted_run(corpus_dir)} (run `graphtx ingest` first)"
+        )
     return path
 
 

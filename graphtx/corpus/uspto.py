@@ -44,7 +44,11 @@ def iter_raw(path: str, data_stream: BinaryIO) -> Iterator[RawRecord | SkippedRe
     for n, (offset, piece) in enumerate(split_stream(data_stream), 1):
         root = _ROOT.search(piece, 0, 4096)
         if root and root.group(1) in _SKIPPED_ROOTS:
-            yield SkippedRecord(path, f"record {n} at byte {offset}", f"not a patent document: <{root.group(1).decode()}> (a sequence listing belonging to the grant before it)")
+            yield SkippedRecord(
+                path,
+                f"record {n} at byte {offset}",
+                f"not a patent document: <{root.group(1).decode()}> (a sequence listing belonging to the grant before it)",
+            )
             continue
         yield RawRecord(FORMAT, path, f"record {n} at byte {offset}", piece)
 

@@ -18,8 +18,23 @@ import pyarrow.parquet as pq
 
 from graphtx.corpus.citations import read_citations
 
-KEEP = ["id", "title", "abstract", "claims", "description", "ipc", "cpc", "family_id", "date", "lang", "kind",
-        "priority_date", "application_date", "applicants", "country"]
+KEEP = [
+    "id",
+    "title",
+    "abstract",
+    "claims",
+    "description",
+    "ipc",
+    "cpc",
+    "family_id",
+    "date",
+    "lang",
+    "kind",
+    "priority_date",
+    "application_date",
+    "applicants",
+    "country",
+]
 
 
 def make_demo(corpus_dir: str | Path, out_dir: str | Path) -> None:

@@ -69,7 +69,9 @@ def paired_ratio(
     return RatioInterval(metric, ratio, float(low), float(high), resamples, len(queries))
 
 
-def intervals_to_reference(system_rows: Sequence[dict], reference_rows: Sequence[dict], recall_k: int, ndcg_k: int, seed: int = 0) -> list[RatioInterval]:
+def intervals_to_reference(
+    system_rows: Sequence[dict], reference_rows: Sequence[dict], recall_k: int, ndcg_k: int, seed: int = 0
+) -> list[RatioInterval]:
     """The paper's two headline metrics, Recall@k (over pairs) and nDCG@k, against the reference."""
     return [
         paired_ratio(system_rows, reference_rows, f"Recall@{recall_k}", f"hits@{recall_k}", seed=seed),

@@ -22,8 +22,14 @@ DEFAULT_BASELINES = ("bm25", "tfidf")  # + fasttext-avg when --tokens is given
 
 def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = False) -> None:
     p.add_argument("corpus", help="corpus directory (`graphtx ingest`) or a JSON-lines documents file read verbatim (id, title, abstract, ...)")
-    p.add_argument("--citations", nargs="+", help="judged citation pairs: TSV/CSV (citing_id, cited_id[, category]), citations Parquet or corpus directory; default: the corpus's citations")
-    p.add_argument("--baselines", help=f"comma-separated from {', '.join(BASELINES)}, or all / none (default: bm25,tfidf, + fasttext-avg with --tokens)")
+    p.add_argument(
+        "--citations",
+        nargs="+",
+        help="judged citation pairs: TSV/CSV (citing_id, cited_id[, category]), citations Parquet or corpus directory; default: the corpus's citations",
+    )
+    p.add_argument(
+        "--baselines", help=f"comma-separated from {', '.join(BASELINES)}, or all / none (default: bm25,tfidf, + fasttext-avg with --tokens)"
+    )
     p.add_argument("--tokens", help="tokens directory of `graphtx pretrain` (fasttext-avg baseline)")
     g = p.add_argument_group("graphtx system (any one)")
     g.add_argument("--vectors", help="vectors.parquet of `graphtx encode`, used for queries and candidates")
@@ -32,18 +38,42 @@ def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = Fals
     g.add_argument("--model", help="model directory (`graphtx init-model` / `graphtx train`), with --graphs")
     g.add_argument("--graphs", help="graphs directory of `graphtx parse` (with --model or --index)")
     g.add_argument("--query-kind", choices=list(GRAPH_KINDS), help="query graph kind with --model (default: config, first_claim)")
-    g.add_argument("--candidate-kind", choices=list(GRAPH_KINDS), help="candidate graph kind with --model (default: config, description) or --index (default: the index's kind)")
+    g.add_argument(
+        "--candidate-kind",
+        choices=list(GRAPH_KINDS),
+        help="candidate graph kind with --model (default: config, description) or --index (default: the index's kind)",
+    )
     g.add_argument("--index", help="graphtx index directory: its model on --graphs (hook; needs graphtx.index)")
     g.add_argument("--name", help="label of the graphtx row in the tables")
-    g.add_argument("--hybrid", action="store_true", help="also graphtx fused with BM25 by reciprocal rank fusion (eval.rrf_k, eval.rrf_depth), as `graphtx search --hybrid`")
-    g.add_argument("--late", action="store_true", help="also graphtx (and, with --hybrid, the hybrid) with its top --rerank-depth re-ranked by node-level late "
-                   "interaction, as `graphtx search --rerank late` (needs --model or --index of a model with model.late_dim > 0)")
-    g.add_argument("--rerank-depth", type=at_least(1, "the re-rank depth"), default=100, help="--late: first-stage candidates re-ranked per query (default 100)")
-    g.add_argument("--late-storage", choices=["int8", "fp16", "float32"], default="int8", help="--late: candidate node vectors as the index stores them (default int8)")
-    g.add_argument("--rankers", help="also these rankers of `graphtx rank-fit` over graphtx + BM25, comma-separated from convex, learned, "
-                                     "learned-lexical (no graph features), all or none (default: learned when the model has a ranker)")
+    g.add_argument(
+        "--hybrid",
+        action="store_true",
+        help="also graphtx fused with BM25 by reciprocal rank fusion (eval.rrf_k, eval.rrf_depth), as `graphtx search --hybrid`",
+    )
+    g.add_argument(
+        "--late",
+        action="store_true",
+        help="also graphtx (and, with --hybrid, the hybrid) with its top --rerank-depth re-ranked by node-level late "
+        "interaction, as `graphtx search --rerank late` (needs --model or --index of a model with model.late_dim > 0)",
+    )
+    g.add_argument(
+        "--rerank-depth", type=at_least(1, "the re-rank depth"), default=100, help="--late: first-stage candidates re-ranked per query (default 100)"
+    )
+    g.add_argument(
+        "--late-storage",
+        choices=["int8", "fp16", "float32"],
+        default="int8",
+        help="--late: candidate node vectors as the index stores them (default int8)",
+    )
+    g.add_argument(
+        "--rankers",
+        help="also these rankers of `graphtx rank-fit` over graphtx + BM25, comma-separated from convex, learned, "
+        "learned-lexical (no graph features), all or none (default: learned when the model has a ranker)",
+    )
     g.add_argument("--ranker-dir", help="ranker directory (default: MODEL/ranker, or INDEX/ranker)")
-    p.add_argument("--extra-citations", nargs="+", default=[], help="citation files used only to find PaECTER hard negatives (e.g. the training citations)")
+    p.add_argument(
+        "--extra-citations", nargs="+", default=[], help="citation files used only to find PaECTER hard negatives (e.g. the training citations)"
+    )
     if paecter_only:
         p.add_argument("--samples", help="PaECTER samples JSON: read if it exists, else drawn (--seed) and written there")
     else:
@@ -55,10 +85,13 @@ def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = Fals
         p.add_argument("--plot", help="metric-vs-k PNG (Recall@k and nDCG@k of every system)")
         p.add_argument("--k", type=at_least(1, "k"), help="Recall@k cut-off (default: config, 3)")
         p.add_argument("--ndcg-k", type=at_least(1, "the nDCG cut-off"), help="nDCG@k cut-off (default: config, 150)")
-        p.add_argument("--known-item", action="store_true",
-                       help="judged pairs are (document, itself), e.g. train's test_citations.tsv of a corpus without citations: each query "
-                            "(its first claim) must find its own document, which stays among its candidates; text baselines read "
-                            "first_claim as the query and claims,description as the candidate unless --query-fields/--candidate-fields")
+        p.add_argument(
+            "--known-item",
+            action="store_true",
+            help="judged pairs are (document, itself), e.g. train's test_citations.tsv of a corpus without citations: each query "
+            "(its first claim) must find its own document, which stays among its candidates; text baselines read "
+            "first_claim as the query and claims,description as the candidate unless --query-fields/--candidate-fields",
+        )
         p.add_argument("--gains", help="gain per citation category for nDCG, e.g. X=3,Y=2,A=1 (others: 1; 0 = not relevant); default binary")
     p.add_argument("--query-fields", help="text fields of a query for the text baselines, e.g. title,abstract (default: config)")
     p.add_argument("--candidate-fields", help="text fields of a candidate for the text baselines (default: config)")
@@ -85,7 +118,16 @@ def _gains(value: str | None) -> tuple | None:
 def _graphtx_system(args, cfg):
     from graphtx.eval.systems import ModelSystem, VectorSystem, index_system
 
-    chosen = [name for name, on in (("--vectors", args.vectors), ("--candidate-vectors", args.candidate_vectors), ("--model", args.model), ("--index", args.index)) if on]
+    chosen = [
+        name
+        for name, on in (
+            ("--vectors", args.vectors),
+            ("--candidate-vectors", args.candidate_vectors),
+            ("--model", args.model),
+            ("--index", args.index),
+        )
+        if on
+    ]
     if len(chosen) > 1:
         raise ValueError(f"give one graphtx system, not {' and '.join(chosen)}")
     if args.vectors:
@@ -109,6 +151,7 @@ def _ranker_systems(args, cfg, graphtx, systems: list) -> list:
     """The rankers of --rankers over the graphtx system and BM25 (a BM25 row is added when missing: the ratios need it)."""
     from graphtx.eval.baselines import make_baseline
     from graphtx.eval.ranker import EVAL_KINDS, RankerSystem
+
     names = _csv(args.rankers)
     names = tuple(EVAL_KINDS) if names == ("all",) else names
     unknown = [n for n in names if n not in EVAL_KINDS]
@@ -152,7 +195,7 @@ def build_systems(args, cfg) -> list:
             systems.append(bm25)
         systems.insert(1, FusionSystem.from_config([graphtx, bm25], cfg))
     if getattr(args, "late", False):
-        from graphtx.eval.late import LateRerankSystem, LateScorer
+        from graphtx.eval.late import LateRerankSystem
         from graphtx.eval.systems import ModelSystem
 
         if not isinstance(graphtx, ModelSystem):

@@ -60,7 +60,9 @@ class LateScorer:
             return self
         model, tokenizer = self._model or _load(self.model_dir)
         if getattr(model, "late", None) is None:
-            raise ValueError(f"--late: the model {self.model_dir} has no late-interaction head (model.late_dim: 0); train one with model.late_dim > 0")
+            raise ValueError(
+                f"--late: the model {self.model_dir} has no late-interaction head (model.late_dim: 0); train one with model.late_dim > 0"
+            )
         wanted = set(corpus.ids)
         t0 = time.perf_counter()
         with torch.inference_mode():

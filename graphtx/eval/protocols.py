@@ -98,7 +98,9 @@ def metric_curves(cited_ranks: Mapping[str, Mapping[str, int]], relevant: Mappin
     return {"k": ks, "Recall": recall, "nDCG": ndcg}
 
 
-def evaluate_retrieval(system: System, corpus: EvalCorpus, judged: Judgements, cfg: EvalConfig = EvalConfig(), per_query: bool = True) -> RetrievalResult:
+def evaluate_retrieval(
+    system: System, corpus: EvalCorpus, judged: Judgements, cfg: EvalConfig = EvalConfig(), per_query: bool = True
+) -> RetrievalResult:
     """Score a fitted system on every judged query (see the module docstring)."""
     if not judged.relevant:
         raise ValueError("no query has a relevant document in the corpus: nothing to evaluate")
@@ -187,7 +189,9 @@ def sample_paecter(
     for focal in focals:
         cited = _pick(rng, sorted(judged.relevant[focal]), cfg.paecter_cited)
         cited_any = set(judged.relevant[focal]) | cites.get(focal, set()) | {focal}  # never negatives
-        hard_pool = sorted({d for c in set(judged.relevant[focal]) | cites.get(focal, set()) for d in cites.get(c, ())} & set(corpus.position) - cited_any)
+        hard_pool = sorted(
+            {d for c in set(judged.relevant[focal]) | cites.get(focal, set()) for d in cites.get(c, ())} & set(corpus.position) - cited_any
+        )
         hard = _pick(rng, hard_pool, cfg.paecter_hard)
         short = cfg.paecter_hard - len(hard)
         codes = {c.replace(" ", "")[: cfg.paecter_cpc_chars] for c in corpus.codes[corpus.position[focal]]}
@@ -229,7 +233,10 @@ def save_samples(samples: PaecterSamples, path: str | Path) -> Path:
 def load_samples(path: str | Path, corpus: EvalCorpus) -> PaecterSamples:
     """Samples written by :func:`save_samples`; every id must be a document of ``corpus``."""
     data = json.loads(Path(path).read_text())
-    samples = [PaecterSample(s["focal"], tuple(s["cited"]), tuple(s["hard"]), tuple(s["easy"]), s.get("easy_pool", ""), s.get("hard_short", 0)) for s in data.pop("samples")]
+    samples = [
+        PaecterSample(s["focal"], tuple(s["cited"]), tuple(s["hard"]), tuple(s["easy"]), s.get("easy_pool", ""), s.get("hard_short", 0))
+        for s in data.pop("samples")
+    ]
     missing = sorted({d for s in samples for d in (s.focal, *s.candidates) if d not in corpus})
     if missing:
         raise ValueError(f"{path}: {len(missing)} sampled ids are not documents of {corpus.source or 'the corpus'} (first: {missing[0]})")
@@ -272,7 +279,11 @@ def evaluate_paecter(system: System, corpus: EvalCorpus, samples: PaecterSamples
             rows.append({"focal": s.focal, "RFR": first, "AP": average_precision(ranking, relevant), f"RR@{cfg.mrr_k}": reciprocal_rank(ranking, relevant, cfg.mrr_k),
                          "cited_ranks": " ".join(str(i + 1) for i, d in enumerate(ranking) if d in relevant)})  # fmt: skip
     names = paecter_metric_names(cfg)
-    metrics = {names[0]: float(np.mean([r["RFR"] for r in rows])), names[1]: float(np.mean([r["AP"] for r in rows])), names[2]: float(np.mean([r[f"RR@{cfg.mrr_k}"] for r in rows]))}
+    metrics = {
+        names[0]: float(np.mean([r["RFR"] for r in rows])),
+        names[1]: float(np.mean([r["AP"] for r in rows])),
+        names[2]: float(np.mean([r[f"RR@{cfg.mrr_k}"] for r in rows])),
+    }
     return PaecterResult(system.label, system.name, metrics, len(rows), rows)
 
 

@@ -55,7 +55,9 @@ class PoolSource:
         """(bm25 (q, c), dense (q, c) or None)."""
         return self.bm25.scores(rows), None if self.dense is None else np.asarray(self.dense.scores(rows), dtype=np.float64)
 
-    def pool_inputs(self, row: int, bm25_row: np.ndarray, dense_row: np.ndarray | None, depth: int, exclude_self: bool = True, year: bool = True) -> PoolInputs:
+    def pool_inputs(
+        self, row: int, bm25_row: np.ndarray, dense_row: np.ndarray | None, depth: int, exclude_self: bool = True, year: bool = True
+    ) -> PoolInputs:
         pool = candidate_pool(bm25_row, dense_row, depth, row if exclude_self else None)  # (n,)
         c = self.corpus
         return PoolInputs(
@@ -92,7 +94,9 @@ def training_groups(source: PoolSource, judged: Judgements, depth: int, names: S
     return groups
 
 
-def fit_ranker(source: PoolSource, judged: Judgements, cfg: RankConfig, model_fingerprint: str, seed: int = 0, progress: bool | None = None) -> Ranker:
+def fit_ranker(
+    source: PoolSource, judged: Judgements, cfg: RankConfig, model_fingerprint: str, seed: int = 0, progress: bool | None = None
+) -> Ranker:
     """Convex weight (per ``cfg.norm``, or the best normalisation) and LightGBM models on ``judged``'s queries."""
     from graphtx.rank.learned import fit_lambdarank
 
@@ -178,7 +182,9 @@ class RankerSystem(System):
 
 def add_rank_fit_arguments(p) -> None:
     p.add_argument("corpus", help="corpus directory (`graphtx ingest`) or JSON-lines documents file, as `graphtx eval citations`")
-    p.add_argument("--run", help="training run directory (`graphtx train`): its model/ and its ranker_citations.tsv (the queries held out of training)")
+    p.add_argument(
+        "--run", help="training run directory (`graphtx train`): its model/ and its ranker_citations.tsv (the queries held out of training)"
+    )
     p.add_argument("--model", help="model directory (default: RUN/model)")
     p.add_argument("--graphs", required=True, help="graphs directory of `graphtx parse`")
     p.add_argument("--citations", nargs="+", help="training citations to fit on (default: RUN/ranker_citations.tsv); never validation citations")
@@ -200,7 +206,9 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
     if not citations:
         held = run / "ranker_citations.tsv" if run else None
         if held is None or not held.is_file():
-            raise ValueError(f"no --citations, and {held or 'no --run'} holds no ranker_citations.tsv: train with train.ranker_holdout > 0, or pass --citations")
+            raise ValueError(
+                f"no --citations, and {held or 'no --run'} holds no ranker_citations.tsv: train with train.ranker_holdout > 0, or pass --citations"
+            )
         citations = [held]
     cfg: EvalConfig = config.eval
     corpus = EvalCorpus.load(args.corpus, cfg)
@@ -213,7 +221,9 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
         valid = {c.citing_id for c in read_citations(valid_file)}
         overlap = valid & set(judged.relevant)
         if overlap:
-            raise ValueError(f"{len(overlap)} of the fit's queries are validation queries of {run} (e.g. {sorted(overlap)[0]}): fit on training citations only")
+            raise ValueError(
+                f"{len(overlap)} of the fit's queries are validation queries of {run} (e.g. {sorted(overlap)[0]}): fit on training citations only"
+            )
     dense = ModelSystem(model_dir, args.graphs, cfg.query_kind, cfg.candidate_kind, cfg.batch_size)
     source = PoolSource(corpus, BM25System.from_config(cfg), dense)
     ranker = fit_ranker(source, judged, config.rank, dense.fingerprint, seed=config.seed, progress=progress)
@@ -224,7 +234,9 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
     lines = [
         f"fitted on {r['queries']} queries ({r['pairs']} pairs, {r['pool_recall']:.1%} of them in the pools of ~{r['mean_pool_size']:.0f} candidates)",
         f"convex: {ranker.convex['norm']} normalisation, BM25 weight {ranker.convex['weight']:g} "
-        + "(" + ", ".join(f"{n}: a={t['weight']:g} nDCG {t['train_ndcg']:.3f}" for n, t in r["convex_trials"].items()) + ")",
+        + "("
+        + ", ".join(f"{n}: a={t['weight']:g} nDCG {t['train_ndcg']:.3f}" for n, t in r["convex_trials"].items())
+        + ")",
     ]
     for kind in ranker.boosters:
         chosen = r[kind]["chosen"]

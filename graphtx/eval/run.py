@@ -23,9 +23,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from graphtx.corpus.citations import read_citations
 from graphtx.eval import PROTOCOLS
 from graphtx.eval.baselines import BM25System
-from graphtx.corpus.citations import read_citations
 from graphtx.eval.config import EvalConfig
 from graphtx.eval.data import EvalCorpus, Judgements, citation_graph, judgements
 from graphtx.eval.protocols import (
@@ -64,8 +64,11 @@ class CitationEvalReport:
             "corpus": self.corpus,
             "citations": self.citations,
             "systems": self.systems,
-            "retrieval": [r.to_json() | {"ratio_to_bm25": ratios(self.retrieval, r),
-                                         "bootstrap_to_bm25": [dataclasses.asdict(i) for i in intervals.get(r.system, [])]} for r in self.retrieval],  # fmt: skip
+            "retrieval": [
+                r.to_json()
+                | {"ratio_to_bm25": ratios(self.retrieval, r), "bootstrap_to_bm25": [dataclasses.asdict(i) for i in intervals.get(r.system, [])]}
+                for r in self.retrieval
+            ],  # fmt: skip
             "paecter": [r.to_json() | {"ratio_to_bm25": ratios(self.paecter, r)} for r in self.paecter],
             "paecter_samples": self.paecter_samples,
             "tuning": self.tuning,
@@ -134,7 +137,9 @@ def evaluate_citations(
     pairs = [c for f in files for c in read_citations(f)]
     judged = judgements(pairs, corpus, cfg)
     if not judged.relevant:
-        raise ValueError(f"none of the {len(pairs)} citation pairs of {', '.join(map(str, files))} has both documents in {corpus.source or 'the corpus'}")
+        raise ValueError(
+            f"none of the {len(pairs)} citation pairs of {', '.join(map(str, files))} has both documents in {corpus.source or 'the corpus'}"
+        )
     report = CitationEvalReport(
         config=cfg,
         corpus={"source": corpus.source, "documents": len(corpus), "query_fields": list(cfg.query_fields), "candidate_fields": list(cfg.candidate_fields)},

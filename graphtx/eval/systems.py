@@ -69,7 +69,9 @@ class DenseSystem(System):
     an unknown candidate scores ``-inf``; an unknown query scores 0 everywhere (ranked by id only).
     """
 
-    def set_vectors(self, query: np.ndarray, candidate: np.ndarray, query_known: np.ndarray | None = None, candidate_known: np.ndarray | None = None) -> None:
+    def set_vectors(
+        self, query: np.ndarray, candidate: np.ndarray, query_known: np.ndarray | None = None, candidate_known: np.ndarray | None = None
+    ) -> None:
         n = len(self.corpus)
         if query.shape[0] != n or candidate.shape[0] != n or query.shape[1] != candidate.shape[1]:
             raise ValueError(f"{self.label}: vectors {query.shape} / {candidate.shape} do not fit {n} documents")
@@ -144,7 +146,15 @@ class ModelSystem(DenseSystem):
 
     name = "graphtx"
 
-    def __init__(self, model_dir: str | Path, graphs_dir: str | Path, query_kind: str = "first_claim", candidate_kind: str = "description", batch_size: int = 64, label: str = ""):
+    def __init__(
+        self,
+        model_dir: str | Path,
+        graphs_dir: str | Path,
+        query_kind: str = "first_claim",
+        candidate_kind: str = "description",
+        batch_size: int = 64,
+        label: str = "",
+    ):
         super().__init__()
         self.model_dir, self.graphs_dir = Path(model_dir), Path(graphs_dir)
         for what, path in (("model", self.model_dir), ("graphs", self.graphs_dir)):
@@ -180,7 +190,11 @@ class ModelSystem(DenseSystem):
         wanted = set(corpus.ids)
         with torch.inference_mode():
             cand = vectors_by_id(*self._encode(model, tokenizer, self.candidate_kind, wanted), corpus, f"{self.candidate_kind} graphs")
-            query = cand if self.query_kind == self.candidate_kind else vectors_by_id(*self._encode(model, tokenizer, self.query_kind, wanted), corpus, f"{self.query_kind} graphs")
+            query = (
+                cand
+                if self.query_kind == self.candidate_kind
+                else vectors_by_id(*self._encode(model, tokenizer, self.query_kind, wanted), corpus, f"{self.query_kind} graphs")
+            )
         self.set_vectors(query[0], cand[0], query[1], cand[1])
         return self
 
@@ -192,7 +206,14 @@ class ModelSystem(DenseSystem):
 # --- HOOK: graphtx index directory ---------------------------------------------------
 
 
-def index_system(index_dir: str | Path, graphs_dir: str | Path | None, query_kind: str = "first_claim", candidate_kind: str | None = None, batch_size: int = 64, label: str = "") -> System:
+def index_system(
+    index_dir: str | Path,
+    graphs_dir: str | Path | None,
+    query_kind: str = "first_claim",
+    candidate_kind: str | None = None,
+    batch_size: int = 64,
+    label: str = "",
+) -> System:
     """HOOK (graphtx.index, written separately): evaluate the model of a graphtx index directory.
 
     Uses only ``graphtx.index.Index.open(path)`` and the opened index's ``model``, ``tokenizer`` and
@@ -204,7 +225,9 @@ def index_system(index_dir: str | Path, graphs_dir: str | Path | None, query_kin
     try:
         from graphtx.index import Index  # type: ignore[attr-defined]
     except ImportError as err:
-        raise ValueError(f"--index needs graphtx.index, which is not available here ({err}); pass --vectors or --model and --graphs instead") from None
+        raise ValueError(
+            f"--index needs graphtx.index, which is not available here ({err}); pass --vectors or --model and --graphs instead"
+        ) from None
     if not hasattr(Index, "open"):
         raise ValueError("graphtx.index.Index has no open(path); pass --vectors or --model and --graphs instead")
     if graphs_dir is None:
@@ -216,7 +239,9 @@ class IndexModelSystem(ModelSystem):
     """:class:`ModelSystem` whose model is the one a graphtx index directory was built with (see :func:`index_system`)."""
 
     def __init__(self, index_cls, index_dir, graphs_dir, query_kind: str, candidate_kind: str | None, batch_size: int, label: str):
-        super().__init__(index_dir, graphs_dir, query_kind, candidate_kind or "description", batch_size, label=label or f"graphtx (index {Path(index_dir).name})")
+        super().__init__(
+            index_dir, graphs_dir, query_kind, candidate_kind or "description", batch_size, label=label or f"graphtx (index {Path(index_dir).name})"
+        )
         self.index_cls, self.kind_from_index = index_cls, candidate_kind is None
 
     def _load(self):

@@ -282,7 +282,9 @@ def evaluate_runs(runs: Sequence[str | Path], qrels: str | Path, cfg: EvalConfig
         ref = next((r for r in loaded if baseline in (r.name, str(r.path), r.path.name)), None)
         if ref is None:
             raise ValueError(f"--baseline {baseline!r} names none of the runs ({', '.join(names)})")
-    report = RunEvalReport(cfg, {"file": str(qrels), "pairs_scored": judged.pairs, "queries": len(judged.relevant), "skipped": judged.skipped}, baseline=ref.name)
+    report = RunEvalReport(
+        cfg, {"file": str(qrels), "pairs_scored": judged.pairs, "queries": len(judged.relevant), "skipped": judged.skipped}, baseline=ref.name
+    )
     for run in loaded:
         run, normalised = judged_ids(run, judged)
         report.results.append(evaluate_run(run, judged, cfg))
@@ -325,7 +327,9 @@ def format_run_report(report: RunEvalReport) -> list[str]:
             lines.append(f"  note: nDCG@{cfg.ndcg_k} and R@k beyond {run['depth']} read only the {run['depth']} hits a query has in this run")
     lines += ["", f"(Recall@{cfg.recall_k} over pairs, nDCG@{cfg.ndcg_k} mean over queries; MAP, MRR@{cfg.mrr_k}, R@k means over queries; "
               f"in parentheses: ratio to {report.baseline})", ""]  # fmt: skip
-    lines += metrics_table(report.results, metric_names(cfg.recall_k, cfg.ndcg_k, cfg.mrr_k, cfg.recall_ks), first_column="run", reference=report.baseline)
+    lines += metrics_table(
+        report.results, metric_names(cfg.recall_k, cfg.ndcg_k, cfg.mrr_k, cfg.recall_ks), first_column="run", reference=report.baseline
+    )
     lines += bootstrap_table(report.results, cfg.recall_k, cfg.ndcg_k, report.baseline, report.baseline)
     return lines
 
@@ -338,10 +342,16 @@ def add_run_arguments(p) -> None:
     from graphtx.usage import at_least
 
     p.add_argument("runs", nargs="+", metavar="RUN", help="TREC run files (qid Q0 docid rank score tag): `graphtx search --topics`, Pyserini, ...")
-    p.add_argument("--qrels", required=True, help="judgements: TREC qrels (qid iter docid rel) or citation pairs (TSV/CSV citing_id, cited_id[, category], "
-                   "citations Parquet, corpus directory)")
+    p.add_argument(
+        "--qrels",
+        required=True,
+        help="judgements: TREC qrels (qid iter docid rel) or citation pairs (TSV/CSV citing_id, cited_id[, category], "
+        "citations Parquet, corpus directory)",
+    )
     p.add_argument("--baseline", help="the run the ratios and bootstrap intervals are to: its name (file stem) or path (default: the first run)")
-    p.add_argument("--corpus", help="corpus directory or documents JSONL: pairs whose documents are not in it are not scored, as `graphtx eval citations`")
+    p.add_argument(
+        "--corpus", help="corpus directory or documents JSONL: pairs whose documents are not in it are not scored, as `graphtx eval citations`"
+    )
     p.add_argument("--k", type=at_least(1, "k"), help="Recall@k cut-off (default: config, 3)")
     p.add_argument("--ndcg-k", type=at_least(1, "the nDCG cut-off"), help="nDCG@k cut-off (default: config, 150)")
     p.add_argument("--gains", help="gain per category or qrels rel value for nDCG, e.g. X=3,Y=2,A=1 or 2=2,1=1 (default binary)")
@@ -381,4 +391,14 @@ def run_runs_command(args, config) -> tuple[dict, list[str], int]:
     return report.to_json() | {"files": {k: str(v) for k, v in paths.items()}}, lines, 0
 
 
-__all__ = ["Run", "RunEvalReport", "add_run_arguments", "evaluate_run", "evaluate_runs", "format_run_report", "read_qrels", "read_run", "run_runs_command"]
+__all__ = [
+    "Run",
+    "RunEvalReport",
+    "add_run_arguments",
+    "evaluate_run",
+    "evaluate_runs",
+    "format_run_report",
+    "read_qrels",
+    "read_run",
+    "run_runs_command",
+]

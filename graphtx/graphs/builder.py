@@ -65,9 +65,7 @@ class GraphAccumulator:
         ranked = sorted(self.feature_count, key=lambda f: (-self.feature_count[f], self.feature_first[f]))
         kept_features = set(ranked[: cfg.max_feature_nodes])
         subject_of = {dst[1]: src[1] for src, dst, t in self.edges if dst[0] == "r"}
-        relations = sorted(
-            (r for r in self.relation_first if subject_of.get(r) in kept_features), key=self.relation_first.__getitem__
-        )
+        relations = sorted((r for r in self.relation_first if subject_of.get(r) in kept_features), key=self.relation_first.__getitem__)
         kept_relations = set(relations[: cfg.max_relation_nodes])
         truncated = len(kept_features) < len(ranked) or len(kept_relations) < len(relations)
 
@@ -174,10 +172,7 @@ class GraphBuilder:
 
     def extract_texts(self, texts: list[str]) -> list[Extraction]:
         cleaned = [self.rules.normalisation.clean(t) for t in texts]
-        return [
-            extract(doc, self.matcher, self.rules, self.cfg.max_snippet_tokens)
-            for doc in self.nlp.pipe(cleaned, batch_size=self.cfg.batch_size)
-        ]
+        return [extract(doc, self.matcher, self.rules, self.cfg.max_snippet_tokens) for doc in self.nlp.pipe(cleaned, batch_size=self.cfg.batch_size)]
 
     def build(self, doc: PatentDocument) -> dict[str, InventionGraph]:
         plan = plan_texts(doc, self.cfg)

@@ -67,11 +67,7 @@ class Extraction:
 def normalise_chunk(tokens, rules: RuleSet) -> tuple[int, int, str] | None:
     """Normalise the tokens of one noun chunk; ``(start, end, text)`` or None if not a feature."""
     norm = rules.normalisation
-    kept = [
-        t
-        for t in tokens
-        if not (t.like_num or _REF_LABEL.match(t.text) or t.lower_ in norm.ordinal_words or (t.is_punct and t.text != "-"))
-    ]
+    kept = [t for t in tokens if not (t.like_num or _REF_LABEL.match(t.text) or t.lower_ in norm.ordinal_words or (t.is_punct and t.text != "-"))]
     while kept and (kept[0].lower_ in norm.leading_words or kept[0].pos_ in ("DET", "PRON", "ADP", "CCONJ", "PART") or kept[0].text == "-"):
         kept.pop(0)
     while kept and kept[-1].text == "-":
@@ -97,7 +93,9 @@ def _noun_runs(doc, covered: set[int], trigger_tokens: frozenset[int]):
         t = doc[i]
         if t.pos_ in ("NOUN", "PROPN") and i not in covered and i not in trigger_tokens:
             start = i
-            while start > 0 and start - 1 not in covered and start - 1 not in trigger_tokens and doc[start - 1].pos_ in ("ADJ", "NOUN", "PROPN", "DET"):
+            while (
+                start > 0 and start - 1 not in covered and start - 1 not in trigger_tokens and doc[start - 1].pos_ in ("ADJ", "NOUN", "PROPN", "DET")
+            ):
                 start -= 1
             end = i + 1
             while end < len(doc) and end not in covered and end not in trigger_tokens and doc[end].pos_ in ("NOUN", "PROPN"):
@@ -304,7 +302,9 @@ def _link_list(doc, trig: Trigger, subject: Mention, owned: list[Mention], out: 
             out.relations.append((snippet, item.text, tuple(dict.fromkeys(a.text for a in attached))))
 
 
-def _link_functional(doc, trig: Trigger, subject: Mention, owned: list[Mention], region_end: int, out: Extraction, rules: RuleSet, max_tokens: int) -> bool:
+def _link_functional(
+    doc, trig: Trigger, subject: Mention, owned: list[Mention], region_end: int, out: Extraction, rules: RuleSet, max_tokens: int
+) -> bool:
     """functional: the snippet from the subject to the region's end becomes a relation node."""
     end = max([m.end for m in owned] + [trig.end, _trim_end(doc, trig.end, region_end)])
     snippet = snippet_text(doc, subject.start, end, rules, max_tokens)

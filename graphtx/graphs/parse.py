@@ -84,7 +84,12 @@ def _build_one(doc: PatentDocument) -> tuple[str, list[InventionGraph], str, str
     try:
         builder = _builder_for(lang)
         if builder is None:
-            return doc.id, [], f"language {lang!r} is not English and parse.languages names no spaCy pipeline for it: not parsed (e.g. parse.languages: {{{lang}: {lang}_core_news_sm}})", lang
+            return (
+                doc.id,
+                [],
+                f"language {lang!r} is not English and parse.languages names no spaCy pipeline for it: not parsed (e.g. parse.languages: {{{lang}: {lang}_core_news_sm}})",
+                lang,
+            )
         return doc.id, list(builder.build(doc).values()), "", lang
     except Exception as err:  # reported per document; a batch job goes on
         return doc.id, [], f"{type(err).__name__}: {err}", lang
@@ -139,7 +144,9 @@ def parse_corpus(corpus_dir: str | Path, out_dir: str | Path, cfg: ParseConfig =
                         _build_one, iter_documents(corpus_dir), workers=cfg.workers, chunk_size=cfg.chunk_size,
                         initializer=_init_worker, initargs=(cfg,),
                     )  # fmt: skip
-                for doc_id, graphs, reason, lang in tqdm(results, total=total, desc="parse", unit="doc", disable=None if progress is None else not progress, file=sys.stderr):
+                for doc_id, graphs, reason, lang in tqdm(
+                    results, total=total, desc="parse", unit="doc", disable=None if progress is None else not progress, file=sys.stderr
+                ):
                     languages[lang or "unknown"] += 1
                     if reason.startswith(f"language {lang!r} is not English"):
                         skipped_languages[lang] += 1
@@ -150,7 +157,9 @@ def parse_corpus(corpus_dir: str | Path, out_dir: str | Path, cfg: ParseConfig =
                     documents += 1
                     for g in graphs:
                         if g.num_nodes == 0:
-                            errors.write(SkippedRecord(str(corpus_dir), g.kind, f"no features found in the {g.text_source} text", doc_id).to_json() + "\n")
+                            errors.write(
+                                SkippedRecord(str(corpus_dir), g.kind, f"no features found in the {g.text_source} text", doc_id).to_json() + "\n"
+                            )
                             skipped += 1
                             continue
                         writer.add(g.to_row())
@@ -217,7 +226,9 @@ def graphs_path(graphs_dir: str | Path) -> Path:
     """graphs.parquet of a graphs directory, checked against the manifest's checksum (once per process and file version)."""
     path = Path(graphs_dir) / GRAPHS_FILE
     if not path.exists():
-        raise FileNotFoundError(f"{graphs_dir} is not a graphs directory: {GRAPHS_FILE} is missing{interrupted_run(graphs_dir)} (run `graphtx parse` first)")
+        raise FileNotFoundError(
+            f"{graphs_dir} is not a graphs directory: {GRAPHS_FILE} is missing{interrupted_run(graphs_dir)} (run `graphtx parse` first)"
+        )
     mend = f"Run `graphtx parse CORPUS --out {graphs_dir}` again."
     manifest = integrity.read_manifest(Path(graphs_dir) / MANIFEST_FILE, what="graphs directory", mend=mend)
     recorded = (manifest or {}).get(integrity.CHECKSUMS_KEY)

@@ -56,9 +56,7 @@ NODE_STYLE = {
 EDGE_STYLE = {
     "part_of": dict(color="#4d4d4d", linestyle="-", label="part_of (part → whole)"),
     "example_of": dict(color="#7b3fa0", linestyle=(0, (5, 3)), label="example_of (example → general)"),
-    "functional": dict(
-        color="#2e8b57", linestyle=(0, (1.2, 2.2)), label="functional (feature → relation → feature)"
-    ),
+    "functional": dict(color="#2e8b57", linestyle=(0, (1.2, 2.2)), label="functional (feature → relation → feature)"),
 }
 HIGHLIGHT_CMAP = "Reds"
 
@@ -273,19 +271,19 @@ def _edge_path(lay: _Layout, s: int, d: int, ys: float, yd: float):
     from matplotlib.path import Path as MPath
 
     cs, cd = lay.col[s], lay.col[d]
-    r, l = [c + STUB for c in lay.col_right], [c - STUB for c in lay.col_left]  # leave a stub so
+    right, left = [c + STUB for c in lay.col_right], [c - STUB for c in lay.col_left]  # leave a stub so
     # the last segment is never empty: an empty one gives the arrow head no direction
     if cs < cd:  # rightwards: right side of s → left side of d
-        xs, b1 = lay.x[s] + lay.w[s] / 2, r[cs]
-        xd, b2 = lay.x[d] - lay.w[d] / 2, l[cd]
+        xs, b1 = lay.x[s] + lay.w[s] / 2, right[cs]
+        xd, b2 = lay.x[d] - lay.w[d] / 2, left[cd]
         c1, c2 = b1 + (b2 - b1) / 2, b2 - (b2 - b1) / 2
     elif cs > cd:  # leftwards: left side of s → right side of d
-        xs, b1 = lay.x[s] - lay.w[s] / 2, l[cs]
-        xd, b2 = lay.x[d] + lay.w[d] / 2, r[cd]
+        xs, b1 = lay.x[s] - lay.w[s] / 2, left[cs]
+        xd, b2 = lay.x[d] + lay.w[d] / 2, right[cd]
         c1, c2 = b1 + (b2 - b1) / 2, b2 - (b2 - b1) / 2
     else:  # same column: out of the right side, bulge into the gap, back into the right side
         xs, xd = lay.x[s] + lay.w[s] / 2, lay.x[d] + lay.w[d] / 2
-        b1 = b2 = r[cs]
+        b1 = b2 = right[cs]
         bulge = COL_GAP * (0.25 + 0.3 * min(abs(yd - ys) / 3.0, 1.0))
         c1 = c2 = b1 + bulge
     # an edge that skips columns arches upwards, so it crosses the boxes it passes behind
@@ -375,8 +373,16 @@ def render_graph(
         if v in highlight:
             label += f"\n[{highlight[v]:.2f}]"
         t = ax.text(
-            0, 0, label, ha="center", va="center", fontsize=FONT[kind], style=NODE_STYLE[kind]["style"],
-            linespacing=1.15, zorder=4, parse_math=False,
+            0,
+            0,
+            label,
+            ha="center",
+            va="center",
+            fontsize=FONT[kind],
+            style=NODE_STYLE[kind]["style"],
+            linespacing=1.15,
+            zorder=4,
+            parse_math=False,
         )
         bb = t.get_window_extent(renderer)
         texts[v] = t
@@ -417,9 +423,15 @@ def render_graph(
         rounding = min(0.08, h / 3) if st["box"] == "round" else 0.0
         ax.add_patch(
             FancyBboxPatch(
-                (lay.x[v] - w / 2, lay.y[v] - h / 2), w, h,
+                (lay.x[v] - w / 2, lay.y[v] - h / 2),
+                w,
+                h,
                 boxstyle=f"round,pad=0,rounding_size={rounding}",
-                facecolor=face, edgecolor=edge, linewidth=lw * scale, zorder=3, clip_on=False,
+                facecolor=face,
+                edgecolor=edge,
+                linewidth=lw * scale,
+                zorder=3,
+                clip_on=False,
             )
         )
         texts[v].set_position((lay.x[v], lay.y[v]))
@@ -434,23 +446,44 @@ def render_graph(
                 path=_edge_path(lay, s, d, ys, yd),
                 arrowstyle="-|>,head_length=0.45,head_width=0.22",
                 mutation_scale=12 * scale,
-                color=st["color"], linestyle=st["linestyle"], linewidth=1.1 * scale,
-                zorder=2, clip_on=False,
+                color=st["color"],
+                linestyle=st["linestyle"],
+                linewidth=1.1 * scale,
+                zorder=2,
+                clip_on=False,
             )
         )
 
     # title and legend live in the margins, never over the drawing
     fig.text(
-        0.5, 1 - 0.15 / fig_h, "\n".join(main_lines), ha="center", va="top",
-        fontsize=12, weight="bold", parse_math=False,
+        0.5,
+        1 - 0.15 / fig_h,
+        "\n".join(main_lines),
+        ha="center",
+        va="top",
+        fontsize=12,
+        weight="bold",
+        parse_math=False,
     )
     fig.text(
-        0.5, 1 - (0.15 + 0.24 * len(main_lines) + 0.04) / fig_h, "\n".join(detail_lines),
-        ha="center", va="top", fontsize=8.5, color="#555555", parse_math=False,
+        0.5,
+        1 - (0.15 + 0.24 * len(main_lines) + 0.04) / fig_h,
+        "\n".join(detail_lines),
+        ha="center",
+        va="top",
+        fontsize=8.5,
+        color="#555555",
+        parse_math=False,
     )
     fig.legend(
-        handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.08 / fig_h), ncol=ncol,
-        fontsize=7.5, frameon=False, handlelength=2.6, columnspacing=1.4,
+        handles=handles,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 0.08 / fig_h),
+        ncol=ncol,
+        fontsize=7.5,
+        frameon=False,
+        handlelength=2.6,
+        columnspacing=1.4,
     )
     return _save(fig, out)
 

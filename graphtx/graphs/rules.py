@@ -95,9 +95,7 @@ def load_rules(rules_dir: str | Path) -> RuleSet:
     try:
         normalisation = Normalisation(
             remove_patterns=tuple(re.compile(p, re.I) for p in norm.get("remove_patterns", [])),
-            replace_phrases=tuple(
-                (re.compile(r"\b" + re.escape(k) + r"\b", re.I), v) for k, v in (norm.get("replace_phrases") or {}).items()
-            ),
+            replace_phrases=tuple((re.compile(r"\b" + re.escape(k) + r"\b", re.I), v) for k, v in (norm.get("replace_phrases") or {}).items()),
             leading_words=_words(norm, "leading_words", rules_dir),
             ordinal_words=_words(norm, "ordinal_words", rules_dir),
             stop_features=_words(norm, "stop_features", rules_dir),

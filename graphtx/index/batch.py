@@ -200,10 +200,14 @@ def run_topics(index, topics: str | Path, output: str | Path, k: int | None = No
     }  # fmt: skip
     run_file = paths["run"]
     with DirectoryLock(run_file.parent, "graphtx search --topics", noun="output directory", lock_file=run_file.parent / f".{run_file.name}.lock"):
-        return _run_locked(index, read, skipped, paths, settings, restart, k, tag, table_format, all_independent, merge, search_kwargs, progress, started)
+        return _run_locked(
+            index, read, skipped, paths, settings, restart, k, tag, table_format, all_independent, merge, search_kwargs, progress, started
+        )
 
 
-def _run_locked(index, read, skipped, paths, settings, restart, k, tag, table_format, all_independent, merge, search_kwargs, progress, started) -> BatchReport:
+def _run_locked(
+    index, read, skipped, paths, settings, restart, k, tag, table_format, all_independent, merge, search_kwargs, progress, started
+) -> BatchReport:
     """run_topics under the run file's lock (one batch run writes one output at a time)."""
     from tqdm import tqdm
 
@@ -212,7 +216,14 @@ def _run_locked(index, read, skipped, paths, settings, restart, k, tag, table_fo
     resumed = len({t.qid for t in read} & set(done))
     todo = [t for t in read if t.qid not in done]
     with open(paths["journal"], "a", encoding="utf-8") as journal:
-        bar = tqdm(total=len(read), initial=len(read) - len(todo), desc="topics", unit="topic", disable=None if progress is None else not progress, file=sys.stderr)
+        bar = tqdm(
+            total=len(read),
+            initial=len(read) - len(todo),
+            desc="topics",
+            unit="topic",
+            disable=None if progress is None else not progress,
+            file=sys.stderr,
+        )
         for topic in todo:
             entry = search_topic(index, topic, k, all_independent, merge, search_kwargs)
             journal.write(json.dumps(entry) + "\n")

@@ -36,10 +36,10 @@ import pyarrow.compute as pc
 from tqdm import tqdm
 
 from graphtx.atomic import replacing
-from graphtx.index.config import IndexConfig
 from graphtx.graphs.graph import InventionGraph
 from graphtx.graphs.parse import count_graphs, graphs_path, iter_graphs
 from graphtx.index import late as late_store
+from graphtx.index.config import IndexConfig
 from graphtx.index.documents import CorpusLookup, metadata_rows
 from graphtx.index.finalize import finalize
 from graphtx.index.idmap import resolve_live
@@ -254,7 +254,9 @@ def _build_index(
     )  # fmt: skip
 
 
-def remove_documents(out_dir: str | Path, doc_ids: list[str], cfg: IndexConfig | None = None, seed: int | None = None, progress: bool | None = None) -> BuildReport:
+def remove_documents(
+    out_dir: str | Path, doc_ids: list[str], cfg: IndexConfig | None = None, seed: int | None = None, progress: bool | None = None
+) -> BuildReport:
     """Take documents out of an index by doc id; ids not in the index are reported, not an error.
 
     ``cfg`` / ``seed``: default to those the index was built with (its manifest). Holds the index's lock.
@@ -334,7 +336,13 @@ def _open_state(store: IndexStore, fp: str, dim: int, kind: str, model_dir, lega
     if state is None:
         manifest = store.manifest()
         if manifest is not None:  # an index whose state file was lost: the manifest says the same
-            state = {"format": FORMAT, "model_fingerprint": manifest["model_fingerprint"], "dim": manifest["dim"], "kind": manifest["kind"], "run": None}
+            state = {
+                "format": FORMAT,
+                "model_fingerprint": manifest["model_fingerprint"],
+                "dim": manifest["dim"],
+                "kind": manifest["kind"],
+                "run": None,
+            }
         elif store.part_numbers():
             raise ValueError(f"{store.dir} holds document parts but no state.json or manifest.json: not an index graphtx can continue")
         else:

@@ -34,7 +34,9 @@ class IndexConfig:
     bm25_b: float = 0.75  # BM25 length normalisation (bm25s default)
     stopwords: str = "en"  # bm25s stop-word list ("" = none)
     stemmer: str = "english"  # PyStemmer (Snowball) language ("" = none)
-    late_storage: str = "int8"  # node vectors of a model with a late-interaction head (model.late_dim > 0): int8 (+ a float16 scale a vector) | fp16 | none
+    late_storage: str = (
+        "int8"  # node vectors of a model with a late-interaction head (model.late_dim > 0): int8 (+ a float16 scale a vector) | fp16 | none
+    )
 
     def __post_init__(self) -> None:
         from graphtx.graphs.graph import GRAPH_KINDS
@@ -47,7 +49,18 @@ class IndexConfig:
             raise ValueError(f"index.index_type must be flat, ivfpq or hnsw, got {self.index_type!r}")
         if self.use_gpu not in ("auto", "never", "always"):
             raise ValueError(f"index.use_gpu must be auto, never or always, got {self.use_gpu!r}")
-        ones = ("batch_size", "chunk_size", "part_row_group", "shard_size", "ivf_nprobe", "hnsw_m", "hnsw_ef_construction", "hnsw_ef_search", "train_size", "bm25_max_chars")
+        ones = (
+            "batch_size",
+            "chunk_size",
+            "part_row_group",
+            "shard_size",
+            "ivf_nprobe",
+            "hnsw_m",
+            "hnsw_ef_construction",
+            "hnsw_ef_search",
+            "train_size",
+            "bm25_max_chars",
+        )
         low = [n for n in ones if getattr(self, n) < 1]
         if low:
             raise ValueError(f"index.{', index.'.join(low)} must be >= 1")
@@ -68,7 +81,9 @@ class SearchConfig:
     k: int = 10  # hits returned
     query_kind: str = "first_claim"  # graph kind a query text becomes (the paper: the first claim)
     hybrid: bool = False  # fuse the dense ranking with BM25 by reciprocal rank fusion (= ranker: hybrid)
-    ranker: str = "auto"  # dense | bm25 | hybrid | convex | learned; auto = learned when the index has a ranker (graphtx rank-fit), else hybrid / dense
+    ranker: str = (
+        "auto"  # dense | bm25 | hybrid | convex | learned; auto = learned when the index has a ranker (graphtx rank-fit), else hybrid / dense
+    )
     candidates: int = 100  # hits each ranker contributes to the fusion (at least k)
     rrf_k: int = 60  # RRF constant: score = sum of weight / (rrf_k + rank), rank from 1 (Cormack et al. 2009)
     dense_weight: float = 1.0  # weight of the dense ranking in the fusion
@@ -78,7 +93,9 @@ class SearchConfig:
     rerank: str = "none"  # none | late: re-rank the first stage's (dense or hybrid) top rerank_depth by the node-level late-interaction score
     rerank_depth: int = 100  # candidates of the first stage that rerank scores (at least k)
     link_template: str = ""  # each hit's link, e.g. https://patents.google.com/patent/{id_compact}; placeholders in graphtx/links.py; "" = none
-    found_similarity: float = 0.9  # --explain: a query feature no hit node holds the words of is "found" when the model's most similar hit node reaches this cosine
+    found_similarity: float = (
+        0.9  # --explain: a query feature no hit node holds the words of is "found" when the model's most similar hit node reaches this cosine
+    )
 
     def __post_init__(self) -> None:
         from graphtx.graphs.graph import GRAPH_KINDS

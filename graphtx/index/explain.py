@@ -231,7 +231,9 @@ def lexical_parts(model: GraphEncoder, tokenizer, query: InventionGraph, hits: l
     return out
 
 
-def explain_pair(model: GraphEncoder, tokenizer, query: InventionGraph, hit: InventionGraph, rows: int = 8, found_similarity: float = 0.9) -> Explanation:
+def explain_pair(
+    model: GraphEncoder, tokenizer, query: InventionGraph, hit: InventionGraph, rows: int = 8, found_similarity: float = 0.9
+) -> Explanation:
     return explain_hits(model, tokenizer, query, [hit], rows, found_similarity)[0]
 
 

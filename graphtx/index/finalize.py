@@ -24,10 +24,10 @@ import pyarrow as pa
 from tqdm import tqdm
 
 from graphtx import integrity
-from graphtx.index.config import IndexConfig
 from graphtx.errors import IntegrityError
 from graphtx.index import faiss_index
 from graphtx.index import late as late_store
+from graphtx.index.config import IndexConfig
 from graphtx.index.faiss_index import METRIC, IndexSpec
 from graphtx.index.hybrid import BM25Index
 from graphtx.index.idmap import IdMap, ids_digest, resolve_live
@@ -180,7 +180,9 @@ def finalize(
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "finalize_seconds": round(time.time() - started, 2),
     }
-    reuse = {n: e for n, e in old_checksums.items() if n.startswith((f"{PARTS_DIR}/", f"{SHARDS_DIR}/", f"{late_store.LATE_DIR}/")) and n not in fresh}  # immutable, named by content
+    reuse = {
+        n: e for n, e in old_checksums.items() if n.startswith((f"{PARTS_DIR}/", f"{SHARDS_DIR}/", f"{late_store.LATE_DIR}/")) and n not in fresh
+    }  # immutable, named by content
     manifest[integrity.CHECKSUMS_KEY] = integrity.record(store.dir, store.manifest_files(manifest), reuse=reuse)
     store.write_manifest(manifest)
     _delete_unreferenced(store, manifest)
@@ -198,7 +200,9 @@ def repair_index(out_dir: str | Path, progress: bool | None = None) -> dict:
     """Rebuild an index's derived files (id map, shards, BM25, manifest) from its stored documents."""
     store = IndexStore(out_dir)
     if store.state() is None:
-        raise FileNotFoundError(f"{store.dir} is not an index directory: {STATE_FILE} is missing (build it with `graphtx index --model ... --graphs ... --out {store.dir}`)")
+        raise FileNotFoundError(
+            f"{store.dir} is not an index directory: {STATE_FILE} is missing (build it with `graphtx index --model ... --graphs ... --out {store.dir}`)"
+        )
     try:
         manifest = store.manifest() or {}
     except IntegrityError:
@@ -221,17 +225,20 @@ def verify_index(out_dir: str | Path) -> dict:
     manifest = store.require_manifest()
     entries = manifest.get(integrity.CHECKSUMS_KEY)
     if entries is None:
-        raise IntegrityError(f"index {store.dir} records no checksums (built before graphtx kept them): rebuild it with `graphtx index --out {store.dir} --rebuild` to add them")
+        raise IntegrityError(
+            f"index {store.dir} records no checksums (built before graphtx kept them): rebuild it with `graphtx index --out {store.dir} --rebuild` to add them"
+        )
     store.verify(manifest, full=True)
     if manifest.get("model_dir") == MODEL_DIR and (store.dir / MODEL_DIR).is_dir():
-        verify_model_dir(store.dir / MODEL_DIR, mend=f"Copy the model in again: rebuild with `graphtx index --model MODEL --graphs GRAPHS --out {store.dir}`.")
+        verify_model_dir(
+            store.dir / MODEL_DIR, mend=f"Copy the model in again: rebuild with `graphtx index --model MODEL --graphs GRAPHS --out {store.dir}`."
+        )
     return {"files": len(entries), "bytes": sum(e["size"] for e in entries.values())}
 
 
 def _damaged(store: IndexStore, name: str, checksums: dict) -> bool:
     """True when ``name`` has a recorded checksum that its file no longer matches."""
     return name in checksums and bool(integrity.check(store.dir, {name: checksums[name]}, hash_limit=None))
-
 
 
 # --- helpers ---------------------------------------------------------------------------
@@ -299,10 +306,10 @@ def _delete_unreferenced(store: IndexStore, manifest: dict) -> None:
 
 
 def _versions() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
     import pyarrow
     import torch
-
-    from importlib.metadata import PackageNotFoundError, version
 
     try:
         graphtx_version = version("graphtx")

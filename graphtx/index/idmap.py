@@ -71,7 +71,9 @@ class IdMap:
         if len(found) == 1:
             return found[0]
         if found:
-            raise DocumentNotFound(f"document {typed!r} names {len(found)} indexed publications ({', '.join(found[:5])}): give the kind code", found[:5])
+            raise DocumentNotFound(
+                f"document {typed!r} names {len(found)} indexed publications ({', '.join(found[:5])}): give the kind code", found[:5]
+            )
         suggestions = self._resolver.suggest(typed)
         raise DocumentNotFound(not_found_message(typed, suggestions), suggestions)
 

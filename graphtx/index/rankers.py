@@ -84,7 +84,9 @@ class Rankers:
             depth = min(self.count, depth * 2)
         if len(out) < want:  # an approximate index did not reach every passing document: exact cosines
             positions = np.flatnonzero(mask)
-            vectors = np.array([r["vector"] for r in self._rows(positions.tolist(), ["vector"])], np.float32).reshape(len(positions), -1)  # (passing, dim)
+            vectors = np.array([r["vector"] for r in self._rows(positions.tolist(), ["vector"])], np.float32).reshape(
+                len(positions), -1
+            )  # (passing, dim)
             scores = vectors @ np.asarray(vector, np.float32)
             out = [(self.ids.doc_id[p], float(s)) for p, s in zip(positions, scores) if self.ids.doc_id[p] not in exclude]
             out.sort(key=lambda item: (-item[1], item[0]))

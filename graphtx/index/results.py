@@ -116,7 +116,14 @@ class SearchResult:
         return self.hits[i]
 
     def to_json(self) -> dict:
-        out = {"query": self.query.to_json(), "ranker": self.ranker, "hybrid": self.hybrid, "rerank": self.rerank, "hits": [h.to_json() for h in self.hits], "timings_ms": self.timings_ms}
+        out = {
+            "query": self.query.to_json(),
+            "ranker": self.ranker,
+            "hybrid": self.hybrid,
+            "rerank": self.rerank,
+            "hits": [h.to_json() for h in self.hits],
+            "timings_ms": self.timings_ms,
+        }
         if self.filters:
             out["filters"] = self.filters
         return out
@@ -178,10 +185,18 @@ def assemble_hits(ranked: list[tuple[str, float]], rows: list[dict], dense: dict
         b_score, b_rank = bm25.get(doc_id, (None, None)) if bm25 is not None else (None, None)
         hits.append(
             Hit(
-                rank=rank, doc_id=doc_id, score=score, title=row["title"] or "", date=row["date"] or "",
-                ipc=tuple(row["ipc"] or ()), cpc=tuple(row["cpc"] or ()),
-                dense_score=d_score if bm25 is not None else None, dense_rank=d_rank if bm25 is not None else None,
-                bm25_score=b_score, bm25_rank=b_rank, **readable_of(row, doc_id, link_template),
+                rank=rank,
+                doc_id=doc_id,
+                score=score,
+                title=row["title"] or "",
+                date=row["date"] or "",
+                ipc=tuple(row["ipc"] or ()),
+                cpc=tuple(row["cpc"] or ()),
+                dense_score=d_score if bm25 is not None else None,
+                dense_rank=d_rank if bm25 is not None else None,
+                bm25_score=b_score,
+                bm25_rank=b_rank,
+                **readable_of(row, doc_id, link_template),
             )  # fmt: skip
         )
     return hits

@@ -42,12 +42,12 @@ from pathlib import Path
 import numpy as np
 
 from graphtx import integrity
+from graphtx.errors import IntegrityError
 from graphtx.from_dict import known_only
 from graphtx.graphs.config import ParseConfig
-from graphtx.index.config import SearchConfig
-from graphtx.errors import IntegrityError
 from graphtx.graphs.graph import InventionGraph
 from graphtx.index import faiss_index
+from graphtx.index.config import SearchConfig
 from graphtx.index.explain import Explanation, explain_hits
 from graphtx.index.faiss_index import IndexSpec
 from graphtx.index.filters import FilterData, SearchFilters
@@ -124,7 +124,9 @@ class Index(Rankers):
                     raise
         spec = spec_of(manifest, nprobe, ef_search)
         if len(ids) != manifest["count"] or sum(s["count"] for s in manifest["shards"]) != manifest["count"]:
-            raise IntegrityError(f"index {store.dir}: the id map holds {len(ids)} documents, the manifest says {manifest['count']}. {index_mend(store.dir, [manifest['ids_file']])}")
+            raise IntegrityError(
+                f"index {store.dir}: the id map holds {len(ids)} documents, the manifest says {manifest['count']}. {index_mend(store.dir, [manifest['ids_file']])}"
+            )
         mend = f"Rebuild the index with the model: `graphtx index --model MODEL --graphs GRAPHS --out {store.dir}`."
         if model is None:
             named = manifest.get("model_dir")
@@ -140,7 +142,9 @@ class Index(Rankers):
         else:
             encoder, tokenizer = model
         fp = fingerprint(encoder, tokenizer=tokenizer)
-        legacy = integrity.CHECKSUMS_KEY not in manifest and fingerprint(encoder) == manifest["model_fingerprint"]  # built before tokenizers were fingerprinted
+        legacy = (
+            integrity.CHECKSUMS_KEY not in manifest and fingerprint(encoder) == manifest["model_fingerprint"]
+        )  # built before tokenizers were fingerprinted
         if fp != manifest["model_fingerprint"] and not legacy:
             raise ValueError(
                 f"the query model (fingerprint {fp[:12]}…) is not the model index {store.dir} was built with "
@@ -151,7 +155,18 @@ class Index(Rankers):
         gpu = [faiss_index.to_gpu(s, spec, use_gpu) for s in shards]
         on_gpu = any(g is not s for g, s in zip(gpu, shards))
         encoder.eval()
-        return cls(store, manifest, encoder, tokenizer, ids, gpu, spec, search, on_gpu, _open_ranker(store.dir, manifest, model, ranker_dir, manifest["model_fingerprint"]))
+        return cls(
+            store,
+            manifest,
+            encoder,
+            tokenizer,
+            ids,
+            gpu,
+            spec,
+            search,
+            on_gpu,
+            _open_ranker(store.dir, manifest, model, ranker_dir, manifest["model_fingerprint"]),
+        )
 
     # --- properties ----------------------------------------------------------------------
     @property
@@ -273,7 +288,10 @@ class Index(Rankers):
         hits = hits[offset:page_end]  # k is page_end here: the ranks of a page are those of the whole ranking
         if explain and kind == "hybrid" and rerank != "late":
             c = self.config
-            hits = [dataclasses.replace(h, ranker_explanation=explain_rrf(h.dense_rank, h.bm25_rank, c.dense_weight, c.bm25_weight, c.rrf_k)) for h in hits]
+            hits = [
+                dataclasses.replace(h, ranker_explanation=explain_rrf(h.dense_rank, h.bm25_rank, c.dense_weight, c.bm25_weight, c.rrf_k))
+                for h in hits
+            ]
         if explain:
             hits = self._explain_late(q, hits, timings) if rerank == "late" else self._explain(q, hits, timings)
         timings["total"] = elapsed_ms(t_start)
@@ -307,7 +325,11 @@ class Index(Rankers):
             return None, {}
         t0 = time.perf_counter()
         position = self.ids.position_of(q.doc_id) if q.doc_id is not None else None
-        if position is None and filters.cutoff(None) is None and not (filters.cpc or filters.ipc or filters.country or filters.kind or filters.group_by_family):
+        if (
+            position is None
+            and filters.cutoff(None) is None
+            and not (filters.cpc or filters.ipc or filters.country or filters.kind or filters.group_by_family)
+        ):
             return None, {**filters.to_json(), "before": None, "exclude_family": False}  # a text query with nothing to filter
         data = self.filter_data()
         cutoff = filters.cutoff(data.query_date(position) if position is not None else None)
@@ -380,12 +402,16 @@ class Index(Rankers):
         docs = store.nodes([(int(self.ids.part[p]), int(self.ids.row[p])) for p in positions])
         out = []
         for h, row, v in zip(hits, rows, docs):
-            e = explain_late(q.graph, u, w, row_to_graph(row, h.doc_id, self.manifest["kind"]), v, self.config.explain_rows, self.config.found_similarity)
+            e = explain_late(
+                q.graph, u, w, row_to_graph(row, h.doc_id, self.manifest["kind"]), v, self.config.explain_rows, self.config.found_similarity
+            )
             out.append(dataclasses.replace(h, explanation=e))
         timings["explain"] = elapsed_ms(t0)
         return out
 
-    def explain(self, doc_ids: list[str], text: str | None = None, *, doc_id: str | None = None, graph: InventionGraph | None = None) -> list[Explanation]:
+    def explain(
+        self, doc_ids: list[str], text: str | None = None, *, doc_id: str | None = None, graph: InventionGraph | None = None
+    ) -> list[Explanation]:
         """Node matches between a query and the given indexed documents (any, not only hits)."""
         q = self.query(text, doc_id=doc_id, graph=graph)
         doc_ids = [self.ids.resolve(d) for d in doc_ids]
@@ -440,7 +466,9 @@ class Index(Rankers):
         t0 = time.perf_counter()
         rows = self._rows([self.ids.position_of(h.doc_id) for h in hits], list(GRAPH_FIELDS))
         graphs = [row_to_graph(r, h.doc_id, self.manifest["kind"]) for r, h in zip(rows, hits)]
-        explanations = explain_hits(self.model, self.tokenizer, q.graph, graphs, self.config.explain_rows, self.config.found_similarity) if hits else []
+        explanations = (
+            explain_hits(self.model, self.tokenizer, q.graph, graphs, self.config.explain_rows, self.config.found_similarity) if hits else []
+        )
         timings["explain"] = elapsed_ms(t0)
         return [Hit(**{**h.__dict__, "explanation": e}) for h, e in zip(hits, explanations)]
 

@@ -138,7 +138,9 @@ def _merge_into(template, shard_files: list[Path], ivfdata: Path) -> None:
     faiss = faiss_index._faiss()
     shards, lists = [], []
     for path in shard_files:
-        on_disk = (path.parent / ivfdata_file_name(path.name)).exists()  # its lists are mapped from there already (IO_FLAG_MMAP on it crashed FAISS 1.15 here)
+        on_disk = (
+            path.parent / ivfdata_file_name(path.name)
+        ).exists()  # its lists are mapped from there already (IO_FLAG_MMAP on it crashed FAISS 1.15 here)
         flags = faiss.IO_FLAG_ONDISK_SAME_DIR if on_disk else faiss.IO_FLAG_MMAP
         shards.append(faiss.read_index(str(path), flags))  # kept alive until merged
         lists.append(faiss.extract_index_ivf(shards[-1]).invlists)
@@ -159,4 +161,3 @@ def _ids_digest_of(store: IndexStore, first: int, last: int, live_digest: str) -
     live = store.live()
     in_range = (live.part >= first) & (live.part <= last)
     return live_digest if in_range.all() else ids_digest(live.faiss_id[in_range])
-

@@ -45,10 +45,10 @@ import pyarrow.parquet as pq
 
 from graphtx import integrity
 from graphtx.atomic import atomic_write_table, atomic_write_text
-from graphtx.from_dict import known_only
-from graphtx.index.config import IndexConfig
 from graphtx.errors import IntegrityError
+from graphtx.from_dict import known_only
 from graphtx.graphs.graph import GRAPH_SCHEMA, InventionGraph
+from graphtx.index.config import IndexConfig
 from graphtx.index.idmap import IDS_SCHEMA, IdMap, resolve_live
 
 FORMAT = "graphtx-index/1"
@@ -83,6 +83,7 @@ def ivfdata_file_name(shard_file: str) -> str:
 def trained_file_name(key: str) -> str:
     """The trained, empty IVF-PQ index every shard starts from (``key``: a hash of spec, seed and count)."""
     return f"trained-{key}.faiss"
+
 
 GRAPH_FIELDS = tuple(f.name for f in GRAPH_SCHEMA if f.name not in ("doc_id", "kind"))  # stored per part row
 META_FIELDS = ("title", "date", "ipc", "cpc")
@@ -161,7 +162,9 @@ class IndexStore:
     def require_manifest(self) -> dict:
         manifest = self.manifest()
         if manifest is None:
-            hint = " (a build was started here but not finished: run the same `graphtx index` command again)" if (self.dir / STATE_FILE).exists() else ""
+            hint = (
+                " (a build was started here but not finished: run the same `graphtx index` command again)" if (self.dir / STATE_FILE).exists() else ""
+            )
             raise FileNotFoundError(f"{self.dir} is not an index directory: {MANIFEST_FILE} is missing{hint}")
         if manifest.get("format") != FORMAT:
             raise ValueError(f"{self.dir}: unknown index format {manifest.get('format')!r} (this graphtx reads {FORMAT})")
@@ -246,7 +249,11 @@ class IndexStore:
         tables = []
         for seq in self.part_numbers():
             t = pq.read_table(self.part_path(seq), columns=["faiss_id", "doc_id"])
-            tables.append(t.append_column("part", pa.array(np.full(t.num_rows, seq, np.int32))).append_column("row", pa.array(np.arange(t.num_rows, dtype=np.int32))))
+            tables.append(
+                t.append_column("part", pa.array(np.full(t.num_rows, seq, np.int32))).append_column(
+                    "row", pa.array(np.arange(t.num_rows, dtype=np.int32))
+                )
+            )
         return pa.concat_tables(tables).cast(IDS_SCHEMA) if tables else IDS_SCHEMA.empty_table()
 
     def read_part_columns(self, seq: int, columns: list[str]) -> pa.Table:
@@ -328,7 +335,9 @@ class IndexStore:
             raise
         except RuntimeError as err:
             reason = str(err).strip().splitlines()[-1] if str(err).strip() else type(err).__name__
-            raise IntegrityError(f"index {self.dir}: FAISS shard {path} cannot be read ({reason[:200]}). {index_mend(self.dir, [f'{SHARDS_DIR}/{name}'])}", [str(path)]) from None
+            raise IntegrityError(
+                f"index {self.dir}: FAISS shard {path} cannot be read ({reason[:200]}). {index_mend(self.dir, [f'{SHARDS_DIR}/{name}'])}", [str(path)]
+            ) from None
 
     def manifest_seal(self) -> str:
         """The seal of the manifest now on disk ('' when unreadable): says whether a writer replaced it."""

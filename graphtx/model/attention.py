@@ -35,7 +35,9 @@ from torch_geometric.utils import scatter, softmax
 from graphtx.model.config import NUM_EDGE_TYPES
 
 
-def attention_edges(edge_index: torch.Tensor, edge_type: torch.Tensor, num_nodes: int, num_edge_types: int = NUM_EDGE_TYPES) -> tuple[torch.Tensor, torch.Tensor]:
+def attention_edges(
+    edge_index: torch.Tensor, edge_type: torch.Tensor, num_nodes: int, num_edge_types: int = NUM_EDGE_TYPES
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Directed graph edges → attention edges: forward, then reverse, then one self loop per node.
 
     Returns ``edge_index`` (2, 2e' + n) and ``edge_kind`` (2e' + n,) in ``[0, 2T]``,

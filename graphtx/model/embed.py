@@ -55,7 +55,12 @@ def init_report(model: GraphEncoder, tokenizer: object, tokens_dir: str | Path, 
     """(``--json`` summary, printed lines) of ``graphtx init-model``."""
     from graphtx.model.io import fingerprint
 
-    summary = {"out": str(out), "parameters": model.num_parameters(), "out_dim": model.out_dim, "fingerprint": fingerprint(model, tokenizer=tokenizer)}
+    summary = {
+        "out": str(out),
+        "parameters": model.num_parameters(),
+        "out_dim": model.out_dim,
+        "fingerprint": fingerprint(model, tokenizer=tokenizer),
+    }
     return summary, [
         f"initialised a {'reduced' if model.config.reduced_dim else 'base'} model ({model.num_parameters():,} parameters, "
         f"{model.out_dim}-d output) with the token vectors of {tokens_dir} into {out}",
@@ -161,7 +166,9 @@ def _embed_on_ray(chunks, schema, graphs_dir, kind, out_path: Path, batch_size, 
             order.append(i)
             yield chunk
 
-    with contextlib.closing(encode_chunks(todo(), model_dir, batch_size=batch_size, late=False, workers=workers, num_gpus=gpus, address=address)) as encoded:
+    with contextlib.closing(
+        encode_chunks(todo(), model_dir, batch_size=batch_size, late=False, workers=workers, num_gpus=gpus, address=address)
+    ) as encoded:
         for chunk, (vectors, _, _, _) in encoded:
             i = order.popleft()
             atomic_write_table(journal.path(i, ".parquet"), _vectors_table(chunk, vectors, schema))

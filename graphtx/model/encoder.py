@@ -109,7 +109,9 @@ class GraphEncoder(nn.Module):
         return EncoderOutput(g, x, weights, attention, index, gates, late_vectors, late_weights)
 
     @torch.no_grad()
-    def encode_nodes(self, graphs: Sequence[InventionGraph], tokenizer: Tokenizer, batch_size: int = 64) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def encode_nodes(
+        self, graphs: Sequence[InventionGraph], tokenizer: Tokenizer, batch_size: int = 64
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Late-interaction node vectors of ``graphs`` on CPU, eval mode: vectors (N, L), query weights (N,),
         offsets (len(graphs) + 1,) long (graph g owns rows ``offsets[g]:offsets[g + 1]``)."""
         if self.late is None:

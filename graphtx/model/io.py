@@ -122,7 +122,12 @@ def verify_model_dir(directory: str | Path, mend: str = MODEL_MEND, hash_limit: 
     integrity.require(directory, manifest.get(integrity.CHECKSUMS_KEY, {}), what="model directory", mend=mend, hash_limit=hash_limit)
     written = (directory / FINGERPRINT_FILE).read_text().strip() if (directory / FINGERPRINT_FILE).exists() else ""
     if manifest.get("fingerprint") and written != manifest["fingerprint"]:
-        raise integrity.damaged(directory, [integrity.Problem(FINGERPRINT_FILE, "does not hold the fingerprint checksums.json records")], what="model directory", mend=mend)
+        raise integrity.damaged(
+            directory,
+            [integrity.Problem(FINGERPRINT_FILE, "does not hold the fingerprint checksums.json records")],
+            what="model directory",
+            mend=mend,
+        )
 
 
 def save_model(directory: str | Path, model: GraphEncoder, config: ModelConfig | None = None, tokenizer: Any = None) -> Path:

@@ -99,7 +99,9 @@ def explain_pool(ranker, kind: str, inputs: PoolInputs, stats: LexicalStats, row
     names = ranker.features[kind]
     x = pool_features(inputs, stats, names)  # (n, F), over the whole pool
     booster = ranker.boosters[kind]
-    contrib = np.asarray(booster.predict(x[rows], pred_contrib=True, num_threads=1), dtype=np.float64).reshape(len(rows), len(names) + 1)  # (r, F + 1)
+    contrib = np.asarray(booster.predict(x[rows], pred_contrib=True, num_threads=1), dtype=np.float64).reshape(
+        len(rows), len(names) + 1
+    )  # (r, F + 1)
     scores = np.asarray(booster.predict(x[rows], num_threads=1), dtype=np.float64).reshape(len(rows))  # (r,)
     group_of = {name: SIGNAL_OF_GROUP[g] for g, cols in GROUPS.items() for name in cols}
     out = []

@@ -25,7 +25,19 @@ import numpy as np
 from graphtx.rank.config import RankConfig
 from graphtx.rank.convex import Group
 
-RISING = {"bm25", "bm25_z", "bm25_minmax", "bm25_of_best", "terms_matched_share", "idf_matched_share", "dense", "dense_z", "dense_minmax", "late", "late_z"}
+RISING = {
+    "bm25",
+    "bm25_z",
+    "bm25_minmax",
+    "bm25_of_best",
+    "terms_matched_share",
+    "idf_matched_share",
+    "dense",
+    "dense_z",
+    "dense_minmax",
+    "late",
+    "late_z",
+}
 FALLING = {"bm25_log_rank", "dense_log_rank", "late_log_rank"}
 
 
@@ -73,7 +85,9 @@ def fit_lambdarank(groups: Sequence[Group], names: Sequence[str], cfg: RankConfi
                      callbacks=[lgb.early_stopping(cfg.early_stopping, verbose=False)])  # fmt: skip
         curve = res[f"valid ndcg@{cfg.ndcg_k}-mean"]
         best = int(np.argmax(curve))
-        trials.append({"num_leaves": leaves, "rounds": best + 1, "cv_ndcg": float(curve[best]), "cv_ndcg_sd": float(res[f"valid ndcg@{cfg.ndcg_k}-stdv"][best])})
+        trials.append(
+            {"num_leaves": leaves, "rounds": best + 1, "cv_ndcg": float(curve[best]), "cv_ndcg_sd": float(res[f"valid ndcg@{cfg.ndcg_k}-stdv"][best])}
+        )
     chosen = max(trials, key=lambda t: (t["cv_ndcg"], -t["num_leaves"]))
     booster = lgb.train(_params(cfg, names, chosen["num_leaves"], seed), data, num_boost_round=chosen["rounds"])
     gain = booster.feature_importance("gain")

@@ -143,7 +143,9 @@ def load_ranker(directory: str | Path, model_fingerprint: str) -> Ranker:
     if features:
         lgb = lightgbm()
         if meta["lightgbm"] != lgb.__version__:
-            raise ValueError(f"ranker {directory} was written by lightgbm {meta['lightgbm']}, this is {lgb.__version__}: fit it again with `graphtx rank-fit`")
+            raise ValueError(
+                f"ranker {directory} was written by lightgbm {meta['lightgbm']}, this is {lgb.__version__}: fit it again with `graphtx rank-fit`"
+            )
         for kind in features:
             path = directory / MODEL_FILES[kind]
             if not path.is_file():

@@ -56,8 +56,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from graphtx.index.claimset import search_claim_set
 from graphtx.index.config import SearchConfig
 from graphtx.index.filters import SearchFilters
-from graphtx.index.search import Index
 from graphtx.index.idmap import DocumentNotFound
+from graphtx.index.search import Index
 from graphtx.serve.config import ServeConfig
 from graphtx.serve.limits import Admission, BodyGuard, HostAllowList
 from graphtx.serve.pages import add_pages
@@ -68,12 +68,14 @@ from graphtx.serve.svg import graph_svg, hit_svgs
 
 class QueryIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    text: str | None = Field(None, description="claim text; of a claim set the first independent claim is searched, the others named in \"note\"")
+    text: str | None = Field(None, description='claim text; of a claim set the first independent claim is searched, the others named in "note"')
     id: str | None = Field(None, description="an indexed document's id: search for documents like it")
 
 
 class FiltersIn(BaseModel):
-    before: str | None = Field(None, description="publication date strictly before (2010-06-30); an id query: its priority date unless given; none: off")
+    before: str | None = Field(
+        None, description="publication date strictly before (2010-06-30); an id query: its priority date unless given; none: off"
+    )
     cpc: list[str] | None = Field(None, description="CPC prefixes, any may match (H01M, H01M 10/44)")
     ipc: list[str] | None = Field(None, description="IPC prefixes, any may match")
     country: list[str] | None = Field(None, description="publishing offices (US, EP, WO, ...)")
@@ -88,14 +90,22 @@ class FiltersIn(BaseModel):
 class SearchIn(QueryIn, FiltersIn):
     k: int = Field(10, ge=1, description="hits (at most serve.max_k)")
     hybrid: bool = Field(False, description="fuse with BM25 by reciprocal rank fusion (= ranker hybrid)")
-    ranker: Literal["dense", "bm25", "hybrid", "convex", "learned"] | None = Field(None, description="default: the service's (learned when the index has a ranker)")
+    ranker: Literal["dense", "bm25", "hybrid", "convex", "learned"] | None = Field(
+        None, description="default: the service's (learned when the index has a ranker)"
+    )
     explain: bool = Field(False, description="node matches for each hit (k at most serve.max_explain_hits)")
-    rerank: Literal["none", "late"] | None = Field(None, description="late: re-rank the first stage's top rerank_depth by node-level late interaction (default: search.rerank)")
+    rerank: Literal["none", "late"] | None = Field(
+        None, description="late: re-rank the first stage's top rerank_depth by node-level late interaction (default: search.rerank)"
+    )
     rerank_depth: int | None = Field(None, ge=1, le=1000, description="first-stage candidates re-ranked (default: search.rerank_depth)")
     offset: int = Field(0, ge=0, description="hits skipped: a results page shows hits offset+1 .. offset+k (offset at most serve.max_offset)")
     svg: bool = Field(False, description="with explain: each hit's query and hit graphs as SVG, matched nodes shaded")
-    all_independent: bool = Field(False, description="a claim set: search every independent claim and merge the hits per document (each hit's found_by)")
-    merge: Literal["rrf", "max"] = Field("rrf", description="with all_independent: rrf = reciprocal rank fusion of the claims' ranks, max = best score")
+    all_independent: bool = Field(
+        False, description="a claim set: search every independent claim and merge the hits per document (each hit's found_by)"
+    )
+    merge: Literal["rrf", "max"] = Field(
+        "rrf", description="with all_independent: rrf = reciprocal rank fusion of the claims' ranks, max = best score"
+    )
 
 
 class ExplainIn(QueryIn, FiltersIn):
@@ -109,7 +119,9 @@ class ExplainIn(QueryIn, FiltersIn):
 
 class TopicIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    id: str = Field(..., min_length=1, pattern=r"^\S+$", description="topic id (the run's qid, no white space); alone: an indexed document's id as the query")
+    id: str = Field(
+        ..., min_length=1, pattern=r"^\S+$", description="topic id (the run's qid, no white space); alone: an indexed document's id as the query"
+    )
     text: str | None = Field(None, description="claim text or a claim set")
     doc_id: str | None = Field(None, description="an indexed document as the query")
 
@@ -286,8 +298,14 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
             if t.text is not None and len(t.text) > cfg.max_text_chars:
                 raise Problem(413, f"topic {t.id!r}: text over {cfg.max_text_chars} characters")
         ix = holder["index"]
-        kwargs = {"hybrid": body.hybrid or None, "ranker": body.ranker, "rerank": body.rerank, "rerank_depth": body.rerank_depth, "explain": False,
-                  "filters": run(body.filters)}
+        kwargs = {
+            "hybrid": body.hybrid or None,
+            "ranker": body.ranker,
+            "rerank": body.rerank,
+            "rerank_depth": body.rerank_depth,
+            "explain": False,
+            "filters": run(body.filters),
+        }
         ranker = run(lambda: ix.resolve_ranker(body.ranker, body.hybrid or None))
         entries, seen = [], {}
         for n, t in enumerate(body.topics, 1):
@@ -333,7 +351,9 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
     return app
 
 
-def serve(index_dir: str | Path, cfg: ServeConfig = ServeConfig(), search: SearchConfig = SearchConfig(), model=None, log_level: str = "info") -> None:
+def serve(
+    index_dir: str | Path, cfg: ServeConfig = ServeConfig(), search: SearchConfig = SearchConfig(), model=None, log_level: str = "info"
+) -> None:
     """Open the index, listen on ``cfg.host:cfg.port`` and serve until interrupted.
 
     The address is bound before the index is opened, so a port in use fails at once with

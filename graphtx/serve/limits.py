@@ -155,7 +155,9 @@ class BodyGuard:
             try:
                 message = await asyncio.wait_for(receive(), max(deadline - time.monotonic(), 0.0))
             except asyncio.TimeoutError:  # raised inside body reading: the app's error handler answers
-                raise HTTPException(408, f"request body not received within {self.timeout:g} s (serve.read_timeout_s)", {"connection": "close"}) from None
+                raise HTTPException(
+                    408, f"request body not received within {self.timeout:g} s (serve.read_timeout_s)", {"connection": "close"}
+                ) from None
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.limit:

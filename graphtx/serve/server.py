@@ -89,7 +89,9 @@ def bind(host: str, port: int) -> socket.socket:
     except OSError as err:
         sock.close()
         if err.errno == errno.EADDRINUSE:
-            raise AddressUnavailable(f"port {port} on {host} is already in use (another graphtx serve?): choose another --port, or stop the process holding it") from None
+            raise AddressUnavailable(
+                f"port {port} on {host} is already in use (another graphtx serve?): choose another --port, or stop the process holding it"
+            ) from None
         if err.errno in (errno.EACCES, errno.EPERM):
             raise AddressUnavailable(f"not permitted to listen on {host}:{port} (ports below 1024 need privileges): choose another --port") from None
         raise AddressUnavailable(f"cannot listen on {host}:{port}: {err.strerror}; check --host and --port") from None

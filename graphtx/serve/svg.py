@@ -75,7 +75,9 @@ def graph_svg(graph: InventionGraph, highlight: dict[int, float] | None = None, 
             a, b = (x1, y1 + BOX_H / 2), (x2 + BOX_W, y2 + BOX_H / 2)
         elif x1 == x2:
             a, b = (x1 + BOX_W / 2, y1 + (BOX_H if y1 < y2 else 0)), (x2 + BOX_W / 2, y2 + (0 if y1 < y2 else BOX_H))
-        out.append(f'<line x1="{a[0]:.0f}" y1="{a[1]:.0f}" x2="{b[0]:.0f}" y2="{b[1]:.0f}" class="edge edge-{escape(t)}"{EDGE_STYLE.get(t, "")}><title>{escape(t)}</title></line>')
+        out.append(
+            f'<line x1="{a[0]:.0f}" y1="{a[1]:.0f}" x2="{b[0]:.0f}" y2="{b[1]:.0f}" class="edge edge-{escape(t)}"{EDGE_STYLE.get(t, "")}><title>{escape(t)}</title></line>'
+        )
     for v in range(graph.num_nodes):
         x, y = pos[v]
         text = " ".join(graph.node_text[v].split())

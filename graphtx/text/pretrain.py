@@ -144,7 +144,9 @@ def tokens_fingerprint(tokens_dir: str | Path) -> str:
     return digest.hexdigest()
 
 
-def pretrain(corpus_dirs: list, out_dir: str | Path, cfg: PretrainConfig = PretrainConfig(), seed: int = 0, progress: bool | None = None) -> PretrainReport:
+def pretrain(
+    corpus_dirs: list, out_dir: str | Path, cfg: PretrainConfig = PretrainConfig(), seed: int = 0, progress: bool | None = None
+) -> PretrainReport:
     """Train the BPE tokenizer and FastText token vectors on ``corpus_dirs``; write ``out_dir``."""
     corpora = [Path(c) for c in corpus_dirs]
     if not corpora:

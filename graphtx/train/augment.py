@@ -20,7 +20,9 @@ import torch
 from graphtx.model.batch import GraphBatch
 
 
-def choose_kinds(num_pairs: int, p: float, query_kind: str, candidate_kind: str, augment_kind: str, rng: np.random.Generator) -> list[tuple[str, str]]:
+def choose_kinds(
+    num_pairs: int, p: float, query_kind: str, candidate_kind: str, augment_kind: str, rng: np.random.Generator
+) -> list[tuple[str, str]]:
     """(citing kind, cited kind) per pair: with probability p, one side (fair coin) becomes augment_kind."""
     swap = rng.random(num_pairs) < p  # (pairs,)
     side = rng.random(num_pairs) < 0.5  # (pairs,) True: the citing side

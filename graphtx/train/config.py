@@ -54,9 +54,13 @@ class TrainConfig:
     distance: str = "cosine"  # cosine (1 - cos) | l2 (on the L2-normalised vectors)
     mining: str = "hardest"  # hardest | semihard | all: which in-batch negatives each anchor gets
     cross_rank_negatives: bool = True  # DDP: mine negatives among the cited graphs of every rank
-    select_rerank_depth: int = 0  # model.late_dim > 0: validation re-ranks each dense top N by late interaction (selects for --rerank late; 0 = dense alone)
+    select_rerank_depth: int = (
+        0  # model.late_dim > 0: validation re-ranks each dense top N by late interaction (selects for --rerank late; 0 = dense alone)
+    )
     late_head_epochs: int = 20  # graphtx fit-late-head: epochs over the training citations (early stop: early_stop_evals epochs without gain)
-    late_head_dense_negatives: int = 3  # graphtx fit-late-head: per anchor, negatives drawn from its dense top select_rerank_depth (what re-ranking sees)
+    late_head_dense_negatives: int = (
+        3  # graphtx fit-late-head: per anchor, negatives drawn from its dense top select_rerank_depth (what re-ranking sees)
+    )
     late_interaction_weight: float = 0.5  # model.late_dim > 0: loss = (1 - w) pooled-vector loss + w late-interaction loss (same loss kind; its in-batch negatives stay on the rank)
     # --- optimisation -----------------------------------------------------------------
     lr: float = 1e-3  # AdamW learning rate of the base stage

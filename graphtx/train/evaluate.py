@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from graphtx.corpus.schema import Citation
 from graphtx.metrics import dense_rankings, ndcg_at_k, recall_at_k
 from graphtx.model.encoder import GraphEncoder
 from graphtx.train.data import GraphStore
-from graphtx.corpus.schema import Citation
 
 
 @dataclass(frozen=True)

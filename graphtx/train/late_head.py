@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from graphtx.atomic import atomic_write_json, replacing
+from graphtx.corpus.schema import Citation
 from graphtx.metrics import dense_rankings, ndcg_at_k, recall_at_k
 from graphtx.model.batch import collate
 from graphtx.model.encoder import GraphEncoder
@@ -40,7 +41,6 @@ from graphtx.model.late import LateInteractionHead, late_score_matrix, late_scor
 from graphtx.train.config import TrainConfig
 from graphtx.train.data import GraphStore
 from graphtx.train.loss import contrastive_loss_from_scores
-from graphtx.corpus.schema import Citation
 
 
 class NodeCache:
@@ -80,13 +80,17 @@ def fit_late_head(
     known: dict[str, set[str]] = defaultdict(set)
     for c in train + valid:
         known[c.citing_id].add(c.cited_id)
-    pairs = [(c.citing_id, c.cited_id) for c in train if c.citing_id != c.cited_id and store.has(c.citing_id, cfg.query_kind) and c.cited_id in cand_pos]
+    pairs = [
+        (c.citing_id, c.cited_id) for c in train if c.citing_id != c.cited_id and store.has(c.citing_id, cfg.query_kind) and c.cited_id in cand_pos
+    ]
     relevant: dict[str, dict[str, float]] = defaultdict(dict)
     for c in valid:
         if store.has(c.citing_id, cfg.query_kind) and c.cited_id in cand_pos and c.cited_id != c.citing_id:
             relevant[c.citing_id][c.cited_id] = 1.0
     if not pairs or not relevant:
-        raise ValueError(f"fit-late-head needs training and validation citations with graphs (got {len(pairs)} pairs, {len(relevant)} validation queries)")
+        raise ValueError(
+            f"fit-late-head needs training and validation citations with graphs (got {len(pairs)} pairs, {len(relevant)} validation queries)"
+        )
     query_ids = sorted({a for a, _ in pairs} | set(relevant))
     q_pos = {d: i for i, d in enumerate(query_ids)}
 
@@ -95,7 +99,6 @@ def fit_late_head(
     dense = dense_rankings(query_ids, queries.vectors, cand_ids, cands.vectors, k=max(depth, cfg.eval_k, cfg.eval_ndcg_k))  # the first stage
     cache_seconds = time.perf_counter() - t_start
 
-    gen = torch.Generator().manual_seed(seed)
     head = LateInteractionHead(model.config.node_dim, late_dim)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -157,7 +160,9 @@ def fit_late_head(
         improved = score > best
         history.append({"epoch": epoch, "recall": r, "ndcg": n, "loss": float(np.mean(losses)) if losses else None, "improved": improved})
         if log:
-            log(f"epoch {epoch}: loss {history[-1]['loss']:.4f}, re-ranked Recall@{cfg.eval_k} {r:.4f}, nDCG@{cfg.eval_ndcg_k} {n:.4f}{' *' if improved else ''}")
+            log(
+                f"epoch {epoch}: loss {history[-1]['loss']:.4f}, re-ranked Recall@{cfg.eval_k} {r:.4f}, nDCG@{cfg.eval_ndcg_k} {n:.4f}{' *' if improved else ''}"
+            )
         if improved:
             best, best_state, bad = score, {k: v.detach().clone() for k, v in head.state_dict().items()}, 0
             if on_best is not None:  # e.g. save: a run stopped later still leaves its best head
@@ -194,8 +199,8 @@ def _graph_of(offsets: torch.Tensor) -> torch.Tensor:
 def run_fit_late_head(config, model_dir: str, corpus_dir: str, graphs_dir: str, citations: str, valid_citations: str, out_dir: str,
                       late_dim: int, log=None) -> dict:  # fmt: skip
     """The command: load, fit, save ``out_dir`` (a model directory) and ``out_dir/late_head.json``."""
-    from graphtx.model.io import load_model, save_model
     from graphtx.corpus.citations import read_citations
+    from graphtx.model.io import load_model, save_model
     from graphtx.train.pairs import drop_held_out_targets
     from graphtx.train.run import Documents, resolve_ids
 
@@ -213,7 +218,9 @@ def run_fit_late_head(config, model_dir: str, corpus_dir: str, graphs_dir: str, 
     def save(fitted: GraphEncoder, history: list) -> None:  # beside, then renamed: a kill leaves the last best whole
         with replacing(out) as tmp:
             save_model(tmp, fitted, tokenizer=Path(model_dir) / "tokenizer.json")
-            (tmp / "late_head.json").write_text(json.dumps({"history": history, "base_model": str(Path(model_dir).resolve()), "late_dim": late_dim}, indent=2))
+            (tmp / "late_head.json").write_text(
+                json.dumps({"history": history, "base_model": str(Path(model_dir).resolve()), "late_dim": late_dim}, indent=2)
+            )
 
     torch.manual_seed(config.seed)
     _, summary = fit_late_head(model, tokenizer, store, train, valid, cfg, late_dim, config.seed, log, on_best=save)

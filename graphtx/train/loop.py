@@ -31,17 +31,17 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from graphtx.atomic import atomic_write_json, atomic_write_text, replacing
 from graphtx.model.batch import collate
 from graphtx.model.encoder import GraphEncoder
-from graphtx.atomic import atomic_write_json, atomic_write_text, replacing
 from graphtx.model.io import save_model
+from graphtx.model.late import late_score_matrix
 from graphtx.train.augment import choose_kinds, node_dropout
 from graphtx.train.batching import SizeAwareBatcher, shard_for_rank
 from graphtx.train.config import TrainConfig
 from graphtx.train.data import GraphStore
 from graphtx.train.distributed import DistContext, all_gather_objects, all_reduce_sum, barrier, broadcast_object, gather_rows
 from graphtx.train.evaluate import CitationEvaluator, EvalResult
-from graphtx.model.late import late_score_matrix
 from graphtx.train.loss import allowed_negatives, contrastive_loss, contrastive_loss_from_scores, triplet_loss, triplet_loss_from_distances
 from graphtx.train.pairs import Pair
 
@@ -100,7 +100,9 @@ class StageTrainer:
         self.base_lr = cfg.lr if stage == "base" else cfg.reduced_lr
         self.optimizer = torch.optim.AdamW(self._param_groups(), lr=self.base_lr, weight_decay=cfg.weight_decay)
         min_pairs = max(2, ctx.world_size)
-        self.batcher = SizeAwareBatcher(data.pair_nodes, data.groups, cfg.max_nodes_per_batch, cfg.max_pairs_per_batch, seed + 1000 * STAGE_INDEX[stage], min_pairs=min_pairs)
+        self.batcher = SizeAwareBatcher(
+            data.pair_nodes, data.groups, cfg.max_nodes_per_batch, cfg.max_pairs_per_batch, seed + 1000 * STAGE_INDEX[stage], min_pairs=min_pairs
+        )
         self.state = StageState()
         self.ddp = None
         if ctx.enabled:
@@ -129,7 +131,12 @@ class StageTrainer:
             self._evaluate(reference=True)  # step 0: logged as the starting point; selection starts with training
         cfg, st = self.cfg, self.state
         steps_run = 0
-        bar = tqdm(desc=f"train {self.stage}", unit="step", disable=(None if self.progress is None else not self.progress) or not self.ctx.is_main, file=sys.stderr)
+        bar = tqdm(
+            desc=f"train {self.stage}",
+            unit="step",
+            disable=(None if self.progress is None else not self.progress) or not self.ctx.is_main,
+            file=sys.stderr,
+        )
         try:
             while not st.stopped:
                 if st.epoch >= cfg.max_epochs:
@@ -245,8 +252,13 @@ class StageTrainer:
         node_graph = gb.node_graph  # (n,)
         is_query = node_graph < num_anchors  # (n,): the anchors come first in the batch
         scores = late_score_matrix(
-            out.late_vectors[is_query].float(), out.late_weights[is_query].float(), node_graph[is_query], num_anchors,
-            out.late_vectors[~is_query].float(), node_graph[~is_query] - num_anchors, gb.num_graphs - num_anchors,
+            out.late_vectors[is_query].float(),
+            out.late_weights[is_query].float(),
+            node_graph[is_query],
+            num_anchors,
+            out.late_vectors[~is_query].float(),
+            node_graph[~is_query] - num_anchors,
+            gb.num_graphs - num_anchors,
         )  # (b, m)
         positive = torch.arange(num_anchors, device=scores.device)
         allowed = allowed_negatives([p.citing for p in pairs], cand_docs, self.data.known).to(scores.device)

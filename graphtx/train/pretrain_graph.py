@@ -111,7 +111,9 @@ def soft_targets(scores: torch.Tensor, temperature: float) -> tuple[torch.Tensor
     return torch.softmax(logits, dim=1) * valid.unsqueeze(1), valid
 
 
-def distill_loss(queries: torch.Tensor, candidates: torch.Tensor, targets: torch.Tensor, valid: torch.Tensor, temperature: float) -> tuple[torch.Tensor, torch.Tensor]:
+def distill_loss(
+    queries: torch.Tensor, candidates: torch.Tensor, targets: torch.Tensor, valid: torch.Tensor, temperature: float
+) -> tuple[torch.Tensor, torch.Tensor]:
     """KL(teacher ‖ student) summed over valid queries, and their count.
 
     queries (b, D) and candidates (m, D) L2-normalised; targets (b, m) rows sum to 1; the student is
@@ -177,7 +179,9 @@ class PretrainPool:
         if len(self.doc_ids) < 2:
             raise ValueError("stage pretrain needs at least 2 documents with graphs (check --graphs / train.pretrain_graphs)")
         self.two_views = view_documents(store, self.doc_ids, cfg.query_kind, cfg.candidate_kind)
-        self.teacher = Bm25Teacher(self.doc_ids, [graph_text(store.get(d, cfg.candidate_kind)) for d in self.doc_ids]) if cfg.pretrain_bm25_weight > 0 else None
+        self.teacher = (
+            Bm25Teacher(self.doc_ids, [graph_text(store.get(d, cfg.candidate_kind)) for d in self.doc_ids]) if cfg.pretrain_bm25_weight > 0 else None
+        )
 
     def batch_docs(self, seed: int, step: int) -> list[str]:
         """Batch ``step``: the next ``pretrain_batch_docs`` documents of a seeded per-epoch permutation."""
@@ -221,7 +225,18 @@ def pretrain_step_inputs(pool: PretrainPool, docs: list[str], rng: np.random.Gen
 
 
 class PretrainTrainer:
-    def __init__(self, model, tokenizer, pool: PretrainPool, evaluator, cfg: TrainConfig, seed: int, out_dir: Path, progress: bool | None = None, tokenizer_file: Path | None = None):
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        pool: PretrainPool,
+        evaluator,
+        cfg: TrainConfig,
+        seed: int,
+        out_dir: Path,
+        progress: bool | None = None,
+        tokenizer_file: Path | None = None,
+    ):
         self.model, self.tokenizer, self.pool, self.evaluator = model, tokenizer, pool, evaluator
         self.cfg, self.seed, self.out_dir, self.progress, self.tokenizer_file = cfg, seed, Path(out_dir), progress, tokenizer_file
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=cfg.pretrain_lr, weight_decay=cfg.weight_decay)
@@ -248,7 +263,14 @@ class PretrainTrainer:
                 (self.out_dir / name).unlink(missing_ok=True)
         total = cfg.pretrain_steps
         eval_at = {max(1, round(total * (i + 1) / cfg.pretrain_evals)) for i in range(cfg.pretrain_evals)} if self.evaluator else set()
-        bar = tqdm(total=total, initial=st.step, desc="train pretrain", unit="step", disable=None if self.progress is None else not self.progress, file=sys.stderr)
+        bar = tqdm(
+            total=total,
+            initial=st.step,
+            desc="train pretrain",
+            unit="step",
+            disable=None if self.progress is None else not self.progress,
+            file=sys.stderr,
+        )
         while st.step < total:
             record = self._step()
             st.step += 1

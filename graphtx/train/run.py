@@ -113,7 +113,9 @@ def resolve_ids(citations: list[Citation], known_ids: list[str]) -> list[Citatio
     return [Citation(fix(c.citing_id), fix(c.cited_id), c.category, c.source) for c in citations]
 
 
-def split_citations(cfg: TrainConfig, docs: Documents, seed: int, citations: str | None, valid: str | None, test: str | None, corpus_dir: str) -> PreparedData:
+def split_citations(
+    cfg: TrainConfig, docs: Documents, seed: int, citations: str | None, valid: str | None, test: str | None, corpus_dir: str
+) -> PreparedData:
     all_train = resolve_ids(read_citations(citations or corpus_dir), docs.ids)
     if cfg.split == "files":
         if not valid:
@@ -154,8 +156,11 @@ def build_training_set(cfg: TrainConfig, docs: Documents, store: GraphStore, dat
     pairs, skipped = make_pairs(data.train, store.ids_with(cfg.query_kind), store.ids_with(cfg.candidate_kind), cfg)
     held_out = {c.citing_id for c in data.valid + data.test}
     eligible = [
-        d for d in store.doc_ids
-        if d not in held_out and store.has(d, cfg.query_kind) and store.has(d, cfg.candidate_kind)
+        d
+        for d in store.doc_ids
+        if d not in held_out
+        and store.has(d, cfg.query_kind)
+        and store.has(d, cfg.candidate_kind)
         and (cfg.trivial_same_graph or store.get(d, cfg.query_kind).node_text != store.get(d, cfg.candidate_kind).node_text)
     ]  # fmt: skip  (two identical graphs teach something only through independent node dropout)
     trivial = trivial_pairs(eligible, cfg.trivial_share, len(pairs), seed)
@@ -230,7 +235,11 @@ def train(
         docs = Documents.read(corpus_dir)
         store = GraphStore.load(graphs_dir, {cfg.query_kind, cfg.candidate_kind, cfg.augment_kind})
         prepared = split_citations(cfg, docs, seed, citations, valid_citations, test_citations, corpus_dir)
-        usable = [c for c in prepared.train + prepared.valid + prepared.test if c.citing_id != c.cited_id and store.has(c.citing_id, cfg.query_kind) and store.has(c.cited_id, cfg.candidate_kind)]
+        usable = [
+            c
+            for c in prepared.train + prepared.valid + prepared.test
+            if c.citing_id != c.cited_id and store.has(c.citing_id, cfg.query_kind) and store.has(c.cited_id, cfg.candidate_kind)
+        ]
         known_item = cfg.split == "random" and not usable
         if known_item:  # no citation inside the corpus: validate on held-out documents finding their own description
             prepared = known_item_split(cfg, store, seed, unusable=prepared.train + prepared.valid + prepared.test)
@@ -255,13 +264,20 @@ def train(
         if ctx.is_main:
             atomic_write_json(out / "data.json", data_report)
             atomic_write_text(out / "skipped_citations.jsonl", "".join(json.dumps(asdict(s)) + "\n" for s in skipped))
-            for name, cites in (("valid", prepared.valid), ("test", prepared.test)) + ((("ranker", prepared.ranker),) if prepared.ranker else ()):  # the held-out judgements, for graphtx eval
-                atomic_write_text(out / f"{name}_citations.tsv", "citing_id\tcited_id\tcategory\n" + "".join(f"{c.citing_id}\t{c.cited_id}\t{c.category}\n" for c in cites))
+            for name, cites in (("valid", prepared.valid), ("test", prepared.test)) + (
+                (("ranker", prepared.ranker),) if prepared.ranker else ()
+            ):  # the held-out judgements, for graphtx eval
+                atomic_write_text(
+                    out / f"{name}_citations.tsv",
+                    "citing_id\tcited_id\tcategory\n" + "".join(f"{c.citing_id}\t{c.cited_id}\t{c.category}\n" for c in cites),
+                )
 
         results, scores = {}, {}
         for stage in cfg.stages:
             if stage == "pretrain":
-                model = run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, evaluator, cfg, seed, out, ctx, progress, results, scores)
+                model = run_pretrain_stage(
+                    model, tokenizer, tokenizer_file, store, graphs_dir, evaluator, cfg, seed, out, ctx, progress, results, scores
+                )
                 continue
             if stage == "reduced" and not model.config.reduced_dim:
                 if not config.model.reduced_dim:
@@ -316,7 +332,9 @@ def run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, eval
     pool_store = load_pool_store([graphs_dir, *extra], kinds) if extra else store
     trainer = PretrainTrainer(model, tokenizer, PretrainPool(pool_store, cfg), evaluator, cfg, seed, out / "pretrain", progress, tokenizer_file)
     state = trainer.run()
-    scores["pretrain"] = selection_score(StageState(best_recall=state.best_recall, best_ndcg=state.best_ndcg, best_step=state.best_step), cfg.select_metric)
+    scores["pretrain"] = selection_score(
+        StageState(best_recall=state.best_recall, best_ndcg=state.best_ndcg, best_step=state.best_step), cfg.select_metric
+    )
     results["pretrain"] = {"best_recall": state.best_recall, "best_ndcg": state.best_ndcg, "best_step": state.best_step,
                            "steps": state.step, "evals": state.evals, "stopped": state.stopped,
                            "documents": len(trainer.pool.doc_ids), "two_view_documents": len(trainer.pool.two_views)}  # fmt: skip

@@ -65,7 +65,10 @@ def test_the_reader_takes_a_file_a_parquet_or_a_corpus_and_names_bad_input(tmp_p
     corpus.mkdir()
     (corpus / "documents.parquet").write_bytes(b"")
     assert read_citations(corpus) == []  # a corpus without citations
-    pq.write_table(pa.Table.from_pylist([{"citing_id": "q", "cited_id": "d", "category": "Y", "source": "t"}], schema=CITATION_SCHEMA), corpus / "citations.parquet")
+    pq.write_table(
+        pa.Table.from_pylist([{"citing_id": "q", "cited_id": "d", "category": "Y", "source": "t"}], schema=CITATION_SCHEMA),
+        corpus / "citations.parquet",
+    )
     assert read_citations(corpus) == [Citation("q", "d", "Y", "t")]
     (tmp_path / "empty_dir").mkdir()
     with pytest.raises(FileNotFoundError, match="not a corpus directory"):
@@ -79,4 +82,11 @@ def test_the_reader_takes_a_file_a_parquet_or_a_corpus_and_names_bad_input(tmp_p
 
 
 def test_category_labels():
-    assert [citation_category(x) for x in ("x", "X,Y", "cited by examiner", "cited by third party", "whatever", None)] == ["X", "X", "examiner", "other", "unknown", "unknown"]
+    assert [citation_category(x) for x in ("x", "X,Y", "cited by examiner", "cited by third party", "whatever", None)] == [
+        "X",
+        "X",
+        "examiner",
+        "other",
+        "unknown",
+        "unknown",
+    ]

@@ -91,7 +91,7 @@ def test_without_english_claims_the_document_language_is_used():
 
 def test_record_errors():
     data = FIXTURE.read_bytes()
-    with pytest.raises(RecordError, match='^missing id: no doc-number attribute and no B110$'):
+    with pytest.raises(RecordError, match="^missing id: no doc-number attribute and no B110$"):
         parse_bytes(data.replace(b'doc-number="3900001" ', b"").replace(b"<B110>3900001</B110>", b""))
     with pytest.raises(RecordError, match="^malformed XML: "):
         parse_bytes(data.replace(b"</SDOBI>", b""))

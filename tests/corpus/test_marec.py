@@ -27,7 +27,7 @@ def read(path: Path):
 
 @pytest.fixture(scope="module")
 def parsed():
-    (raw, result, reason), = read(FIXTURES / "marec_small.xml")
+    ((raw, result, reason),) = read(FIXTURES / "marec_small.xml")
     assert reason == "" and raw.position == "record 1 at byte 0"
     return result
 
@@ -72,7 +72,7 @@ def shared_records():
 
 
 def doc_of(shared_records, name):
-    (_, parsed, reason), = shared_records[name]
+    ((_, parsed, reason),) = shared_records[name]
     assert reason == ""
     return parsed
 

@@ -49,7 +49,6 @@ def test_bad_lines_fail_alone(jsonl):
         "line 4": "invalid JSON: Unterminated string starting at column 31",
         "line 5": "non-UTF-8 bytes at offset 34 (e9 20 61 75): invalid continuation byte",
         "line 6": "missing id: none of the fields id, patent_id, publication_number, doc_id, ucid",
-        
     }
     assert jsonl["line 9"][0].document.id == "EV-0009"  # reading went on after the errors
 
@@ -84,7 +83,10 @@ def test_claims_as_lists(jsonl):
     [
         ("A sensor.", [(1, ())]),  # no numbering: one claim
         ("1. A sensor. 2. The sensor as claimed in claim 1. 3. The sensor of any one of claims 1 to 2.", [(1, ()), (2, (1,)), (3, (1, 2))]),
-        ("1. A cell. 2. A pack of cells according to claim 1. 3. A car with the pack of claim 2 or the cell of claim 1.", [(1, ()), (2, (1,)), (3, (1, 2))]),
+        (
+            "1. A cell. 2. A pack of cells according to claim 1. 3. A car with the pack of claim 2 or the cell of claim 1.",
+            [(1, ()), (2, (1,)), (3, (1, 2))],
+        ),
     ],
 )
 def test_claim_strings(claims, expected, tmp_path):

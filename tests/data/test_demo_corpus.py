@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from graphtx.config import REPO_ROOT, IngestConfig
-from graphtx.corpus.ingest import ingest
 from graphtx.corpus.citations import read_citations
+from graphtx.corpus.ingest import ingest
 from graphtx.corpus.store import iter_documents
 from graphtx.data import DEMO_DIR
 

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from graphtx.config import EvalConfig
+from graphtx.corpus.schema import PatentDocument
 from graphtx.eval.baselines import BM25System, FastTextAverage, LexicalTokens, TfidfSystem, make_baseline, minilm_path
 from graphtx.eval.data import EvalCorpus, judgements
 from graphtx.eval.protocols import evaluate_retrieval
-from graphtx.corpus.schema import PatentDocument
 
 
 def tiny_corpus(texts: dict[str, str], **kw) -> EvalCorpus:

@@ -60,8 +60,30 @@ def test_citations_table_json_per_query_and_plot(files, tmp_path, capsys):
 
 def test_gains_cutoffs_and_baseline_choice(files, capsys):
     root, docs, cites = files
-    assert main(["eval", "citations", str(docs), "--citations", str(cites), "--baselines", "tfidf", "--gains", "X=3,A=0", "--k", "5",
-                 "--ndcg-k", "20", "--protocols", "retrieval", "--quiet", "--json"]) == 3  # fmt: skip  (A pairs: not scored)
+    assert (
+        main(
+            [
+                "eval",
+                "citations",
+                str(docs),
+                "--citations",
+                str(cites),
+                "--baselines",
+                "tfidf",
+                "--gains",
+                "X=3,A=0",
+                "--k",
+                "5",
+                "--ndcg-k",
+                "20",
+                "--protocols",
+                "retrieval",
+                "--quiet",
+                "--json",
+            ]
+        )
+        == 3
+    )  # fmt: skip  (A pairs: not scored)
     summary = json.loads(capsys.readouterr().out)
     (r,) = summary["retrieval"]
     assert r["system"] == "TF-IDF cosine" and "Recall@5" in r["metrics"] and "nDCG@20" in r["metrics"] and r["ratio_to_bm25"] == {}
@@ -120,7 +142,26 @@ def test_phrases_protocol_is_still_there():
 
 def test_a_cut_off_deeper_than_the_default_depth_ranks_deeper(files, capsys):
     root, docs, cites = files
-    assert main(["eval", "citations", str(docs), "--citations", str(cites), "--baselines", "bm25", "--ndcg-k", "2000", "--protocols", "retrieval", "--quiet", "--json"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "citations",
+                str(docs),
+                "--citations",
+                str(cites),
+                "--baselines",
+                "bm25",
+                "--ndcg-k",
+                "2000",
+                "--protocols",
+                "retrieval",
+                "--quiet",
+                "--json",
+            ]
+        )
+        == 0
+    )
     summary = json.loads(capsys.readouterr().out)
     assert summary["config"]["depth"] == 2000 and "nDCG@2000" in summary["retrieval"][0]["metrics"]
 
@@ -156,7 +197,10 @@ def test_hybrid_adds_a_fused_row_and_bm25(files, capsys, tmp_path):
     from graphtx.model.embed import vectors_schema
 
     flat = pa.array(rng.normal(size=(len(ids), 8)).astype("float32").reshape(-1))
-    table = pa.table({"doc_id": list(ids), "kind": ["description"] * len(ids), "vector": pa.FixedSizeListArray.from_arrays(flat, 8)}, schema=vectors_schema(8, "random"))
+    table = pa.table(
+        {"doc_id": list(ids), "kind": ["description"] * len(ids), "vector": pa.FixedSizeListArray.from_arrays(flat, 8)},
+        schema=vectors_schema(8, "random"),
+    )
     pq.write_table(table, vectors)
     assert main(["eval", "citations", str(docs), "--citations", str(cites), "--vectors", str(vectors), "--name", "random",
                  "--baselines", "tfidf", "--hybrid", "--protocols", "retrieval", "--quiet", "--json"]) == 0  # fmt: skip

@@ -7,8 +7,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from graphtx.config import EvalConfig, config_from_dict
-from graphtx.corpus.schema import CITATION_SCHEMA, Citation, Claim, PatentDocument
 from graphtx.corpus.citations import read_citations
+from graphtx.corpus.schema import CITATION_SCHEMA, Citation, Claim, PatentDocument
 from graphtx.eval.data import EvalCorpus, citation_graph, document_text, iter_raw_documents, judgements
 
 
@@ -35,7 +35,9 @@ def test_corpus_is_in_id_order_and_rejects_duplicates():
 
 def test_raw_jsonl_documents_keep_their_text_verbatim(tmp_path):
     path = tmp_path / "docs.jsonl"
-    path.write_text('{"id": 17, "abstract": "mol. wt. &gt; 52.   USE -  x", "cpc": "H01M 10/44; B60L 50/64"}\n\n{"id": "b", "claims": ["first", "second"]}\n')
+    path.write_text(
+        '{"id": 17, "abstract": "mol. wt. &gt; 52.   USE -  x", "cpc": "H01M 10/44; B60L 50/64"}\n\n{"id": "b", "claims": ["first", "second"]}\n'
+    )
     a, b = iter_raw_documents(path)
     assert a.id == "17" and a.abstract == "mol. wt. &gt; 52.   USE -  x" and a.cpc == ("H01M 10/44", "B60L 50/64")
     assert b.first_claim == "first" and len(b.claims) == 2
@@ -47,7 +49,10 @@ def test_raw_jsonl_documents_keep_their_text_verbatim(tmp_path):
 
 def test_read_citations_from_tsv_parquet_and_corpus_dir(tmp_path):
     (tmp_path / "c.tsv").write_text("citing_id\tcited_id\n2008A\t2001B\n2008A\t2002C\n")
-    assert [(c.citing_id, c.cited_id, c.category) for c in read_citations(tmp_path / "c.tsv")] == [("2008A", "2001B", "unknown"), ("2008A", "2002C", "unknown")]
+    assert [(c.citing_id, c.cited_id, c.category) for c in read_citations(tmp_path / "c.tsv")] == [
+        ("2008A", "2001B", "unknown"),
+        ("2008A", "2002C", "unknown"),
+    ]
     (tmp_path / "c.csv").write_text("2008A,2001B,X\n")  # no header: citing, cited, category
     assert read_citations(tmp_path / "c.csv")[0].category == "X"
     table = pa.Table.from_pylist([{"citing_id": "q", "cited_id": "d", "category": "Y", "source": "t"}], schema=CITATION_SCHEMA)

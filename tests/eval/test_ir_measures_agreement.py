@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 
 from graphtx.metrics import (
-    aggregate_metrics, average_precision, mean_recall_at_k, ndcg_of_query, recall_at_k, recall_of_query, reciprocal_rank,
+    aggregate_metrics,
+    average_precision,
+    mean_recall_at_k,
+    ndcg_of_query,
+    recall_at_k,
+    recall_of_query,
+    reciprocal_rank,
 )  # fmt: skip
 
 ir_measures = pytest.importorskip("ir_measures", reason="ir-measures is not installed (pip install 'graphtx[eval]')")
@@ -40,7 +46,7 @@ def as_trec(rankings, relevant):
 def test_per_query_measures_equal_ir_measures(seed, graded):
     rankings, relevant = random_run(seed, graded=graded)
     qrels, run = as_trec(rankings, relevant)
-    from ir_measures import AP, R, RR, nDCG
+    from ir_measures import AP, RR, R, nDCG
 
     measures = [nDCG @ 150, nDCG @ 10, AP, RR @ 10, R @ 3, R @ 100]
     theirs = {(m.query_id, str(m.measure)): m.value for m in ir_measures.iter_calc(measures, qrels, run)}
@@ -61,7 +67,7 @@ def test_per_query_measures_equal_ir_measures(seed, graded):
 def test_aggregates_equal_ir_measures():
     rankings, relevant = random_run(2, queries=60)
     qrels, run = as_trec(rankings, relevant)
-    from ir_measures import AP, R, RR, nDCG
+    from ir_measures import AP, RR, R, nDCG
 
     theirs = {str(k): v for k, v in ir_measures.calc_aggregate([nDCG @ 150, AP, RR @ 10, R @ 100, R @ 3], qrels, run).items()}
     ours = aggregate_metrics(rankings, relevant, recall_k=3, ndcg_k=150, mrr_k=10, recall_ks=(100,))

@@ -13,8 +13,17 @@ from scipy import stats
 
 from graphtx.cli import main
 from graphtx.eval.phrases import (
-    PhraseConfig, PhrasePairs, PhraseSimilarityModel, cosent_loss, cpc_class, fine_tune, pearson_spearman,
-    pretrained_model, read_phrase_pairs, score, split_by_anchor,
+    PhraseConfig,
+    PhrasePairs,
+    PhraseSimilarityModel,
+    cosent_loss,
+    cpc_class,
+    fine_tune,
+    pearson_spearman,
+    pretrained_model,
+    read_phrase_pairs,
+    score,
+    split_by_anchor,
 )  # fmt: skip
 from tests.text import FIELDS
 
@@ -38,7 +47,10 @@ class WordTokenizer:
 
 def synthetic_pairs(contexts=("H01", "B60")) -> PhrasePairs:
     """Every ordered pair of distinct words; score 0.75 when both are of one field, else 0 (known function)."""
-    rows = [(a, b, 0.75 if FIELD_OF[a] == FIELD_OF[b] else 0.0, contexts[(i + j) % len(contexts)]) for (i, a), (j, b) in itertools.permutations(enumerate(WORDS), 2)]
+    rows = [
+        (a, b, 0.75 if FIELD_OF[a] == FIELD_OF[b] else 0.0, contexts[(i + j) % len(contexts)])
+        for (i, a), (j, b) in itertools.permutations(enumerate(WORDS), 2)
+    ]
     anchor, target, gold, context = (np.array(col) for col in zip(*rows))
     return PhrasePairs(anchor, target, gold.astype(np.float64), context)
 
@@ -139,7 +151,9 @@ def _cos(x: np.ndarray, y: np.ndarray) -> float:
 def test_untrained_scorers_are_cosines_of_pooled_token_vectors():
     tok = WordTokenizer(WORDS)
     vectors = random_vectors(tok.vocab_size, 6).astype(np.float64)
-    pairs = PhrasePairs(np.array(["battery cell", "valve"]), np.array(["cell anode cathode", "valve seat"]), np.array([0.5, 0.75]), np.array(["H01", "F16"]))
+    pairs = PhrasePairs(
+        np.array(["battery cell", "valve"]), np.array(["cell anode cathode", "valve seat"]), np.array([0.5, 0.75]), np.array(["H01", "F16"])
+    )
     pooled = {}
     for phrase in set(pairs.anchor) | set(pairs.target):
         e = vectors[tok.encode_batch([phrase])[0]]
@@ -235,7 +249,11 @@ def test_cli_eval_phrases_end_to_end(tiny_files, tmp_path, capsys):
     assert main([*args, "--json", "--out", str(tmp_path / "res")]) == 3  # finished, one valid row skipped
     summary = json.loads(capsys.readouterr().out)
     run = [r for r in summary["rows"] if r["run"]]
-    assert [r["method"] for r in run] == ["FastText average (mean of token vectors)", "SWEM mean+max (pre-trained, no training)", "SWEM fine-tuned with CPC context"]
+    assert [r["method"] for r in run] == [
+        "FastText average (mean of token vectors)",
+        "SWEM mean+max (pre-trained, no training)",
+        "SWEM fine-tuned with CPC context",
+    ]
     assert all(-1 <= r["pearson"] <= 1 and -1 <= r["spearman"] <= 1 for r in run)
     assert len(summary["rows"]) == 7 and all(r["split"] == "test" for r in summary["rows"] if not r["run"])
     assert summary["valid"]["pairs"] == 6 * 29 and summary["valid"]["skipped"][0]["reason"].startswith("score 'oops'")
@@ -251,5 +269,20 @@ def test_cli_eval_phrases_end_to_end(tiny_files, tmp_path, capsys):
 
 
 def test_cli_eval_phrases_bad_input_is_a_usage_error(tiny_files, tmp_path, capsys):
-    assert main(["eval", "phrases", "--tokens", str(tmp_path), "--train", str(tiny_files / "train.csv"), "--valid", str(tiny_files / "valid.csv"), "--quiet"]) == 2
+    assert (
+        main(
+            [
+                "eval",
+                "phrases",
+                "--tokens",
+                str(tmp_path),
+                "--train",
+                str(tiny_files / "train.csv"),
+                "--valid",
+                str(tiny_files / "valid.csv"),
+                "--quiet",
+            ]
+        )
+        == 2
+    )
     assert "not a tokens directory" in capsys.readouterr().err

@@ -82,7 +82,13 @@ def test_curves_match_the_metrics_at_their_cut_offs(synthetic):
 def paecter_setup():
     docs, citations = synthetic_corpus(per_field=40, seed=1)
     # older documents cite others too: the hard negatives of a focal are what its cited documents cite
-    extra = [Citation(f"D-{f}-{i:02d}", f"D-{f}-{j:02d}") for f in ("battery", "snow", "valve") for i in range(4, 40) for j in (i + 7, i + 13, i + 21) if j < 40]
+    extra = [
+        Citation(f"D-{f}-{i:02d}", f"D-{f}-{j:02d}")
+        for f in ("battery", "snow", "valve")
+        for i in range(4, 40)
+        for j in (i + 7, i + 13, i + 21)
+        if j < 40
+    ]
     corpus = EvalCorpus.from_documents(docs)
     return corpus, judgements(citations, corpus), citation_graph(citations + extra)
 

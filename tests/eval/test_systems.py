@@ -20,7 +20,14 @@ from graphtx.model.embed import vectors_schema
 def write_vectors(path, ids, vectors, fingerprint="fp"):
     vectors = np.asarray(vectors, dtype=np.float32)
     schema = vectors_schema(vectors.shape[1], fingerprint)
-    table = pa.table({"doc_id": ids, "kind": ["first_claim"] * len(ids), "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), vectors.shape[1])}, schema=schema)
+    table = pa.table(
+        {
+            "doc_id": ids,
+            "kind": ["first_claim"] * len(ids),
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), vectors.shape[1]),
+        },
+        schema=schema,
+    )
     pq.write_table(table, path)
     return path
 
@@ -73,10 +80,18 @@ def model_dirs(tiny_pretrained, tmp_path_factory):
 
     root = tmp_path_factory.mktemp("model_system")
     (root / "tiny.yaml").write_text(yaml.safe_dump({"model": {"node_dim": 32, "heads": 2, "layers": 1, "base_dim": 24, "reduced_dim": 0}}))
-    assert main(["init-model", "--config", str(root / "tiny.yaml"), "--tokens", str(tiny_pretrained / "tokens"), "--out", str(root / "model"), "--quiet"]) == 0
+    assert (
+        main(
+            ["init-model", "--config", str(root / "tiny.yaml"), "--tokens", str(tiny_pretrained / "tokens"), "--out", str(root / "model"), "--quiet"]
+        )
+        == 0
+    )
     for kind in ("first_claim", "description"):
         out = str(root / f"{kind}.parquet")
-        assert main(["encode", "--model", str(root / "model"), "--graphs", str(tiny_pretrained / "graphs"), "--kind", kind, "--out", out, "--quiet"]) == 0
+        assert (
+            main(["encode", "--model", str(root / "model"), "--graphs", str(tiny_pretrained / "graphs"), "--kind", kind, "--out", out, "--quiet"])
+            == 0
+        )
     return root
 
 

@@ -64,8 +64,8 @@ def test_a_run_spelling_ids_its_own_way_is_scored_on_the_judged_ids(tmp_path, ca
 
 def test_a_run_of_eval_s_own_rankings_scores_the_same(tmp_path):
     """BM25 as `eval citations` ranks it, written as a run file, gives the same metrics, rows and curves."""
-    from graphtx.eval.baselines import make_baseline
     from graphtx.corpus.citations import read_citations
+    from graphtx.eval.baselines import make_baseline
     from graphtx.eval.data import EvalCorpus, judgements
     from graphtx.eval.protocols import evaluate_retrieval, rank_queries
 

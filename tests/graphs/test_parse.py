@@ -19,8 +19,19 @@ CLAIM = "A snowthrower comprising: an auger housing; and a chute mounted on the 
 def corpus(tmp_path):
     out = tmp_path / "corpus"
     with CorpusWriter(out) as w:
-        w.add_document(PatentDocument("US-1-B1", "test", "-", title="Snowthrower", claims=(Claim(1, CLAIM, True),),
-                                      description="The chute is rotatable.\nAn engine drives the auger."), (), "-", "1")
+        w.add_document(
+            PatentDocument(
+                "US-1-B1",
+                "test",
+                "-",
+                title="Snowthrower",
+                claims=(Claim(1, CLAIM, True),),
+                description="The chute is rotatable.\nAn engine drives the auger.",
+            ),
+            (),
+            "-",
+            "1",
+        )
         w.add_document(PatentDocument("EV-2", "test", "-", abstract="A battery pack comprising cells and a cooling plate."), (), "-", "2")
         w.add_document(PatentDocument("EMPTY-3", "test", "-"), (), "-", "3")
     return out

@@ -35,8 +35,14 @@ def star(n_leaves: int, sub_parts: bool = True) -> InventionGraph:
     if sub_parts:  # the last two parts belong to part 1, the two before to part 2
         dst[-2:], dst[-4:-2] = [1, 1], [2, 2]
     return InventionGraph(
-        "EP0000001A1", "description", "claims+description", tuple(texts), ("feature",) * len(texts),
-        tuple(src), tuple(dst), ("part_of",) * len(src),
+        "EP0000001A1",
+        "description",
+        "claims+description",
+        tuple(texts),
+        ("feature",) * len(texts),
+        tuple(src),
+        tuple(dst),
+        ("part_of",) * len(src),
     )
 
 
@@ -74,8 +80,14 @@ def test_truncates_to_highest_degree_nodes(tmp_path):
 
 def test_top_degree_nodes_breaks_ties_by_lower_index():
     g = InventionGraph(
-        "X", "first_claim", "first_claim", tuple("abcdef"), ("feature",) * 6,
-        (5, 5, 4, 3), (0, 1, 0, 2), ("part_of",) * 4,
+        "X",
+        "first_claim",
+        "first_claim",
+        tuple("abcdef"),
+        ("feature",) * 6,
+        (5, 5, 4, 3),
+        (0, 1, 0, 2),
+        ("part_of",) * 4,
     )  # degrees 2, 1, 1, 1, 1, 2
     assert top_degree_nodes(g, 3) == [0, 1, 5]
     assert top_degree_nodes(g, 6) == list(range(6))
@@ -103,8 +115,7 @@ def test_layout_boxes_do_not_overlap(sub_parts):
     size = {v: (1.0 + 0.1 * (v % 3), 0.25 + 0.15 * (v % 2)) for v in nodes}
     lay = _layout(g, nodes, sorted(set(g.edges())), size)
     boxes = [  # (left, top, right, bottom)
-        (lay.x[v] - lay.w[v] / 2, lay.y[v] - lay.h[v] / 2, lay.x[v] + lay.w[v] / 2, lay.y[v] + lay.h[v] / 2)
-        for v in nodes
+        (lay.x[v] - lay.w[v] / 2, lay.y[v] - lay.h[v] / 2, lay.x[v] + lay.w[v] / 2, lay.y[v] + lay.h[v] / 2) for v in nodes
     ]
     for i, a in enumerate(boxes):
         assert 0 <= a[0] and a[2] <= lay.width and 0 <= a[1] and a[3] <= lay.height + 1e-9

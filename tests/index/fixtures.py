@@ -65,7 +65,9 @@ def make_corpus(root: Path, ids: range) -> Path:
     return out
 
 
-def make_graphs(root: Path, ids: range, name: str = "graphs", seed: int = 0, corpus: Path | None = None, kinds=("description", "first_claim")) -> Path:
+def make_graphs(
+    root: Path, ids: range, name: str = "graphs", seed: int = 0, corpus: Path | None = None, kinds=("description", "first_claim")
+) -> Path:
     out = root / name
     out.mkdir(parents=True, exist_ok=True)
     writer = TableWriter(out / GRAPHS_FILE, GRAPH_SCHEMA, rows_per_group=64)
@@ -86,7 +88,18 @@ def make_model(root: Path, seed: int = 0, name: str = "model", late_dim: int = 0
 
     texts = [" ".join(FEATURES + RELATIONS)] * 3 + [" ".join(rare_word(i) for i in range(400))] * 2
     tokenizer = train_bpe(texts, vocab_size=300, min_frequency=1)
-    config = ModelConfig(vocab_size=tokenizer.vocab_size, token_dim=16, node_dim=32, heads=2, layers=1, base_dim=48, reduced_dim=0, num_experts=2, max_tokens_per_node=16, late_dim=late_dim)
+    config = ModelConfig(
+        vocab_size=tokenizer.vocab_size,
+        token_dim=16,
+        node_dim=32,
+        heads=2,
+        layers=1,
+        base_dim=48,
+        reduced_dim=0,
+        num_experts=2,
+        max_tokens_per_node=16,
+        late_dim=late_dim,
+    )
     model = GraphEncoder(config, seed=seed)
     if late_dim:  # a fresh head weighs query nodes uniformly: make the weights differ
         import torch

@@ -157,7 +157,9 @@ def test_cli_offset_pages_the_hits(tiny_index, capsys):
 
 def test_cli_batch_and_claim_set_notes(tiny_index, tmp_path, capsys):
     (tmp_path / "topics.tsv").write_text(f"Q1\t{CLAIMS}\nQ2\tA zorblat3 device comprising a pump.\nQ3\n")
-    code = main(["search", str(tiny_index), "--topics", str(tmp_path / "topics.tsv"), "--output", str(tmp_path / "run.trec"), "-k", "3", "--format", "jsonl"])
+    code = main(
+        ["search", str(tiny_index), "--topics", str(tmp_path / "topics.tsv"), "--output", str(tmp_path / "run.trec"), "-k", "3", "--format", "jsonl"]
+    )
     out = capsys.readouterr().out
     assert code == 3 and "2 of 3 topics searched" in out and "line 3 Q3: no tab" in out and "Q1: the query has 2 independent claims" in out
     assert len(_run_lines(tmp_path / "run.trec")) == 6 and len((tmp_path / "run.jsonl").read_text().splitlines()) == 6

@@ -15,8 +15,7 @@ from graphtx.index.search import Index
 from graphtx.index.store import IndexStore
 from graphtx.model.io import fingerprint, load_model
 from graphtx.text.bpe import PatentTokenizer
-from tests.index.fixtures import N_DOCS
-from tests.index.fixtures import doc_id, make_graphs, make_model
+from tests.index.fixtures import N_DOCS, doc_id, make_graphs, make_model
 
 
 def _stored(index_dir) -> tuple[list[str], np.ndarray]:

@@ -6,13 +6,15 @@ import json
 import shutil
 
 from graphtx.cli import main
-from tests.index.fixtures import N_DOCS
-from tests.index.fixtures import make_model
+from tests.index.fixtures import N_DOCS, make_model
 
 
 def test_index_then_search_by_id_text_hybrid_and_explain(tiny, tmp_path, capsys):
     out = tmp_path / "index"
-    assert main(["index", "--model", str(tiny["model"]), "--graphs", str(tiny["graphs"]), "--out", str(out), "--chunk-size", "16", "--quiet", "--json"]) == 0
+    assert (
+        main(["index", "--model", str(tiny["model"]), "--graphs", str(tiny["graphs"]), "--out", str(out), "--chunk-size", "16", "--quiet", "--json"])
+        == 0
+    )
     summary = json.loads(capsys.readouterr().out)
     assert summary["count"] == N_DOCS and summary["reports"][0]["added"] == N_DOCS
 

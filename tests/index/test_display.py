@@ -7,7 +7,6 @@ import json
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 
 from graphtx.index.display import ABSTRACT_LINES, hit_lines
 from graphtx.index.results import Hit

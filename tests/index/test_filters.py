@@ -210,7 +210,24 @@ def test_cli_filters_and_did_you_mean(filtered, capsys):
     rc = main(["search", "--index", str(filtered["index"]), "--id", did(1), "--group-by-family", "--before", "none", "-k", "3", "--quiet"])
     text = capsys.readouterr().out
     assert rc == 0 and "one hit per family" in text and "family of the query left out" in text
-    rc = main(["search", "--index", str(filtered["index"]), "--text", "A battery cell.", "--country", "US", "--kind", "B", "--ipc", "H01M", "-k", "2", "--quiet"])
+    rc = main(
+        [
+            "search",
+            "--index",
+            str(filtered["index"]),
+            "--text",
+            "A battery cell.",
+            "--country",
+            "US",
+            "--kind",
+            "B",
+            "--ipc",
+            "H01M",
+            "-k",
+            "2",
+            "--quiet",
+        ]
+    )
     assert rc == 0 and "IPC H01M, country US, kind B:" in capsys.readouterr().out
     rc = main(["search", "--index", str(filtered["index"]), "--text", "A battery cell.", "--cpc", "Y02E", "-k", "2", "--quiet"])
     said = capsys.readouterr().out
@@ -247,7 +264,9 @@ def test_an_approximate_index_that_cannot_reach_them_falls_back_to_exact_cosines
     from graphtx.index.build import build_index
 
     out = tmp_path / "ivf"
-    build_index(filtered["root"] / "model", filtered["graphs"], out, IndexConfig(index_type="ivfpq", pq_nbits=4, ivf_nlist=4, bm25=False), progress=False)
+    build_index(
+        filtered["root"] / "model", filtered["graphs"], out, IndexConfig(index_type="ivfpq", pq_nbits=4, ivf_nlist=4, bm25=False), progress=False
+    )
     ivf = Index.open(out, nprobe=1)
     reached = {h.doc_id for h in ivf.search(graph=make_graph(0), k=N, ranker="dense")}
     assert len(reached) < N and not {did(i) for i in RARE} <= reached  # one cell of four, without all three

@@ -16,10 +16,9 @@ from graphtx.cli import main
 from graphtx.config import IndexConfig
 from graphtx.errors import LockedError
 from graphtx.index.build import build_index
-from graphtx.lock import LOCK_FILE, IndexLock
 from graphtx.index.search import Index
-from tests.index.fixtures import N_DOCS
-from tests.index.fixtures import make_graphs
+from graphtx.lock import LOCK_FILE, IndexLock
+from tests.index.fixtures import N_DOCS, make_graphs
 
 REPO = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
@@ -91,7 +90,9 @@ def test_two_index_runs_into_one_directory_one_succeeds_the_other_fails_fast(tin
     out = tmp_path / "index"
     args = ["index", "--model", str(tiny["model"]), "--graphs", str(tiny["graphs"]), "--out", str(out), "--chunk-size", "16", "--quiet"]
     release = tmp_path / "release"
-    first = subprocess.Popen([sys.executable, "-c", SLOW_INDEX, str(release), *args], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    first = subprocess.Popen(
+        [sys.executable, "-c", SLOW_INDEX, str(release), *args], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO
+    )
     try:
         _wait_for(lambda: _note(out).get("pid") == first.pid, first)
         started = time.monotonic()
@@ -100,7 +101,14 @@ def test_two_index_runs_into_one_directory_one_succeeds_the_other_fails_fast(tin
         assert f"index {out} is locked by PID {first.pid} (graphtx index started at" in second.stderr and "Traceback" not in second.stderr
         assert time.monotonic() - started < 60  # fails at once, it does not wait for the first
         # an incremental remove is a writer too
-        third = subprocess.run([sys.executable, "-m", "graphtx", "index", "--out", str(out), "--remove", "T-00001"], env=ENV, capture_output=True, text=True, timeout=120, cwd=REPO)
+        third = subprocess.run(
+            [sys.executable, "-m", "graphtx", "index", "--out", str(out), "--remove", "T-00001"],
+            env=ENV,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=REPO,
+        )
         assert third.returncode == 1 and "is locked by PID" in third.stderr
         release.touch()
         assert first.wait(timeout=150) == 0, first.stderr.read()[-2000:]

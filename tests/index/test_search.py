@@ -11,8 +11,7 @@ from graphtx.index.build import build_index, remove_documents, write_bm25
 from graphtx.index.hybrid import BM25Index
 from graphtx.index.search import Index
 from graphtx.index.store import IndexStore
-from tests.index.fixtures import N_DOCS
-from tests.index.fixtures import doc_id, make_graph, make_graphs, rare_word
+from tests.index.fixtures import N_DOCS, doc_id, make_graph, make_graphs, rare_word
 
 
 @pytest.fixture(scope="module")

@@ -106,7 +106,9 @@ def test_explanation_splits_the_lexical_cosine_into_shared_tokens():
     assert lex.cosine == pytest.approx(sum(v for _, v in lex.terms) + lex.collisions, abs=1e-9) or len(lex.terms) == 8
     assert "lexical" in e.to_json() and "lexical channel" in lex.line()
     (self_e,) = explain_hits(model, tok, query, [query])
-    assert self_e.lexical.cosine == pytest.approx(1.0, abs=1e-6) and abs(self_e.lexical.collisions) < 1e-6  # a graph against itself: all its tokens shared
+    assert (
+        self_e.lexical.cosine == pytest.approx(1.0, abs=1e-6) and abs(self_e.lexical.collisions) < 1e-6
+    )  # a graph against itself: all its tokens shared
 
 
 def test_a_model_with_the_channel_names_its_weight_in_its_config():

@@ -89,7 +89,7 @@ def test_a_rare_token_moves_its_node_more_under_idf_weighting():
             enc.embedding.weight.copy_(torch.eye(3, 4))
         if weighting == "idf":
             enc.load_token_weights(torch.tensor([1.0, 1.0, 10.0]))
-        ids, node = torch.tensor([0, 1, 2]), torch.zeros(3, dtype=torch.long)
+        ids = torch.tensor([0, 1, 2])
         e = enc.embedding(ids)
         w = enc.token_log_weight.exp()[ids].unsqueeze(1) if weighting == "idf" else torch.ones(3, 1)
         mean = (w * e).sum(0) / w.sum()

@@ -63,8 +63,8 @@ def test_features_identical_at_fit_and_ranking_time(ranked):
     """The rows rank-fit learns from are the rows the fitted ranker scores when it ranks the same query."""
     pytest.importorskip("lightgbm", reason="the learned ranker needs lightgbm (pip install 'graphtx[rank]')")
     from graphtx.config import EvalConfig, RankConfig
-    from graphtx.eval.baselines import BM25System
     from graphtx.corpus.citations import read_citations
+    from graphtx.eval.baselines import BM25System
     from graphtx.eval.data import EvalCorpus, judgements
     from graphtx.eval.ranker import PoolSource, RankerSystem, fit_ranker, training_groups
     from graphtx.eval.systems import ModelSystem

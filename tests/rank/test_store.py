@@ -16,7 +16,15 @@ def _booster(names, seed=0):
     rng = np.random.default_rng(seed)
     x = rng.random((200, len(names)))
     y = (x[:, 0] > 0.7).astype(int)
-    params = {"objective": "lambdarank", "num_leaves": 3, "min_data_in_leaf": 5, "verbosity": -1, "seed": seed, "deterministic": True, "num_threads": 1}
+    params = {
+        "objective": "lambdarank",
+        "num_leaves": 3,
+        "min_data_in_leaf": 5,
+        "verbosity": -1,
+        "seed": seed,
+        "deterministic": True,
+        "num_threads": 1,
+    }
     return lgb.train(params, lgb.Dataset(x, y, group=[20] * 10), num_boost_round=5), x
 
 

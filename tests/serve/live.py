@@ -52,7 +52,14 @@ def live_server(app, cfg: ServeConfig) -> Iterator[int]:
 def serve_process(args: list[str], timeout: float = 90) -> Iterator[tuple[subprocess.Popen, int]]:
     """``graphtx serve ARGS --port 0`` in a subprocess; yields (process, port) once it listens; killed on the way out."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "graphtx", "serve", *args, "--port", "0"], cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "graphtx", "serve", *args, "--port", "0"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         port, seen, deadline = None, [], time.monotonic() + timeout
         while port is None:
@@ -120,7 +127,9 @@ def read_response(sock: socket.socket) -> tuple[int, dict, bytes]:
 def request(port: int, method: str, path: str, body: dict | None = None, host: str = "localhost", timeout: float = 30) -> tuple[int, dict]:
     """One request on a fresh connection: (status, JSON body)."""
     payload = json.dumps(body).encode() if body is not None else b""
-    head = f"{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
+    head = (
+        f"{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
+    )
     with connect(port, timeout) as sock:
         sock.sendall(head.encode() + payload)
         status, _, data = read_response(sock)

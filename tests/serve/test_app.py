@@ -161,11 +161,17 @@ def test_batch_search_is_bounded_and_lists_skipped_topics(client, index):
     assert r.status_code == 200, r.text
     body = r.json()
     assert [x["topic"] for x in body["results"]] == ["Q1", "T-00003"] and "only claim 1 was searched" in body["results"][0]["note"]
-    assert [h["doc_id"] for h in body["results"][1]["hits"]] == [h.doc_id for h in index.search(doc_id="T-00003", k=3, filters=SearchFilters())]  # the searcher's defaults, as /search
-    assert [(s["topic"], s["position"]) for s in body["skipped"]] == [("Q3", 3), ("T-00003", 4)] and "not in the index" in body["skipped"][0]["reason"]
+    assert [h["doc_id"] for h in body["results"][1]["hits"]] == [
+        h.doc_id for h in index.search(doc_id="T-00003", k=3, filters=SearchFilters())
+    ]  # the searcher's defaults, as /search
+    assert [(s["topic"], s["position"]) for s in body["skipped"]] == [("Q3", 3), ("T-00003", 4)] and "not in the index" in body["skipped"][0][
+        "reason"
+    ]
     lines = [line.split() for line in body["run"].splitlines()]
     assert len(lines) == 6 and lines[3][:4] == ["T-00003", "Q0", body["results"][1]["hits"][0]["doc_id"], "1"] and lines[0][5] == "web"
-    filtered = client.post("/search/batch", json={"topics": [{"id": "T-00003"}], "k": 3, "ipc": ["H01M 2"], "before": "none"}).json()["results"][0]["hits"]
+    filtered = client.post("/search/batch", json={"topics": [{"id": "T-00003"}], "k": 3, "ipc": ["H01M 2"], "before": "none"}).json()["results"][0][
+        "hits"
+    ]
     assert len(filtered) == 3 and all(int(h["doc_id"][2:]) % 7 == 2 for h in filtered)  # the filters of /search, for every topic
     merged = client.post("/search/batch", json={"topics": topics[:1], "k": 3, "all_independent": True}).json()["results"][0]
     assert "note" not in merged and all(h["found_by"] for h in merged["hits"])

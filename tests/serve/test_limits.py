@@ -143,7 +143,12 @@ def test_oversized_bodies_get_413_json_without_being_read(index):
 
 @pytest.mark.timeout(60)
 def test_host_allow_list(index):
-    assert [host_name(h) for h in ("LocalHost:8000", "[::1]:8000", "127.0.0.1", "a.example.org")] == ["localhost", "[::1]", "127.0.0.1", "a.example.org"]
+    assert [host_name(h) for h in ("LocalHost:8000", "[::1]:8000", "127.0.0.1", "a.example.org")] == [
+        "localhost",
+        "[::1]",
+        "127.0.0.1",
+        "a.example.org",
+    ]
     assert host_allowed("a.example.org", ("*.example.org",)) and not host_allowed("example.org.evil.com", ("*.example.org",))
     assert host_allowed("anything", ("*",)) and not host_allowed("evil.com", ())
     cfg = ServeConfig(allowed_hosts=("search.example.org",))

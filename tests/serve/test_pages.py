@@ -83,7 +83,9 @@ def test_offset_pages_through_the_ranking(client):
 
 
 def test_search_svg_and_readable_fields(client):
-    body = client.post("/search", json={"text": "A zorblat3 device comprising a battery cell and a cooling plate.", "k": 2, "explain": True, "svg": True}).json()
+    body = client.post(
+        "/search", json={"text": "A zorblat3 device comprising a battery cell and a cooling plate.", "k": 2, "explain": True, "svg": True}
+    ).json()
     hit = body["hits"][0]
     assert hit["svg"]["query"].startswith("<svg") and hit["svg"]["hit"].startswith("<svg")
     assert 'class="node node-feature matched"' in hit["svg"]["hit"]  # matched nodes are shaded

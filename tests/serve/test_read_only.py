@@ -42,7 +42,10 @@ def test_read_only_index_without_bm25_serves_hybrid_and_stays_untouched(tiny, tm
         before = snapshot(out)
         index = Index.open(out)
         index.parser._builder = builder
-        with caplog.at_level("WARNING", logger="graphtx.index.search"), TestClient(create_app(index, ServeConfig()), base_url="http://localhost") as client:
+        with (
+            caplog.at_level("WARNING", logger="graphtx.index.search"),
+            TestClient(create_app(index, ServeConfig()), base_url="http://localhost") as client,
+        ):
             r = client.post("/search", json={"text": "1. A zorblat9 device comprising a pump and a nozzle.", "k": 100, "hybrid": True})
             assert r.status_code == 200, r.text
             hits = r.json()["hits"]

@@ -136,7 +136,9 @@ def test_service_survives_hostile_clients_and_stays_bounded(tiny_index, tmp_path
         assert statuses.count(200) >= 990 and set(statuses) <= {200, 400, 503}
         growth = (server.memory_info().rss - rss_before) / 2**20
         worst = max(seconds for _, seconds in health)
-        print(f"storm: { {k: sorted(set(v)) for k, v in outcome.items()} }; healthz {len(health)} polls, slowest {worst:.2f} s; RSS +{growth:.1f} MiB over 1,000 queries")
+        print(
+            f"storm: { {k: sorted(set(v)) for k, v in outcome.items()} }; healthz {len(health)} polls, slowest {worst:.2f} s; RSS +{growth:.1f} MiB over 1,000 queries"
+        )
         assert growth < 48, f"RSS grew {growth:.1f} MiB over 1,000 distinct-word queries"
         assert request(port, "GET", "/healthz")[0] == 200
         proc.send_signal(signal.SIGTERM)  # a service's normal end: graceful, exit 0

@@ -29,7 +29,9 @@ def _document(i: int, rng: random.Random) -> PatentDocument:
     field = ("battery", "snow", "valve")[i % 3]
     claims = tuple(Claim(n, patent_sentence(rng, field), n == 1, () if n == 1 else (1,)) for n in range(1, 4))
     description = "\n".join(patent_sentence(rng, field) for _ in range(6))
-    return PatentDocument(f"T-{i}", "test", "-", title=f"{field} device", abstract=patent_sentence(rng, field), claims=claims, description=description)
+    return PatentDocument(
+        f"T-{i}", "test", "-", title=f"{field} device", abstract=patent_sentence(rng, field), claims=claims, description=description
+    )
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +55,14 @@ def tokens(corpora, tmp_path_factory):
 def test_document_texts_in_order_and_cut_at_a_paragraph_end():
     doc = PatentDocument("X", "test", "-", title="Valve", abstract="A valve.\nIt seals.", claims=(Claim(1, "A valve comprising a seat.", True),),
                          description="First paragraph.\n\nSecond paragraph is here.")  # fmt: skip
-    assert document_texts(doc, 10_000) == ["Valve", "A valve.", "It seals.", "A valve comprising a seat.", "First paragraph.", "Second paragraph is here."]
+    assert document_texts(doc, 10_000) == [
+        "Valve",
+        "A valve.",
+        "It seals.",
+        "A valve comprising a seat.",
+        "First paragraph.",
+        "Second paragraph is here.",
+    ]
     assert document_texts(doc, 22) == ["Valve", "A valve.", "It seals."]  # 5 + 8 + 9 = 22 fits
     assert document_texts(doc, 21) == ["Valve", "A valve."]  # stops before the paragraph that would pass the cap
     assert document_texts(doc, 3) == ["Val"]  # a first paragraph longer than the cap is cut inside
@@ -88,7 +97,12 @@ def test_same_seed_same_bytes(corpora, tokens, tmp_path):
 
 
 def test_caps_on_documents_and_fasttext_sentences(corpora, tmp_path):
-    report = pretrain(corpora, tmp_path / "t", PretrainConfig(vocab_size=300, dim=8, epochs=1, buckets=5000, max_documents=45, max_fasttext_sentences=100), progress=False)
+    report = pretrain(
+        corpora,
+        tmp_path / "t",
+        PretrainConfig(vocab_size=300, dim=8, epochs=1, buckets=5000, max_documents=45, max_fasttext_sentences=100),
+        progress=False,
+    )
     manifest = json.loads((tmp_path / "t" / "manifest.json").read_text())
     assert report.documents == 45 and [c["documents"] for c in manifest["corpora"]] == [40, 5]
     assert report.sentences == 100 < report.texts and manifest["fasttext_sentences_capped"]

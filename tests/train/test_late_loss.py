@@ -83,15 +83,17 @@ def test_late_interaction_weight_is_checked():
 
 
 def test_evaluator_rerank_reorders_only_the_dense_top_n(synthetic):
+    from graphtx.corpus.citations import read_citations
     from graphtx.text.bpe import PatentTokenizer
     from graphtx.train.data import GraphStore
     from graphtx.train.evaluate import CitationEvaluator
-    from graphtx.corpus.citations import read_citations
 
     cites = read_citations(synthetic / "valid.tsv")
     store = GraphStore.load(synthetic / "graphs")
     tok = PatentTokenizer.load(synthetic / "tokens")
-    model = GraphEncoder(dataclasses.replace(load_config(synthetic / "tiny.yaml").model, late_dim=8, reduced_dim=0, vocab_size=tok.vocab_size), seed=0)
+    model = GraphEncoder(
+        dataclasses.replace(load_config(synthetic / "tiny.yaml").model, late_dim=8, reduced_dim=0, vocab_size=tok.vocab_size), seed=0
+    )
     plain = CitationEvaluator(cites, store, "first_claim", "description", 3, 10)
     late = CitationEvaluator(cites, store, "first_claim", "description", 3, 10, rerank_depth=10)
     from graphtx.metrics import dense_rankings
@@ -113,7 +115,9 @@ def test_fit_late_head_keeps_the_dense_model_and_learns_a_head(synthetic, tmp_pa
 
     base = tmp_path / "base"
     assert main(["init-model", "--config", str(synthetic / "tiny.yaml"), "--tokens", str(synthetic / "tokens"), "--out", str(base), "--quiet"]) == 0
-    (tmp_path / "head.yaml").write_text(f"extends: {synthetic / 'tiny.yaml'}\ntrain:\n  late_head_epochs: 4\n  select_rerank_depth: 20\n  max_pairs_per_batch: 32\n")
+    (tmp_path / "head.yaml").write_text(
+        f"extends: {synthetic / 'tiny.yaml'}\ntrain:\n  late_head_epochs: 4\n  select_rerank_depth: 20\n  max_pairs_per_batch: 32\n"
+    )
     out = tmp_path / "late"
     args = ["fit-late-head", "--model", str(base), "--corpus", str(synthetic / "corpus"), "--graphs", str(synthetic / "graphs"),
             "--citations", str(synthetic / "train.tsv"), "--valid-citations", str(synthetic / "valid.tsv"), "--out", str(out),

@@ -52,7 +52,9 @@ def test_final_stage_is_the_best_validated_one_ties_to_the_later():
 
 def test_killed_run_resumes_to_identical_weights(synthetic, tmp_path):
     config = load_config(synthetic / "tiny.yaml")
-    kwargs = dict(tokens_dir=str(synthetic / "tokens"), citations=str(synthetic / "train.tsv"), valid_citations=str(synthetic / "valid.tsv"), progress=False)
+    kwargs = dict(
+        tokens_dir=str(synthetic / "tokens"), citations=str(synthetic / "train.tsv"), valid_citations=str(synthetic / "valid.tsv"), progress=False
+    )
     import dataclasses
 
     config = dataclasses.replace(config, train=dataclasses.replace(config.train, stages=("base",), max_epochs=2))
@@ -148,11 +150,17 @@ def test_evaluations_during_warmup_spend_no_patience(synthetic, tmp_path):
     import dataclasses
 
     config = load_config(synthetic / "tiny.yaml")
-    kwargs = dict(tokens_dir=str(synthetic / "tokens"), citations=str(synthetic / "train.tsv"), valid_citations=str(synthetic / "valid.tsv"), progress=False)
+    kwargs = dict(
+        tokens_dir=str(synthetic / "tokens"), citations=str(synthetic / "train.tsv"), valid_citations=str(synthetic / "valid.tsv"), progress=False
+    )
     stopped = {}
     for warmup in (0, 10_000):
-        t = dataclasses.replace(config.train, stages=("base",), max_epochs=2, evals_per_epoch=3, early_stop_evals=1, plateau_patience=1, lr=1e-12, warmup_steps=warmup)
-        summary = train(dataclasses.replace(config, train=t), str(synthetic / "corpus"), str(synthetic / "graphs"), str(tmp_path / f"w{warmup}"), **kwargs)
+        t = dataclasses.replace(
+            config.train, stages=("base",), max_epochs=2, evals_per_epoch=3, early_stop_evals=1, plateau_patience=1, lr=1e-12, warmup_steps=warmup
+        )
+        summary = train(
+            dataclasses.replace(config, train=t), str(synthetic / "corpus"), str(synthetic / "graphs"), str(tmp_path / f"w{warmup}"), **kwargs
+        )
         stopped[warmup] = summary["stages"]["base"]["stopped"]
     assert stopped == {0: "early stop", 10_000: "max epochs"}
 
@@ -163,7 +171,9 @@ def test_token_lr_scale_zero_keeps_the_pretrained_token_table(synthetic, tmp_pat
     from graphtx.model.embed import init_model
 
     config = load_config(synthetic / "tiny.yaml")
-    kwargs = dict(tokens_dir=str(synthetic / "tokens"), citations=str(synthetic / "train.tsv"), valid_citations=str(synthetic / "valid.tsv"), progress=False)
+    kwargs = dict(
+        tokens_dir=str(synthetic / "tokens"), citations=str(synthetic / "train.tsv"), valid_citations=str(synthetic / "valid.tsv"), progress=False
+    )
     start, _ = init_model(config.model.as_base(), synthetic / "tokens", config.seed)
     tables = {}
     for scale in (0.0, 1.0):
