@@ -3,7 +3,8 @@ import struct
 import pytest
 
 from graphtx.graphs.graph import InventionGraph
-from graphtx.graphs.render import _caption, _layout, render_graph, top_degree_nodes
+from graphtx.graphs.layout import layout as _layout
+from graphtx.graphs.render import _caption, render_graph, top_degree_nodes
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
