@@ -89,6 +89,9 @@ def test_gradient_reaches_every_parameter(reduced_dim):
     (model(b) * target).sum().backward()
     for name, p in model.named_parameters():
         assert p.grad is not None, name
+        if name == "pool.score.bias":  # shifts every score of a graph alike: the per-graph softmax ignores it, its gradient is 0
+            assert float(p.grad.abs().sum()) < 1e-12, name  # (exactly 0 or rounding, by test order: not a "reaches" check)
+            continue
         assert bool(p.grad.abs().sum() > 0), name
 
 
