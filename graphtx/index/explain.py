@@ -180,14 +180,12 @@ def _cut(text: str, width: int = 40) -> str:
 
 
 @torch.no_grad()
-def node_details(model: GraphEncoder, tokenizer, graphs: list[InventionGraph]) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
-    """Per graph: (projected node states (n, D), pooling weights (n,), graph vector (out_dim,)), eval mode."""
+def node_details(model: GraphEncoder, batch) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+    """Per graph of a collated batch: (projected node states (n, D), pooling weights (n,), graph vector (out_dim,)), eval mode."""
     was_training = model.training
     model.eval()
     try:
-        device = next(model.parameters()).device
-        batch = collate(graphs, tokenizer, model.config.max_tokens_per_node).to(device)
-        out = model(batch, return_details=True)
+        out = model(batch.to(next(model.parameters()).device), return_details=True)
     finally:
         model.train(was_training)
     states = out.node_states.float()  # (n, d)
@@ -196,35 +194,38 @@ def node_details(model: GraphEncoder, tokenizer, graphs: list[InventionGraph]) -
     ptr = batch.ptr().tolist()
     return [
         (states[ptr[g] : ptr[g + 1]].cpu(), out.node_weights[ptr[g] : ptr[g + 1]].float().cpu(), out.vectors[g].float().cpu())
-        for g in range(len(graphs))
+        for g in range(batch.num_graphs)
     ]
 
 
 def explain_hits(model: GraphEncoder, tokenizer, query: InventionGraph, hits: list[InventionGraph], rows: int = 8,
                  found_similarity: float = 0.9) -> list[Explanation]:  # fmt: skip
     """The node matches behind each hit's score for ``query``; all graphs are encoded in one batch."""
-    details = node_details(model, tokenizer, [query, *hits])
+    batch = collate([query, *hits], tokenizer, model.config.max_tokens_per_node)
+    details = node_details(model, batch)
     u, p, gq = details[0]
     out = [_explain(query, hit, u, p, gq, v, q, gh, rows, found_similarity) for hit, (v, q, gh) in zip(hits, details[1:])]
     if model.lexical is None:
         return out
-    parts = lexical_parts(model, tokenizer, query, hits, rows)
+    parts = lexical_parts(model, tokenizer, batch, rows)
     return [dataclasses.replace(e, lexical=part) for e, part in zip(out, parts)]
 
 
 @torch.no_grad()
-def lexical_parts(model: GraphEncoder, tokenizer, query: InventionGraph, hits: list[InventionGraph], rows: int = 8) -> list[LexicalPart]:
-    """The lexical channel's cosine of the query and each hit, split into the tokens both hold."""
+def lexical_parts(model: GraphEncoder, tokenizer, batch, rows: int = 8) -> list[LexicalPart]:
+    """The lexical channel's cosine of the batch's first graph (the query) and each other one, split into the tokens both hold."""
     channel = model.lexical
-    batch = collate([query, *hits], tokenizer, model.config.max_tokens_per_node)
-    weights = channel.token_weights(batch.token_ids, batch.token_node, batch.node_graph, batch.num_graphs)
-    sketches = channel(batch.token_ids, batch.token_node, batch.node_graph, batch.num_graphs).double()  # (1 + hits, L)
-    wq, nq = weights[0], channel.sketch_norm(weights[0])
+    batch = batch.to(channel.idf.device)
+    args = (batch.token_ids, batch.token_node, batch.node_graph, batch.num_graphs)
+    weights = channel.token_weights(*args)  # per graph: token -> weight
+    raw = channel(*args, normalize=False).double().cpu()  # (1 + hits, L) sketches before L2-normalisation
+    norms = raw.norm(dim=-1).tolist()  # what each cosine divides by
+    sketches = nn.functional.normalize(raw, dim=-1)
+    wq, nq = weights[0], norms[0]
     out = []
     for h, wh in enumerate(weights[1:], start=1):
-        nh = channel.sketch_norm(wh)
         cosine = float(sketches[0] @ sketches[h])
-        shared = {t: wq[t] * wh[t] / (nq * nh) for t in wq.keys() & wh.keys()} if nq > 0 and nh > 0 else {}
+        shared = {t: wq[t] * wh[t] / (nq * norms[h]) for t in wq.keys() & wh.keys()} if nq > 0 and norms[h] > 0 else {}
         top = sorted(shared.items(), key=lambda kv: (-kv[1], kv[0]))[:rows]
         terms = tuple((tokenizer.id_to_token(t) if hasattr(tokenizer, "id_to_token") else str(t), v) for t, v in top)
         out.append(LexicalPart(model.config.lexical_weight, cosine, terms, cosine - sum(shared.values())))

@@ -152,26 +152,24 @@ class GraphEncoder(nn.Module):
         dtype = next(self.parameters()).dtype
         return torch.cat(out) if out else torch.zeros(0, self.out_dim, dtype=dtype)
 
+    def _copy_under(self, config: ModelConfig, fresh: str, seed: int | None = None) -> GraphEncoder:
+        """A model of ``config`` holding this model's weights, except the part named ``fresh`` (a state-dict prefix), left new."""
+        param = next(self.parameters())
+        out = GraphEncoder(config, seed=seed).to(device=param.device, dtype=param.dtype)
+        kept = {k: v for k, v in self.state_dict().items() if not k.startswith(fresh)}
+        missing, unexpected = out.load_state_dict(kept, strict=False)
+        assert not unexpected and all(k.startswith(fresh) for k in missing), (missing, unexpected)
+        return out
+
     def with_reduction(self, reduced_dim: int, num_experts: int, seed: int | None = None) -> GraphEncoder:
         """A reduced model: a copy of this model's weights (any old MoE head dropped) under a fresh MoE head."""
-        config = dataclasses.replace(self.config, reduced_dim=reduced_dim, num_experts=num_experts)
-        param = next(self.parameters())
-        reduced = GraphEncoder(config, seed=seed).to(device=param.device, dtype=param.dtype)
-        base_state = {k: v for k, v in self.state_dict().items() if not k.startswith("moe.")}
-        missing, unexpected = reduced.load_state_dict(base_state, strict=False)
-        assert not unexpected and all(k.startswith("moe.") for k in missing), (missing, unexpected)
-        return reduced
+        return self._copy_under(dataclasses.replace(self.config, reduced_dim=reduced_dim, num_experts=num_experts), "moe.", seed)
 
     def with_lexical_channel(self, dim: int, weight: float, token_idf) -> GraphEncoder:
         """A copy of this model with a lexical channel of ``dim`` buckets (graphtx.model.lexical) and the tokens' IDF.
 
         The channel has no trained weights, so a trained model gains it without retraining (benchmarks/lexical_channel.py)."""
-        config = dataclasses.replace(self.config, lexical_dim=dim, lexical_weight=weight)
-        param = next(self.parameters())
-        out = GraphEncoder(config).to(device=param.device, dtype=param.dtype)
-        kept = {k: v for k, v in self.state_dict().items() if not k.startswith("lexical.")}
-        missing, unexpected = out.load_state_dict(kept, strict=False)
-        assert not unexpected and all(k.startswith("lexical.") for k in missing), (missing, unexpected)
+        out = self._copy_under(dataclasses.replace(self.config, lexical_dim=dim, lexical_weight=weight), "lexical.")
         out.lexical.load_token_idf(token_idf)
         return out.train(self.training)
 

@@ -46,36 +46,31 @@ class LexicalChannel(nn.Module):
         self.idf.copy_(idf)
         self.idf[:SPECIAL_TOKENS] = 0.0
 
+    def _weighted_pairs(self, token_ids: torch.Tensor, token_node: torch.Tensor, node_graph: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """Each distinct (graph, token) of the batch: graph (p,), token (p,), weight (p,) = (1 + log tf) * IDF."""
+        pair, tf = torch.unique(node_graph[token_node] * self.vocab_size + token_ids, return_counts=True)
+        token = pair % self.vocab_size
+        return pair // self.vocab_size, token, (1.0 + tf.float().log()) * self.idf[token]
+
     def token_weights(self, token_ids: torch.Tensor, token_node: torch.Tensor, node_graph: torch.Tensor, num_graphs: int) -> list[dict[int, float]]:
-        """Per graph: token id -> (1 + log tf) * IDF, the weights the sketch hashes (tokens of weight 0 left out)."""
+        """Per graph: token id -> the weight the sketch hashes (tokens of weight 0 left out)."""
         out: list[dict[int, float]] = [{} for _ in range(num_graphs)]
         if token_ids.numel():
-            pair, tf = torch.unique(node_graph[token_node] * self.vocab_size + token_ids, return_counts=True)
-            for key, count in zip(pair.tolist(), tf.tolist()):
-                graph, token = divmod(key, self.vocab_size)
-                w = (1.0 + float(np.log(count))) * float(self.idf[token])
-                if w > 0:
-                    out[graph][token] = w
+            for graph, token, weight in zip(*(x.tolist() for x in self._weighted_pairs(token_ids, token_node, node_graph))):
+                if weight > 0:
+                    out[graph][token] = weight
         return out
 
-    def sketch_norm(self, weights: dict[int, float]) -> float:
-        """Length of one graph's sketch before L2-normalisation (what its cosine divides by)."""
-        out = torch.zeros(self.dim, dtype=torch.float64)
-        for token, w in weights.items():
-            out[int(self.bucket[token])] += w * float(self.sign[token])
-        return float(out.norm())
-
-    def forward(self, token_ids: torch.Tensor, token_node: torch.Tensor, node_graph: torch.Tensor, num_graphs: int) -> torch.Tensor:
-        """(t,), (t,), (n,) -> (b, L) unit vectors (zero for a graph without weighted tokens)."""
+    def forward(
+        self, token_ids: torch.Tensor, token_node: torch.Tensor, node_graph: torch.Tensor, num_graphs: int, normalize: bool = True
+    ) -> torch.Tensor:
+        """(t,), (t,), (n,) -> (b, L) sketches, unit length unless ``normalize`` is False (zero for a graph without weighted tokens)."""
         out = torch.zeros(num_graphs, self.dim, device=token_ids.device)  # (b, L)
         if token_ids.numel() == 0:
             return out
-        graph_of_token = node_graph[token_node]  # (t,)
-        pair, tf = torch.unique(graph_of_token * self.vocab_size + token_ids, return_counts=True)  # (p,) distinct (graph, token)
-        graph, token = pair // self.vocab_size, pair % self.vocab_size  # (p,), (p,)
-        weight = (1.0 + tf.float().log()) * self.idf[token] * self.sign[token]  # (p,)
-        out.index_put_((graph, self.bucket[token]), weight, accumulate=True)
-        return F.normalize(out, dim=-1)
+        graph, token, weight = self._weighted_pairs(token_ids, token_node, node_graph)  # (p,) each
+        out.index_put_((graph, self.bucket[token]), weight * self.sign[token], accumulate=True)
+        return F.normalize(out, dim=-1) if normalize else out
 
 
 def join(graph_vectors: torch.Tensor, lexical: torch.Tensor, weight: float) -> torch.Tensor:

@@ -28,15 +28,19 @@ def _model(**changes) -> GraphEncoder:
     return model.eval()
 
 
-def _brute_force(graph, channel: LexicalChannel, tokenizer, max_tokens: int) -> np.ndarray:
-    """The sketch of one graph by hand: tf over all node texts, (1 + log tf) * idf * sign into its bucket, unit length."""
+def _hand_weights(graph, channel: LexicalChannel, tokenizer, max_tokens: int) -> dict[int, float]:
+    """token -> (1 + log tf) * idf over all node texts of one graph, by hand ([PAD], [UNK] and weight 0 left out)."""
     tokens = [t for ids in tokenizer.encode_batch(list(graph.node_text)) for t in ids[:max_tokens]]
+    return {t: (1 + math.log(tf)) * float(channel.idf[t]) for t, tf in Counter(tokens).items() if t >= 2}
+
+
+def _brute_force(graph, channel: LexicalChannel, tokenizer, max_tokens: int, unit: bool = True) -> np.ndarray:
+    """The sketch of one graph by hand: each weight * its sign into its bucket; unit length unless ``unit`` is False."""
     out = np.zeros(channel.dim)
-    for token, tf in Counter(tokens).items():
-        if token >= 2:
-            out[int(channel.bucket[token])] += (1 + math.log(tf)) * float(channel.idf[token]) * float(channel.sign[token])
+    for token, w in _hand_weights(graph, channel, tokenizer, max_tokens).items():
+        out[int(channel.bucket[token])] += w * float(channel.sign[token])
     norm = np.linalg.norm(out)
-    return out / norm if norm > 0 else out
+    return out / norm if unit and norm > 0 else out
 
 
 def test_sketch_equals_a_brute_force_count_sketch():
@@ -94,21 +98,27 @@ def test_idf_of_the_wrong_size_is_refused():
 
 
 def test_explanation_splits_the_lexical_cosine_into_shared_tokens():
+    """Each listed token's part is w_q(t) w_h(t) / (|l_q| |l_h|), computed here by hand; the rest of the cosine is collisions."""
     from graphtx.index.explain import explain_hits
 
     model, tok = _model(), HashTokenizer(VOCAB)
     query, hit = snowthrower(), lamp()
-    (e,) = explain_hits(model, tok, query, [hit])
+    m = model.config.max_tokens_per_node
+    (e,) = explain_hits(model, tok, query, [hit], rows=3)
     lex = e.lexical
-    batch = collate([query, hit], tok, model.config.max_tokens_per_node)
-    sketches = model.lexical(batch.token_ids, batch.token_node, batch.node_graph, batch.num_graphs)
-    assert lex.weight == 0.3 and lex.cosine == pytest.approx(float(sketches[0] @ sketches[1]), abs=1e-6)
-    assert lex.cosine == pytest.approx(sum(v for _, v in lex.terms) + lex.collisions, abs=1e-9) or len(lex.terms) == 8
+    wq, wh = _hand_weights(query, model.lexical, tok, m), _hand_weights(hit, model.lexical, tok, m)
+    rq, rh = _brute_force(query, model.lexical, tok, m, unit=False), _brute_force(hit, model.lexical, tok, m, unit=False)
+    norm = np.linalg.norm(rq) * np.linalg.norm(rh)
+    parts = sorted(((t, wq[t] * wh[t] / norm) for t in wq.keys() & wh.keys()), key=lambda kv: (-kv[1], kv[0]))
+    assert len(parts) > 3  # the query and the hit share more tokens than are listed
+    assert [t for t, _ in lex.terms] == [str(t) for t, _ in parts[:3]]  # HashTokenizer has no id_to_token: ids as text
+    np.testing.assert_allclose([v for _, v in lex.terms], [v for _, v in parts[:3]], rtol=1e-5)
+    cosine = float(rq @ rh / norm)
+    assert lex.weight == 0.3 and lex.cosine == pytest.approx(cosine, abs=1e-6)
+    assert lex.collisions == pytest.approx(cosine - sum(v for _, v in parts), abs=1e-6)
     assert "lexical" in e.to_json() and "lexical channel" in lex.line()
     (self_e,) = explain_hits(model, tok, query, [query])
-    assert (
-        self_e.lexical.cosine == pytest.approx(1.0, abs=1e-6) and abs(self_e.lexical.collisions) < 1e-6
-    )  # a graph against itself: all its tokens shared
+    assert self_e.lexical.cosine == pytest.approx(1.0, abs=1e-6)  # a graph against itself
 
 
 def test_a_model_with_the_channel_names_its_weight_in_its_config():
