@@ -7,7 +7,7 @@ applicants, dates, family, link), empty where the corpus had none and then left 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -20,8 +20,25 @@ from graphtx.links import hit_link
 from graphtx.rank.explain import RankerExplanation
 
 
+@dataclass(frozen=True, kw_only=True)
+class Readable:
+    """The readable fields of a document (keyword-only, after a record's own fields): "" / () where the corpus had
+    none, and then left out of the record's JSON (:func:`readable_json`)."""
+
+    abstract: str = ""
+    first_claim: str = ""
+    applicants: tuple[str, ...] = ()
+    priority_date: str = ""
+    application_date: str = ""
+    family_id: str = ""
+    kind: str = ""
+    country: str = ""
+    lang: str = ""
+    link: str = ""  # from search.link_template
+
+
 @dataclass(frozen=True)
-class Hit:
+class Hit(Readable):
     rank: int  # 1 = best
     doc_id: str
     score: float  # what the ranking is by: cosine (dense), BM25, the fused RRF score (hybrid), the ranker's score (convex, learned)
@@ -36,17 +53,6 @@ class Hit:
     late_score: float | None = None  # rerank late: the node-level late-interaction score (= score)
     first_stage_rank: int | None = None  # rerank late: the hit's rank before re-ranking (dense or hybrid)
     explanation: Explanation | LateExplanation | None = None
-    # readable fields, "" / () where the corpus had none (left out of to_json then)
-    abstract: str = ""
-    first_claim: str = ""
-    applicants: tuple[str, ...] = ()
-    priority_date: str = ""
-    application_date: str = ""
-    family_id: str = ""
-    kind: str = ""
-    country: str = ""
-    lang: str = ""
-    link: str = ""  # from search.link_template
     ranker_explanation: RankerExplanation | None = None  # explain under hybrid / convex / learned: what each signal contributed
 
     def to_json(self) -> dict:
@@ -76,7 +82,7 @@ class Hit:
         return out
 
 
-READABLE_FIELDS = ("abstract", "first_claim", "applicants", "priority_date", "application_date", "family_id", "kind", "country", "lang", "link")
+READABLE_FIELDS = tuple(f.name for f in fields(Readable))
 
 
 def readable_json(record) -> dict:
@@ -130,7 +136,7 @@ class SearchResult:
 
 
 @dataclass(frozen=True)
-class DocumentRecord:
+class DocumentRecord(Readable):
     doc_id: str
     faiss_id: int
     title: str
@@ -138,16 +144,6 @@ class DocumentRecord:
     ipc: tuple[str, ...]
     cpc: tuple[str, ...]
     graph: InventionGraph
-    abstract: str = ""
-    first_claim: str = ""
-    applicants: tuple[str, ...] = ()
-    priority_date: str = ""
-    application_date: str = ""
-    family_id: str = ""
-    kind: str = ""
-    country: str = ""
-    lang: str = ""
-    link: str = ""
 
     @classmethod
     def from_row(cls, row: dict, doc_id: str, faiss_id: int, kind: str, link_template: str) -> DocumentRecord:
