@@ -208,7 +208,7 @@ class StageTrainer:
         gb = node_dropout(gb, cfg.node_dropout_max, cfg.node_dropout_half, g).to(ctx.device)
         late = self.model.late is not None and cfg.late_interaction_weight > 0
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=cfg.amp and ctx.device.type == "cuda"):
-            out = (self.ddp or self.model)(gb, return_details=late)
+            out = (self.ddp or self.model)(gb, return_details=late, lexical=cfg.lexical_in_loss)
             vectors = (out.vectors if late else out).float()  # (b + m, D)
         anchors, cands = vectors[: len(pairs)], vectors[len(pairs) :]  # (b, D), (m, D)
         offset = 0
