@@ -209,3 +209,22 @@ def test_select_metric_ndcg_keeps_the_best_ndcg_evaluation(synthetic, tmp_path):
     stage = summary["stages"]["base"]
     assert (stage["best_ndcg"], stage["best_step"]) == (best["ndcg"], best["step"])
     assert [r["improved"] for r in evals].count(True) >= 1 and all(r["ndcg"] <= best["ndcg"] for r in evals)
+
+
+def test_lexical_in_loss_scores_the_searched_vector(synthetic, tmp_path):
+    """train.lexical_in_loss: the loss sees [graph ; lexical channel], so the same seed and batches give another loss; off, the channel changes nothing."""
+    import dataclasses
+
+    config = load_config(synthetic / "tiny.yaml")
+    kwargs = dict(
+        tokens_dir=str(synthetic / "tokens"), citations=str(synthetic / "train.tsv"), valid_citations=str(synthetic / "valid.tsv"), progress=False
+    )
+    first_loss = {}
+    for name, lexical_dim, in_loss in (("plain", 0, False), ("off", 16, False), ("on", 16, True)):
+        model = dataclasses.replace(config.model, lexical_dim=lexical_dim)
+        t = dataclasses.replace(config.train, stages=("base",), loss="infonce", max_steps=1, evals_per_epoch=1, lexical_in_loss=in_loss)
+        train(dataclasses.replace(config, model=model, train=t), str(synthetic / "corpus"), str(synthetic / "graphs"), str(tmp_path / name), **kwargs)
+        first_loss[name] = json.loads((tmp_path / name / "base" / "log.jsonl").read_text().splitlines()[0])["loss"]
+    assert first_loss["off"] == first_loss["plain"]  # the channel off the loss: training is unchanged
+    assert abs(first_loss["on"] - first_loss["off"]) > 1e-4  # in the loss: the scores include the lexical cosine
+    assert load_model(tmp_path / "on" / "model").config.lexical_dim == 16
