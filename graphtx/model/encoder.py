@@ -81,7 +81,7 @@ class GraphEncoder(nn.Module):
         """GraphBatch → vectors (b, config.out_dim), or an EncoderOutput with ``return_details``.
 
         ``lexical``: append the lexical channel (graphtx.model.lexical), as ``encode`` does: (b, out_dim + lexical_dim).
-        Training leaves it off: the loss sees the graph vectors only."""
+        Training turns it on with ``train.lexical_in_loss`` (the loss then scores what FAISS searches)."""
         x = self.swem(batch.token_ids, batch.token_node, batch.node_type)  # (n, d)
         x = self.drop(self.ln_in(x))  # (n, d)
         attention, index = [], None

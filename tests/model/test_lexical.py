@@ -70,8 +70,8 @@ def test_encode_appends_the_channel_and_the_cosine_splits_by_the_weight():
     assert float(v[0] @ v[1]) == pytest.approx(want, abs=1e-5)
 
 
-def test_training_sees_the_graph_vectors_only():
-    """The channel changes nothing the loss sees: forward without ``lexical`` equals the same model without a channel."""
+def test_forward_without_lexical_is_the_graph_vector_alone():
+    """Forward without ``lexical`` (what ``train.lexical_in_loss: false`` trains on) equals the same model without a channel."""
     with_channel, without = _model(), GraphEncoder(tiny_config(vocab_size=VOCAB), seed=0).eval()
     batch = collate([snowthrower(), lamp()], HashTokenizer(VOCAB), with_channel.config.max_tokens_per_node)
     torch.testing.assert_close(with_channel(batch), without(batch), rtol=0, atol=0)
