@@ -98,7 +98,7 @@ def fit_ranker(
     source: PoolSource, judged: Judgements, cfg: RankConfig, model_fingerprint: str, seed: int = 0, progress: bool | None = None
 ) -> Ranker:
     """Convex weight (per ``cfg.norm``, or the best normalisation) and LightGBM models on ``judged``'s queries."""
-    from graphtx.rank.learned import fit_lambdarank
+    from graphtx.rank.learned import fit_bag
 
     t0 = time.time()
     groups_all = feature_names(cfg.groups)
@@ -117,14 +117,14 @@ def fit_ranker(
         "mean_pool_size": float(np.mean([len(g.gains) for g in groups])), "convex_trials": convex_trials,
     }  # fmt: skip
     features, boosters = {}, {}
-    booster, report["learned"] = fit_lambdarank(groups, groups_all, cfg, seed)
+    booster, report["learned"] = fit_bag(groups, groups_all, cfg, seed)
     features["learned"], boosters["learned"] = groups_all, booster
     if cfg.lexical_model:
         lexical_groups = tuple(g for g in cfg.groups if g not in GRAPH_GROUPS)
         names = feature_names(lexical_groups)
         keep = [groups_all.index(n) for n in names]
         lex = [Group(g.query, g.bm25, g.dense, g.gains, g.ideal, g.features[:, keep]) for g in groups]
-        booster, report["lexical"] = fit_lambdarank(lex, names, cfg, seed)
+        booster, report["lexical"] = fit_bag(lex, names, cfg, seed)
         features["lexical"], boosters["lexical"] = names, booster
     report["seconds"] = round(time.time() - t0, 1)
     return Ranker(model_fingerprint, cfg.depth, {"norm": norm, "weight": convex_trials[norm]["weight"]}, features, boosters, report)

@@ -23,6 +23,7 @@ class RankConfig:
     max_rounds: int = 300  # trees at most; early stopping on the held-out folds picks fewer
     early_stopping: int = 30  # rounds without a held-out nDCG gain before cross-validation stops
     folds: int = 5  # cross-validation folds, whole queries each
+    bag: int = 5  # LightGBM fits averaged, seeds seed .. seed + bag - 1 (each its own folds): steadier on ~10^3 queries (benchmarks/RESULTS.md)
     monotone: bool = True  # score rises with BM25 / cosine / matched terms, falls with their ranks
     date_dropout: float = 0.25  # share of training queries fitted without their year (a text query at search time has none)
 
@@ -35,7 +36,10 @@ class RankConfig:
         bad = [g for g in self.groups if g not in GROUPS]
         if bad or not self.groups:
             raise ValueError(f"rank.groups must be a non-empty subset of {tuple(GROUPS)}, got {self.groups}")
-        if min(self.depth, self.ndcg_k, self.min_data_in_leaf, self.max_rounds, self.early_stopping, *self.num_leaves_grid) < 1 or self.folds < 2:
-            raise ValueError("rank.depth, ndcg_k, min_data_in_leaf, max_rounds, early_stopping and num_leaves_grid must be >= 1, folds >= 2")
+        if (
+            min(self.depth, self.ndcg_k, self.min_data_in_leaf, self.max_rounds, self.early_stopping, self.bag, *self.num_leaves_grid) < 1
+            or self.folds < 2
+        ):
+            raise ValueError("rank.depth, ndcg_k, min_data_in_leaf, max_rounds, early_stopping, bag and num_leaves_grid must be >= 1, folds >= 2")
         if not 0 <= self.date_dropout < 1 or not 0 < self.feature_fraction <= 1 or self.learning_rate <= 0:
             raise ValueError("rank.date_dropout must be in [0, 1), feature_fraction in (0, 1], learning_rate > 0")

@@ -10,10 +10,14 @@ training queries do not support more freedom.
 Queries without a cited document in their pool teach lambdarank nothing and are left out of the fit
 (they are counted in the fit report).
 
+:func:`fit_bag` repeats the whole fit ``RankConfig.bag`` times with seeds ``seed, seed + 1, ...`` (each
+its own fold split, leaves and rounds) and averages the members' scores (:class:`BoosterBag`): on ~10^3
+queries one fit's choices vary from seed to seed, and the average is steadier (benchmarks/RESULTS.md).
+
 Example::
 
-    booster, report = fit_lambdarank(groups, names, RankConfig(), seed=0)
-    scores = booster.predict(features)            # (n,) for one pool
+    bag, report = fit_bag(groups, names, RankConfig(), seed=0)
+    scores = bag.predict(features)                # (n,) for one pool: the mean of the members' scores
 """
 
 from __future__ import annotations
@@ -39,6 +43,50 @@ RISING = {
     "late_z",
 }
 FALLING = {"bm25_log_rank", "dense_log_rank", "late_log_rank"}
+
+
+MEMBER_SEPARATOR = "\n### graphtx ranker: next bag member ###\n"  # between the members' LightGBM model texts in one file
+
+
+class BoosterBag:
+    """LightGBM boosters whose predictions are averaged; one member predicts exactly as its booster.
+
+    ``predict(x, pred_contrib=True)`` averages the members' per-feature contributions, which stay an exact
+    additive decomposition of the averaged score (graphtx/rank/explain.py)."""
+
+    def __init__(self, members: Sequence):
+        if not members:
+            raise ValueError("a ranker bag needs at least one LightGBM model")
+        self.members = list(members)
+
+    def predict(self, x: np.ndarray, **kwargs) -> np.ndarray:
+        """(n, F) -> (n,) mean score (or (n, F + 1) mean contributions with ``pred_contrib=True``)."""
+        return np.mean([np.asarray(m.predict(x, **kwargs), dtype=np.float64) for m in self.members], axis=0)
+
+    def model_to_string(self) -> str:
+        return MEMBER_SEPARATOR.join(m.model_to_string() for m in self.members)
+
+    @classmethod
+    def from_string(cls, text: str) -> BoosterBag:
+        """The members of a saved bag; a plain LightGBM model file (one member) reads as a bag of one."""
+        from graphtx.rank.store import lightgbm
+
+        lgb = lightgbm()
+        return cls([lgb.Booster(model_str=part) for part in text.split(MEMBER_SEPARATOR)])
+
+
+def fit_bag(groups: Sequence[Group], names: Sequence[str], cfg: RankConfig, seed: int = 0) -> tuple[BoosterBag, dict]:
+    """(BoosterBag of ``cfg.bag`` fits with seeds seed, seed + 1, ..., report): the first member's report, every
+    member's chosen leaves / rounds / cross-validated nDCG, and the gain importances averaged over the members."""
+    members, reports = [], []
+    for i in range(cfg.bag):
+        booster, report = fit_lambdarank(groups, names, cfg, seed + i)
+        members.append(booster)
+        reports.append(report)
+    report = dict(reports[0])
+    report["bag"] = [r["chosen"] for r in reports]
+    report["gain_importance"] = {n: round(float(np.mean([r["gain_importance"][n] for r in reports])), 4) for n in names}
+    return BoosterBag(members), report
 
 
 def monotone_constraints(names: Sequence[str]) -> list[int]:

@@ -4,8 +4,9 @@ A ranker directory (``MODEL/ranker`` by default, or ``INDEX/ranker``) holds
 
     ranker.json        model fingerprint, pool depth, convex weight and normalisation, the feature
                        names of each learned model, lightgbm version, the fit report, fingerprint
-    learned.txt        LightGBM model over every feature group (the default ranker)
-    lexical.txt        LightGBM model without graph features (BM25 + lexical + meta), the ablation
+    learned.txt        LightGBM models over every feature group (the default ranker): ``rank.bag`` members,
+                       their scores averaged (graphtx.rank.learned.BoosterBag; one member = a plain LightGBM file)
+    lexical.txt        the same without graph features (BM25 + lexical + meta), the ablation
 
 ``fingerprint`` = sha256 of the model fingerprint, the feature lists, the lightgbm version and the
 model files: a ranker is used only with the graph model it was fitted on and the lightgbm that
@@ -30,6 +31,7 @@ import numpy as np
 from graphtx.atomic import replacing
 from graphtx.rank.convex import convex_scores
 from graphtx.rank.features import LexicalStats, PoolInputs, pool_features
+from graphtx.rank.learned import BoosterBag
 
 RANKER_DIR = "ranker"
 META_FILE = "ranker.json"
@@ -66,7 +68,7 @@ class Ranker:
     depth: int  # pool: top ``depth`` of BM25 and of the dense model
     convex: dict  # {"norm", "weight"} (+ the fit's grid summary)
     features: dict = field(default_factory=dict)  # learned model name -> feature names
-    boosters: dict = field(default_factory=dict)  # learned model name -> lightgbm.Booster
+    boosters: dict = field(default_factory=dict)  # learned model name -> BoosterBag (or a lightgbm.Booster)
     report: dict = field(default_factory=dict)  # fit: citations, queries, cross-validation, importances
     directory: Path | None = None
 
@@ -151,7 +153,7 @@ def load_ranker(directory: str | Path, model_fingerprint: str) -> Ranker:
             if not path.is_file():
                 raise ValueError(f"ranker {directory} lacks {path.name}: fit it again with `graphtx rank-fit`")
             texts[kind] = path.read_text()
-            boosters[kind] = lgb.Booster(model_str=texts[kind])
+            boosters[kind] = BoosterBag.from_string(texts[kind])
     expected = ranker_fingerprint(meta["model_fingerprint"], {k: list(v) for k, v in features.items()}, meta["lightgbm"], texts)
     if expected != meta["fingerprint"]:
         raise ValueError(f"ranker {directory}: its files do not match its fingerprint (changed after `graphtx rank-fit`?); fit it again")
