@@ -239,9 +239,10 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
         + ")",
     ]
     for kind in ranker.boosters:
-        chosen = r[kind]["chosen"]
+        members = r[kind].get("bag", [r[kind]["chosen"]])  # each member's leaves, trees and cross-validated nDCG
         top = sorted(r[kind]["gain_importance"].items(), key=lambda kv: -kv[1])[:5]
-        lines.append(f"{kind}: {chosen['num_leaves']} leaves, {chosen['rounds']} trees, CV nDCG@{config.rank.ndcg_k} {chosen['cv_ndcg']:.3f}; "
+        lines.append(f"{kind}: {len(members)} LightGBM fit{'s' if len(members) > 1 else ''} averaged, leaves {'/'.join(str(m['num_leaves']) for m in members)}, "
+                     f"trees {'/'.join(str(m['rounds']) for m in members)}, CV nDCG@{config.rank.ndcg_k} {np.mean([m['cv_ndcg'] for m in members]):.3f}; "
                      f"top features {', '.join(f'{n} {v:.2f}' for n, v in top)}")  # fmt: skip
     lines.append(f"wrote {out}")
     return {"ranker": str(out), "convex": ranker.convex, "report": r}, lines

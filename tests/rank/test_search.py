@@ -88,3 +88,15 @@ def test_ranker_holdout_moves_whole_citing_documents():
     assert not held & kept and len(data.ranker) + len(data.train) == 600
     assert 0.2 < len(held) / 200 < 0.4 and len(data.ranker) == 3 * len(held)
     assert hold_out_for_ranker(PreparedData(train, [], [], []), 0.0, {}, seed=0).ranker == []
+
+
+def test_rank_fit_writes_a_bag_of_rank_bag_fits(fitted):
+    """The CLI's ranker holds rank.bag (default 5) LightGBM fits per kind, each reported, and reads back as that many members."""
+    from graphtx.rank.config import RankConfig
+    from graphtx.rank.store import load_ranker
+
+    bag = RankConfig().bag
+    meta = json.loads((fitted / "ranker" / "ranker.json").read_text())
+    assert len(meta["report"]["learned"]["bag"]) == bag and len(meta["report"]["lexical"]["bag"]) == bag
+    ranker = load_ranker(fitted / "ranker", meta["model_fingerprint"])
+    assert {kind: len(b.members) for kind, b in ranker.boosters.items()} == {"learned": bag, "lexical": bag}
