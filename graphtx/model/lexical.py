@@ -10,7 +10,7 @@ et al. 2009; inner products are kept in expectation, error about 1/sqrt(dim)) an
 
     v = [sqrt(1 - b) * g ; sqrt(b) * l]   so   cos(v_q, v_d) = (1 - b) cos(g_q, g_d) + b cos(l_q, l_d)
 
-with ``b = model.lexical_weight``. Nothing here is trained. With ``train.lexical_in_loss`` (the default) the
+with ``b = model.lexical_weight``. Nothing here is trained. With ``train.lexical_in_loss`` (configs/small.yaml) the
 loss scores this joined vector, so the graph part learns what the exact terms miss (a residual). The
 buckets and signs come from a fixed seed and are saved with the weights as buffers, so a model's
 vectors are the same on any machine. [PAD] (0) and [UNK] (1) carry no weight.

@@ -45,7 +45,9 @@ class TrainConfig:
     num_clusters: int = 32  # group_by=cluster: k of the k-means over documents
     negatives: str = "in_batch"  # in_batch | paecter (+ per anchor one cited-by-its-citations doc and one same-class doc)
     bm25_negatives: int = 0  # + per citing document its top-N BM25 hits that it does not cite (DPR's hard negatives; 0 = off)
-    lexical_in_loss: bool = True  # model.lexical_dim > 0: the loss scores the searched vector [graph ; lexical channel], so the graph part learns what exact terms miss (False: the graph part alone)
+    # model.lexical_dim > 0: the loss scores the searched vector [graph ; lexical channel], a residual to the exact terms
+    # (on in configs/small.yaml; off keeps older runs' loss: the graph part alone). The pretrain stage never uses it.
+    lexical_in_loss: bool = False
     # --- regularisation ---------------------------------------------------------------
     node_dropout_max: float = 0.2  # node dropout p(n) = max * n / (n + half): small graphs lose little
     node_dropout_half: int = 32  # graph size (nodes) at which p reaches half of node_dropout_max

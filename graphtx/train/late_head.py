@@ -52,7 +52,7 @@ class NodeCache:
         with torch.no_grad():
             for i in range(0, len(graphs), batch_size):
                 batch = collate(graphs[i : i + batch_size], tokenizer, model.config.max_tokens_per_node)
-                out = model(batch, return_details=True)  # one pass: node states and graph vectors
+                out = model(batch, return_details=True, lexical=True)  # one pass: node states and the searched vectors (channel included)
                 states.append(out.node_states.float())
                 vectors.append(out.vectors.float())
                 counts.append(batch.nodes_per_graph())

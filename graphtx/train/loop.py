@@ -209,7 +209,7 @@ class StageTrainer:
         late = self.model.late is not None and cfg.late_interaction_weight > 0
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=cfg.amp and ctx.device.type == "cuda"):
             out = (self.ddp or self.model)(gb, return_details=late, lexical=cfg.lexical_in_loss)
-            vectors = (out.vectors if late else out).float()  # (b + m, D)
+            vectors = (out.vectors if late else out).float()  # (b + m, D), D = out_dim (+ lexical_dim with lexical_in_loss)
         anchors, cands = vectors[: len(pairs)], vectors[len(pairs) :]  # (b, D), (m, D)
         offset = 0
         all_cand_docs = cand_docs

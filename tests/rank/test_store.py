@@ -104,6 +104,7 @@ def test_fit_bag_uses_consecutive_seeds_and_reports_every_member():
     assert len(bag.members) == 3 and len(report["bag"]) == 3
     x = groups[0].features
     singles = [fit_lambdarank(groups, names, cfg, seed)[0].predict(x) for seed in (7, 8, 9)]
+    assert not np.allclose(singles[0], singles[1])  # the seeds make different members
     np.testing.assert_allclose(bag.predict(x), np.mean(singles, axis=0))
     with pytest.raises(ValueError, match="bag"):
         RankConfig(bag=0)
