@@ -239,7 +239,7 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
         + ")",
     ]
     for kind in ranker.boosters:
-        members = r[kind].get("bag", [r[kind]["chosen"]])  # each member's leaves, trees and cross-validated nDCG
+        members = r[kind]["bag"]  # each member's leaves, trees and cross-validated nDCG
         top = sorted(r[kind]["gain_importance"].items(), key=lambda kv: -kv[1])[:5]
         lines.append(f"{kind}: {len(members)} LightGBM fit{'s' if len(members) > 1 else ''} averaged, leaves {'/'.join(str(m['num_leaves']) for m in members)}, "
                      f"trees {'/'.join(str(m['rounds']) for m in members)}, CV nDCG@{config.rank.ndcg_k} {np.mean([m['cv_ndcg'] for m in members]):.3f}; "

@@ -76,17 +76,17 @@ class BoosterBag:
 
 
 def fit_bag(groups: Sequence[Group], names: Sequence[str], cfg: RankConfig, seed: int = 0) -> tuple[BoosterBag, dict]:
-    """(BoosterBag of ``cfg.bag`` fits with seeds seed, seed + 1, ..., report): the first member's report, every
-    member's chosen leaves / rounds / cross-validated nDCG, and the gain importances averaged over the members."""
+    """(BoosterBag of ``cfg.bag`` fits with seeds seed, seed + 1, ..., report): the data counts all members share,
+    each member's chosen leaves / rounds / cross-validated nDCG and its trials, and the gain importances averaged."""
     members, reports = [], []
     for i in range(cfg.bag):
         booster, report = fit_lambdarank(groups, names, cfg, seed + i)
         members.append(booster)
         reports.append(report)
-    report = dict(reports[0])
-    report["bag"] = [r["chosen"] for r in reports]
-    report["gain_importance"] = {n: round(float(np.mean([r["gain_importance"][n] for r in reports])), 4) for n in names}
-    return BoosterBag(members), report
+    shared = {k: reports[0][k] for k in ("queries", "queries_fitted", "rows", "folds")}
+    bag = [r["chosen"] | {"trials": r["trials"]} for r in reports]
+    importance = {n: round(float(np.mean([r["gain_importance"][n] for r in reports])), 4) for n in names}
+    return BoosterBag(members), shared | {"bag": bag, "gain_importance": importance}
 
 
 def monotone_constraints(names: Sequence[str]) -> list[int]:
