@@ -59,8 +59,44 @@ def cmd_train(args, config) -> int:
         summary = train(**kwargs)
     if not summary:  # a non-main DDP rank
         return EXIT_OK
-    say(args, summary, summary_lines(summary, args.out))
+    lines = summary_lines(summary, args.out)
+    if not args.no_rank_fit:
+        ranker, ranker_lines = _fit_ranker_after_training(args, config)
+        if ranker is not None:
+            summary["ranker"] = ranker
+        lines += ranker_lines
+    say(args, summary, lines)
     return EXIT_OK
+
+
+def _fit_ranker_after_training(args, config) -> tuple[dict | None, list[str]]:
+    """``graphtx rank-fit --run OUT`` when training held queries out for it (train.ranker_holdout > 0), so the trained
+    model searches with the learned ranker without another command. (summary or None, printed lines)."""
+    import argparse
+    import importlib.util
+    from pathlib import Path
+
+    run = Path(args.out)
+    if not (run / "ranker_citations.tsv").is_file():
+        return None, []  # no held-out queries (train.ranker_holdout 0, or a corpus without citations)
+    if importlib.util.find_spec("lightgbm") is None:
+        return None, [f"ranker not fitted: the learned ranker needs lightgbm (pip install 'graphtx[rank]'), then "
+                      f"`graphtx rank-fit {args.corpus} --run {run} --graphs {args.graphs}`"]  # fmt: skip
+    from graphtx.eval.ranker import run_rank_fit
+    from graphtx.model.io import FINGERPRINT_FILE
+    from graphtx.rank.store import has_ranker, load_ranker
+
+    model_dir, ranker_dir = run / "model", run / "model" / "ranker"
+    if has_ranker(ranker_dir):
+        try:
+            fitted = load_ranker(ranker_dir, (model_dir / FINGERPRINT_FILE).read_text().strip())
+        except ValueError:
+            fitted = None  # fitted on another model (a resumed run trained further): fit anew
+        if fitted is not None and fitted.report.get("cutoff") == config.eval.cutoff:
+            return None, [f"ranker: {ranker_dir} already fitted on this model (graphtx rank-fit to fit it again)"]
+    rank_args = argparse.Namespace(corpus=args.corpus, run=str(run), model=None, graphs=args.graphs, citations=None, out=None, cutoff=None)
+    summary, lines = run_rank_fit(rank_args, config, progress=progress(args))
+    return summary, ["ranker (graphtx rank-fit on the held-out training queries):", *(f"  {line}" for line in lines)]
 
 
 def cmd_fit_late_head(args, config) -> int:
@@ -149,6 +185,11 @@ def add_parsers(sub) -> None:
     p.add_argument("--max-steps", type=at_least(0, "the step cap"), help="per stage, 0 = no cap (default: config)")
     p.add_argument("--seed", type=at_least(0, "the seed"), help="default: the config's seed")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda")
+    p.add_argument(
+        "--no-rank-fit",
+        action="store_true",
+        help="do not fit the learned ranker at the end (by default it is fitted on the queries train.ranker_holdout kept out, as `graphtx rank-fit --run`)",
+    )
     add_engine(p, "DDP over --ray-workers Ray Train workers, gloo on CPU, NCCL with --device cuda; the run directory on storage all workers see")
     p.add_argument("--ray-workers", type=at_least(1, "the number of Ray workers"), default=2, help="DDP workers with --engine ray (default 2)")
     add_common(p)

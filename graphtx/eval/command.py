@@ -37,7 +37,12 @@ def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = Fals
     g.add_argument("--candidate-vectors", help="vectors of the candidate graphs")
     g.add_argument("--model", help="model directory (`graphtx init-model` / `graphtx train`), with --graphs")
     g.add_argument("--graphs", help="graphs directory of `graphtx parse` (with --model or --index)")
-    g.add_argument("--query-kind", choices=list(GRAPH_KINDS), help="query graph kind with --model (default: config, first_claim)")
+    g.add_argument(
+        "--query-kind",
+        choices=list(GRAPH_KINDS),
+        help="query graph kind with --model or --index (default: config, first_claim; when most documents have no claims, "
+        "the candidate kind, as `graphtx search --id`, and the report says so)",
+    )
     g.add_argument(
         "--candidate-kind",
         choices=list(GRAPH_KINDS),
@@ -93,10 +98,24 @@ def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = Fals
             "first_claim as the query and claims,description as the candidate unless --query-fields/--candidate-fields",
         )
         p.add_argument("--gains", help="gain per citation category for nDCG, e.g. X=3,Y=2,A=1 (others: 1; 0 = not relevant); default binary")
+    if not paecter_only:
+        add_cutoff_argument(p)
     p.add_argument("--query-fields", help="text fields of a query for the text baselines, e.g. title,abstract (default: config)")
     p.add_argument("--candidate-fields", help="text fields of a candidate for the text baselines (default: config)")
     p.add_argument("--seed", type=at_least(0, "the seed"), help="PaECTER sampling seed (default: the config's seed)")
     p.add_argument("--out", help="results directory: results.json, per_query.csv, per_sample.csv, metric_vs_k.png, paecter_samples.json")
+
+
+def add_cutoff_argument(p: argparse.ArgumentParser, what: str = "every system of the run alike") -> None:
+    from graphtx.eval.cutoff import CUTOFFS
+
+    p.add_argument(
+        "--cutoff",
+        choices=CUTOFFS,
+        help=f"candidates a query may retrieve, for {what}: priority = published strictly before the query's priority date, its family "
+        "left out, as `graphtx search --id` (a year-only date counts as its last day); year = not after the query's year; none = every "
+        "document (the paper's protocol). Default: config eval.cutoff (priority)",
+    )
 
 
 def _csv(value: str | None) -> tuple[str, ...] | None:
@@ -139,9 +158,11 @@ def _graphtx_system(args, cfg):
     if args.model:
         if not args.graphs:
             raise ValueError("--model needs --graphs (a graphs directory of `graphtx parse`)")
-        return ModelSystem(args.model, args.graphs, cfg.query_kind, cfg.candidate_kind, cfg.batch_size, label=args.name or "")
+        return ModelSystem(args.model, args.graphs, cfg.query_kind, cfg.candidate_kind, cfg.batch_size, label=args.name or "",
+                           query_kind_fixed=args.query_kind is not None)  # fmt: skip
     if args.index:
-        return index_system(args.index, args.graphs, cfg.query_kind, args.candidate_kind, cfg.batch_size, label=args.name or "")
+        return index_system(args.index, args.graphs, cfg.query_kind, args.candidate_kind, cfg.batch_size, label=args.name or "",
+                            query_kind_fixed=args.query_kind is not None)  # fmt: skip
     if args.query_vectors:
         raise ValueError("--query-vectors needs --candidate-vectors")
     return None
@@ -241,14 +262,16 @@ def run_command(args, config, paecter_only: bool = False, progress: bool | None 
 
     cfg = with_overrides(
         config.eval, query_fields=_csv(args.query_fields), candidate_fields=_csv(args.candidate_fields),
-        query_kind=args.query_kind, candidate_kind=args.candidate_kind,
+        query_kind=args.query_kind, candidate_kind=args.candidate_kind, cutoff="none" if paecter_only else args.cutoff,
         recall_k=None if paecter_only else args.k, ndcg_k=None if paecter_only else args.ndcg_k, gains=None if paecter_only else _gains(args.gains),
         depth=None if paecter_only else max(config.eval.depth, args.k or 0, args.ndcg_k or 0),  # a deeper cut-off asked for: rank deeper
     )  # fmt: skip
     known_item = not paecter_only and args.known_item
     if known_item:  # a query finds itself: keep it among its candidates, read the texts the graphs come from
+        if args.cutoff not in (None, "none"):
+            raise ValueError(f"--known-item judges each document by itself, which no date cut-off lets through: drop --cutoff {args.cutoff}")
         cfg = with_overrides(
-            cfg, leave_out_self=False, query_fields=_csv(args.query_fields) or ("first_claim",),
+            cfg, leave_out_self=False, cutoff="none", query_fields=_csv(args.query_fields) or ("first_claim",),
             candidate_fields=_csv(args.candidate_fields) or ("claims", "description"),
         )  # fmt: skip
     seed = config.seed if args.seed is None else args.seed
@@ -284,4 +307,4 @@ def run_command(args, config, paecter_only: bool = False, progress: bool | None 
     return summary, lines, (3 if skipped else 0)
 
 
-__all__ = ["add_citation_arguments", "build_systems", "run_command"]
+__all__ = ["add_citation_arguments", "add_cutoff_argument", "build_systems", "run_command"]

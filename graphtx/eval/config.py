@@ -17,6 +17,7 @@ class EvalConfig:
     gains: tuple[tuple[str, float], ...] = ()  # (citation category, gain) for nDCG; a mapping in YAML; gain 0 = not relevant
     default_gain: float = 1.0  # gain of a category not in ``gains``: () and 1.0 = binary gain
     leave_out_self: bool = True  # a query is never a candidate of its own ranking
+    cutoff: str = "priority"  # candidates a query may retrieve: priority (as `graphtx search --id`), year (same year passes) or none (the paper's); graphtx/eval/cutoff.py
     query_fields: tuple[str, ...] = ("title", "abstract")  # text of a query for the text baselines, fields joined
     candidate_fields: tuple[str, ...] = ("title", "abstract")  # text of a candidate for the text baselines
     query_kind: str = "first_claim"  # graph kind a graphtx model encodes for a query (the paper: first claim)
@@ -67,6 +68,13 @@ class EvalConfig:
             raise ValueError("eval.tune_metric must be nDCG or Recall")
         if self.paecter_cited < 1 or min(self.paecter_hard, self.paecter_easy) < 0 or self.paecter_samples < 1 or self.paecter_cpc_chars < 1:
             raise ValueError("eval.paecter_cited, paecter_samples and paecter_cpc_chars must be >= 1, paecter_hard and paecter_easy >= 0")
+        from graphtx.eval.cutoff import check_cutoff
+
+        check_cutoff(self.cutoff)
+        if not self.leave_out_self and self.cutoff != "none":
+            raise ValueError(
+                f"eval.leave_out_self false (a query may find itself) needs eval.cutoff none: the {self.cutoff} cut-off leaves the query out"
+            )
         if self.minilm_dtype not in ("bfloat16", "float32"):
             raise ValueError("eval.minilm_dtype must be bfloat16 or float32")
 

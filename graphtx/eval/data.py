@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections import Counter, defaultdict
@@ -66,12 +67,30 @@ class EvalCorpus:
     codes: tuple[tuple[str, ...], ...]  # CPC codes of each document (IPC where it has no CPC)
     dates: tuple[str, ...] = ()  # publication date or year of each document ("" unknown; () none known)
     source: str = ""
+    priority: tuple[str, ...] = ()  # priority date of each document ("" unknown; () none known)
+    families: tuple[str, ...] = ()  # family key of each document (family_id, else the id without kind code; () = the ids')
+    cutoff_policy: str = "none"  # which candidates a query may retrieve (graphtx/eval/cutoff.py): none, priority, year
     position: dict = field(default_factory=dict, repr=False)  # id -> row
+    cutoff: object = field(default=None, repr=False)  # CandidateCutoff of cutoff_policy over these documents
 
     def __post_init__(self) -> None:
+        from graphtx.corpus.codes import id_key
+        from graphtx.eval.cutoff import CandidateCutoff
+
         if list(self.ids) != sorted(set(self.ids)):
             raise ValueError("EvalCorpus ids must be unique and sorted")
         object.__setattr__(self, "position", {d: i for i, d in enumerate(self.ids)})
+        families = self.families or tuple(id_key(d) for d in self.ids)
+        dates = self.dates or ("",) * len(self.ids)
+        object.__setattr__(self, "cutoff", CandidateCutoff.build(self.cutoff_policy, dates, self.priority or ("",) * len(self.ids), families))
+
+    def candidate_mask(self, rows: np.ndarray) -> np.ndarray | None:
+        """(q, c) bool: the candidates each query row may retrieve under the cut-off; None: every document but the query."""
+        return self.cutoff.mask(rows)
+
+    def with_cutoff(self, policy: str) -> EvalCorpus:
+        """The same documents under another cut-off policy."""
+        return self if policy == self.cutoff_policy else dataclasses.replace(self, cutoff_policy=policy)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -94,6 +113,8 @@ class EvalCorpus:
 
     @classmethod
     def from_documents(cls, docs: Iterable[PatentDocument], cfg: EvalConfig = EvalConfig(), source: str = "") -> EvalCorpus:
+        from graphtx.corpus.codes import id_key
+
         by_id: dict[str, PatentDocument] = {}
         for doc in docs:
             if doc.id in by_id:
@@ -109,6 +130,9 @@ class EvalCorpus:
             codes=tuple(tuple(by_id[d].cpc or by_id[d].ipc) for d in ids),
             dates=tuple(by_id[d].date or "" for d in ids),
             source=source,
+            priority=tuple(by_id[d].priority_date or "" for d in ids),
+            families=tuple(by_id[d].family_id or id_key(d) for d in ids),
+            cutoff_policy=cfg.cutoff,
         )
 
     @classmethod
@@ -125,7 +149,7 @@ def iter_raw_documents(path: str | Path) -> Iterable[PatentDocument]:
     """Documents of a JSON-lines file, texts exactly as given (no ingest normalisation).
 
     Fields: ``id``; any of ``title``, ``abstract``, ``description``, ``claims`` (a string, or a list
-    of strings whose first is the first claim), ``date`` (or ``year``) and ``cpc`` / ``ipc`` (a list, or one string split
+    of strings whose first is the first claim), ``date`` (or ``year``), ``priority_date``, ``family_id`` and ``cpc`` / ``ipc`` (a list, or one string split
     at ``;`` and ``,``). Published baseline numbers are computed on such raw text: ``graphtx ingest``
     resolves HTML entities (``&gt;`` -> ``>``) and collapses whitespace, which changes a lexical
     baseline's tokens in a few documents (7 of the 3,603 EV-battery abstracts).
@@ -149,6 +173,7 @@ def iter_raw_documents(path: str | Path) -> Iterable[PatentDocument]:
                 id=doc_id, source="jsonl", source_file=str(path), title=str(row.get("title") or ""), abstract=str(row.get("abstract") or ""),
                 claims=tuple(Claim(i + 1, c, i == 0) for i, c in enumerate(claims)), description=str(row.get("description") or ""),
                 cpc=codes["cpc"], ipc=codes["ipc"], date=str(row.get("date") or row.get("year") or "").strip(),
+                priority_date=str(row.get("priority_date") or "").strip(), family_id=str(row.get("family_id") or "").strip(),
             )  # fmt: skip
 
 

@@ -69,16 +69,20 @@ class FusionSystem(System):
         return self
 
     def scores(self, rows: np.ndarray) -> np.ndarray:
+        from graphtx.eval.cutoff import apply_cutoff
+
         fused = np.zeros((len(rows), len(self.corpus)), dtype=np.float64)  # (q, c)
+        mask = self.corpus.candidate_mask(rows)  # (q, c) bool or None: the evaluation's cut-off
         for member, weight in zip(self.members, self.weights):
-            s = np.array(member.scores(rows), dtype=np.float64)  # (q, c)
+            s = apply_cutoff(np.array(member.scores(rows), dtype=np.float64), mask)  # (q, c); cut-off candidates -inf
             if self.leave_out_self:
                 s[np.arange(len(rows)), rows] = -np.inf  # the query is no candidate: it takes no rank
             ranks = ranks_by_row(s)  # (q, c)
-            fused += np.where(ranks <= self.depth, weight / (self.rrf_k + ranks), 0.0)
+            contributes = ranks <= self.depth if mask is None else (ranks <= self.depth) & mask  # a cut-off candidate takes no rank
+            fused += np.where(contributes, weight / (self.rrf_k + ranks), 0.0)
         if self.leave_out_self:
             fused[np.arange(len(rows)), rows] = -np.inf
-        return fused
+        return apply_cutoff(fused, mask)
 
     def info(self) -> dict:
         return {"members": [m.label for m in self.members], "weights": self.weights, "rrf_k": self.rrf_k, "depth": self.depth}

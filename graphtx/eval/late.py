@@ -130,7 +130,9 @@ class LateRerankSystem(System):
     def scores(self, rows: np.ndarray) -> np.ndarray:
         import time
 
-        first = np.array(self.first.scores(rows), dtype=np.float64)  # (q, c)
+        from graphtx.eval.cutoff import apply_cutoff
+
+        first = apply_cutoff(np.array(self.first.scores(rows), dtype=np.float64), self.corpus.candidate_mask(rows))  # (q, c); cut-off -inf
         if self.leave_out_self:
             first[np.arange(len(rows)), rows] = -np.inf
         ranks = ranks_by_row(first)  # (q, c) 1-based

@@ -68,17 +68,24 @@ def _chunks(rows: np.ndarray, size: int) -> Iterable[np.ndarray]:
 
 
 def rank_queries(system: System, corpus: EvalCorpus, judged: Judgements, cfg: EvalConfig) -> tuple[dict, dict]:
-    """(rankings {query: top ``depth`` ids}, cited ranks {query: {cited: exact rank}})."""
+    """(rankings {query: top ``depth`` ids}, cited ranks {query: {cited: exact rank, inf when the cut-off removes it}}).
+
+    Only the candidates the corpus's cut-off lets through are ranked (:mod:`graphtx.eval.cutoff`).
+    """
     rankings, cited_ranks = {}, {}
     rows = corpus.rows(judged.query_ids)
     for chunk in _chunks(rows, cfg.query_chunk):
         scores = system.scores(chunk)  # (q', c)
-        for row, s in zip(chunk, scores):
+        masks = corpus.candidate_mask(chunk)  # (q', c) bool or None
+        for i, (row, s) in enumerate(zip(chunk, scores)):
             query = corpus.ids[row]
             exclude = int(row) if cfg.leave_out_self else None
-            rankings[query] = [corpus.ids[i] for i in top_k(s, cfg.depth, exclude)]
+            allowed = None if masks is None else masks[i]
+            rankings[query] = [corpus.ids[i] for i in top_k(s, cfg.depth, exclude, allowed)]
             cited = list(judged.relevant[query])
-            cited_ranks[query] = dict(zip(cited, ranks_of(s, corpus.rows(cited), exclude).tolist()))
+            reachable = [d for d in cited if allowed is None or allowed[corpus.position[d]]]
+            ranks = dict(zip(reachable, ranks_of(s, corpus.rows(reachable), exclude, allowed).tolist()))
+            cited_ranks[query] = {d: ranks.get(d, math.inf) for d in cited}
     return rankings, cited_ranks
 
 
@@ -104,6 +111,9 @@ def evaluate_retrieval(
     """Score a fitted system on every judged query (see the module docstring)."""
     if not judged.relevant:
         raise ValueError("no query has a relevant document in the corpus: nothing to evaluate")
+    if corpus.cutoff_policy != cfg.cutoff:
+        raise ValueError(f"the corpus was loaded under the {corpus.cutoff_policy} cut-off, the evaluation asks for {cfg.cutoff}: "
+                         "load it with this config (EvalCorpus.load(path, cfg)) or corpus.with_cutoff(cfg.cutoff)")  # fmt: skip
     started = time.time()
     rankings, cited_ranks = rank_queries(system, corpus, judged, cfg)
     metrics = aggregate_metrics(rankings, judged.relevant, cfg.recall_k, cfg.ndcg_k, cfg.mrr_k, cfg.recall_ks, cfg.depth)
@@ -115,7 +125,7 @@ def evaluate_retrieval(
         metrics=metrics,
         queries=len(rankings),
         pairs=judged.pairs,
-        candidates=len(corpus) - int(cfg.leave_out_self),
+        candidates=len(corpus) - int(cfg.leave_out_self),  # before the cut-off (which lets a different number through per query)
         per_query=rows,
         curves=metric_curves(cited_ranks, judged.relevant, ks),
         seconds=round(time.time() - started, 2),
@@ -128,13 +138,14 @@ def per_query_rows(rankings: Mapping, cited_ranks: Mapping, relevant: Mapping, c
     for q, ranking in rankings.items():
         m = per_query_metrics(ranking, relevant[q], cfg.recall_k, cfg.ndcg_k, cfg.mrr_k, cfg.recall_ks, cfg.depth)
         ranks = cited_ranks[q]
+        first = min(ranks.values())
         rows.append({
             "query": q,
             "relevant": int(m.pop("relevant")),
-            "first_relevant_rank": min(ranks.values()),
+            "first_relevant_rank": first if math.isfinite(first) else "",  # "": every cited document removed by the cut-off
             **m,
             f"top{top}": " ".join(ranking[:top]),
-            "cited_ranks": " ".join(f"{d}:{r}" for d, r in sorted(ranks.items(), key=lambda x: (x[1], x[0]))),
+            "cited_ranks": " ".join(f"{d}:{r if math.isfinite(r) else '-'}" for d, r in sorted(ranks.items(), key=lambda x: (x[1], x[0]))),
         })  # fmt: skip
     return rows
 

@@ -52,8 +52,12 @@ class PoolSource:
         self.query_terms = [self.stats.term_ids(t) for t in query_tokens]
 
     def scores(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """(bm25 (q, c), dense (q, c) or None)."""
-        return self.bm25.scores(rows), None if self.dense is None else np.asarray(self.dense.scores(rows), dtype=np.float64)
+        """(bm25 (q, c), dense (q, c) or None); the candidates the corpus's cut-off rules out -inf, so no pool takes them."""
+        from graphtx.eval.cutoff import apply_cutoff
+
+        mask = self.corpus.candidate_mask(rows)  # (q, c) bool or None
+        bm25 = apply_cutoff(self.bm25.scores(rows), mask)
+        return bm25, None if self.dense is None else apply_cutoff(np.asarray(self.dense.scores(rows), dtype=np.float64), mask)
 
     def pool_inputs(
         self, row: int, bm25_row: np.ndarray, dense_row: np.ndarray | None, depth: int, exclude_self: bool = True, year: bool = True
@@ -71,7 +75,7 @@ class PoolSource:
 
 def training_groups(source: PoolSource, judged: Judgements, depth: int, names: Sequence[str], date_dropout: float = 0.0, seed: int = 0,
                     chunk: int = 256, progress: bool | None = None) -> list[Group]:  # fmt: skip
-    """One :class:`Group` per judged query: pool scores, gains, ideal gains, features (``names``)."""
+    """One :class:`Group` per judged query with a non-empty pool: pool scores, gains, ideal gains, features (``names``)."""
     from tqdm import tqdm
 
     from graphtx.rank.features import pool_features
@@ -86,6 +90,8 @@ def training_groups(source: PoolSource, judged: Judgements, depth: int, names: S
         for i, row in enumerate(part):
             q = queries[start + i]
             inputs = source.pool_inputs(int(row), bm25[i], None if dense is None else dense[i], depth, year=not no_year[start + i])
+            if not len(inputs.candidates):  # the cut-off leaves this query nothing to rank (nothing earlier in the set)
+                continue
             rel = judged.relevant[q]
             gains = np.array([rel.get(source.corpus.ids[int(r)], 0.0) for r in inputs.candidates], dtype=np.float64)
             ideal = np.array(sorted(rel.values(), reverse=True), dtype=np.float64)
@@ -101,7 +107,7 @@ def fit_ranker(
     from graphtx.rank.learned import fit_bag
 
     t0 = time.time()
-    groups_all = feature_names(cfg.groups)
+    groups_all = feature_names(cfg.groups, cfg.drop_features)
     if source.dense is None:
         raise ValueError("rank-fit needs a graph model (--model or --run): the rankers combine it with BM25")
     groups = training_groups(source, judged, cfg.depth, groups_all, cfg.date_dropout, seed, progress=progress)
@@ -113,7 +119,7 @@ def fit_ranker(
     norm = max(norms, key=lambda n: convex_trials[n]["train_ndcg"])
     pooled = sum(int((g.gains > 0).sum()) for g in groups)
     report = {
-        "queries": len(groups), "pairs": judged.pairs, "pairs_in_pool": pooled, "pool_recall": pooled / max(judged.pairs, 1),
+        "queries": len(groups), "queries_without_pool": len(judged.relevant) - len(groups), "pairs": judged.pairs, "pairs_in_pool": pooled, "pool_recall": pooled / max(judged.pairs, 1),
         "mean_pool_size": float(np.mean([len(g.gains) for g in groups])), "convex_trials": convex_trials,
     }  # fmt: skip
     features, boosters = {}, {}
@@ -121,7 +127,7 @@ def fit_ranker(
     features["learned"], boosters["learned"] = groups_all, booster
     if cfg.lexical_model:
         lexical_groups = tuple(g for g in cfg.groups if g not in GRAPH_GROUPS)
-        names = feature_names(lexical_groups)
+        names = feature_names(lexical_groups, cfg.drop_features)
         keep = [groups_all.index(n) for n in names]
         lex = [Group(g.query, g.bm25, g.dense, g.gains, g.ideal, g.features[:, keep]) for g in groups]
         booster, report["lexical"] = fit_bag(lex, names, cfg, seed)
@@ -164,17 +170,25 @@ class RankerSystem(System):
         for i, row in enumerate(rows):
             inputs = self.source.pool_inputs(int(row), bm25[i], dense[i], self.ranker.depth, self.leave_out_self)
             s = self.ranker.score(self.kind, inputs, self.source.stats)  # (n,)
-            top = bm25[i].max()
+            top = bm25[i].max()  # -inf when the cut-off leaves nothing
             base = (s.min() if len(s) else 0.0) - 2.0
-            out[i] = base + (bm25[i] / top if top > 0 else 0.0)  # after the pool, by BM25 (in [base, base + 1])
+            out[i] = base + (
+                bm25[i] / top if top > 0 else np.where(np.isfinite(bm25[i]), 0.0, -np.inf)
+            )  # after the pool, by BM25 (in [base, base + 1])
             out[i, inputs.candidates] = s
             if self.leave_out_self:
                 out[i, row] = -np.inf
         return out
 
     def info(self) -> dict:
-        return {"ranker": str(self.ranker.directory), "kind": self.kind, "depth": self.ranker.depth, "convex": self.ranker.convex,
-                "features": list(self.ranker.features.get(self.kind, ())), "members": [self.dense.label, self.bm25.label]}  # fmt: skip
+        fitted = self.ranker.report.get("cutoff", "none")  # rankers fitted before the cut-off existed saw every document
+        note = (
+            {}
+            if fitted == self.corpus.cutoff_policy
+            else {"cutoff_note": f"fitted on pools cut as {fitted}, evaluated under {self.corpus.cutoff_policy}"}
+        )
+        return {"ranker": str(self.ranker.directory), "kind": self.kind, "depth": self.ranker.depth, "convex": self.ranker.convex, "fitted_cutoff": fitted,
+                "features": list(self.ranker.features.get(self.kind, ())), "members": [self.dense.label, self.bm25.label], **note}  # fmt: skip
 
 
 # --- graphtx rank-fit ------------------------------------------------------------------
@@ -189,6 +203,9 @@ def add_rank_fit_arguments(p) -> None:
     p.add_argument("--graphs", required=True, help="graphs directory of `graphtx parse`")
     p.add_argument("--citations", nargs="+", help="training citations to fit on (default: RUN/ranker_citations.tsv); never validation citations")
     p.add_argument("--out", help="ranker directory to write (default: MODEL/ranker)")
+    from graphtx.eval.command import add_cutoff_argument
+
+    add_cutoff_argument(p, "the pools the ranker is fitted on (fit it under the protocol it is used with)")
 
 
 def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list[str]]:
@@ -210,7 +227,9 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
                 f"no --citations, and {held or 'no --run'} holds no ranker_citations.tsv: train with train.ranker_holdout > 0, or pass --citations"
             )
         citations = [held]
-    cfg: EvalConfig = config.eval
+    from graphtx.from_dict import with_overrides
+
+    cfg: EvalConfig = with_overrides(config.eval, cutoff=getattr(args, "cutoff", None))
     corpus = EvalCorpus.load(args.corpus, cfg)
     pairs = [c for f in citations for c in read_citations(f)]
     judged = judgements(pairs, corpus, cfg)
@@ -224,14 +243,18 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
             raise ValueError(
                 f"{len(overlap)} of the fit's queries are validation queries of {run} (e.g. {sorted(overlap)[0]}): fit on training citations only"
             )
-    dense = ModelSystem(model_dir, args.graphs, cfg.query_kind, cfg.candidate_kind, cfg.batch_size)
+    dense = ModelSystem(model_dir, args.graphs, cfg.query_kind, cfg.candidate_kind, cfg.batch_size, query_kind_fixed=False)  # as eval citations
     source = PoolSource(corpus, BM25System.from_config(cfg), dense)
     ranker = fit_ranker(source, judged, config.rank, dense.fingerprint, seed=config.seed, progress=progress)
     ranker.report["citations"] = [str(c) for c in citations]
+    ranker.report["cutoff"] = cfg.cutoff  # the pools were cut as eval.cutoff says (graphtx/eval/cutoff.py)
+    ranker.report["query_kind"] = dense.query_kind
     ranker.report["model"] = str(model_dir)
     out = ranker.save(Path(args.out) if args.out else model_dir / "ranker")
     r = ranker.report
     lines = [
+        f"pools cut as --cutoff {cfg.cutoff}: {corpus.cutoff.describe()}",
+        *([f"note: {dense.query_kind_note}"] if dense.query_kind_note else []),
         f"fitted on {r['queries']} queries ({r['pairs']} pairs, {r['pool_recall']:.1%} of them in the pools of ~{r['mean_pool_size']:.0f} candidates)",
         f"convex: {ranker.convex['norm']} normalisation, BM25 weight {ranker.convex['weight']:g} "
         + "("

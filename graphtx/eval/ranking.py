@@ -7,7 +7,9 @@ has score ``-inf`` and ranks after every scored candidate, ties again by id. ``n
 ``top_k`` gives the ranking's head (what the metrics read); ``ranks_of`` gives the exact 1-based
 rank of any candidate, found or not in the head (first relevant rank, metric-vs-k curves,
 per-query error analysis). Both follow one order, so ``ranks_of(top_k(...)) == 1, 2, 3, ...``.
-Ids are sorted in an EvalCorpus, so "smaller id" is "smaller column".
+Ids are sorted in an EvalCorpus, so "smaller id" is "smaller column". A column the evaluation's
+cut-off rules out (``allowed`` False, :mod:`graphtx.eval.cutoff`) is no candidate: it is neither
+ranked nor counted.
 """
 
 from __future__ import annotations
@@ -24,20 +26,24 @@ def _check(scores: np.ndarray) -> np.ndarray:
     return scores
 
 
-def top_k(scores: np.ndarray, k: int, exclude: int | None = None) -> np.ndarray:
-    """Columns of the ``k`` best candidates (score desc, column asc), ``exclude`` left out.
+def top_k(scores: np.ndarray, k: int, exclude: int | None = None, allowed: np.ndarray | None = None) -> np.ndarray:
+    """Columns of the ``k`` best candidates (score desc, column asc), ``exclude`` left out, and every
+    column ``allowed`` (c,) bool rules out (the evaluation's cut-off: they are no candidates at all).
 
     scores: (c,) over columns in id order.
     """
     scores = _check(scores)
-    n = len(scores) - (exclude is not None)
+    if exclude is not None or allowed is not None:
+        scores = scores.copy()
+        if allowed is not None:
+            scores[~np.asarray(allowed, dtype=bool)] = np.nan  # sorts last below; never compared as a score
+        if exclude is not None:
+            scores[exclude] = np.nan
+    valid = ~np.isnan(scores)
+    n = int(valid.sum())
     k = min(k, n)
     if k <= 0:
         return np.zeros(0, dtype=np.int64)
-    if exclude is not None:
-        scores = scores.copy()
-        scores[exclude] = np.nan  # sorts last below; never compared as a score
-    valid = ~np.isnan(scores)
     filled = np.where(valid, scores, -np.inf)
     if k < n:
         cut = np.partition(-filled[valid], k - 1)[k - 1]  # -(k-th largest score)
@@ -48,18 +54,18 @@ def top_k(scores: np.ndarray, k: int, exclude: int | None = None) -> np.ndarray:
     return order[:k]
 
 
-def ranks_of(scores: np.ndarray, columns: np.ndarray, exclude: int | None = None) -> np.ndarray:
-    """Exact 1-based ranks of ``columns`` under :func:`top_k`'s order (``exclude`` not counted)."""
+def ranks_of(scores: np.ndarray, columns: np.ndarray, exclude: int | None = None, allowed: np.ndarray | None = None) -> np.ndarray:
+    """Exact 1-based ranks of ``columns`` under :func:`top_k`'s order (``exclude`` and what ``allowed`` rules out not counted)."""
     scores = _check(scores)
     columns = np.asarray(columns, dtype=np.int64)
     out = np.empty(len(columns), dtype=np.int64)
-    keep = np.ones(len(scores), dtype=bool)
+    keep = np.ones(len(scores), dtype=bool) if allowed is None else np.asarray(allowed, dtype=bool).copy()
     if exclude is not None:
         keep[exclude] = False
     idx = np.arange(len(scores))
     for j, c in enumerate(columns):
-        if exclude is not None and c == exclude:
-            raise ValueError("the excluded column has no rank")
+        if not keep[c]:
+            raise ValueError("an excluded column has no rank")
         s = scores[c]
         ahead = keep & ((scores > s) | ((scores == s) & (idx < c)))
         out[j] = int(ahead.sum()) + 1

@@ -66,6 +66,18 @@ def bootstrap_table(results: Sequence, recall_k: int, ndcg_k: int, reference: st
     return lines
 
 
+def cutoff_line(citations: dict) -> str:
+    """The cut-off every system ranked under, and how many judged pairs it makes unreachable."""
+    from graphtx.eval.cutoff import DESCRIPTIONS
+
+    policy = citations.get("cutoff", "none")
+    line = f"cut-off: {DESCRIPTIONS[policy]}"
+    unreachable = citations.get("pairs_unreachable", 0)
+    if unreachable:
+        line += f"; {unreachable} of {citations['pairs_scored']} judged pairs cite a document it removes (scored as misses by every system)"
+    return line + ("; PaECTER samples keep their 30 candidates" if policy != "none" and citations.get("paecter") else "")
+
+
 def format_report(report) -> list[str]:
     """The text ``graphtx eval citations`` prints: what was evaluated, then one table per protocol."""
     from graphtx.eval.protocols import paecter_metric_names
@@ -78,12 +90,15 @@ def format_report(report) -> list[str]:
         f"citations {', '.join(c['files'])}: {c['pairs_read']} pairs read, {c['pairs_scored']} scored over {c['queries']} queries; not scored: {skipped}",
         f"gain: {'binary' if not cfg.gains else ', '.join(f'{k}={v:g}' for k, v in cfg.gains)}" + (f" (others {cfg.default_gain:g})" if cfg.gains else "")
         + f"; ties broken by id; query {'left out of' if cfg.leave_out_self else 'kept in'} its own ranking",
+        cutoff_line(c),
     ]  # fmt: skip
+    lines += [f"note: {s['label']}: {s['info'][k]}" for s in report.systems for k in ("query_kind_note", "cutoff_note") if s["info"].get(k)]
     if report.retrieval:
         r0 = report.retrieval[0]
         lines += [
             "",
-            f"Citation retrieval: {r0.queries} queries, {r0.pairs} (query, cited) pairs, {r0.candidates} candidates per query",
+            f"Citation retrieval: {r0.queries} queries, {r0.pairs} (query, cited) pairs, {r0.candidates} candidates per query"
+            + (f" before the {cfg.cutoff} cut-off" if cfg.cutoff != "none" else ""),
             f"(Recall@{cfg.recall_k} over pairs, nDCG@{cfg.ndcg_k} mean over queries: the paper's; MAP (AP@{cfg.depth}), MRR@{cfg.mrr_k}, "
             f"R@k means over queries: trec_eval's; in parentheses: ratio to BM25)",
             "",

@@ -27,6 +27,7 @@ from graphtx.corpus.citations import read_citations
 from graphtx.eval import PROTOCOLS
 from graphtx.eval.baselines import BM25System
 from graphtx.eval.config import EvalConfig
+from graphtx.eval.cutoff import unreachable_pairs
 from graphtx.eval.data import EvalCorpus, Judgements, citation_graph, judgements
 from graphtx.eval.protocols import (
     PaecterResult,
@@ -132,7 +133,7 @@ def evaluate_citations(
     if bad or not protocols:
         raise ValueError(f"unknown protocol(s) {', '.join(sorted(bad))}; known: {', '.join(PROTOCOLS)}")
     started = time.time()
-    corpus = corpus if isinstance(corpus, EvalCorpus) else EvalCorpus.load(corpus, cfg)
+    corpus = (corpus if isinstance(corpus, EvalCorpus) else EvalCorpus.load(corpus, cfg)).with_cutoff(cfg.cutoff)
     files = [citations] if isinstance(citations, (str, Path)) else list(citations)
     pairs = [c for f in files for c in read_citations(f)]
     judged = judgements(pairs, corpus, cfg)
@@ -144,7 +145,9 @@ def evaluate_citations(
         config=cfg,
         corpus={"source": corpus.source, "documents": len(corpus), "query_fields": list(cfg.query_fields), "candidate_fields": list(cfg.candidate_fields)},
         citations={"files": [str(f) for f in files], "pairs_read": len(pairs), "pairs_scored": judged.pairs, "queries": len(judged.relevant),
-                   "skipped": judged.skipped, "gains": dict(cfg.gains) or "binary", "default_gain": cfg.default_gain},
+                   "skipped": judged.skipped, "gains": dict(cfg.gains) or "binary", "default_gain": cfg.default_gain,
+                   "cutoff": cfg.cutoff, "cutoff_rule": corpus.cutoff.describe(),
+                   "pairs_unreachable": unreachable_pairs(corpus.cutoff, judged.relevant, corpus.position), "paecter": "paecter" in protocols},
     )  # fmt: skip
 
     systems = list(systems)

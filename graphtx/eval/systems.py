@@ -19,6 +19,7 @@ The text baselines are in :mod:`graphtx.eval.baselines`.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -154,15 +155,40 @@ class ModelSystem(DenseSystem):
         candidate_kind: str = "description",
         batch_size: int = 64,
         label: str = "",
+        query_kind_fixed: bool = True,
     ):
+        """``query_kind_fixed`` False: when most documents have no claims, so that their claim-kind query graphs come
+        from a fallback text (the abstract), query with ``candidate_kind``, the kind ``graphtx search --id`` uses."""
         super().__init__()
         self.model_dir, self.graphs_dir = Path(model_dir), Path(graphs_dir)
         for what, path in (("model", self.model_dir), ("graphs", self.graphs_dir)):
             if not path.is_dir():
                 raise FileNotFoundError(f"{what} directory {path} does not exist")
         self.query_kind, self.candidate_kind, self.batch_size = query_kind, candidate_kind, batch_size
+        self.fixed_label, self.query_kind_fixed = label, query_kind_fixed
         self.label = label or f"graphtx ({self.model_dir.name}; {query_kind} -> {candidate_kind})"
         self.fingerprint = ""
+        self.query_kind_note = ""
+
+    def _choose_query_kind(self, corpus: EvalCorpus) -> None:
+        """Count the query graphs built from a fallback text; switch to the candidate kind when most are (unless fixed)."""
+        from graphtx.graphs.parse import CLAIM_KINDS, FALLBACK_SOURCES, text_sources
+
+        if self.query_kind not in CLAIM_KINDS or self.query_kind == self.candidate_kind:
+            return
+        sources = text_sources(self.graphs_dir, self.query_kind)
+        present = [sources[d] for d in corpus.ids if d in sources]
+        fallback = Counter(s for s in present if s in FALLBACK_SOURCES)
+        if not fallback:
+            return
+        n = sum(fallback.values())
+        what = f"{n} of {len(present)} {self.query_kind} query graphs come from a fallback text ({', '.join(f'{k} {v}' for k, v in fallback.most_common())}): those documents have no claims"
+        if n * 2 > len(present) and not self.query_kind_fixed:
+            self.query_kind_note = f"{what}; queried with {self.candidate_kind} graphs instead, as `graphtx search --id` does (--query-kind {self.query_kind} keeps the claim kind)"
+            self.query_kind = self.candidate_kind
+            self.label = self.fixed_label or f"graphtx ({self.model_dir.name}; {self.query_kind} -> {self.candidate_kind})"
+        else:
+            self.query_kind_note = what
 
     def _encode(self, model, tokenizer, kind: str, ids: set[str] | None) -> tuple[list[str], np.ndarray]:
         from graphtx.graphs.parse import iter_graphs
@@ -187,6 +213,7 @@ class ModelSystem(DenseSystem):
         super().fit(corpus)
         model, tokenizer = self._load()
         self.fingerprint = fingerprint(model, tokenizer=tokenizer)  # as the model directory and an index record it
+        self._choose_query_kind(corpus)
         wanted = set(corpus.ids)
         with torch.inference_mode():
             cand = vectors_by_id(*self._encode(model, tokenizer, self.candidate_kind, wanted), corpus, f"{self.candidate_kind} graphs")
@@ -200,7 +227,8 @@ class ModelSystem(DenseSystem):
 
     def info(self) -> dict:
         return {"model": str(self.model_dir), "graphs": str(self.graphs_dir), "model_fingerprint": self.fingerprint,
-                "query_kind": self.query_kind, "candidate_kind": self.candidate_kind, **self.coverage()}  # fmt: skip
+                "query_kind": self.query_kind, "candidate_kind": self.candidate_kind, **self.coverage(),
+                **({"query_kind_note": self.query_kind_note} if self.query_kind_note else {})}  # fmt: skip
 
 
 # --- HOOK: graphtx index directory ---------------------------------------------------
@@ -213,6 +241,7 @@ def index_system(
     candidate_kind: str | None = None,
     batch_size: int = 64,
     label: str = "",
+    query_kind_fixed: bool = True,
 ) -> System:
     """HOOK (graphtx.index, written separately): evaluate the model of a graphtx index directory.
 
@@ -232,15 +261,22 @@ def index_system(
         raise ValueError("graphtx.index.Index has no open(path); pass --vectors or --model and --graphs instead")
     if graphs_dir is None:
         raise ValueError("--index needs --graphs (the graphs directory to encode queries and candidates from)")
-    return IndexModelSystem(Index, index_dir, graphs_dir, query_kind, candidate_kind, batch_size, label)
+    return IndexModelSystem(Index, index_dir, graphs_dir, query_kind, candidate_kind, batch_size, label, query_kind_fixed)
 
 
 class IndexModelSystem(ModelSystem):
     """:class:`ModelSystem` whose model is the one a graphtx index directory was built with (see :func:`index_system`)."""
 
-    def __init__(self, index_cls, index_dir, graphs_dir, query_kind: str, candidate_kind: str | None, batch_size: int, label: str):
+    def __init__(self, index_cls, index_dir, graphs_dir, query_kind: str, candidate_kind: str | None, batch_size: int, label: str,
+                 query_kind_fixed: bool = True):  # fmt: skip
         super().__init__(
-            index_dir, graphs_dir, query_kind, candidate_kind or "description", batch_size, label=label or f"graphtx (index {Path(index_dir).name})"
+            index_dir,
+            graphs_dir,
+            query_kind,
+            candidate_kind or "description",
+            batch_size,
+            label=label or f"graphtx (index {Path(index_dir).name})",
+            query_kind_fixed=query_kind_fixed,
         )
         self.index_cls, self.kind_from_index = index_cls, candidate_kind is None
 

@@ -234,9 +234,10 @@ class RunEvalReport:
 def judged_ids(run: Run, judged: Judgements) -> tuple[Run, int]:
     """The run with each document id written as the judgements write it, where only the form differs.
 
-    Other systems write ids their own way (``US8418590B2``, ``US-08418590-B2``); an id absent from
-    the judgements whose compact key (``graphtx.corpus.ids.compact``) is that of exactly one judged id
-    becomes that id, so a run is not scored 0 for its spelling. Returns the run and how many ids changed.
+    Other systems write ids their own way (``US8418590B2``, ``US-08418590-B2``); a document or query id
+    absent from the judgements whose compact key (``graphtx.corpus.ids.compact``) is that of exactly one
+    judged id becomes that id, so a run is not scored 0 for its spelling. Returns the run and how many
+    ids changed.
     """
     from graphtx.corpus.ids import compact
 
@@ -244,9 +245,16 @@ def judged_ids(run: Run, judged: Judgements) -> tuple[Run, int]:
     by_key: dict[str, set[str]] = {}
     for d in ids:
         by_key.setdefault(compact(d), set()).add(d)
+    query_key: dict[str, set[str]] = {}
+    for q in judged.relevant:
+        query_key.setdefault(compact(q), set()).add(q)
     changed = 0
     rankings = {}
     for q, ranking in run.rankings.items():
+        if q not in judged.relevant and len(query_key.get(compact(q), ())) == 1:  # a topic typed US8418590B2 is US-8418590-B2
+            judged_q = next(iter(query_key[compact(q)]))
+            if judged_q not in run.rankings:
+                q, changed = judged_q, changed + 1
         out, seen = [], set()
         for d in ranking:
             if d not in ids and len(by_key.get(compact(d), ())) == 1:
@@ -258,11 +266,27 @@ def judged_ids(run: Run, judged: Judgements) -> tuple[Run, int]:
     return (dataclasses.replace(run, rankings=rankings) if changed else run), changed
 
 
+def cut_run(run: Run, corpus) -> tuple[Run, int]:
+    """The run with the hits its corpus's cut-off rules out removed (:mod:`graphtx.eval.cutoff`), as ``eval citations``
+    ranks; a hit not in the corpus has no date and never passes. Returns the run and how many hits were removed."""
+    rankings, removed = {}, 0
+    for q, ranking in run.rankings.items():
+        if q not in corpus:  # a query the corpus does not know is not judged either
+            rankings[q] = ranking
+            continue
+        allowed = corpus.candidate_mask([corpus.position[q]])[0]  # (c,) bool
+        kept = [d for d in ranking if d in corpus and allowed[corpus.position[d]]]
+        removed += len(ranking) - len(kept)
+        rankings[q] = kept
+    return (dataclasses.replace(run, rankings=rankings) if removed else run), removed
+
+
 def evaluate_runs(runs: Sequence[str | Path], qrels: str | Path, cfg: EvalConfig = EvalConfig(), baseline: str | None = None, corpus=None,
                   rel_gains: dict | None = None) -> RunEvalReport:  # fmt: skip
     """Score each run file on the judgements of ``qrels``; ratios to ``baseline`` (a run's name or path; default the first).
 
-    ``corpus``: an EvalCorpus whose documents alone are judged; ``rel_gains``: see :func:`read_qrels`.
+    ``corpus``: an EvalCorpus whose documents alone are judged, and whose cut-off (``corpus.cutoff_policy``)
+    removes the hits a query may not retrieve; ``rel_gains``: see :func:`read_qrels`.
     """
     if not runs:
         raise ValueError("give at least one run file")
@@ -282,15 +306,23 @@ def evaluate_runs(runs: Sequence[str | Path], qrels: str | Path, cfg: EvalConfig
         ref = next((r for r in loaded if baseline in (r.name, str(r.path), r.path.name)), None)
         if ref is None:
             raise ValueError(f"--baseline {baseline!r} names none of the runs ({', '.join(names)})")
+    from graphtx.eval.cutoff import unreachable_pairs
+
+    policy = corpus.cutoff_policy if corpus is not None else "none"
+    unreachable = unreachable_pairs(corpus.cutoff, judged.relevant, corpus.position) if corpus is not None else 0
     report = RunEvalReport(
-        cfg, {"file": str(qrels), "pairs_scored": judged.pairs, "queries": len(judged.relevant), "skipped": judged.skipped}, baseline=ref.name
-    )
+        cfg, {"file": str(qrels), "pairs_scored": judged.pairs, "queries": len(judged.relevant), "skipped": judged.skipped,
+              "cutoff": policy, "pairs_unreachable": unreachable}, baseline=ref.name,
+    )  # fmt: skip
     for run in loaded:
         run, normalised = judged_ids(run, judged)
+        removed = 0
+        if corpus is not None and corpus.cutoff.active:
+            run, removed = cut_run(run, corpus)
         report.results.append(evaluate_run(run, judged, cfg))
         report.runs.append({
             "name": run.name, "file": str(run.path), "tags": list(run.tags), "lines": run.lines, "duplicates": run.duplicates, "depth": run.depth,
-            "ids_normalised": normalised,
+            "ids_normalised": normalised, "cut_off_hits": removed,
             "queries": len(run.rankings), "judged_missing": sorted(set(judged.relevant) - set(run.rankings)),
             "unjudged": len(set(run.rankings) - set(judged.relevant)),
         })  # fmt: skip
@@ -304,7 +336,7 @@ def _gain_text(report: RunEvalReport) -> str:
 
 def format_run_report(report: RunEvalReport) -> list[str]:
     """The text ``graphtx eval run`` prints: judgements, each run's coverage, the table and the bootstrap intervals."""
-    from graphtx.eval.report import bootstrap_table, metrics_table
+    from graphtx.eval.report import bootstrap_table, cutoff_line, metrics_table
 
     cfg, q = report.config, report.qrels
     skipped = ", ".join(f"{n} {why}" for why, n in sorted(q["skipped"].items())) or "none"
@@ -312,6 +344,7 @@ def format_run_report(report: RunEvalReport) -> list[str]:
         f"judgements {q['file']}: {q['pairs_scored']} pairs scored over {q['queries']} queries; not scored: {skipped}",
         f"gain: {_gain_text(report)}; hits ordered by score, ties by the run's rank, then id; "
         f"each query's top {cfg.depth} read; a judged query missing from a run scores 0",
+        cutoff_line(q | {"paecter": False}) + ("" if q.get("cutoff", "none") != "none" else " (give --corpus and --cutoff to score runs under a cut-off)"),
         "",
     ]  # fmt: skip
     for run in report.runs:
@@ -321,7 +354,8 @@ def format_run_report(report: RunEvalReport) -> list[str]:
             + (f"; {len(missing)} judged queries not in it, scored 0: {', '.join(missing[:5])}{' …' if len(missing) > 5 else ''}" if missing else "")
             + (f"; {run['unjudged']} queries without judgements, not scored" if run["unjudged"] else "")
             + (f"; {run['duplicates']} repeated (query, doc) lines ignored" if run["duplicates"] else "")
-            + (f"; {run['ids_normalised']} ids read as the judgements write them (e.g. US8418590B2 = US-8418590-B2)" if run.get("ids_normalised") else "") + ")"
+            + (f"; {run['ids_normalised']} ids read as the judgements write them (e.g. US8418590B2 = US-8418590-B2)" if run.get("ids_normalised") else "")
+            + (f"; {run['cut_off_hits']} hits removed by the cut-off" if run.get("cut_off_hits") else "") + ")"
         )  # fmt: skip
         if run["depth"] < cfg.ndcg_k:
             lines.append(f"  note: nDCG@{cfg.ndcg_k} and R@k beyond {run['depth']} read only the {run['depth']} hits a query has in this run")
@@ -352,6 +386,9 @@ def add_run_arguments(p) -> None:
     p.add_argument(
         "--corpus", help="corpus directory or documents JSONL: pairs whose documents are not in it are not scored, as `graphtx eval citations`"
     )
+    from graphtx.eval.command import add_cutoff_argument
+
+    add_cutoff_argument(p, "every run alike, with --corpus (its dates and families); without --corpus no cut-off applies")
     p.add_argument("--k", type=at_least(1, "k"), help="Recall@k cut-off (default: config, 3)")
     p.add_argument("--ndcg-k", type=at_least(1, "the nDCG cut-off"), help="nDCG@k cut-off (default: config, 150)")
     p.add_argument("--gains", help="gain per category or qrels rel value for nDCG, e.g. X=3,Y=2,A=1 or 2=2,1=1 (default binary)")
@@ -371,8 +408,10 @@ def run_runs_command(args, config) -> tuple[dict, list[str], int]:
 
     qrels = is_trec_qrels(args.qrels)
     gains = _gains(args.gains)
+    if args.cutoff not in (None, "none") and not args.corpus:
+        raise ValueError(f"--cutoff {args.cutoff} reads the documents' dates and families: give --corpus")
     cfg = with_overrides(config.eval, recall_k=args.k, ndcg_k=args.ndcg_k, gains=None if qrels else gains,
-                         depth=max(config.eval.depth, args.k or 0, args.ndcg_k or 0))  # fmt: skip
+                         depth=max(config.eval.depth, args.k or 0, args.ndcg_k or 0), cutoff=args.cutoff if args.corpus else "none")  # fmt: skip
     corpus = EvalCorpus.load(args.corpus, cfg) if args.corpus else None
     report = evaluate_runs(args.runs, args.qrels, cfg, baseline=args.baseline, corpus=corpus, rel_gains=dict(gains or ()) if qrels else None)
     if qrels and gains:
@@ -394,6 +433,7 @@ def run_runs_command(args, config) -> tuple[dict, list[str], int]:
 __all__ = [
     "Run",
     "RunEvalReport",
+    "cut_run",
     "add_run_arguments",
     "evaluate_run",
     "evaluate_runs",

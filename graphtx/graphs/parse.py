@@ -251,6 +251,17 @@ def iter_graphs(graphs_dir: str | Path, kind: str | None = None, ids: set[str] |
                 yield InventionGraph.from_row(row)
 
 
+CLAIM_KINDS = ("first_claim", "all_claims")  # the graph kinds meant to be built from claims
+FALLBACK_SOURCES = ("abstract", "description", "title")  # what a claim kind's graph is built from when a document has no claims
+
+
+def text_sources(graphs_dir: str | Path, kind: str) -> dict[str, str]:
+    """{doc id: text_source} of the ``kind`` graphs: which text each was built from (a claim kind falls back to the
+    abstract, description or title of a document without claims)."""
+    table = pq.read_table(graphs_path(graphs_dir), columns=["doc_id", "text_source"], filters=[("kind", "=", kind)])
+    return dict(zip(table.column("doc_id").to_pylist(), table.column("text_source").to_pylist()))
+
+
 def load_graph(graphs_dir: str | Path, doc_id: str, kind: str) -> InventionGraph:
     """The ``kind`` graph of ``doc_id``; a typed id (``US8418590B2``) finds ``US-8418590-B2``, a miss names the closest ids."""
     from graphtx.corpus.ids import IdResolver

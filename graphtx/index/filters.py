@@ -100,7 +100,7 @@ NO_FILTERS = SearchFilters(before=OFF, exclude_family=False)  # nothing filtered
 # --- per-document data and the mask ------------------------------------------------
 
 
-def _date_end(date: str) -> str:
+def date_end(date: str) -> str:
     """The last day a (partial) ISO date may mean, for "surely before": "2009" -> "2009-12-31"."""
     if len(date) == 4:
         return date + "-12-31"
@@ -109,7 +109,7 @@ def _date_end(date: str) -> str:
     return date
 
 
-def _cutoff_start(date: str) -> str:
+def cutoff_start(date: str) -> str:
     """The first day of a (partial) cut-off: "2009" -> "2009-01-01"."""
     return date + "-01-01" if len(date) == 4 else date + "-01" if len(date) == 7 else date
 
@@ -124,7 +124,7 @@ class FilterData:
 
     def __init__(self, doc_ids: list[str], rows: list[dict]):
         self.count = len(doc_ids)
-        self.dates = np.array([_date_end(r.get("date") or "") for r in rows], dtype="U10")  # (n,) ISO, compared as strings
+        self.dates = np.array([date_end(r.get("date") or "") for r in rows], dtype="U10")  # (n,) ISO, compared as strings
         self.priority = [r.get("priority_date") or "" for r in rows]
         self.raw_dates = [r.get("date") or "" for r in rows]
         self.country = np.array([(r.get("country") or _country(d)).upper() for d, r in zip(doc_ids, rows)], dtype=str)
@@ -153,7 +153,7 @@ class FilterData:
         """(n,) bool: documents that may be hits; None when nothing is filtered."""
         parts = []
         if cutoff:
-            start = _cutoff_start(cutoff)
+            start = cutoff_start(cutoff)
             parts.append(self._cached(("before", start), lambda: (self.dates != "") & (self.dates < start)))
         for name in ("cpc", "ipc"):
             prefixes = getattr(filters, name)

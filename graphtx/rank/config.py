@@ -13,6 +13,7 @@ class RankConfig:
     norm: str = "auto"  # convex: tmm | minmax | zscore, or auto (the best on the training queries)
     ndcg_k: int = 150  # the fit's objective: nDCG at this cut-off (the paper's nDCG@150)
     groups: tuple[str, ...] = ("lexical", "meta", "dense", "late")  # feature groups of the learned ranker
+    drop_features: tuple[str, ...] = ()  # single features of those groups left out of the learned rankers (e.g. year_gap: benchmarks/RESULTS.md)
     lexical_model: bool = True  # also fit the ranker without graph features (BM25 + lexical + meta), for the ablation
     num_leaves_grid: tuple[int, ...] = (3, 7)  # LightGBM leaves tried by grouped cross-validation
     min_data_in_leaf: int = 50  # rows per leaf: about 10^3 queries do not support smaller leaves
@@ -36,6 +37,13 @@ class RankConfig:
         bad = [g for g in self.groups if g not in GROUPS]
         if bad or not self.groups:
             raise ValueError(f"rank.groups must be a non-empty subset of {tuple(GROUPS)}, got {self.groups}")
+        from graphtx.rank.features import feature_names
+
+        unknown = [f for f in self.drop_features if f not in {n for names in GROUPS.values() for n in names}]
+        if unknown:
+            raise ValueError(f"rank.drop_features: unknown feature(s) {', '.join(unknown)}")
+        if not feature_names(self.groups, self.drop_features):
+            raise ValueError("rank.drop_features leaves the ranker no feature")
         if (
             min(self.depth, self.ndcg_k, self.min_data_in_leaf, self.max_rounds, self.early_stopping, self.bag, *self.num_leaves_grid) < 1
             or self.folds < 2

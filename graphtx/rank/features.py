@@ -44,11 +44,12 @@ GROUPS: dict[str, tuple[str, ...]] = {
 GRAPH_GROUPS = ("dense", "late")  # what the graph model contributes (left out by the "without graph" ablation)
 
 
-def feature_names(groups: Sequence[str]) -> tuple[str, ...]:
+def feature_names(groups: Sequence[str], drop: Sequence[str] = ()) -> tuple[str, ...]:
+    """The columns of ``groups`` in GROUPS order, less the single features named in ``drop``."""
     unknown = [g for g in groups if g not in GROUPS]
     if unknown:
         raise ValueError(f"unknown feature group(s) {', '.join(unknown)}; known: {', '.join(GROUPS)}")
-    return tuple(name for g in GROUPS if g in groups for name in GROUPS[g])
+    return tuple(name for g in GROUPS if g in groups for name in GROUPS[g] if name not in drop)
 
 
 # --- lexical statistics of the candidate collection --------------------------------

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from graphtx.config import IndexConfig
+from graphtx.eval.config import EvalConfig
 from graphtx.eval.data import EvalCorpus
 from graphtx.eval.late import LateRerankSystem, LateScorer
 from graphtx.eval.systems import ModelSystem
@@ -28,7 +29,7 @@ def tiny_late(tmp_path_factory):
 
 
 def test_rerank_orders_the_first_stage_top_n_by_late_score_and_keeps_the_rest(tiny_late):
-    corpus = EvalCorpus.load(tiny_late["corpus"])
+    corpus = EvalCorpus.load(tiny_late["corpus"], EvalConfig(cutoff="none"))  # every candidate: the re-ranking alone
     dense = ModelSystem(tiny_late["model"], tiny_late["graphs"]).fit(corpus)
     scorer = LateScorer(tiny_late["model"], tiny_late["graphs"], storage="float32")
     late = LateRerankSystem(dense, scorer, depth=10).fit(corpus)

@@ -54,12 +54,12 @@ def test_retrieval_metrics_hand_computed():
 
 
 def test_query_can_be_kept_in_its_ranking():
-    corpus = corpus_of(["a", "q"])
+    corpus = corpus_of(["a", "q"]).with_cutoff("none")  # a query kept in its ranking: no cut-off (which leaves it out)
     system = MatrixSystem([[0, 0], [0.5, 1.0]]).fit(corpus)
     judged = judgements([Citation("q", "a")], corpus)
-    cfg = EvalConfig(recall_k=1, ndcg_k=2, recall_ks=(2,), mrr_k=2, depth=2)
+    cfg = EvalConfig(recall_k=1, ndcg_k=2, recall_ks=(2,), mrr_k=2, depth=2, cutoff="none")
     assert evaluate_retrieval(system, corpus, judged, cfg).metrics["Recall@1"] == 1.0
-    kept = EvalConfig(recall_k=1, ndcg_k=2, recall_ks=(2,), mrr_k=2, depth=2, leave_out_self=False)
+    kept = EvalConfig(recall_k=1, ndcg_k=2, recall_ks=(2,), mrr_k=2, depth=2, leave_out_self=False, cutoff="none")
     assert evaluate_retrieval(system, corpus, judged, kept).metrics["Recall@1"] == 0.0  # q ranks itself first
 
 
