@@ -39,7 +39,7 @@ demo: setup
 	$(GX) index --model $(RUN)/train/model --graphs $(RUN)/graphs --out $(RUN)/index --config $(DEMO_CONFIG)
 	@echo "== 6/7 search: a prior-art query in claim language ($(DEMO_QUERY)), with explanations"
 	$(GX) search --index $(RUN)/index --file $(DEMO_QUERY) -k 5 --explain --explain-png $(RUN)/explain --config $(DEMO_CONFIG)
-	@echo "== 7/7 evaluate: held-out grants, first claim -> own patent among all grants of the corpus (it has no in-corpus citations)"
+	@echo "== 7/7 evaluate: held-out grants, first claim -> own patent among all grants of the corpus (it has no in-corpus citations; known-item, so no date cut-off: the report's cut-off line says so)"
 	$(GX) eval citations $(RUN)/corpus --citations $(RUN)/train/test_citations.tsv --known-item --index $(RUN)/index --graphs $(RUN)/graphs \
 		--name "graphtx (small, demo-trained)" --baselines bm25,tfidf,fasttext-avg --tokens $(RUN)/tokens \
 		--plot $(RUN)/eval_metric_vs_k.png --out $(RUN)/eval --config $(DEMO_CONFIG)
@@ -52,7 +52,7 @@ demo: setup
 	@echo "  index/             FAISS index directory (graphtx search --index $(RUN)/index --text '...')"
 	@echo "  explain/           query and hit graphs with matched features shaded, one PNG a hit"
 	@echo "  eval/, eval_metric_vs_k.png   evaluation tables (results.json, per_query.csv) and Recall@k / nDCG@k plot"
-	@echo "the paper's protocol on real citations (EV batteries, vs BM25): benchmarks/RESULTS.md"
+	@echo "real examiner citations (EV batteries, vs BM25), under the searcher's protocol (priority-date cut-off, eval.cutoff) and the paper's: benchmarks/RESULTS.md"
 
 test: setup
 	$(BIN)/python -m pytest -q --durations=15

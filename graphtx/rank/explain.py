@@ -8,7 +8,10 @@ hybrid      RRF: ``w_dense / (rrf_k + dense rank) + w_bm25 / (rrf_k + BM25 rank)
 convex      ``a * norm(BM25) + (1 - a) * norm(cosine)``: the two terms
 learned     LightGBM's per-feature SHAP values (``predict(pred_contrib=True)``, TreeSHAP): one
             contribution per feature plus the model's expected value (``base``); signals are the
-            sums over each feature group (``bm25`` = the lexical group, ``dense``, ``late``, ``meta``)
+            sums over each feature group (``bm25`` = the lexical group, ``dense``, ``late``, ``meta``).
+            ``year_gap`` (meta) is the query's year less the hit's: how old cited prior art tends to
+            be. It is no cut-off: the date filter of a search removes later documents before the ranker
+            (and rank-fit fits on pools cut the same way, ``eval.cutoff``), so it cannot learn one
 ==========  ==================================================================================
 
 Example::
@@ -60,8 +63,16 @@ class RankerExplanation:
         lines = [head + " ".join(parts)]
         if self.features:
             top = _largest(self.features)[:features]
-            lines.append("    largest feature contributions: " + ", ".join(f"{n} {v:+.4f}" for n, v in top))
+            lines.append("    largest feature contributions: " + ", ".join(f"{n} {v:+.4f}{self._reading(n)}" for n, v in top))
         return lines
+
+    def _reading(self, feature: str) -> str:
+        """What a feature's value was, where a number alone would not say it."""
+        if feature == "year_gap" and "year_gap" in self.inputs:
+            gap = self.inputs["year_gap"]
+            # the date cut-off is a filter of its own: this feature only says how old cited prior art tends to be
+            return f" (hit {abs(gap):g} year{'s' if abs(gap) != 1 else ''} {'before' if gap >= 0 else 'after'} the query: how old cited prior art tends to be)"
+        return ""
 
 
 def _largest(values: dict[str, float]) -> list[tuple[str, float]]:

@@ -301,8 +301,12 @@ def train(
         summary = {"data": data_report, "stages": results, "final_stage": final_stage, "select_metric": cfg.select_metric,
                    "k": cfg.eval_k, "ndcg_k": cfg.eval_ndcg_k}  # fmt: skip
         if ctx.is_main:
+            best, previous = out / final_stage / "best", out / "model"
+            same = (previous / "fingerprint.txt").is_file() and (previous / "fingerprint.txt").read_text() == (best / "fingerprint.txt").read_text()
             with replacing(out / "model") as tmp:  # the previous RUN/model stays whole until the new one is in
-                shutil.copytree(out / final_stage / "best", tmp)
+                shutil.copytree(best, tmp)
+                if same and (previous / "ranker").is_dir():  # a rerun of a finished run: the ranker fitted on this very model stays
+                    shutil.copytree(previous / "ranker", tmp / "ranker")
             if prepared.test:
                 test_eval = CitationEvaluator(prepared.test, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size, known_item,
                                   cfg.select_rerank_depth)  # fmt: skip

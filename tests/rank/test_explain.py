@@ -57,3 +57,11 @@ def test_cli_explain_prints_signal_contributions(fitted, capsys):
         e = h["ranker_explanation"]
         assert np.isclose(e["base"] + sum(e["signals"].values()), h["score"], atol=1e-5)
         assert "not_found" in h["explanation"]
+
+
+def test_explanation_says_what_year_gap_read():
+    from graphtx.rank.explain import RankerExplanation
+
+    e = RankerExplanation("learned", 0.7, 0.5, {"meta": 0.15, "bm25": 0.05}, {"year_gap": 0.15, "bm25_z": 0.05}, {"year_gap": 3.0})
+    assert "year_gap +0.1500 (hit 3 years before the query" in e.lines()[1] and e.lines()[1].endswith("bm25_z +0.0500")
+    assert "(hit 1 year after" in RankerExplanation("learned", 0.0, 0.0, {}, {"year_gap": -0.1}, {"year_gap": -1.0}).lines()[1]

@@ -228,3 +228,26 @@ def test_lexical_in_loss_scores_the_searched_vector(synthetic, tmp_path):
     assert first_loss["off"] == first_loss["plain"]  # the channel off the loss: training is unchanged
     assert abs(first_loss["on"] - first_loss["off"]) > 1e-4  # in the loss: the scores include the lexical cosine
     assert load_model(tmp_path / "on" / "model").config.lexical_dim == 16
+
+
+@pytest.mark.timeout(300)
+def test_train_fits_the_learned_ranker_on_its_held_out_queries(synthetic, tmp_path, capsys):
+    """train.ranker_holdout > 0: `graphtx train` ends with rank-fit on the held-out queries (pools cut as eval.cutoff); a rerun keeps it."""
+    pytest.importorskip("lightgbm", reason="the learned ranker needs lightgbm (pip install 'graphtx[rank]')")
+    import yaml
+
+    cfg = yaml.safe_load((synthetic / "tiny.yaml").read_text())
+    cfg["train"] |= {"stages": ["base"], "ranker_holdout": 0.3, "max_epochs": 1}
+    cfg["rank"] = {"depth": 20, "folds": 2, "min_data_in_leaf": 3, "num_leaves_grid": [3], "max_rounds": 10, "bag": 1}
+    (tmp_path / "hold.yaml").write_text(yaml.safe_dump(cfg))
+    args = _train_args(synthetic, tmp_path / "run", "--json")
+    args[args.index("--config") + 1] = str(tmp_path / "hold.yaml")
+    assert main(args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    meta = json.loads((tmp_path / "run" / "model" / "ranker" / "ranker.json").read_text())
+    assert summary["ranker"]["report"]["cutoff"] == meta["report"]["cutoff"] == "priority"
+    assert meta["report"]["citations"] == [str(tmp_path / "run" / "ranker_citations.tsv")] and summary["ranker"]["report"]["queries"] > 0
+    assert main([a for a in args if a != "--json"]) == 0  # the finished run again: the ranker fitted on this model is kept
+    assert "already fitted on this model" in capsys.readouterr().out
+    assert main([*[a for a in args if a != "--json"], "--no-rank-fit"]) == 0
+    assert "ranker" not in capsys.readouterr().out
