@@ -2,8 +2,10 @@
 
 ``signal_during`` runs a command in its own process group and signals it once it works: Ctrl-C in
 a terminal sends SIGINT to the whole foreground process group (``group=True``); a service
-manager's SIGTERM or a kill -9 reaches the parent alone. Whatever happens, every process started
-here is killed on the way out. ``small_tmpfs`` gives a real full disk where the test may mount one.
+manager's SIGTERM or a kill -9 reaches the parent alone. The command starts with SIGINT and SIGTERM
+at their defaults whatever launched the test run (``tests.processes.default_signals``). Whatever
+happens, every process started here is killed on the way out. ``small_tmpfs`` gives a real full
+disk where the test may mount one.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from pathlib import Path
 
 import psutil
 import pytest
+
+from tests.processes import default_signals
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -38,7 +42,7 @@ def signal_during(args: list[str], sig: int, ready: Path, group: bool = True, se
     """Start ``python -m graphtx *args``; once it has 2 worker processes and ``ready`` exists, wait
     ``settle`` s and send ``sig`` (to the group when ``group``)."""
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
-    proc = subprocess.Popen([sys.executable, "-m", "graphtx", *args], env=env, start_new_session=True,
+    proc = subprocess.Popen([sys.executable, "-m", "graphtx", *args], env=env, start_new_session=True, preexec_fn=default_signals,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
     parent = psutil.Process(proc.pid)
     seen: dict[int, psutil.Process] = {}

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from graphtx.config import ServeConfig
 from graphtx.serve.server import bind, make_server
+from tests.processes import default_signals
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -56,6 +57,7 @@ def serve_process(args: list[str], timeout: float = 90) -> Iterator[tuple[subpro
         [sys.executable, "-m", "graphtx", "serve", *args, "--port", "0"],
         cwd=REPO,
         env=env,
+        preexec_fn=default_signals,  # the SIGINT / SIGTERM that stop it work even where the test run ignores SIGINT
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
