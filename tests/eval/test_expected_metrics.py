@@ -29,7 +29,7 @@ def test_ev_battery_validation(shared_data, capsys):
     spec = EXPECTED["ev-battery-validation"]
     data = shared_data / "citations-ev-battery"
     args = ["eval", "citations", str(shared_data / spec["corpus"]), "--citations", str(shared_data / spec["citations"]),
-            "--extra-citations", *(str(shared_data / p) for p in spec["extra_citations"]), "--baselines", "bm25,tfidf", "--quiet", "--json"]  # fmt: skip
+            "--extra-citations", *(str(shared_data / p) for p in spec["extra_citations"]), "--baselines", "bm25,tfidf", "--cutoff", "none", "--quiet", "--json"]  # fmt: skip
     if not data.is_dir():
         pytest.skip("../shared/data/citations-ev-battery not present")
     assert main(args) == 0
@@ -51,5 +51,27 @@ def test_ev_battery_validation_on_the_ingested_corpus(shared_data, tmp_path, cap
         pytest.skip("../shared/data/citations-ev-battery not present")
     assert main(["ingest", str(data / "docs.jsonl"), str(data / "citations_validation.tsv"), "--out", str(tmp_path / "corpus"), "--quiet"]) == 0
     capsys.readouterr()
-    assert main(["eval", "citations", str(tmp_path / "corpus"), "--baselines", "bm25", "--protocols", "retrieval", "--quiet", "--json"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "citations",
+                str(tmp_path / "corpus"),
+                "--baselines",
+                "bm25",
+                "--protocols",
+                "retrieval",
+                "--cutoff",
+                "none",
+                "--quiet",
+                "--json",
+            ]
+        )
+        == 0
+    )
     _check(json.loads(capsys.readouterr().out)["retrieval"], spec["retrieval"], spec["tolerance"])
+    searcher = EXPECTED["ev-battery-validation-searcher"]
+    assert main(["eval", "citations", str(tmp_path / "corpus"), "--baselines", "bm25", "--protocols", "retrieval", "--quiet", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["config"]["cutoff"] == "priority" and out["citations"]["pairs_unreachable"] == searcher["pairs_unreachable"]
+    _check(out["retrieval"], searcher["retrieval"], searcher["tolerance"])
