@@ -7,10 +7,10 @@ import dataclasses
 
 import pytest
 
+from graphtx.corpus.store import TableWriter
 from graphtx.eval.config import EvalConfig
 from graphtx.eval.data import EvalCorpus
 from graphtx.eval.systems import ModelSystem
-from graphtx.corpus.store import TableWriter
 from graphtx.graphs.graph import GRAPH_SCHEMA
 from graphtx.graphs.parse import GRAPHS_FILE, graphs_path, iter_graphs
 from tests.index.fixtures import make_corpus, make_graphs, make_model
