@@ -60,7 +60,7 @@ def cmd_train(args, config) -> int:
     if not summary:  # a non-main DDP rank
         return EXIT_OK
     lines = summary_lines(summary, args.out)
-    if not args.no_rank_fit:
+    if not args.no_rank_fit and summary.get("data", {}).get("ranker_citations", 0) > 0 and "interrupted" not in summary:
         ranker, ranker_lines = _fit_ranker_after_training(args, config)
         if ranker is not None:
             summary["ranker"] = ranker
@@ -70,7 +70,7 @@ def cmd_train(args, config) -> int:
 
 
 def _fit_ranker_after_training(args, config) -> tuple[dict | None, list[str]]:
-    """``graphtx rank-fit --run OUT`` when training held queries out for it (train.ranker_holdout > 0), so the trained
+    """``graphtx rank-fit --run OUT`` when this training held queries out for it (train.ranker_holdout > 0), so the trained
     model searches with the learned ranker without another command. (summary or None, printed lines)."""
     import argparse
     import importlib.util
@@ -95,7 +95,11 @@ def _fit_ranker_after_training(args, config) -> tuple[dict | None, list[str]]:
         if fitted is not None and fitted.report.get("cutoff") == config.eval.cutoff:
             return None, [f"ranker: {ranker_dir} already fitted on this model (graphtx rank-fit to fit it again)"]
     rank_args = argparse.Namespace(corpus=args.corpus, run=str(run), model=None, graphs=args.graphs, citations=None, out=None, cutoff=None)
-    summary, lines = run_rank_fit(rank_args, config, progress=progress(args))
+    try:
+        summary, lines = run_rank_fit(rank_args, config, progress=progress(args))
+    except (ValueError, RuntimeError, OSError, MemoryError) as err:  # the model is trained and saved: say so, do not fail the run
+        return {"error": str(err)}, [f"ranker not fitted: {err}", f"  the model is in {model_dir}; fit the ranker with "
+                                     f"`graphtx rank-fit {args.corpus} --run {run} --graphs {args.graphs}`"]  # fmt: skip
     return summary, ["ranker (graphtx rank-fit on the held-out training queries):", *(f"  {line}" for line in lines)]
 
 

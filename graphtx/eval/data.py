@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import re
@@ -85,8 +86,18 @@ class EvalCorpus:
         object.__setattr__(self, "cutoff", CandidateCutoff.build(self.cutoff_policy, dates, self.priority or ("",) * len(self.ids), families))
 
     def candidate_mask(self, rows: np.ndarray) -> np.ndarray | None:
-        """(q, c) bool: the candidates each query row may retrieve under the cut-off; None: every document but the query."""
-        return self.cutoff.mask(rows)
+        """(q, c) bool: the candidates each query row may retrieve under the cut-off; None: every document but the query
+        (also while :meth:`cutoff_suspended`)."""
+        return None if self.__dict__.get("_suspended") else self.cutoff.mask(rows)
+
+    @contextlib.contextmanager
+    def cutoff_suspended(self):
+        """Within: no cut-off for any system scoring this corpus (PaECTER's fixed 30-candidate samples)."""
+        object.__setattr__(self, "_suspended", True)
+        try:
+            yield self
+        finally:
+            object.__setattr__(self, "_suspended", False)
 
     def with_cutoff(self, policy: str) -> EvalCorpus:
         """The same documents under another cut-off policy."""

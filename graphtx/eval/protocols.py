@@ -280,7 +280,8 @@ def evaluate_paecter(system: System, corpus: EvalCorpus, samples: PaecterSamples
     rows = []
     focal_rows = corpus.rows(s.focal for s in samples.samples)
     for start in range(0, len(focal_rows), cfg.query_chunk):
-        scores = system.scores(focal_rows[start : start + cfg.query_chunk])  # (q', c)
+        with corpus.cutoff_suspended():  # a sample's 30 candidates are the protocol: no system cuts them
+            scores = system.scores(focal_rows[start : start + cfg.query_chunk])  # (q', c)
         for s, row_scores in zip(samples.samples[start : start + cfg.query_chunk], scores):
             cands = s.candidates  # sorted ids = sorted columns
             order = top_k(row_scores[corpus.rows(cands)], len(cands))

@@ -187,6 +187,11 @@ class RankerSystem(System):
             if fitted == self.corpus.cutoff_policy
             else {"cutoff_note": f"fitted on pools cut as {fitted}, evaluated under {self.corpus.cutoff_policy}"}
         )
+        fitted_kind = self.ranker.report.get("query_kind")
+        if fitted_kind and fitted_kind != getattr(self.dense, "query_kind", fitted_kind):
+            note["query_kind_note"] = (
+                f"fitted with {fitted_kind} query graphs, evaluated with {self.dense.query_kind}: its dense features mean something else"
+            )
         return {"ranker": str(self.ranker.directory), "kind": self.kind, "depth": self.ranker.depth, "convex": self.ranker.convex, "fitted_cutoff": fitted,
                 "features": list(self.ranker.features.get(self.kind, ())), "members": [self.dense.label, self.bm25.label], **note}  # fmt: skip
 

@@ -253,7 +253,7 @@ def judged_ids(run: Run, judged: Judgements) -> tuple[Run, int]:
     for q, ranking in run.rankings.items():
         if q not in judged.relevant and len(query_key.get(compact(q), ())) == 1:  # a topic typed US8418590B2 is US-8418590-B2
             judged_q = next(iter(query_key[compact(q)]))
-            if judged_q not in run.rankings:
+            if judged_q not in run.rankings and judged_q not in rankings:
                 q, changed = judged_q, changed + 1
         out, seen = [], set()
         for d in ranking:
@@ -266,19 +266,41 @@ def judged_ids(run: Run, judged: Judgements) -> tuple[Run, int]:
     return (dataclasses.replace(run, rankings=rankings) if changed else run), changed
 
 
-def cut_run(run: Run, corpus) -> tuple[Run, int]:
+def cut_run(run: Run, corpus) -> tuple[Run, int, int]:
     """The run with the hits its corpus's cut-off rules out removed (:mod:`graphtx.eval.cutoff`), as ``eval citations``
-    ranks; a hit not in the corpus has no date and never passes. Returns the run and how many hits were removed."""
-    rankings, removed = {}, 0
+    ranks. A hit is first read as the corpus writes its id (``US8418590B2`` = ``US-8418590-B2``, where one corpus id
+    has that compact key); a hit the corpus does not hold at all keeps its place (its date is unknown here, and it is
+    never relevant). Returns the run, how many hits were removed, and how many are not in the corpus."""
+    from graphtx.corpus.ids import compact
+
+    by_key: dict[str, list[str]] = {}
+    for d in corpus.ids:
+        by_key.setdefault(compact(d), []).append(d)
+
+    def known(d: str) -> str | None:
+        if d in corpus:
+            return d
+        found = by_key.get(compact(d), ())
+        return found[0] if len(found) == 1 else None
+
+    rankings, removed, unknown = {}, 0, 0
     for q, ranking in run.rankings.items():
-        if q not in corpus:  # a query the corpus does not know is not judged either
+        query = known(q)
+        if query is None:  # a query the corpus does not know is not judged either
             rankings[q] = ranking
             continue
-        allowed = corpus.candidate_mask([corpus.position[q]])[0]  # (c,) bool
-        kept = [d for d in ranking if d in corpus and allowed[corpus.position[d]]]
+        allowed = corpus.candidate_mask([corpus.position[query]])[0]  # (c,) bool
+        kept = []
+        for d in ranking:
+            doc = known(d)
+            if doc is None:
+                unknown += 1
+                kept.append(d)
+            elif allowed[corpus.position[doc]]:
+                kept.append(d)
         removed += len(ranking) - len(kept)
         rankings[q] = kept
-    return (dataclasses.replace(run, rankings=rankings) if removed else run), removed
+    return (dataclasses.replace(run, rankings=rankings) if removed else run), removed, unknown
 
 
 def evaluate_runs(runs: Sequence[str | Path], qrels: str | Path, cfg: EvalConfig = EvalConfig(), baseline: str | None = None, corpus=None,
@@ -316,13 +338,13 @@ def evaluate_runs(runs: Sequence[str | Path], qrels: str | Path, cfg: EvalConfig
     )  # fmt: skip
     for run in loaded:
         run, normalised = judged_ids(run, judged)
-        removed = 0
+        removed = unknown = 0
         if corpus is not None and corpus.cutoff.active:
-            run, removed = cut_run(run, corpus)
+            run, removed, unknown = cut_run(run, corpus)
         report.results.append(evaluate_run(run, judged, cfg))
         report.runs.append({
             "name": run.name, "file": str(run.path), "tags": list(run.tags), "lines": run.lines, "duplicates": run.duplicates, "depth": run.depth,
-            "ids_normalised": normalised, "cut_off_hits": removed,
+            "ids_normalised": normalised, "cut_off_hits": removed, "hits_not_in_corpus": unknown,
             "queries": len(run.rankings), "judged_missing": sorted(set(judged.relevant) - set(run.rankings)),
             "unjudged": len(set(run.rankings) - set(judged.relevant)),
         })  # fmt: skip
@@ -355,7 +377,8 @@ def format_run_report(report: RunEvalReport) -> list[str]:
             + (f"; {run['unjudged']} queries without judgements, not scored" if run["unjudged"] else "")
             + (f"; {run['duplicates']} repeated (query, doc) lines ignored" if run["duplicates"] else "")
             + (f"; {run['ids_normalised']} ids read as the judgements write them (e.g. US8418590B2 = US-8418590-B2)" if run.get("ids_normalised") else "")
-            + (f"; {run['cut_off_hits']} hits removed by the cut-off" if run.get("cut_off_hits") else "") + ")"
+            + (f"; {run['cut_off_hits']} hits removed by the cut-off" if run.get("cut_off_hits") else "")
+            + (f"; {run['hits_not_in_corpus']} hits not in the corpus kept in place (no date to cut by)" if run.get("hits_not_in_corpus") else "") + ")"
         )  # fmt: skip
         if run["depth"] < cfg.ndcg_k:
             lines.append(f"  note: nDCG@{cfg.ndcg_k} and R@k beyond {run['depth']} read only the {run['depth']} hits a query has in this run")

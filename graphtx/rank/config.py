@@ -42,8 +42,12 @@ class RankConfig:
         unknown = [f for f in self.drop_features if f not in {n for names in GROUPS.values() for n in names}]
         if unknown:
             raise ValueError(f"rank.drop_features: unknown feature(s) {', '.join(unknown)}")
+        from graphtx.rank.features import GRAPH_GROUPS
+
         if not feature_names(self.groups, self.drop_features):
             raise ValueError("rank.drop_features leaves the ranker no feature")
+        if self.lexical_model and not feature_names([g for g in self.groups if g not in GRAPH_GROUPS], self.drop_features):
+            raise ValueError("rank.drop_features leaves the ranker without graph features (rank.lexical_model) no feature")
         if (
             min(self.depth, self.ndcg_k, self.min_data_in_leaf, self.max_rounds, self.early_stopping, self.bag, *self.num_leaves_grid) < 1
             or self.folds < 2

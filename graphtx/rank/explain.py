@@ -70,6 +70,8 @@ class RankerExplanation:
         """What a feature's value was, where a number alone would not say it."""
         if feature == "year_gap" and "year_gap" in self.inputs:
             gap = self.inputs["year_gap"]
+            if gap == 0:
+                return " (hit of the query's year: how old cited prior art tends to be)"
             # the date cut-off is a filter of its own: this feature only says how old cited prior art tends to be
             return f" (hit {abs(gap):g} year{'s' if abs(gap) != 1 else ''} {'before' if gap >= 0 else 'after'} the query: how old cited prior art tends to be)"
         return ""

@@ -135,3 +135,23 @@ def test_fusion_and_late_first_stages_rank_only_the_candidates_that_pass():
     s = fused.scores(np.array([6]))[0]
     assert np.isneginf(s[2:]).all()  # c d e f and q: no candidates, no ranks
     assert s[0] == pytest.approx(1 / 2 + 1 / 1) and s[1] == pytest.approx(1 / 1 + 1 / 2)  # a and b ranked 1-2 among the two that pass
+
+
+def test_paecter_samples_keep_their_candidates_under_a_cut_off():
+    """A fused system cuts its members' scores under the cut-off, but never inside PaECTER's fixed samples."""
+    from graphtx.eval.fusion import FusionSystem
+    from graphtx.eval.protocols import PaecterSample, PaecterSamples, evaluate_paecter
+
+    a = np.zeros((7, 7))
+    a[6] = [0.1, 0.2, 0.9, 0.8, 0.7, 0.95, 1.0]
+    b = np.zeros((7, 7))
+    b[6] = [0.5, 0.1, 0.9, 0.9, 0.9, 0.9, 1.0]
+    samples = PaecterSamples([PaecterSample("q", ("c",), ("d",), ("a", "b"))], {})
+    cfg = EvalConfig(mrr_k=2, paecter_cited=1, paecter_hard=1, paecter_easy=2)
+    results = []
+    for policy in ("none", "priority"):
+        corpus = dated_corpus(policy)
+        fused = FusionSystem([MatrixSystem(a), MatrixSystem(b)], rrf_k=0, depth=6).fit(corpus)
+        results.append(evaluate_paecter(fused, corpus, samples, cfg).per_sample)
+        assert corpus.candidate_mask(np.array([6])) is not None or policy == "none"  # the cut-off is back after the protocol
+    assert results[0] == results[1] and results[0][0]["RFR"] == 1  # c (same year as q) is ranked first either way

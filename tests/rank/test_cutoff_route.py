@@ -124,3 +124,16 @@ def test_ranker_records_its_cut_off_and_drop_features_leaves_year_gap_out(ranked
     assert main(["rank-fit", str(ranked["corpus"]), "--model", str(ranked["model"]), "--graphs", str(ranked["graphs"]), "--citations",
                  ranked["train"], "--config", str(bad)]) == 2  # fmt: skip
     assert "unknown feature(s) year_gapp" in capsys.readouterr().err
+
+
+def test_eval_run_cut_reads_other_spellings_and_keeps_unknown_hits_in_place(ranked, tmp_path, capsys):
+    q = 75  # 2015-01-04
+    compact_later, earlier = doc_id(76).replace("-", ""), doc_id(74)  # T00076 (2016) is the corpus's T-00076: cut
+    (tmp_path / "run.trec").write_text(
+        f"{doc_id(q)} Q0 {compact_later} 1 4.0 x\n{doc_id(q)} Q0 X-OTHER-1 2 3.0 x\n{doc_id(q)} Q0 {earlier} 3 1.0 x\n"
+    )
+    cites = write_citations(tmp_path / "c.tsv", [(doc_id(q), earlier)])
+    assert main(["eval", "run", str(tmp_path / "run.trec"), "--qrels", cites, "--corpus", str(ranked["corpus"]), "--k", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["runs"][0]["cut_off_hits"] == 1 and out["runs"][0]["hits_not_in_corpus"] == 1
+    assert out["retrieval"][0]["metrics"]["Recall@1"] == 0.0 and out["retrieval"][0]["metrics"]["MRR@10"] == 0.5  # the unknown hit keeps rank 1
