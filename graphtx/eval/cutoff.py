@@ -35,6 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from graphtx.index.filters import cutoff_start, date_end, iso_cutoff  # the search's date rules, shared
+
 CUTOFFS = ("none", "priority", "year")
 DESCRIPTIONS = {
     "none": "none (the paper's protocol): every document of the set but the query",
@@ -59,8 +61,6 @@ def _day(iso: str) -> int:
 
 def _iso(date: str) -> str:
     """A stored date -> ISO, partial dates kept partial ("2009", "2009-06"); "" when it is no date."""
-    from graphtx.index.filters import iso_cutoff
-
     date = (date or "").strip()[:10]
     if not date:
         return ""
@@ -84,8 +84,6 @@ class CandidateCutoff:
     @classmethod
     def build(cls, policy: str, dates: Sequence[str], priority: Sequence[str], families: Sequence[str]) -> CandidateCutoff:
         """``dates`` publication dates, ``priority`` priority dates ("" unknown), ``families`` family keys, one per document."""
-        from graphtx.index.filters import cutoff_start, date_end
-
         check_cutoff(policy)
         iso = [_iso(d) for d in dates]
         query_iso = [_iso(p) or d for p, d in zip(priority or [""] * len(iso), iso)]

@@ -72,7 +72,8 @@ class EvalCorpus:
     families: tuple[str, ...] = ()  # family key of each document (family_id, else the id without kind code; () = the ids')
     cutoff_policy: str = "none"  # which candidates a query may retrieve (graphtx/eval/cutoff.py): none, priority, year
     position: dict = field(default_factory=dict, repr=False)  # id -> row
-    cutoff: object = field(default=None, repr=False)  # CandidateCutoff of cutoff_policy over these documents
+    cutoff: object = field(default=None, init=False, repr=False, compare=False)  # CandidateCutoff of cutoff_policy over these documents
+    cutoff_on: bool = field(default=True, init=False, repr=False, compare=False)  # False within cutoff_suspended()
 
     def __post_init__(self) -> None:
         from graphtx.corpus.codes import id_key
@@ -88,16 +89,16 @@ class EvalCorpus:
     def candidate_mask(self, rows: np.ndarray) -> np.ndarray | None:
         """(q, c) bool: the candidates each query row may retrieve under the cut-off; None: every document but the query
         (also while :meth:`cutoff_suspended`)."""
-        return None if self.__dict__.get("_suspended") else self.cutoff.mask(rows)
+        return self.cutoff.mask(rows) if self.cutoff_on else None
 
     @contextlib.contextmanager
     def cutoff_suspended(self):
         """Within: no cut-off for any system scoring this corpus (PaECTER's fixed 30-candidate samples)."""
-        object.__setattr__(self, "_suspended", True)
+        object.__setattr__(self, "cutoff_on", False)
         try:
             yield self
         finally:
-            object.__setattr__(self, "_suspended", False)
+            object.__setattr__(self, "cutoff_on", True)
 
     def with_cutoff(self, policy: str) -> EvalCorpus:
         """The same documents under another cut-off policy."""

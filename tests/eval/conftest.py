@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import random
 
+import numpy as np
 import pytest
 
 from graphtx.corpus.schema import Citation, PatentDocument
+from graphtx.eval.systems import System
 from tests.text import patent_sentence
 
 FIELD_NAMES = ("battery", "snow", "valve")
@@ -37,6 +39,19 @@ def write_files(root, docs, citations) -> tuple:
     docs_path.write_text("".join(json.dumps({"id": d.id, "title": d.title, "abstract": d.abstract, "cpc": list(d.cpc)}) + "\n" for d in docs))
     cites_path.write_text("citing_id\tcited_id\tcategory\n" + "".join(f"{c.citing_id}\t{c.cited_id}\t{c.category}\n" for c in citations))
     return docs_path, cites_path
+
+
+class MatrixSystem(System):
+    """Fixed scores: row i = the scores of document i as a query."""
+
+    name = "matrix"
+
+    def __init__(self, scores):
+        super().__init__()
+        self.matrix = np.asarray(scores, dtype=np.float64)
+
+    def scores(self, rows):
+        return self.matrix[rows]
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from graphtx.eval.config import EvalConfig
 from graphtx.eval.cutoff import CandidateCutoff, unreachable_pairs
 from graphtx.eval.data import EvalCorpus, judgements
 from graphtx.eval.protocols import evaluate_retrieval, rank_queries
-from graphtx.eval.systems import System
+from tests.eval.conftest import MatrixSystem
 
 
 def cut(policy, dates, priority=None, families=None):
@@ -73,17 +73,6 @@ def test_unknown_policy_is_refused():
 
 
 # --- every system of a run under the cut-off ---------------------------------------------------------------
-
-
-class MatrixSystem(System):
-    name = "matrix"
-
-    def __init__(self, matrix):
-        super().__init__()
-        self.matrix = np.asarray(matrix, dtype=np.float64)
-
-    def scores(self, rows):
-        return self.matrix[rows]
 
 
 def dated_corpus(policy: str) -> EvalCorpus:

@@ -12,23 +12,9 @@ from graphtx.corpus.schema import Citation, PatentDocument
 from graphtx.eval.baselines import BM25System
 from graphtx.eval.data import EvalCorpus, citation_graph, judgements
 from graphtx.eval.protocols import evaluate_paecter, evaluate_retrieval, load_samples, sample_paecter, save_samples
-from graphtx.eval.systems import System
-from tests.eval.conftest import synthetic_corpus
+from tests.eval.conftest import MatrixSystem, synthetic_corpus
 
 CFG = EvalConfig(recall_k=2, ndcg_k=3, mrr_k=2, recall_ks=(1, 4), depth=5)
-
-
-class MatrixSystem(System):
-    """Fixed scores: row i = the scores of document i as a query."""
-
-    name = "matrix"
-
-    def __init__(self, scores):
-        super().__init__()
-        self.matrix = np.asarray(scores, dtype=np.float64)
-
-    def scores(self, rows):
-        return self.matrix[rows]
 
 
 def corpus_of(ids):
