@@ -11,7 +11,7 @@ DEMO_CONFIG ?= configs/demo.yaml
 GX := $(BIN)/graphtx
 SHARED ?= ../shared/data
 
-.PHONY: setup demo test test-slow lint bench-parse demo-corpus clean
+.PHONY: setup demo test test-slow lint docs bench-parse demo-corpus clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,11 @@ test-slow: setup
 lint: setup
 	$(BIN)/ruff check graphtx tests benchmarks
 	$(BIN)/ruff format --check graphtx tests benchmarks
+
+# the docs site: the CLI and config references regenerated from the parsers and dataclasses, then built offline into site/
+docs: setup
+	$(BIN)/python -m graphtx.cli.reference docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 bench-parse: setup
 	$(BIN)/python benchmarks/bench_parse.py --grants $(SHARED)/uspto-grants --workers 1

@@ -1,6 +1,6 @@
 """Encode speed of graphtx against a BERT-base-sized text encoder, on real US grants.
 
-Backs the claim in benchmarks/RESULTS.md "Encode": graphs encoded per second on this CPU for
+Backs the claim in benchmarks/results/speed-encode.md "Encode": graphs encoded per second on this CPU for
 first-claim and description graphs (small and paper configs) with peak memory, side by side
 with a 512-token BERT-base-shaped transformer encoding the same documents' text, chunked as
 such a model must be; ratio documents/s graphtx ÷ text encoder (target >= 10x).

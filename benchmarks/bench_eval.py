@@ -1,6 +1,6 @@
 """Citation retrieval on the EV-battery validation queries: graphtx and every baseline in one run.
 
-Backs benchmarks/RESULTS.md "Evaluation (EV-battery validation)": one table per protocol (citation
+Backs benchmarks/results/quality-baselines.md "Evaluation (EV-battery validation)": one table per protocol (citation
 retrieval with the paper's Recall@3 / nDCG@150 and the SciBERT-triplet paper's MAP, MRR@10,
 R@100/500/1000; PaECTER's 30-candidate samples with RFR, MAP, MRR@10), every metric with its ratio
 to BM25 (bm25s defaults), and a metric-vs-k plot.

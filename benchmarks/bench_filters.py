@@ -1,6 +1,6 @@
 """What search filters cost: query time and hits returned at several filter selectivities.
 
-Backs benchmarks/RESULTS.md "Search filters". For the first ``--queries`` documents of an index,
+Backs benchmarks/results/speed-search.md "Search filters". For the first ``--queries`` documents of an index,
 an id query (dense unless ``--ranker``) runs unfiltered and under each filter: a date cut-off, an
 IPC prefix (the index's most common subclass, and a rare one), both, and grouping by family. Each
 row: the share of documents that pass (mean over queries), the mean number of hits returned (k

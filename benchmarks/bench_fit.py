@@ -1,4 +1,4 @@
-"""Can the model fit a fixed set of citation pairs? (optimisation check behind RESULTS.md, Training)
+"""Can the model fit a fixed set of citation pairs? (optimisation check behind benchmarks/results/training.md)
 
 Takes ``--pairs`` training citations of the EV-battery set (seeded choice), and trains the small
 config's base model on them as one full batch for ``--steps`` AdamW steps (no dropout-free

@@ -1,6 +1,6 @@
 """Ingest throughput and memory against corpus size (streaming: memory must stay flat).
 
-Backs the claim in benchmarks/RESULTS.md "Ingest": records/s per worker setting, and peak
+Backs the claim in benchmarks/results/speed-ingest.md "Ingest": records/s per worker setting, and peak
 memory that does not grow with the number of records.
 
     python benchmarks/bench_ingest.py --grants ../shared/data/uspto-grants --copies 1 10 --workers 1 2

@@ -1,6 +1,6 @@
 """Parse speed and graph sizes on real US grants.
 
-Backs the claims in benchmarks/RESULTS.md "Parse": grants/s per core for each graph kind,
+Backs the claims in benchmarks/results/speed-parse.md "Parse": grants/s per core for each graph kind,
 node and edge counts per graph (median, p95), feature nodes without an edge, peak memory.
 
     python benchmarks/bench_parse.py --grants ../shared/data/uspto-grants [--limit N]

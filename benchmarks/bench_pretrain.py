@@ -1,6 +1,6 @@
 """Graph pre-training (stage pretrain) on the EV-battery citations: zero-shot, fine-tuned, from scratch.
 
-Backs the "Graph pre-training" section of benchmarks/RESULTS.md. Steps (each skipped when its output
+Backs the "Graph pre-training" study, benchmarks/results/graph-pretraining.md. Steps (each skipped when its output
 exists, so a killed benchmark resumes):
 
 1. ``graphtx train --config configs/pretrain-graph.yaml --stages pretrain`` on the EV graphs plus

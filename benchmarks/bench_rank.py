@@ -1,10 +1,10 @@
 """Query latency of the rankers: dense, BM25, RRF hybrid, convex and learned, through ``Index.search``.
 
-Backs benchmarks/RESULTS.md "Learned ranker" (latency). Queries are the texts of ``--queries``
-documents of the index's corpus (claim text or abstract: each is parsed into a graph, encoded,
-searched), the same for every ranker, one at a time as the service answers them, k = 10. The first
-query of a ranker (which loads spaCy, builds the ranker's caches) is reported apart. p50 / p99 of the
-whole search and of its ranking step (``timings_ms``: search + bm25 + rank) per ranker.
+Backs the ranker latency tables of benchmarks/results/lexical-channel-rankers.md (the latest in
+benchmarks/RESULTS.md, Speed). Queries are the texts of ``--queries`` documents of the index's corpus
+(claim text or abstract: each is parsed into a graph, encoded, searched), the same for every ranker, one
+at a time as the service answers them, k = 10. The first query of a ranker (which loads spaCy, builds the
+ranker's caches) is reported apart. p50 / p99 of the whole search and of its ranking step (``timings_ms``: search + bm25 + rank) per ranker.
 
     python benchmarks/bench_rank.py --index INDEX_DIR --corpus CORPUS_DIR --queries 200
 """

@@ -1,6 +1,6 @@
 """Search speed, memory and recall of the FAISS index types, and end-to-end query time from claim text.
 
-Backs benchmarks/RESULTS.md "Search":
+Backs benchmarks/results/speed-search.md "Search":
 
 1. **Index types** (``--dims``, ``--sizes``, ``--types``): for flat (exact inner product), IVF-PQ
    and HNSW, built with graphtx's own code path (``graphtx.index.faiss_index``: the parameters
@@ -19,7 +19,7 @@ coordinate), L2-normalised, seeded; queries are fresh draws from the same mixtur
 uniform noise would make every approximate index look worse than on model vectors (no
 neighbourhood structure), a single cluster better; a mixture sits between. Each (dim, n) runs
 in its own subprocess so memory readings are its own. FAISS and torch use the threads
-OMP_NUM_THREADS allows (the runs in RESULTS.md: 1).
+OMP_NUM_THREADS allows (the runs in results/speed-search.md: 1).
 
     python benchmarks/bench_search.py --dims 150 --sizes 10000 100000 1000000
     python benchmarks/bench_search.py --dims 2048 --sizes 10000 100000 --train-size 20000

@@ -1,6 +1,6 @@
 """Load test of `graphtx serve` on loopback: latency percentiles, throughput, errors, memory.
 
-Backs benchmarks/RESULTS.md "Serve": the service answers a mixed stream of requests at a few
+Backs benchmarks/results/speed-serve.md "Serve": the service answers a mixed stream of requests at a few
 concurrency levels, with bounded request count and duration, and survives it (``/healthz``
 still answers, the process is alive, its memory is reported before and after).
 

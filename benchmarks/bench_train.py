@@ -1,6 +1,6 @@
 """Citation-supervised training on the EV-battery set, scored next to BM25 in the same run.
 
-Backs the "Training" section of benchmarks/RESULTS.md: wall time of both stages on this
+Backs the "Training" study, benchmarks/results/training.md: wall time of both stages on this
 CPU, training throughput (graphs/s, triplets/s), and Recall@3 / nDCG@150 of the base and
 reduced models on the validation citations over all 3,603 documents, with Okapi BM25
 (bm25s defaults, stemmed, English stop words) on the same queries and candidates.
@@ -9,7 +9,7 @@ reduced models on the validation citations over all 3,603 documents, with Okapi 
 
 Steps (each skipped when its output exists, so a killed benchmark resumes): ingest docs.jsonl,
 parse it (small config), ``graphtx train`` (both stages), evaluation. ``--run RUN_DIR`` scores an
-existing run instead of training. TOKENS_DIR comes from ``graphtx pretrain`` (see RESULTS.md).
+existing run instead of training. TOKENS_DIR comes from ``graphtx pretrain`` (see benchmarks/results/tokens-phrases.md).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Add the lexical channel (graphtx/model/lexical.py) to a trained model directory, without retraining.
 
 The channel has no trained weights (a count sketch of IDF-weighted tokens), so the effect of adding it to
-an existing model can be measured on exactly that model: benchmarks/RESULTS.md, "Lexical channel".
+an existing model can be measured on exactly that model: benchmarks/results/lexical-channel-rankers.md, "Lexical channel".
 
     python benchmarks/lexical_channel.py --model RUN/model --tokens TOKENS --out MODEL_WITH_CHANNEL [--dim 1024 --weight 0.4]
 """

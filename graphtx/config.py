@@ -51,7 +51,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class GraphtxConfig:
-    name: str = "default"
+    name: str = "default"  # the experiment's name, written into run summaries
     seed: int = 0  # passed explicitly to every stage that samples
     ingest: IngestConfig = field(default_factory=IngestConfig)
     parse: ParseConfig = field(default_factory=ParseConfig)

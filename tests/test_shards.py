@@ -12,7 +12,7 @@ import pytest
 from graphtx.atomic import StagedDir, atomic_write_bytes
 from graphtx.corpus.store import read_rows
 from graphtx.errors import GraphtxError
-from graphtx.ray_engine import encoder_plan
+from graphtx.ray_engine import actor_plan
 from graphtx.shards import ShardJournal, plan_shards
 
 
@@ -97,23 +97,23 @@ def test_resumable_staged_dir_keeps_its_partial_for_the_next_run(tmp_path):
         assert not staged.path("piece").exists()
 
 
-def test_encoder_plan_takes_gpus_when_the_cluster_has_them():
-    assert encoder_plan({"CPU": 2.0}, 2) == (2, 0.0, "cpu")
-    assert encoder_plan({"CPU": 2.0}, 4) == (2, 0.0, "cpu")  # an actor Ray cannot place would wait for ever
-    assert encoder_plan({"CPU": 32.0, "GPU": 4.0}, 2) == (2, 1.0, "cuda")  # one GPU an actor at most
-    assert encoder_plan({"CPU": 32.0, "GPU": 4.0}, 4) == (4, 1.0, "cuda")
-    assert encoder_plan({"CPU": 32.0, "GPU": 1.0}, 3) == (3, 0.33, "cuda")  # actors share the one GPU
-    assert encoder_plan({"CPU": 32.0, "GPU": 2.0}, 8, num_gpus=1.0) == (2, 1.0, "cuda")  # capped by the GPUs
-    assert encoder_plan({"CPU": 32.0, "GPU": 4.0}, 2, num_gpus=0.0) == (2, 0.0, "cpu")  # asked for CPU
-    assert encoder_plan({"CPU": 32.0, "GPU": 0.5}, 2) == (2, 0.0, "cpu")  # less than a whole GPU in the cluster
+def test_actor_plan_takes_gpus_when_the_cluster_has_them():
+    assert actor_plan({"CPU": 2.0}, 2) == (2, 0.0, "cpu")
+    assert actor_plan({"CPU": 2.0}, 4) == (2, 0.0, "cpu")  # an actor Ray cannot place would wait for ever
+    assert actor_plan({"CPU": 32.0, "GPU": 4.0}, 2) == (2, 1.0, "cuda")  # one GPU an actor at most
+    assert actor_plan({"CPU": 32.0, "GPU": 4.0}, 4) == (4, 1.0, "cuda")
+    assert actor_plan({"CPU": 32.0, "GPU": 1.0}, 3) == (3, 0.33, "cuda")  # actors share the one GPU
+    assert actor_plan({"CPU": 32.0, "GPU": 2.0}, 8, num_gpus=1.0) == (2, 1.0, "cuda")  # capped by the GPUs
+    assert actor_plan({"CPU": 32.0, "GPU": 4.0}, 2, num_gpus=0.0) == (2, 0.0, "cpu")  # asked for CPU
+    assert actor_plan({"CPU": 32.0, "GPU": 0.5}, 2) == (2, 0.0, "cpu")  # less than a whole GPU in the cluster
     with pytest.raises(GraphtxError, match="the Ray cluster has 0"):
-        encoder_plan({"CPU": 8.0}, 2, num_gpus=1.0)
+        actor_plan({"CPU": 8.0}, 2, num_gpus=1.0)
 
 
 @pytest.mark.timeout(120)
 def test_the_engine_modules_do_not_import_ray():
     import subprocess
 
-    code = ("import sys, graphtx.cli, graphtx.ray_engine, graphtx.shards, graphtx.graphs.parse, graphtx.model.embed, graphtx.index.build; "
+    code = ("import sys, graphtx.cli, graphtx.ray_engine, graphtx.shards, graphtx.graphs.parse, graphtx.model.embed, graphtx.index.build, graphtx.train.ray_launch; "
             "sys.exit(1 if 'ray' in sys.modules else 0)")  # fmt: skip
     assert subprocess.run([sys.executable, "-c", code], timeout=110).returncode == 0

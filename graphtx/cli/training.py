@@ -51,7 +51,8 @@ def cmd_train(args, config) -> int:
         device=args.device, progress=progress(args),
     )  # fmt: skip
     if args.engine == "ray":
-        from graphtx.ray_engine import check_engine, train_on_ray
+        from graphtx.ray_engine import check_engine
+        from graphtx.train.ray_launch import train_on_ray
 
         check_engine("ray")
         summary = train_on_ray(kwargs, workers=args.ray_workers, use_gpu=args.device.startswith("cuda"), address=args.ray_address)

@@ -14,6 +14,7 @@ import argparse
 from pathlib import Path
 
 from graphtx.eval import BASELINES, PROTOCOLS
+from graphtx.eval.cutoff import add_cutoff_argument
 from graphtx.graphs.graph import GRAPH_KINDS
 from graphtx.usage import at_least
 
@@ -104,18 +105,6 @@ def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = Fals
     p.add_argument("--candidate-fields", help="text fields of a candidate for the text baselines (default: config)")
     p.add_argument("--seed", type=at_least(0, "the seed"), help="PaECTER sampling seed (default: the config's seed)")
     p.add_argument("--out", help="results directory: results.json, per_query.csv, per_sample.csv, metric_vs_k.png, paecter_samples.json")
-
-
-def add_cutoff_argument(p: argparse.ArgumentParser, what: str = "every system of the run alike") -> None:
-    from graphtx.eval.cutoff import CUTOFFS
-
-    p.add_argument(
-        "--cutoff",
-        choices=CUTOFFS,
-        help=f"candidates a query may retrieve, for {what}: priority = published strictly before the query's priority date, its family "
-        "left out, as `graphtx search --id` (a year-only date counts as its last day); year = not after the query's year; none = every "
-        "document (the paper's protocol). Default: config eval.cutoff (priority)",
-    )
 
 
 def _csv(value: str | None) -> tuple[str, ...] | None:

@@ -9,7 +9,7 @@ for them are better than for a new query, and a ranker fitted on them trusts the
 much. ``graphtx train`` therefore holds out ``train.ranker_holdout`` of the training queries from the
 model's training and writes them to ``RUN/ranker_citations.tsv``; ``graphtx rank-fit --run RUN`` fits
 on those (``--citations`` fits on any file, e.g. all training citations: the naive variant, kept for
-the comparison in benchmarks/RESULTS.md). A fit on validation queries is refused when the run's
+the comparison in benchmarks/results/ranker.md). A fit on validation queries is refused when the run's
 ``valid_citations.tsv`` shows them.
 
 A query's ranking: its pool (top ``rank.depth`` of BM25 and of the dense model) ranked by the
@@ -208,7 +208,7 @@ def add_rank_fit_arguments(p) -> None:
     p.add_argument("--graphs", required=True, help="graphs directory of `graphtx parse`")
     p.add_argument("--citations", nargs="+", help="training citations to fit on (default: RUN/ranker_citations.tsv); never validation citations")
     p.add_argument("--out", help="ranker directory to write (default: MODEL/ranker)")
-    from graphtx.eval.command import add_cutoff_argument
+    from graphtx.eval.cutoff import add_cutoff_argument
 
     add_cutoff_argument(p, "the pools the ranker is fitted on (fit it under the protocol it is used with)")
 

@@ -409,7 +409,7 @@ def add_run_arguments(p) -> None:
     p.add_argument(
         "--corpus", help="corpus directory or documents JSONL: pairs whose documents are not in it are not scored, as `graphtx eval citations`"
     )
-    from graphtx.eval.command import add_cutoff_argument
+    from graphtx.eval.cutoff import add_cutoff_argument
 
     add_cutoff_argument(p, "every run alike, with --corpus (its dates and families); without --corpus no cut-off applies")
     p.add_argument("--k", type=at_least(1, "k"), help="Recall@k cut-off (default: config, 3)")

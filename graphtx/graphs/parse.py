@@ -194,7 +194,7 @@ def _sharded_results(corpus_dir: str | Path, folder: Path, cfg: ParseConfig, add
 
     Each shard's results are pickled into ``folder`` and journaled as it finishes, in any order; shards a killed
     run journaled are not parsed again. Results are yielded as soon as every shard before them is in."""
-    from graphtx.ray_engine import parse_shards
+    from graphtx.ray_engine import map_unordered
 
     path = documents_path(corpus_dir)
     shards = plan_shards(count_documents(corpus_dir), cfg.shard_size)
@@ -212,7 +212,9 @@ def _sharded_results(corpus_dir: str | Path, folder: Path, cfg: ParseConfig, add
 
     yield from drain()
     if todo:
-        with contextlib.closing(parse_shards(path, todo, cfg, address=address)) as finished:  # closed at once on an error: actors go
+        tasks = [(i, (str(path.resolve()), start, stop)) for i, start, stop in todo]  # the actors read their rows from the file
+        finished = map_unordered(tasks, _shard_worker, (cfg,), _parse_rows, workers=cfg.workers, address=address)
+        with contextlib.closing(finished):  # closed at once on an error: actors go
             for i, results in finished:
                 atomic_write_bytes(journal.path(i, ".pkl"), pickle.dumps(results, protocol=5))
                 journal.commit(i, [journal.path(i, ".pkl")], documents=len(results))
@@ -220,6 +222,19 @@ def _sharded_results(corpus_dir: str | Path, folder: Path, cfg: ParseConfig, add
                 yield from drain()
     if follow != len(shards):
         raise RuntimeError(f"parse on Ray: shards {sorted(set(range(len(shards))) - ready)} came back empty")
+
+
+def _shard_worker(device: str, cfg: ParseConfig) -> None:
+    """A Ray actor's initialiser (``graphtx.ray_engine``): spaCy and the rules loaded once, as a local worker's."""
+    _init_worker(cfg)
+
+
+def _parse_rows(state: None, documents_file: str, start: int, stop: int) -> list[tuple]:
+    """``(doc id, graphs, reason, lang)`` of rows ``start .. stop - 1`` of ``documents_file``, in file order: one Ray shard.
+    The file must be on storage every node sees (one machine, or a shared file system)."""
+    from graphtx.corpus.store import document_from_row, read_rows
+
+    return [_build_one(document_from_row(row)) for row in read_rows(documents_file, start, stop)]
 
 
 def graphs_path(graphs_dir: str | Path) -> Path:

@@ -121,12 +121,13 @@ def _build_index(
     from graphtx.ray_engine import check_engine
 
     check_engine(engine)
+    from graphtx.model.chunks import resolve_device
     from graphtx.model.io import fingerprint, load_model
 
     started = time.time()
     store = IndexStore(out_dir)
     graphs_file = graphs_path(graphs_dir)  # a clear error before anything is written
-    loaded = load_model(model_dir, map_location=_device(device))
+    loaded = load_model(model_dir, map_location=resolve_device(device))
     model, tokenizer = loaded.model, loaded.tokenizer
     fp, dim = fingerprint(model, tokenizer=tokenizer), model.out_dim
     state = _open_state(store, fp, dim, cfg.kind, model_dir, legacy_fp=fingerprint(model))
@@ -162,15 +163,9 @@ def _build_index(
     schema = part_schema(dim)
     encode_seconds = 0.0
 
-    def encode_local(chunk: list[InventionGraph]) -> tuple:
-        """(vectors (b, dim), node vectors (N, L) or None, offsets (b + 1,) or None, seconds): what a Ray actor returns."""
-        t0 = time.time()
-        vectors = model.encode(chunk, tokenizer, batch_size=cfg.batch_size).to(dtype=_float32()).numpy()  # (b, dim)
-        nodes = offsets = None
-        if late:
-            nodes, _, offsets = model.encode_nodes(chunk, tokenizer, batch_size=cfg.batch_size)  # (N, L), (b + 1,)
-            nodes, offsets = nodes.numpy(), offsets.numpy()
-        return vectors, nodes, offsets, time.time() - t0
+    from graphtx.model.chunks import ChunkEncoder, encode_chunk, load_chunk_encoder
+
+    encode_local = ChunkEncoder(model, tokenizer, cfg.batch_size, late)  # (vectors, node vectors, offsets, seconds): as a Ray actor's
 
     def commit(chunk: list[InventionGraph], encoded: tuple) -> None:
         nonlocal next_id, next_part, added, replaced, not_in_corpus, encode_seconds
@@ -222,10 +217,10 @@ def _build_index(
     bar = tqdm(total=total, desc=f"index {cfg.kind}", unit="doc", disable=None if progress is None else not progress, file=sys.stderr)
     with bar:
         if engine == "ray":
-            from graphtx.ray_engine import encode_chunks
+            from graphtx.ray_engine import map_ordered
 
-            encoded = encode_chunks(chunks(), model_dir, batch_size=cfg.batch_size, late=late, workers=ray_workers,
-                                    num_gpus=ray_gpus, address=ray_address)  # fmt: skip
+            encoded = map_ordered(chunks(), load_chunk_encoder, (str(Path(model_dir).resolve()), cfg.batch_size, late), encode_chunk,
+                                  workers=ray_workers, num_gpus=ray_gpus, address=ray_address)  # fmt: skip
         else:
             encoded = ((chunk, encode_local(chunk)) for chunk in chunks())
         for chunk, result in encoded:
@@ -310,20 +305,6 @@ def write_bm25(out_dir: str | Path, progress: bool | None = None) -> BuildReport
 
 
 # --- helpers ---------------------------------------------------------------------------
-
-
-def _device(device: str) -> str:
-    import torch
-
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return device
-
-
-def _float32():
-    import torch
-
-    return torch.float32
 
 
 def _open_state(store: IndexStore, fp: str, dim: int, kind: str, model_dir, legacy_fp: str | None = None) -> dict:

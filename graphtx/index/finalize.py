@@ -208,6 +208,7 @@ def repair_index(out_dir: str | Path, progress: bool | None = None) -> dict:
     except IntegrityError:
         manifest = {}
     cfg = index_config_of(manifest) if manifest else IndexConfig()
+    store.checksums = manifest.get(integrity.CHECKSUMS_KEY) or {}  # the parts rebuilt from are hashed first: a damaged one is named
     with IndexLock(store.dir):
         store.clean_partial_files()
         manifest, _ = finalize(store, cfg, seed=manifest.get("seed", 0), rebuild=True, progress=progress)

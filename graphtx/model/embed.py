@@ -146,7 +146,8 @@ def _embed_on_ray(chunks, schema, graphs_dir, kind, out_path: Path, batch_size, 
 
     from graphtx.atomic import atomic_write_table
     from graphtx.graphs.parse import graphs_path
-    from graphtx.ray_engine import encode_chunks
+    from graphtx.model.chunks import encode_chunk, load_chunk_encoder
+    from graphtx.ray_engine import map_ordered
     from graphtx.shards import ShardJournal, file_identity
 
     key = {"stage": "encode", "graphs": file_identity(graphs_path(graphs_dir)), "kind": kind,
@@ -166,9 +167,9 @@ def _embed_on_ray(chunks, schema, graphs_dir, kind, out_path: Path, batch_size, 
             order.append(i)
             yield chunk
 
-    with contextlib.closing(
-        encode_chunks(todo(), model_dir, batch_size=batch_size, late=False, workers=workers, num_gpus=gpus, address=address)
-    ) as encoded:
+    encoded = map_ordered(todo(), load_chunk_encoder, (str(Path(model_dir).resolve()), batch_size, False), encode_chunk,
+                          workers=workers, num_gpus=gpus, address=address)  # fmt: skip
+    with contextlib.closing(encoded):
         for chunk, (vectors, _, _, _) in encoded:
             i = order.popleft()
             atomic_write_table(journal.path(i, ".parquet"), _vectors_table(chunk, vectors, schema))

@@ -1,7 +1,7 @@
 """Lexical channel: a graph's exact terms as a fixed count sketch, appended to its vector.
 
 A graph encoder trained from scratch on ~10^3 citation pairs does not learn BM25's exact matching
-of rare technical terms (benchmarks/RESULTS.md, "Beating BM25"). This channel keeps them in the one
+of rare technical terms (benchmarks/results/lexical-channel-rankers.md, "Beating BM25"). This channel keeps them in the one
 vector FAISS searches. A graph's bag of BPE tokens (the tokens of all its node texts, as the model
 reads them), each weighted (1 + log tf) * IDF (the tokens directory's IDF), is hashed into ``dim``
 buckets with a +-1 sign per token (a count sketch: Charikar et al. 2002; feature hashing: Weinberger

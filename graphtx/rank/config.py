@@ -13,18 +13,20 @@ class RankConfig:
     norm: str = "auto"  # convex: tmm | minmax | zscore, or auto (the best on the training queries)
     ndcg_k: int = 150  # the fit's objective: nDCG at this cut-off (the paper's nDCG@150)
     groups: tuple[str, ...] = ("lexical", "meta", "dense", "late")  # feature groups of the learned ranker
-    drop_features: tuple[str, ...] = ()  # single features of those groups left out of the learned rankers (e.g. year_gap: benchmarks/RESULTS.md)
+    drop_features: tuple[
+        str, ...
+    ] = ()  # single features of those groups left out of the learned rankers (e.g. year_gap: benchmarks/results/quality-cutoff.md)
     lexical_model: bool = True  # also fit the ranker without graph features (BM25 + lexical + meta), for the ablation
     num_leaves_grid: tuple[int, ...] = (3, 7)  # LightGBM leaves tried by grouped cross-validation
     min_data_in_leaf: int = 50  # rows per leaf: about 10^3 queries do not support smaller leaves
-    learning_rate: float = 0.1
-    lambda_l2: float = 1.0
-    feature_fraction: float = 0.8
+    learning_rate: float = 0.1  # LightGBM shrinkage per tree
+    lambda_l2: float = 1.0  # LightGBM L2 penalty on leaf values
+    feature_fraction: float = 0.8  # share of the features each tree may use
     truncation: int = 20  # lambdarank: pairs are formed with the top this many of each pool (cost grows with it; the top matters most)
     max_rounds: int = 300  # trees at most; early stopping on the held-out folds picks fewer
     early_stopping: int = 30  # rounds without a held-out nDCG gain before cross-validation stops
     folds: int = 5  # cross-validation folds, whole queries each
-    bag: int = 5  # LightGBM fits averaged, seeds seed .. seed + bag - 1 (each its own folds): steadier on ~10^3 queries (benchmarks/RESULTS.md)
+    bag: int = 5  # LightGBM fits averaged, seeds seed .. seed + bag - 1 (each its own folds): steadier on ~10^3 queries (benchmarks/results/lexical-channel-rankers.md)
     monotone: bool = True  # score rises with BM25 / cosine / matched terms, falls with their ranks
     date_dropout: float = 0.25  # share of training queries fitted without their year (a text query at search time has none)
 

@@ -12,7 +12,7 @@ Queries without a cited document in their pool teach lambdarank nothing and are 
 
 :func:`fit_bag` repeats the whole fit ``RankConfig.bag`` times with seeds ``seed, seed + 1, ...`` (each
 its own fold split, leaves and rounds) and averages the members' scores (:class:`BoosterBag`): on ~10^3
-queries one fit's choices vary from seed to seed, and the average is steadier (benchmarks/RESULTS.md).
+queries one fit's choices vary from seed to seed, and the average is steadier (benchmarks/results/lexical-channel-rankers.md).
 
 Example::
 
@@ -28,6 +28,20 @@ import numpy as np
 
 from graphtx.rank.config import RankConfig
 from graphtx.rank.convex import Group
+
+
+def lightgbm():
+    """The lightgbm module, or a clear error naming the extra that installs it."""
+    try:
+        import lightgbm as lgb
+    except ImportError:
+        raise ValueError("the learned ranker needs lightgbm: pip install 'graphtx[rank]' (or use --ranker convex / hybrid)") from None
+    return lgb
+
+
+def lightgbm_version() -> str:
+    return lightgbm().__version__
+
 
 RISING = {
     "bm25",
@@ -69,8 +83,6 @@ class BoosterBag:
     @classmethod
     def from_string(cls, text: str) -> BoosterBag:
         """The members of a saved bag; a plain LightGBM model file (one member) reads as a bag of one."""
-        from graphtx.rank.store import lightgbm
-
         lgb = lightgbm()
         return cls([lgb.Booster(model_str=part) for part in text.split(MEMBER_SEPARATOR)])
 
@@ -106,8 +118,6 @@ def _params(cfg: RankConfig, names: Sequence[str], num_leaves: int, seed: int) -
 
 
 def _dataset(groups: Sequence[Group]):
-    from graphtx.rank.store import lightgbm
-
     lgb = lightgbm()
     x = np.concatenate([g.features for g in groups])  # (rows, F)
     y = np.concatenate([np.rint(g.gains).clip(0, 30).astype(np.int32) for g in groups])  # (rows,)
@@ -116,8 +126,6 @@ def _dataset(groups: Sequence[Group]):
 
 def fit_lambdarank(groups: Sequence[Group], names: Sequence[str], cfg: RankConfig, seed: int = 0):
     """(lightgbm.Booster, report) fitted on ``groups`` (each with ``features`` of ``names``)."""
-    from graphtx.rank.store import lightgbm
-
     lgb = lightgbm()
     usable = [g for g in groups if g.features is not None and (g.gains > 0).any()]
     if len(usable) < cfg.folds * 2:

@@ -31,24 +31,11 @@ import numpy as np
 from graphtx.atomic import replacing
 from graphtx.rank.convex import convex_scores
 from graphtx.rank.features import LexicalStats, PoolInputs, pool_features
-from graphtx.rank.learned import BoosterBag
+from graphtx.rank.learned import BoosterBag, lightgbm, lightgbm_version
 
 RANKER_DIR = "ranker"
 META_FILE = "ranker.json"
 MODEL_FILES = {"learned": "learned.txt", "lexical": "lexical.txt"}
-
-
-def lightgbm():
-    """The lightgbm module, or a clear error naming the extra that installs it."""
-    try:
-        import lightgbm as lgb
-    except ImportError:
-        raise ValueError("the learned ranker needs lightgbm: pip install 'graphtx[rank]' (or use --ranker convex / hybrid)") from None
-    return lgb
-
-
-def lightgbm_version() -> str:
-    return lightgbm().__version__
 
 
 def ranker_fingerprint(model_fingerprint: str, features: dict, lgb_version: str, model_texts: dict) -> str:

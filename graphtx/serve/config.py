@@ -10,7 +10,7 @@ class ServeConfig:
     """``graphtx serve``: the HTTP service over one index directory."""
 
     host: str = "127.0.0.1"  # loopback by default: exposing the service is a deliberate choice
-    port: int = 8000
+    port: int = 8000  # TCP port to listen on
     max_k: int = 100  # largest k a request may ask for
     max_request_bytes: int = 65_536  # larger request bodies are refused with 413 before they are parsed
     max_text_chars: int = 20_000  # longer query texts are refused with 413 (parsing time grows with length)

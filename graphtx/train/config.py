@@ -68,26 +68,26 @@ class TrainConfig:
     # --- optimisation -----------------------------------------------------------------
     lr: float = 1e-3  # AdamW learning rate of the base stage
     reduced_lr: float = 5e-4  # AdamW learning rate of the reduction stage
-    weight_decay: float = 0.01
+    weight_decay: float = 0.01  # AdamW weight decay
     token_lr_scale: float = 1.0  # LR multiplier of the FastText-initialised token table (0 = frozen: little data overfits it)
     grad_clip: float = 1.0  # max global gradient norm (0 = off)
     warmup_steps: int = 20  # linear warm-up at the start of each stage
     plateau_patience: int = 2  # evaluations without Recall@k gain before the LR is halved
-    plateau_factor: float = 0.5
-    min_lr: float = 1e-6
+    plateau_factor: float = 0.5  # LR multiplier applied at a plateau
+    min_lr: float = 1e-6  # the LR is never cut below this
     amp: bool = True  # bf16 autocast on CUDA (ignored on CPU)
     # --- loop -------------------------------------------------------------------------
     stages: tuple[str, ...] = ("base", "reduced")  # pretrain: self-supervised (below); base: output = base_dim; reduced: + MoE head
     init_from: str = ""  # model directory to start from (a pretrain run's model/): what --init gives; "" = a fresh model from --tokens
     max_epochs: int = 30  # per stage
     max_steps: int = 0  # per stage, 0 = no cap (tests and smoke runs)
-    evals_per_epoch: int = 3
+    evals_per_epoch: int = 3  # evaluations on the validation citations per epoch
     early_stop_evals: int = 3  # stop a stage after this many evaluations without Recall@k gain
     eval_k: int = 3  # Recall@k that selects checkpoints
     select_metric: str = "recall"  # recall (Recall@eval_k, the paper's) | ndcg (nDCG@eval_ndcg_k: steadier on a few hundred judged pairs)
-    eval_ndcg_k: int = 150
+    eval_ndcg_k: int = 150  # nDCG@k reported at each evaluation (and selecting with select_metric: ndcg)
     checkpoint_every_steps: int = 25  # besides every evaluation
-    log_every_steps: int = 1
+    log_every_steps: int = 1  # a line in the training log every this many steps
     encode_batch_size: int = 128  # graphs per forward pass at evaluation
     # --- stage pretrain (graphtx/train/pretrain_graph.py): no citations, unlabelled graphs ---------------
     pretrain_graphs: tuple[str, ...] = ()  # more graphs directories pooled with --graphs (any `graphtx parse` output)
@@ -100,7 +100,7 @@ class TrainConfig:
     pretrain_bm25_candidates: int = 3  # per span: its top BM25 documents (not itself) added to the batch's candidates
     pretrain_bm25_temperature: float = 0.2  # teacher softmax temperature on BM25 scores divided by the query's best score
     pretrain_query_min_share: float = 0.3  # span = a random contiguous share in [min, max] of the query graph's nodes
-    pretrain_query_max_share: float = 0.6
+    pretrain_query_max_share: float = 0.6  # upper end of that share
 
     def __post_init__(self) -> None:
         from graphtx.graphs.graph import GRAPH_KINDS

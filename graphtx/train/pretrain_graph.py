@@ -9,7 +9,7 @@ that ``graphtx parse`` wrote) with two objectives, weighted and summed per step:
     abstract; ``candidate_kind`` = claims + description or abstract + description), the query view
     is an anchor and its own candidate view the positive; every other candidate graph of the batch
     is a negative (in-batch InfoNCE, ``train.temperature``). Abstract-only documents (both views one
-    graph) take no part: dropout-only views fail on patents (benchmarks/RESULTS.md).
+    graph) take no part: dropout-only views fail on patents (benchmarks/results/training.md).
 
 (b) ``bm25`` -- weak labels from BM25 (Dehghani et al. 2017; SPAR, Chen et al. 2022). A pseudo-query
     is cut from each batch document: a random contiguous span of its query graph's nodes

@@ -175,7 +175,10 @@ def test_a_byte_flipped_document_part_is_found_on_first_read_and_by_verify(index
     with pytest.raises(IntegrityError, match="part-000000.parquet"):
         ix.search(doc_id="T-00001", k=3)  # its row lives in the first part
     assert_verify_lists(index, "part-000000.parquet", capsys)
-    assert main(["index", "--out", str(index), "--rebuild", "--quiet"]) == 0  # derived files only: the part stays damaged
+    # --rebuild remakes derived files from the parts: it reads the damaged part's vectors, so it refuses, naming the part
+    assert main(["index", "--out", str(index), "--rebuild", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "part-000000.parquet" in err and "build the index again into a new directory" in err
     assert main(["index", "--out", str(index), "--verify"]) == 2
     assert "build the index again into a new directory" in capsys.readouterr().err
 
