@@ -18,6 +18,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -53,6 +54,9 @@ class DirectoryLock:
         self.lock_path = Path(lock_file) if lock_file is not None else self.dir / LOCK_FILE
         self._fd: int | None = None
         self.took_over: dict | None = None  # the stale holder's note, when one was taken over
+        # a lock file named by the caller sits beside what it guards (a batch run's .RUN.lock): removed at a clean exit,
+        # under the lock; a waiter that opened it before then finds the path gone or another file there, and opens it anew
+        self.remove_at_exit = lock_file is not None
 
     def __enter__(self) -> DirectoryLock:
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -60,17 +64,21 @@ class DirectoryLock:
         if self._held.get(key):
             self._held[key] += 1
             return self
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = _read_note(fd)
-            os.close(fd)
-            raise LockedError(
-                f"{self.noun} {self.dir} is locked by PID {holder.get('pid', '?')} ({holder.get('what', self.what)} started at "
-                f"{holder.get('started', '?')}{' on ' + holder['host'] if holder.get('host') and holder['host'] != socket.gethostname() else ''}): "
-                "wait for it to finish, or stop it (a killed writer's run continues with the same command)"
-            ) from None
+        while True:
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _read_note(fd)
+                os.close(fd)
+                raise LockedError(
+                    f"{self.noun} {self.dir} is locked by PID {holder.get('pid', '?')} ({holder.get('what', self.what)} started at "
+                    f"{holder.get('started', '?')}{' on ' + holder['host'] if holder.get('host') and holder['host'] != socket.gethostname() else ''}): "
+                    "wait for it to finish, or stop it (a killed writer's run continues with the same command)"
+                ) from None
+            if not self.remove_at_exit or _same_file(fd, self.lock_path):
+                break
+            os.close(fd)  # locked a file its holder removed as it let go: lock the one at the path now
         previous = _read_note(fd)
         pid = previous.get("pid")
         if isinstance(pid, int) and pid != os.getpid() and previous.get("host", socket.gethostname()) == socket.gethostname():
@@ -95,6 +103,9 @@ class DirectoryLock:
         del self._held[key]
         if self._fd is not None:
             os.ftruncate(self._fd, 0)  # a clean exit leaves no note behind: only a crashed writer's PID is "stale"
+            if self.remove_at_exit:  # a lock file beside an output (not inside a directory of its own): gone when done
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.lock_path)
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
@@ -105,6 +116,16 @@ class IndexLock(DirectoryLock):
 
     def __init__(self, directory: str | Path, what: str = "graphtx index"):
         super().__init__(directory, what, noun="index")
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether ``fd`` is still the file at ``path`` (not one removed, or replaced, since it was opened)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    own = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (own.st_dev, own.st_ino)
 
 
 def _read_note(fd: int) -> dict:

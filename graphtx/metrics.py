@@ -1,7 +1,7 @@
 """Ranking metrics for citation retrieval: pure functions over rankings and relevance.
 
 Used by training (validation Recall@3 / nDCG@150) and by ``graphtx.eval``. No stage
-imports: only numpy and torch.
+imports: only numpy (and torch's tensors, passed in).
 
 Conventions (the paper's protocol, Björkqvist & Kallio 2023):
 - ``rankings``: query id → candidate ids, best first (the query itself already left out).
@@ -29,9 +29,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
+
+if TYPE_CHECKING:  # only tensors' methods are used: importing torch would cost every CLI command a second
+    import torch
 
 
 def recall_at_k(rankings: Mapping[str, Sequence[str]], relevant: Mapping[str, Mapping[str, float]], k: int) -> float:

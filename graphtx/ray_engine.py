@@ -93,6 +93,13 @@ def _check_reachable(address: str, timeout_s: float = 10.0) -> None:
 # --- executors ---------------------------------------------------------------------------
 
 
+def _by_reference(*functions: Callable) -> None:
+    """Refuse a lambda or closure: Ray would ship it by value with all it captures; a stage's work is a module-level function."""
+    for f in functions:
+        if "<locals>" in f.__qualname__ or "<lambda>" in f.__qualname__ or f.__module__ == "__main__":
+            raise TypeError(f"{f.__qualname__} must be a module-level function of an importable module (Ray ships it by name)")
+
+
 class _StageActor:
     """One per actor: the stage's ``init(device, *init_args)`` once, then ``work(state, *args)`` per task."""
 
@@ -109,6 +116,7 @@ def map_unordered(tasks: list[tuple[object, tuple]], init: Callable, init_args: 
 
     ``workers`` CPU actors (fewer when there are fewer tasks), each given at most ``ahead`` tasks at a time;
     actors are killed when the generator ends or is closed (an error, Ctrl-C)."""
+    _by_reference(init, work)
     workers = max(1, min(workers, len(tasks)))
     with ray_session(address, num_cpus=max(1, workers)) as ray:
         actor_class = ray.remote(num_cpus=1)(_StageActor)
@@ -160,6 +168,7 @@ def map_ordered(items: Iterable, init: Callable, init_args: tuple, work: Callabl
     """``(item, work(state, item))`` for each item, in input order, on up to ``workers`` actors sized by ``actor_plan``
     (each actor's ``init`` gets the plan's device, "cuda" or "cpu"); at most ``actors * ahead`` items in flight, so
     memory stays bounded on any corpus size. Actors are killed when the generator ends or is closed."""
+    _by_reference(init, work)
     with ray_session(address, num_cpus=max(1, workers)) as ray:
         actors_n, gpus, device = actor_plan(ray.cluster_resources(), workers, num_gpus)
         actor_class = ray.remote(num_cpus=1, num_gpus=gpus)(_StageActor)

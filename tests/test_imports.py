@@ -45,7 +45,7 @@ def _skips_type_checking(tree: ast.AST) -> list[ast.AST]:
         node = todo.pop()
         nodes.append(node)
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+            if isinstance(child, ast.If) and ast.unparse(child.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
                 todo.extend(child.orelse)
                 continue
             todo.append(child)
@@ -128,9 +128,14 @@ def test_the_checker_sees_a_circle_and_a_function_level_import(tmp_path):
     source.write_text(
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from graphtx.config import X\n"
         "def f():\n    from graphtx.train.run import train\n    import graphtx.index.build\n"
+        "if not TYPE_CHECKING:\n    from graphtx.config import Y\n"
     )
     modules = {"graphtx.config", "graphtx.train.run", "graphtx.index.build", "graphtx.index"}
-    assert imports_of(source, modules, root=tmp_path) == {"graphtx.train.run", "graphtx.index.build"}
+    assert imports_of(source, modules, root=tmp_path) == {"graphtx.train.run", "graphtx.index.build", "graphtx.config"}
+    (tmp_path / "index").mkdir()
+    relative = tmp_path / "index" / "m.py"
+    relative.write_text("from .build import x\nfrom ..train import run\n")
+    assert imports_of(relative, modules | {"graphtx.train", "graphtx.index.m"}, root=tmp_path) == {"graphtx.index.build", "graphtx.train.run"}
 
 
 def test_every_package_of_graphtx_has_a_layer():

@@ -36,15 +36,17 @@ def _subcommands(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentP
 
 def help_text(parser: argparse.ArgumentParser) -> str:
     """``parser.format_help()`` at ``HELP_COLUMNS`` columns, whatever the terminal."""
-    saved = os.environ.get("COLUMNS")
-    os.environ["COLUMNS"] = str(HELP_COLUMNS)
+    fixed = {"COLUMNS": str(HELP_COLUMNS), "NO_COLOR": "1", "PYTHON_COLORS": "0"}  # argparse colours help on 3.14 at a terminal
+    saved = {name: os.environ.get(name) for name in fixed}
+    os.environ.update(fixed)
     try:
         return parser.format_help().rstrip() + "\n"
     finally:
-        if saved is None:
-            os.environ.pop("COLUMNS", None)
-        else:
-            os.environ["COLUMNS"] = saved
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def cli_reference() -> str:
@@ -84,7 +86,7 @@ def field_comments(cls: type) -> dict[str, str]:
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
             continue
         above, line = [], stmt.lineno - 1
-        while line >= 1 and line in comments and lines[line - 1].lstrip().startswith("#"):
+        while line >= 1 and line in comments and lines[line - 1].lstrip().startswith("#") and not comments[line].startswith("---"):
             above.insert(0, comments[line])
             line -= 1
         own = [comments[n] for n in range(stmt.lineno, stmt.end_lineno + 1) if n in comments]

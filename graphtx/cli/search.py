@@ -112,13 +112,13 @@ def _search_kwargs(args) -> dict:
 
 
 def cmd_search(args, config) -> int:
+    search_kwargs = _search_kwargs(args)  # a bad --before fails here, before torch and the index are loaded
     from graphtx.from_dict import with_overrides
     from graphtx.index.claimset import search_claim_set
     from graphtx.index.display import hit_lines
     from graphtx.index.report import search_header
     from graphtx.index.search import Index
 
-    search_kwargs = _search_kwargs(args)  # a bad --before fails here, before the index is opened
     search_cfg = with_overrides(config.search, k=args.k, link_template=args.link_template)
     index_dir = _index_dir(args)
     batch_only = [f for f, on in (("--output", args.output), ("--tag", args.tag), ("--restart", args.restart)) if on]
@@ -150,7 +150,7 @@ def cmd_search(args, config) -> int:
             path = file_in(args.explain_png, hit.doc_id, ".png", prefix=f"{hit.rank:02d}-")  # ids are data: never a path
             pngs.append(str(render_explanation(hit.explanation, path, max_nodes=search_cfg.explain_max_nodes, rank=hit.rank)))
     summary = found.to_json() | ({"png": pngs} if pngs else {})
-    lines = search_header(found, index.count, index_dir)
+    lines = search_header(found, index.count, index_dir, offset=args.offset)
     for hit in result.hits:
         lines += hit_lines(hit, full=args.full, found_by=found.found_by.get(hit.doc_id))
     lines += [f"rendered {p}" for p in pngs]

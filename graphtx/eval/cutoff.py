@@ -141,7 +141,7 @@ def unreachable_pairs(cutoff: CandidateCutoff, relevant: Mapping[str, Mapping[st
     return out
 
 
-__all__ = ["CUTOFFS", "CandidateCutoff", "apply_cutoff", "check_cutoff", "unreachable_pairs"]
+__all__ = ["add_cutoff_argument", "CUTOFFS", "CandidateCutoff", "apply_cutoff", "check_cutoff", "unreachable_pairs"]
 
 
 def add_cutoff_argument(p: argparse.ArgumentParser, what: str = "every system of the run alike") -> None:

@@ -233,6 +233,10 @@ def _run_locked(
             bar.update(1)
         bar.close()
     entries = [done[t.qid] for t in read]
+    first_line: dict[str, int] = {}
+    for i, e in enumerate(entries):  # two spellings of one document: its hits once, under the first
+        if "hits" in e and first_line.setdefault(output_qid(e), e["line"]) != e["line"]:
+            entries[i] = {"topic": e["topic"], "line": e["line"], "skipped": f"the same document as the topic on line {first_line[output_qid(e)]}"}
     skipped += [SkippedTopic(e["topic"], e["line"], e["skipped"]) for e in entries if e.get("skipped")]
     skipped.sort(key=lambda s: s.line)
     _write_outputs(paths, entries, skipped, tag, table_format)
@@ -265,7 +269,14 @@ def search_topic(index, topic: Topic, k: int, all_independent: bool, merge: str,
     except (KeyError, ValueError) as err:  # this topic's problem (id not indexed, no features): listed, the batch goes on
         message = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
         return entry | {"skipped": str(message)}
+    if not found.result.hits:  # listed with its reason (the filters or the cut-off left nothing), not an empty run silently
+        from graphtx.index.report import no_hits_reason
+
+        return entry | {"skipped": "no hits: " + no_hits_reason(found.result.filters, index.count)}
     entry["hits"] = [_hit_row(hit, found.found_by.get(hit.doc_id)) for hit in found.result.hits]
+    resolved = getattr(found.result.query, "doc_id", None)
+    if topic.doc_id and topic.qid == topic.doc_id and resolved and resolved != topic.qid:
+        entry["qid"] = resolved  # an id topic typed US8418590B2 is written as the index spells it (US-8418590-B2), as judgements are
     if found.note:
         entry["note"] = found.note
     return entry
@@ -337,8 +348,13 @@ def _read_journal(path: Path) -> tuple[dict, dict[str, dict]] | None:
 # --- outputs ---------------------------------------------------------------------------
 
 
+def output_qid(entry: dict) -> str:
+    """The query id a topic's hits are written under: the index's spelling of an id topic, else the topic id as given."""
+    return entry.get("qid") or entry["topic"]
+
+
 def _write_outputs(paths: dict, entries: list[dict], skipped: list[SkippedTopic], tag: str, table_format: str) -> None:
-    rows = [{"topic": e["topic"], **h} for e in entries for h in e.get("hits", ())]
+    rows = [{"topic": output_qid(e), **h} for e in entries for h in e.get("hits", ())]
     run = trec_lines(entries, tag)
     atomic_write_text(paths["table"], _table(rows, table_format))
     atomic_write_text(paths["skipped"], "".join(json.dumps(asdict(s)) + "\n" for s in skipped))
@@ -347,7 +363,7 @@ def _write_outputs(paths: dict, entries: list[dict], skipped: list[SkippedTopic]
 
 def trec_lines(entries: Iterable[dict], tag: str) -> str:
     """TREC run lines (qid Q0 docid rank score tag) of topic entries (``search_topic``); scores exact (repr)."""
-    return "".join(f"{e['topic']} Q0 {h['doc_id']} {h['rank']} {float(h['score'])!r} {tag}\n" for e in entries for h in e.get("hits", ()))
+    return "".join(f"{output_qid(e)} Q0 {h['doc_id']} {h['rank']} {float(h['score'])!r} {tag}\n" for e in entries for h in e.get("hits", ()))
 
 
 def _table(rows: Iterable[dict], table_format: str) -> str:

@@ -21,6 +21,7 @@ model is refused.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import shutil
@@ -223,8 +224,9 @@ def _build_index(
                                   workers=ray_workers, num_gpus=ray_gpus, address=ray_address)  # fmt: skip
         else:
             encoded = ((chunk, encode_local(chunk)) for chunk in chunks())
-        for chunk, result in encoded:
-            commit(chunk, result)
+        with contextlib.closing(encoded):  # an error in commit: the Ray actors go at once
+            for chunk, result in encoded:
+                commit(chunk, result)
     embed_seconds = time.time() - t_embed
 
     sources = {"graphs": run["graphs"], "corpus": str(Path(corpus).resolve()) if corpus else None, "kind": cfg.kind, "mode": mode}

@@ -93,17 +93,20 @@ class SearchConfig:
     rerank: str = "none"  # none | late: re-rank the first stage's (dense or hybrid) top rerank_depth by the node-level late-interaction score
     rerank_depth: int = 100  # candidates of the first stage that rerank scores (at least k)
     link_template: str = ""  # each hit's link, e.g. https://patents.google.com/patent/{id_compact}; placeholders in graphtx/links.py; "" = none
-    found_similarity: float = (
-        0.9  # --explain: a query feature no hit node holds the words of is "found" when the model's most similar hit node reaches this cosine
-    )
+    # --explain: a query feature no hit node holds the words of is "found" by the model when its most similar hit node beats
+    # what 1 - found_false_rate of a feature's matches in unrelated documents of the index reach (graphtx/index/calibration.py)
+    found_false_rate: float = 0.01
+    found_similarity: float | None = None  # a fixed cosine threshold instead of the calibrated one (None: calibrated)
 
     def __post_init__(self) -> None:
         from graphtx.graphs.graph import GRAPH_KINDS
         from graphtx.links import check_template
 
         check_template(self.link_template, "the link template (--link-template, config search.link_template)")
-        if not -1.0 <= self.found_similarity <= 1.0:
-            raise ValueError(f"search.found_similarity must be a cosine in [-1, 1], got {self.found_similarity}")
+        if self.found_similarity is not None and not -1.0 <= self.found_similarity <= 1.0:
+            raise ValueError(f"search.found_similarity must be a cosine in [-1, 1] (or null: calibrated), got {self.found_similarity}")
+        if not 0.0 < self.found_false_rate < 0.5:
+            raise ValueError(f"search.found_false_rate must be a share in (0, 0.5), got {self.found_false_rate}")
 
         if self.query_kind not in GRAPH_KINDS:
             raise ValueError(f"search.query_kind must be one of {GRAPH_KINDS}, got {self.query_kind!r}")

@@ -23,9 +23,11 @@ explanation lists the shared tokens that carry most of it.
 
 Claim chart: the query's feature nodes, numbered 1, 2, ... in graph order (the order the claim
 names them), are its elements. An element is *found* in a hit when one hit node holds all of its
-words (lower case, a plural ``s`` dropped), or when the model's most similar hit node reaches
-``found_similarity`` (``search.found_similarity``); the others are listed as
-"not found: feature 3, 5", as a claim chart reads.
+words (lower case, a plural ``s`` dropped), or when the model's most similar hit node reaches a threshold
+calibrated on the index's own documents (graphtx/index/calibration.py: higher than 99% of a feature's best
+matches in unrelated documents, ``search.found_false_rate``; ``search.found_similarity`` fixes a cosine
+instead) and the feature holds a word the index knows; the others are listed as "not found: feature 3, 5",
+as a claim chart reads. Each element carries its confidence: the share of unrelated-document matches below it.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ import torch
 from torch import nn
 
 from graphtx.graphs.graph import InventionGraph
+from graphtx.index.found import FoundRule
 from graphtx.model.batch import collate
 from graphtx.model.encoder import GraphEncoder
 
@@ -69,7 +72,10 @@ class Element:
     hit_node: int  # the hit's most similar node (-1 when the hit has none)
     hit_text: str
     similarity: float  # cos of the two nodes' projected states
-    found: str  # "words" (a hit node holds its words), "model" (similarity >= found_similarity) or "" (not found)
+    found: str  # "words" (a hit node holds its words), "model" (similarity at the calibrated threshold or above) or "" (not found)
+    confidence: float | None = (
+        None  # share of matches in unrelated documents below this similarity (graphtx/index/calibration.py); None: uncalibrated
+    )
 
     def to_json(self) -> dict:
         return {k: round(v, 4) if isinstance(v, float) else v for k, v in asdict(self).items()}
@@ -90,7 +96,7 @@ class LexicalPart:
 
     def line(self) -> str:
         terms = ", ".join(f"{t.lstrip('Ġ▁') or t} {v:+.3f}" for t, v in self.terms[:8])
-        return f"    lexical channel: {self.weight:g} x cosine {self.cosine:.3f}; shared terms: {terms or 'none'}"
+        return f"    lexical channel: {self.weight:g} x cosine {self.cosine:.3f} = {self.weight * self.cosine:+.4f}; shared terms: {terms or 'none'}"
 
 
 @dataclass(frozen=True)
@@ -133,7 +139,16 @@ class Explanation:
             lines.append(
                 f"    {_cut(m.query_text):<{qw}}  {_cut(m.hit_text):<{hw}}  {m.similarity:5.2f}  {m.query_weight:.3f}  {m.hit_weight:.3f}  {m.contribution:+.4f}"
             )
+        lines.append(self.sum_line())
         return lines
+
+    def sum_line(self) -> str:
+        """How the contributions add up to the graph score: the pairs shown, the other pairs, and what bias and head add."""
+        shown = sum(m.contribution for m in self.matches)
+        return (
+            f"    = {shown:+.4f} from these pairs {self.total - shown:+.4f} from the other node pairs "
+            f"{self.score - self.total:+.4f} from the projection bias and head = graph score {self.score:.4f}"
+        )
 
     def highlights(self) -> tuple[dict[int, float], dict[int, float]]:
         """Node → similarity in [0, 1] of the matched nodes of the query graph and of the hit graph.
@@ -158,16 +173,29 @@ class Explanation:
 
 
 def chart_lines(elements: tuple[Element, ...]) -> list[str]:
-    """The claim-chart line: which numbered query features the hit lacks."""
+    """The claim-chart line: which numbered query features the hit lacks, and which the model (not the words) found, with its confidence."""
     if not elements:
         return []
     missing = [e for e in elements if not e.found]
+    by_model = [e for e in elements if e.found == "model"]
+    model_note = ""
+    if by_model:
+        model_note = "; by the model: " + ", ".join(
+            f"feature {e.number} ({_cut(e.hit_text, 30)}, sim {e.similarity:.2f}"
+            + (f", confidence {e.confidence:.3f})" if e.confidence is not None else ")")
+            for e in by_model[:NAMED_MISSING]
+        )
     if not missing:
-        return [f"    all {len(elements)} query features found"]
-    found = len(elements) - len(missing)
-    named = [f"feature {e.number} ({_cut(e.text, 30)})" for e in missing[:NAMED_MISSING]]  # the rest by number: a long graph stays readable
-    rest = [str(e.number) for e in missing[NAMED_MISSING:]]
-    text = f"{found} of {len(elements)} query features found; not found: " + ", ".join(named) + (f"; also {', '.join(rest)}" if rest else "")
+        text = f"all {len(elements)} query features found" + model_note
+    else:
+        found = len(elements) - len(missing)
+        named = [f"feature {e.number} ({_cut(e.text, 30)})" for e in missing[:NAMED_MISSING]]  # the rest by number: a long graph stays readable
+        rest = [str(e.number) for e in missing[NAMED_MISSING:]]
+        text = (
+            f"{found} of {len(elements)} query features found{model_note}; not found: "
+            + ", ".join(named)
+            + (f"; also {', '.join(rest)}" if rest else "")
+        )
     return textwrap.wrap(text, width=110, initial_indent="    ", subsequent_indent="      ", break_on_hyphens=False)
 
 
@@ -243,11 +271,14 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in re.findall(r"[a-z0-9]+", text.lower()))
 
 
-def claim_elements(query: InventionGraph, hit: InventionGraph, sim: torch.Tensor | None, found_similarity: float) -> tuple[Element, ...]:
+def claim_elements(query: InventionGraph, hit: InventionGraph, sim: torch.Tensor | None, found_similarity) -> tuple[Element, ...]:
     """Every feature node of ``query``, numbered, with the hit node most like it and whether it is found.
 
     ``sim``: (m, n) cosines of the query's and the hit's projected node states (None: words only).
+    ``found_similarity``: a ``FoundRule`` (graphtx/index/calibration.py: calibrated threshold, confidences, known words),
+    or a bare cosine threshold.
     """
+    rule = found_similarity if isinstance(found_similarity, FoundRule) else FoundRule(float(found_similarity))
     hit_words = [_words(t) for t in hit.node_text]
     out = []
     features = [i for i, t in enumerate(query.node_type) if t == "feature"]
@@ -256,11 +287,12 @@ def claim_elements(query: InventionGraph, hit: InventionGraph, sim: torch.Tensor
         by_words = next((j for j, w in enumerate(hit_words) if words and words <= w), -1)
         best = int(sim[i].argmax()) if sim is not None and sim.shape[1] else -1
         similarity = float(sim[i, best]) if best >= 0 else 0.0
-        found = "words" if by_words >= 0 else "model" if best >= 0 and similarity >= found_similarity else ""
+        found = "words" if by_words >= 0 else "model" if best >= 0 and rule.found(query.node_text[i], similarity) else ""
         j = by_words if by_words >= 0 else best
         if by_words >= 0 and sim is not None:
             similarity = float(sim[i, j])
-        out.append(Element(number, i, query.node_text[i], j, hit.node_text[j] if j >= 0 else "", similarity, found))
+        confidence = 1.0 if found == "words" else rule.confidence(similarity) if j >= 0 else None
+        out.append(Element(number, i, query.node_text[i], j, hit.node_text[j] if j >= 0 else "", similarity, found, confidence))
     return tuple(out)
 
 

@@ -208,9 +208,11 @@ def repair_index(out_dir: str | Path, progress: bool | None = None) -> dict:
     except IntegrityError:
         manifest = {}
     cfg = index_config_of(manifest) if manifest else IndexConfig()
-    store.checksums = manifest.get(integrity.CHECKSUMS_KEY) or {}  # the parts rebuilt from are hashed first: a damaged one is named
+    store.checksums = manifest.get(integrity.CHECKSUMS_KEY) or {}
     with IndexLock(store.dir):
         store.clean_partial_files()
+        for seq in store.part_numbers():  # the parts rebuilt from, hashed first: a damaged one is named, not a reader's error
+            store.check_part(seq)
         manifest, _ = finalize(store, cfg, seed=manifest.get("seed", 0), rebuild=True, progress=progress)
     return manifest
 

@@ -57,10 +57,15 @@ class Rankers:
             kind = "learned" if self.ranker is not None and "learned" in self.ranker.kinds else "hybrid" if self.config.hybrid else "dense"
         if kind not in RANKERS:
             raise ValueError(f"unknown ranker {kind!r}; known: {', '.join(RANKERS)}")
-        if kind in ("convex", "learned") and (self.ranker is None or kind not in self.ranker.kinds):
-            raise ValueError(f"index {self.store.dir} has no {kind} ranker: fit one with `graphtx rank-fit` (into the model's or the index's ranker/), "
-                             "or search with --ranker hybrid")  # fmt: skip
+        if kind not in self.available_rankers():
+            raise ValueError(f"index {self.store.dir} has no {kind} ranker (`graphtx rank-fit` fits one into the model's or the index's ranker/); "
+                             f"the rankers it has: {', '.join(self.available_rankers())}")  # fmt: skip
         return kind
+
+    def available_rankers(self) -> list[str]:
+        """The rankers this index can search with: dense, bm25 and hybrid always, convex and learned when a fitted ranker holds them."""
+        fitted = set(self.ranker.kinds) if self.ranker is not None else set()
+        return ["dense", "bm25", "hybrid"] + [k for k in ("convex", "learned") if k in fitted]
 
     def _dense(self, vector: np.ndarray, k: int, exclude: frozenset[str], mask: np.ndarray | None = None) -> list[tuple[str, float]]:
         """[(doc id, cosine)] best first, ties by id; ``exclude`` left out, and what ``mask`` (count,) bool rules out.

@@ -64,7 +64,7 @@ def verify_report(out: str | Path, checked: dict) -> tuple[dict, list[str]]:
 # --- graphtx search ----------------------------------------------------------------
 
 
-def search_header(found, count: int, index_dir: str | Path) -> list[str]:
+def search_header(found, count: int, index_dir: str | Path, offset: int = 0) -> list[str]:
     """The lines above the hits: the index, the query as a graph and its timings, the ranker, the filters, the column heads."""
     result = found.result
     q = result.query
@@ -80,8 +80,21 @@ def search_header(found, count: int, index_dir: str | Path) -> list[str]:
     ]  # fmt: skip
     if result.filters.get("passing") is not None or result.filters.get("group_by_family"):
         lines.append("filters: " + filters_line(result.filters, count))
+    lines += [f"warning: {w}" for w in getattr(result, "warnings", ())]
+    if not result.hits:  # no empty table: say why there is nothing
+        lines.append("no hits: " + no_hits_reason(result.filters, count, offset))
+        return lines
     lines.append(f"{'rank':>4}  {'score':>7}  {'doc id':<18} {'date':<10}  title")
     return lines
+
+
+def no_hits_reason(applied: dict, count: int, offset: int = 0) -> str:
+    """Why a search found nothing, in words: the filters left no document, the page is past the end, or nothing matched."""
+    if applied.get("passing") == 0:
+        return f"no document passes the filters ({filters_line(applied, count)})"
+    if offset:
+        return f"the ranking ends before rank {offset + 1}"
+    return "no indexed document matched the query"
 
 
 def filters_line(applied: dict, count: int) -> str:

@@ -111,6 +111,7 @@ class SearchResult:
     ranker: str = "dense"  # dense | bm25 | hybrid | convex | learned
     rerank: str = "none"  # none | late
     filters: dict = field(default_factory=dict)  # the filters in force (before: the cut-off used), {} when none
+    warnings: tuple[str, ...] = ()  # what to know before trusting the claim charts (Index.query_warnings)
 
     def __iter__(self):
         return iter(self.hits)
@@ -132,6 +133,8 @@ class SearchResult:
         }
         if self.filters:
             out["filters"] = self.filters
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
         return out
 
 

@@ -84,6 +84,7 @@ class Index(Rankers):
         self._read_lock = threading.Lock()
         self._late: NodeVectorStore | None = None
         self._filter_cache: dict = {}  # live digest -> FilterData
+        self._found_rule = None  # graphtx.index.calibration.FoundRule, made at the first explanation
 
     # --- opening ---------------------------------------------------------------------
     @classmethod
@@ -295,7 +296,7 @@ class Index(Rankers):
         if explain:
             hits = self._explain_late(q, hits, timings) if rerank == "late" else self._explain(q, hits, timings)
         timings["total"] = elapsed_ms(t_start)
-        return SearchResult(q, tuple(hits), kind != "dense", timings, kind, rerank, applied)
+        return SearchResult(q, tuple(hits), kind != "dense", timings, kind, rerank, applied, tuple(self.query_warnings(q)))
 
     # --- filters ----------------------------------------------------------------------
     def filter_data(self) -> FilterData:
@@ -402,12 +403,55 @@ class Index(Rankers):
         docs = store.nodes([(int(self.ids.part[p]), int(self.ids.row[p])) for p in positions])
         out = []
         for h, row, v in zip(hits, rows, docs):
-            e = explain_late(
-                q.graph, u, w, row_to_graph(row, h.doc_id, self.manifest["kind"]), v, self.config.explain_rows, self.config.found_similarity
-            )
+            e = explain_late(q.graph, u, w, row_to_graph(row, h.doc_id, self.manifest["kind"]), v, self.config.explain_rows, self.found_rule())
             out.append(dataclasses.replace(h, explanation=e))
         timings["explain"] = elapsed_ms(t0)
         return out
+
+    # --- claim charts: when the model "finds" a feature ------------------------------------------
+    CALIBRATION_DOCUMENTS = 64  # documents sampled for the calibration (each against 4 others)
+
+    def found_rule(self):
+        """The claim chart's rule for "found by the model" (graphtx/index/calibration.py): ``search.found_similarity`` when set,
+        else the threshold calibrated on a seeded sample of this index's documents (in memory, once per open index)."""
+        from graphtx.index.calibration import calibrate_found
+        from graphtx.index.found import FoundRule
+
+        with self._read_lock:
+            if self._found_rule is not None:
+                return self._found_rule
+        known = self.knows_words
+        if self.config.found_similarity is not None:
+            rule = FoundRule(self.config.found_similarity, None, known)
+        else:
+            seed = int(self.fingerprint[:8], 16) if self.fingerprint else 0
+            rng = np.random.default_rng(seed)
+            positions = sorted(rng.choice(self.count, size=min(self.count, self.CALIBRATION_DOCUMENTS), replace=False).tolist())
+            rows = self._rows(positions, list(GRAPH_FIELDS))
+            graphs = [row_to_graph(r, str(self.ids.doc_id[p]), self.manifest["kind"]) for r, p in zip(rows, positions)]
+            calibration = calibrate_found(self.model, self.tokenizer, graphs, self.config.found_false_rate, seed)
+            fallback = 0.9  # too few documents to calibrate on: the old fixed cosine
+            rule = FoundRule(calibration.threshold if calibration else fallback, calibration, known)
+        with self._read_lock:
+            self._found_rule = rule
+        return rule
+
+    def knows_words(self, text: str) -> bool:
+        """Whether ``text`` holds a word (after BM25's stemming and stop words) that some indexed document holds."""
+        bm25 = self.bm25()
+        return bool(bm25.retriever.get_tokens_ids(bm25.tokens(text)))
+
+    def query_warnings(self, q: Query) -> list[str]:
+        """What a searcher should know before trusting a claim chart: a query with almost no features, or no word the index knows."""
+        warnings = []
+        if q.graph is not None and q.source != "id":
+            features = sum(1 for t in q.graph.node_type if t == "feature")
+            if features < 2:
+                warnings.append(f"the query yields {features} invention feature{'s' if features != 1 else ''}: describe the invention "
+                                "in more words (a claim names its parts) for the claim chart to say much")  # fmt: skip
+            if q.text.strip() and not self.knows_words(q.text):
+                warnings.append("none of the query's words occurs in the indexed documents: the hits are only the model's guesses")
+        return warnings
 
     def explain(
         self, doc_ids: list[str], text: str | None = None, *, doc_id: str | None = None, graph: InventionGraph | None = None
@@ -418,7 +462,7 @@ class Index(Rankers):
         positions = [self.ids.position_of(d) for d in doc_ids]
         rows = self._rows(positions, list(GRAPH_FIELDS))
         hit_graphs = [row_to_graph(r, d, self.manifest["kind"]) for r, d in zip(rows, doc_ids)]
-        return explain_hits(self.model, self.tokenizer, q.graph, hit_graphs, self.config.explain_rows, self.config.found_similarity)
+        return explain_hits(self.model, self.tokenizer, q.graph, hit_graphs, self.config.explain_rows, self.found_rule())
 
     def document(self, doc_id: str) -> DocumentRecord:
         doc_id = self.ids.resolve(doc_id)  # typed forms ("US8418590B2") find the indexed id
@@ -466,9 +510,7 @@ class Index(Rankers):
         t0 = time.perf_counter()
         rows = self._rows([self.ids.position_of(h.doc_id) for h in hits], list(GRAPH_FIELDS))
         graphs = [row_to_graph(r, h.doc_id, self.manifest["kind"]) for r, h in zip(rows, hits)]
-        explanations = (
-            explain_hits(self.model, self.tokenizer, q.graph, graphs, self.config.explain_rows, self.config.found_similarity) if hits else []
-        )
+        explanations = explain_hits(self.model, self.tokenizer, q.graph, graphs, self.config.explain_rows, self.found_rule()) if hits else []
         timings["explain"] = elapsed_ms(t0)
         return [Hit(**{**h.__dict__, "explanation": e}) for h, e in zip(hits, explanations)]
 

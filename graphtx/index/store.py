@@ -257,9 +257,6 @@ class IndexStore:
         return pa.concat_tables(tables).cast(IDS_SCHEMA) if tables else IDS_SCHEMA.empty_table()
 
     def read_part_columns(self, seq: int, columns: list[str]) -> pa.Table:
-        """Whole columns of part ``seq``, hashed first against the manifest (a damaged part is an IntegrityError naming it,
-        not a reader's error from deep inside the file, whatever column the damage fell in)."""
-        self.check_part(seq)
         return pq.read_table(self.part_path(seq), columns=columns)
 
     def part_columns(self, seq: int) -> list[str]:

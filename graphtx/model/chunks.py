@@ -1,6 +1,6 @@
-"""Chunks of graphs -> vectors: the one encoding step of ``graphtx encode`` and ``graphtx index``.
+"""Chunks of graphs -> vectors: the encoding step of ``graphtx index`` and of ``graphtx encode --engine ray``.
 
-The same ``ChunkEncoder`` runs in the driver (``--engine local``) and in each Ray actor (``--engine ray``:
+The same ``ChunkEncoder`` runs in the driver (``graphtx index --engine local``) and in each Ray actor (``--engine ray``:
 ``load_chunk_encoder`` is the actor's initialiser and ``encode_chunk`` its per-chunk work, handed to
 ``graphtx.ray_engine.map_ordered``), so both engines write the same vectors.
 """
@@ -22,7 +22,7 @@ def resolve_device(device: str) -> str:
     return device
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # holds a model: no field-by-field comparison or repr
 class ChunkEncoder:
     """A loaded model and tokenizer that turn a chunk of graphs into vectors (and node vectors when ``late``)."""
 

@@ -49,6 +49,7 @@ from __future__ import annotations
 import threading
 from contextlib import asynccontextmanager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -111,6 +112,8 @@ class SearchIn(QueryIn, FiltersIn):
 class ExplainIn(QueryIn, FiltersIn):
     doc_ids: list[str] | None = Field(None, description="documents to explain; default: the top k hits")
     k: int = Field(3, ge=1)
+    offset: int = Field(0, ge=0, description="without doc_ids: explain hits offset+1 .. offset+k (a results page, as /search pages)")
+    svg: bool = Field(False, description="each explanation's query and hit graphs as SVG, matched nodes shaded")
     hybrid: bool = False
     rerank: Literal["none", "late"] | None = None
     rerank_depth: int | None = Field(None, ge=1, le=1000)
@@ -238,6 +241,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
             "shards": len(ix.shards),
             "model_fingerprint": ix.fingerprint,
             "ranker": ix.resolve_ranker(),
+            "rankers": ix.available_rankers(),  # what the page's ranker menu offers
             "read_only": cfg.read_only,
         }
 
@@ -274,13 +278,25 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
             if not body.doc_ids or len(body.doc_ids) > cfg.max_explain_hits:
                 raise Problem(400, f"doc_ids must list 1 to {cfg.max_explain_hits} documents")
             explanations = run(lambda: ix.explain(body.doc_ids, body.text, doc_id=body.id))
-            return {"explanations": [e.to_json() for e in explanations]}
+            out = [e.to_json() for e in explanations]
+            if body.svg:
+                for e, item in zip(explanations, out):
+                    item["svg"] = hit_svgs(SimpleNamespace(explanation=e, doc_id=e.doc_id), ix.config.explain_max_nodes)
+            return {"explanations": out}
         if body.k > cfg.max_explain_hits:
             raise Problem(400, f"k must be <= {cfg.max_explain_hits}")
+        if body.offset > cfg.max_offset:
+            raise Problem(400, f"offset must be <= {cfg.max_offset}")
         filters = run(body.filters)
-        result = run(lambda: ix.search(body.text, body.k, doc_id=body.id, hybrid=body.hybrid, explain=True,
-                                       ranker=body.ranker, rerank=body.rerank, rerank_depth=body.rerank_depth, filters=filters))  # fmt: skip
-        return {"explanations": [h.to_json() for h in result.hits], "query": result.query.to_json(), "timings_ms": result.timings_ms}
+        # the hits /search returns for the same body (a claim set: its first independent claim), each with its explanation
+        found = run(lambda: search_claim_set(ix, body.text, body.k, doc_id=body.id, offset=body.offset, hybrid=body.hybrid, explain=True,
+                                             ranker=body.ranker, rerank=body.rerank, rerank_depth=body.rerank_depth, filters=filters))  # fmt: skip
+        result = found.result
+        out = [h.to_json() for h in result.hits]
+        if body.svg:
+            for hit, item in zip(result.hits, out):
+                item["svg"] = hit_svgs(hit, ix.config.explain_max_nodes)
+        return {"explanations": out, "query": result.query.to_json(), "timings_ms": result.timings_ms}
 
     @app.post("/search/batch")
     def search_batch(body: BatchIn) -> dict:

@@ -205,3 +205,80 @@ def test_batch_topics_take_the_filters_of_one_search(tiny_index, tmp_path, capsy
                  "--before", "none", "--no-features", "--quiet"]) == 0  # fmt: skip
     docs = [r[2] for r in _run_lines(tmp_path / "f.trec")]
     assert len(docs) == 10 and all(int(d[2:]) % 7 == 3 for d in docs)  # the fixture's IPC is H01M (i % 7)/00
+
+
+def test_topics_without_hits_are_listed_with_why_and_ids_are_written_as_the_index_spells_them(tiny_index, tmp_path, capsys):
+    (tmp_path / "ids.txt").write_text("T00003\nT-00003\nT-00007\n")  # T00003 and T-00003: one document, two spellings
+    out = tmp_path / "r.trec"
+    assert (
+        main(
+            [
+                "search",
+                str(tiny_index),
+                "--topics",
+                str(tmp_path / "ids.txt"),
+                "--output",
+                str(out),
+                "-k",
+                "3",
+                "--no-features",
+                "--before",
+                "none",
+                "--quiet",
+                "--json",
+            ]
+        )
+        == 3
+    )  # fmt: skip  (3: some topics skipped)
+    summary = json.loads(capsys.readouterr().out)
+    assert {r[0] for r in _run_lines(out)} == {"T-00003", "T-00007"}  # the typed T00003 written as T-00003
+    skipped = [json.loads(line) for line in (tmp_path / "r.skipped.jsonl").read_text().splitlines()]
+    assert [(s["qid"], s["line"]) for s in skipped] == [("T-00003", 2)] and "same document as the topic on line 1" in skipped[0]["reason"]
+    assert summary["searched"] == 2
+    assert not list(tmp_path.glob(".*lock")), "a finished batch run leaves no lock file behind"
+
+    # a cut-off that leaves no document: every topic listed, with the reason, none counted as searched
+    assert main(["search", str(tiny_index), "--topics", str(tmp_path / "ids.txt"), "--output", str(tmp_path / "e.trec"), "-k", "3",
+                 "--no-features", "--before", "1900"]) == 3  # fmt: skip
+    out_text = capsys.readouterr().out
+    assert "0 of 3 topics searched" in out_text and "3 topic(s) skipped" in out_text
+    reasons = [json.loads(line)["reason"] for line in (tmp_path / "e.skipped.jsonl").read_text().splitlines()]
+    assert len(reasons) == 3 and all(r.startswith("no hits: no document passes the filters (published before 1900") for r in reasons)
+    assert (tmp_path / "e.trec").read_text() == ""
+
+
+def test_a_search_without_hits_says_why_instead_of_an_empty_table(tiny_index, capsys):
+    assert main(["search", str(tiny_index), "--id", "T-00003", "--before", "1900", "-k", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "no hits: no document passes the filters (published before 1900" in out and "doc id" not in out
+    assert main(["search", str(tiny_index), "--id", "T-00003", "--before", "none", "-k", "3", "--offset", "100000"]) == 0
+    out = capsys.readouterr().out
+    assert "no hits: the ranking ends before rank 100001" in out and "doc id" not in out
+
+
+def test_a_released_batch_lock_file_is_removed_and_a_waiter_would_not_hold_the_removed_one(tmp_path):
+    import os
+
+    from graphtx.lock import DirectoryLock, _same_file
+
+    lock_file = tmp_path / ".r.trec.lock"
+    with DirectoryLock(tmp_path, "first", lock_file=lock_file):
+        assert lock_file.exists()
+    assert not lock_file.exists()
+    with DirectoryLock(tmp_path, "again", lock_file=lock_file) as held:  # taken again at once, on a fresh file
+        assert lock_file.exists() and held.took_over is None
+    with DirectoryLock(tmp_path, "a directory lock"):  # a directory's own .lock stays (it lives inside what it guards)
+        pass
+    assert (tmp_path / ".lock").exists()
+
+    # a waiter that opened the file before the holder removed it must not count the removed file as the lock
+    lock_file.write_text("")
+    fd = os.open(lock_file, os.O_RDWR)
+    try:
+        assert _same_file(fd, lock_file)
+        lock_file.unlink()
+        assert not _same_file(fd, lock_file)
+        lock_file.write_text("")  # another run's new lock file at the path
+        assert not _same_file(fd, lock_file)
+    finally:
+        os.close(fd)

@@ -80,7 +80,9 @@ def test_claim_chart_lists_the_features_a_hit_lacks():
     assert [e.found for e in elements] == ["words", "", "model"] and elements[2].hit_text == "pump housing"
     e = Explanation("h", 0.5, 0.5, (), query, hit, elements)
     assert e.not_found == (2,) and e.to_json()["not_found"] == [2]
-    assert e.chart() == ["    2 of 3 query features found; not found: feature 2 (cooling plate)"]
+    assert " ".join(line.strip() for line in e.chart()) == (
+        "2 of 3 query features found; by the model: feature 3 (pump housing, sim 0.95); not found: feature 2 (cooling plate)"
+    )
     assert Explanation("h", 0.5, 0.5, (), query, hit, claim_elements(query, query, None, 0.9)).chart() == ["    all 3 query features found"]
 
 
@@ -109,3 +111,17 @@ def test_search_explanations_carry_the_claim_chart(tiny_index):
     for e in elements:  # with the model's similarity out of play (1.0), found = a hit node holds the feature's words
         assert e.found in ("words", "") and (e.found == "words") == any(_words(e.text) <= w for w in hit_nodes)
     assert hit.explanation.not_found == tuple(e.number for e in elements if not e.found)
+
+
+def test_the_explain_table_says_how_its_parts_add_up_to_the_graph_score(tiny_index):
+    import re
+
+    from graphtx.index.search import Index
+
+    hit = Index.open(tiny_index).search(doc_id="T-00003", k=1, explain=True)[0]
+    exp = hit.explanation
+    *rows, last = exp.table()
+    shown, others, bias, score = (float(x) for x in re.findall(r"[-+]?\d+\.\d{4}", last))
+    assert shown == pytest.approx(sum(m.contribution for m in exp.matches), abs=1e-4)
+    assert shown + others == pytest.approx(exp.total, abs=2e-4) and shown + others + bias == pytest.approx(exp.score, abs=3e-4)
+    assert score == pytest.approx(exp.score, abs=1e-4)

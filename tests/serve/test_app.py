@@ -39,6 +39,14 @@ def test_healthz(client):
     assert body["status"] == "ok" and body["count"] == N_DOCS and body["read_only"] and body["index_type"] == "flat"
 
 
+def test_the_page_is_offered_only_the_rankers_the_index_has(client):
+    assert client.get("/healthz").json()["rankers"] == ["dense", "bm25", "hybrid"]  # no fitted ranker in this index
+    r = client.post("/search", json={"id": "T-00004", "k": 5, "ranker": "learned"})
+    assert r.status_code == 400
+    message = r.json()["error"]
+    assert "has no learned ranker" in message and "the rankers it has: dense, bm25, hybrid" in message and "--ranker" not in message
+
+
 def test_search_by_id_and_by_text(client):
     r = client.post("/search", json={"id": "T-00004", "k": 5})
     assert r.status_code == 200

@@ -56,6 +56,13 @@ def browser():
         driver.quit()
 
 
+def _settled(driver) -> bool:
+    """The hit list is shown and its explanations have come (the page redraws each hit when they do)."""
+    from selenium.webdriver.common.by import By
+
+    return bool(driver.find_elements(By.CSS_SELECTOR, "#results .hit")) and not driver.find_elements(By.CSS_SELECTOR, "#results .why.pending")
+
+
 def _errors(driver) -> list[str]:
     return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
 
@@ -90,8 +97,11 @@ def test_search_page_in_chromium(browser, tiny_index, tmp_path):
         browser.find_element(By.ID, "search-button").click()  # 1. a query: hits with features and graphs
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#results .hit"))
         sent = json.loads(browser.execute_script("return window.__bodies[0]"))
-        assert sent["text"] == query.strip() and sent["offset"] == 0 and sent["explain"] and sent["svg"]
+        assert sent["text"] == query.strip() and sent["offset"] == 0 and not sent.get("explain") and not sent.get("svg")  # the hit list first
         assert not FILTERS & set(sent), sent  # filters are sent only when filled
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#results .hit table.chart") and not d.find_elements(By.CSS_SELECTOR, ".why.pending"))
+        explained = json.loads(browser.execute_script("return window.__bodies[1]"))  # then the page's explanations, in one request
+        assert explained["text"] == query.strip() and explained["offset"] == 0 and explained["k"] == 10
         hits = browser.find_elements(By.CSS_SELECTOR, "#results .hit")
         assert len(hits) == 10 and "Hits 1–10" in browser.find_element(By.ID, "message").text
         first = hits[0]
@@ -108,7 +118,7 @@ def test_search_page_in_chromium(browser, tiny_index, tmp_path):
         browser.save_screenshot(str(shots / "web_3_graphs.png"))
 
         browser.find_element(By.ID, "next").click()  # 2. the next page (offset 10)
-        wait.until(lambda d: "Hits 11–20" in d.find_element(By.ID, "message").text)
+        wait.until(lambda d: "Hits 11–20" in d.find_element(By.ID, "message").text and _settled(d))
         ranks = [h.get_attribute("value") for h in browser.find_elements(By.CSS_SELECTOR, "#results .hit")]
         assert ranks[0] == "11" and "offset=10" in browser.current_url
 
@@ -117,7 +127,9 @@ def test_search_page_in_chromium(browser, tiny_index, tmp_path):
             browser.find_element(By.ID, "f-before").send_keys("2015-01-01")
             browser.execute_script("window.__bodies = []")
             browser.find_element(By.ID, "search-button").click()
-            wait.until(lambda d: d.execute_script("return window.__bodies.length") and "Hits 1–" in d.find_element(By.ID, "message").text)
+            wait.until(
+                lambda d: d.execute_script("return window.__bodies.length") and "Hits 1–" in d.find_element(By.ID, "message").text and _settled(d)
+            )
             sent = json.loads(browser.execute_script("return window.__bodies[0]"))
             assert sent["before"] == "2015-01-01" and not (FILTERS - {"before"}) & set(sent)
             dates = [e.text for e in browser.find_elements(By.XPATH, "//ol[@id='results']//dt[.='published']/following-sibling::dd[1]")]
@@ -126,7 +138,7 @@ def test_search_page_in_chromium(browser, tiny_index, tmp_path):
             browser.find_element(By.ID, "search-button").click()
         else:
             browser.find_element(By.ID, "prev").click()
-        wait.until(lambda d: "Hits 1–10" in d.find_element(By.ID, "message").text)
+        wait.until(lambda d: "Hits 1–10" in d.find_element(By.ID, "message").text and _settled(d))
         link = browser.find_element(By.CSS_SELECTOR, "#results .hit a.doc-link")  # 3. a document page
         doc_id = browser.find_element(By.CSS_SELECTOR, "#results .hit code").text
         link.click()
@@ -143,8 +155,60 @@ def test_search_page_in_chromium(browser, tiny_index, tmp_path):
         assert browser.find_elements(By.CSS_SELECTOR, "#results .hit") and browser.find_element(By.ID, "query").get_attribute("value") == doc_id
         assert not _errors(browser), _errors(browser)
 
-        browser.get(base + "/docs")  # 5. the API page, from local assets only
+        # 5. how long a search takes, as the page sees it: request sent to hit list shown (explanations follow); recorded, not asserted
+        times = []
+        for _ in range(9):
+            browser.execute_script("arguments[0].value = arguments[1]", browser.find_element(By.ID, "query"), query)
+            browser.execute_script("document.getElementById('results').dataset.ms = ''")
+            browser.find_element(By.ID, "search-button").click()
+            wait.until(lambda d: d.find_element(By.ID, "results").get_attribute("data-ms") and _settled(d))
+            times.append(int(browser.find_element(By.ID, "results").get_attribute("data-ms")))
+        times.sort()
+        latency = {"index": index, "searches": len(times), "median_ms": times[len(times) // 2], "slowest_ms": times[-1], "load": os.getloadavg()[0]}
+        (shots / "page_latency.json").write_text(json.dumps(latency) + "\n")
+        print(f"page search latency: {latency}")
+
+        browser.get(base + "/docs")  # 6. the API page, from local assets only
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".swagger-ui .info .title"))
         assert "graphtx" in browser.find_element(By.CSS_SELECTOR, ".swagger-ui .info .title").text
         assert browser.find_elements(By.CSS_SELECTOR, ".opblock-summary-path")  # the endpoints are listed
         assert not _errors(browser), _errors(browser)
+
+
+@pytest.mark.timeout(240)
+def test_the_page_says_why_it_finds_nothing(browser, tiny_index):
+    """A filter on a field the index lacks is explained, the pager hides when there is nothing to page (also after an
+    error), an unknown id offers its closest ids once, and the ranker menu offers only what the index has."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(browser, 60)
+    with serve_process(["--index", str(tiny_index), "--quiet"]) as (_proc, port):
+        browser.get(f"http://127.0.0.1:{port}/")
+        wait.until(lambda d: "documents" in d.find_element(By.ID, "status").text)
+        offered = [o.get_attribute("value") for o in browser.find_elements(By.CSS_SELECTOR, "#f-ranker option")]
+        assert offered == ["", "hybrid", "dense", "bm25"], offered  # no learned or convex ranker in this index
+
+        def search(query: str, cpc: str = "") -> str:
+            browser.execute_script("arguments[0].value = arguments[1]", browser.find_element(By.ID, "query"), query)
+            browser.execute_script("arguments[0].value = arguments[1]", browser.find_element(By.ID, "f-cpc"), cpc)
+            browser.execute_script("document.getElementById('message').textContent = ''")
+            browser.find_element(By.ID, "search-button").click()
+            wait.until(lambda d: d.find_element(By.ID, "message").text not in ("", "Searching…"))
+            return browser.find_element(By.ID, "message").text
+
+        message = search(QUERY, cpc="H01M 10/")  # the tiny index holds no CPC codes
+        assert "No hits" in message and "CPC H01M10/: 0 of 120 documents pass" in message and "no document of this index has CPC codes" in message
+        assert not browser.find_element(By.ID, "pager").is_displayed()
+
+        message = search("qwerty zzzz")  # nonsense: warned about, and no query feature "found" in any hit
+        assert "warning: none of the query's words occurs in the indexed documents" in message, message
+        wait.until(_settled)
+        assert browser.find_elements(By.CSS_SELECTOR, "#results table.chart") and not browser.find_elements(
+            By.CSS_SELECTOR, "#results table.chart tr.found"
+        )
+
+        message = search("T-0003")  # no such id: the closest ids as links, said once
+        assert message.lower().count("did you mean") == 1, message
+        assert browser.find_elements(By.CSS_SELECTOR, "#message a") and not browser.find_element(By.ID, "pager").is_displayed()
+        assert not _errors(browser) or all("404" in e or "400" in e for e in _errors(browser)), _errors(browser)

@@ -4,6 +4,7 @@
 "use strict";
 
 const PAGE_SIZE = 10;
+let indexCount = null;  // documents in the index (/healthz): the denominator of "N of M documents pass"
 const $ = (selector) => document.querySelector(selector);
 
 function el(tag, attrs = {}, ...children) {
@@ -60,7 +61,7 @@ function setForm(state) {
 
 // the /search body: filters only when filled (an empty filter is no filter)
 function searchBody(state, offset) {
-  const body = { k: PAGE_SIZE, offset, explain: true, svg: true };
+  const body = { k: PAGE_SIZE, offset };  // the hit list alone; explanations come after it (explainPage)
   if (ID_LIKE.test(state.q) && state.q.length <= 40) body.id = state.q;
   else body.text = state.q;
   if (state.before) body.before = state.before;
@@ -163,7 +164,8 @@ function claimChart(explanation) {
       el("td", {}, e.text),
       el("td", {}, e.found ? el("mark", {}, e.hit_text) : el("span", { class: "not-found" }, "not found")),
       el("td", { class: "sim" }, e.hit_node >= 0 ? e.similarity.toFixed(2) : ""),
-      el("td", { class: "how" }, e.found === "words" ? "same words" : e.found === "model" ? "model" : "")));
+      el("td", { class: "how", title: "confidence: the share of this feature's matches in unrelated documents of the index that score lower" },
+        e.found === "words" ? "same words" : e.found === "model" ? `model, confidence ${confidence(e.confidence)}` : e.hit_node >= 0 && e.confidence !== null && e.confidence !== undefined ? `below the bar (${confidence(e.confidence)})` : "")));
   const missing = elements.filter((e) => !e.found);
   const summary = !elements.length ? null : missing.length
     ? el("p", { class: "not-found" }, "not found: ", missing.map((e, i) => [i ? ", " : "", `feature ${e.number}`]))
@@ -174,6 +176,10 @@ function claimChart(explanation) {
   return el("div", { class: "explanation" }, el("h4", {}, "Claim chart"),
     rows.length ? el("table", { class: "chart" }, el("thead", {}, el("tr", {}, ["#", "query feature", "in this hit", "sim", ""].map((h) => el("th", {}, h)))), el("tbody", {}, rows)) : null,
     summary, pairs);
+}
+
+function confidence(value) {
+  return value === null || value === undefined ? "n/a" : value >= 0.999 ? "> 0.999" : value.toFixed(3);
 }
 
 // phrases to mark in the hit's text: what disclosed each found feature
@@ -203,23 +209,61 @@ function svgBox(svg, label) {
   return box;
 }
 
-function hitItem(hit) {
+function hitItem(hit, query) {
   const matches = foundPhrases(hit.explanation);
   const title = el("a", { class: "doc-link", href: `/view/${encodeURIComponent(hit.doc_id)}` }, hit.title || hit.doc_id);
   const external = hit.link ? el("a", { class: "external", href: hit.link, rel: "noopener noreferrer", target: "_blank" }, "register ↗") : null;
-  const item = el("li", { class: "hit", value: hit.rank },
+  const why = hit.explanation
+    ? el("div", { class: "why" }, claimChart(hit.explanation), signals(hit.ranker_explanation))
+    : el("div", { class: "why pending" }, "claim chart coming…");  // the hit list comes first, its explanations after
+  const item = el("li", { class: "hit", value: hit.rank, "data-doc": hit.doc_id },
     el("h3", {}, title),
     el("p", { class: "ids" }, el("code", {}, hit.doc_id), ` · score ${hit.score.toFixed(4)} `, external),
     facts(hit),
     clipped("abstract", hit.abstract, matches),
     clipped("claim", hit.first_claim, matches),
-    el("div", { class: "why" }, claimChart(hit.explanation), signals(hit.ranker_explanation)));
-  if (hit.svg && hit.svg.query) {
+    why);
+  if (hit.explanation && query) {  // both graphs drawn on demand: fetched when opened
     const graphs = el("details", { class: "graphs" }, el("summary", {}, "graphs: query and hit, matched features shaded"));
-    graphs.append(el("div", { class: "pair" }, svgBox(hit.svg.query, "query"), svgBox(hit.svg.hit, hit.doc_id)));
+    const pair = el("div", { class: "pair" }, "drawing…");
+    graphs.append(pair);
+    graphs.addEventListener("toggle", async () => {
+      if (!graphs.open || graphs.dataset.loaded) return;
+      graphs.dataset.loaded = "1";
+      try {
+        const data = await call("POST", "/explain", { ...query, doc_ids: [hit.doc_id], svg: true });
+        const svg = (data.explanations[0] || {}).svg || {};
+        pair.textContent = "";
+        pair.append(svgBox(svg.query, "query"), svgBox(svg.hit, hit.doc_id));
+      } catch (err) {
+        pair.textContent = `graphs not drawn: ${err.message}`;
+        delete graphs.dataset.loaded;
+      }
+    });
     item.append(graphs);
   }
   return item;
+}
+
+// the query part of a /search body (text or id), for the /explain requests of its hits
+function queryOf(body) {
+  return body.id !== undefined ? { id: body.id } : { text: body.text };
+}
+
+// explanations of a results page, fetched after its hit list is shown: each hit redrawn with its claim chart
+async function explainPage(body, search) {
+  const { k, offset, ...rest } = body;
+  try {
+    const data = await call("POST", "/explain", { ...rest, k, offset });
+    if (current !== search) return;  // another search started meanwhile
+    for (const hit of data.explanations) {
+      const old = $("#results").querySelector(`li.hit[data-doc="${CSS.escape(hit.doc_id)}"]`);
+      if (old) old.replaceWith(hitItem(hit, queryOf(body)));
+    }
+    $("#results").querySelectorAll(".why.pending").forEach((box) => { box.textContent = "no claim chart for this hit"; box.classList.remove("pending"); });
+  } catch (err) {
+    $("#results").querySelectorAll(".why.pending").forEach((box) => { box.textContent = `claim chart not available: ${err.message}`; box.classList.remove("pending"); });
+  }
 }
 
 // --- views -----------------------------------------------------------------------------
@@ -242,21 +286,28 @@ async function runSearch(state, offset, push = true) {
   $("#pager").hidden = true;
   $("#search-button").disabled = true;
   try {
-    const data = await call("POST", "/search", searchBody(state, offset));
+    const started = performance.now();
+    const body = searchBody(state, offset);
+    const data = await call("POST", "/search", body);
     const list = $("#results");
     list.start = offset + 1;
     data.hits.forEach((hit) => list.append(hitItem(hit)));
+    list.dataset.ms = String(Math.round(performance.now() - started));  // request to hit list shown (the browser test reads it)
+    if (data.hits.length) explainPage(body, current);
     const what = data.query.source === "id" ? `documents like ${data.query.doc_id}` : "the claim text";
     say(data.hits.length ? `Hits ${offset + 1}–${offset + data.hits.length} for ${what} (${data.ranker} ranker, ${Math.round(data.timings_ms.total)} ms)` : `No hits for ${what}${offset ? " on this page" : ""}.`);
-    if (data.filters && data.filters.before) $("#message").append(` · published before ${data.filters.before}`);
+    (data.warnings || []).forEach((w) => $("#message").append(el("span", { class: "warning" }, ` · warning: ${w}`)));
+    const active = filtersText(data.filters);
+    if (active) $("#message").append(el("span", { class: "filters" }, ` · filters: ${active}`));
     if (data.note) $("#message").append(el("span", { class: "note" }, ` · note: ${data.note}`));
     $("#pager").hidden = !(offset > 0 || data.hits.length === PAGE_SIZE);
     $("#prev").disabled = offset === 0;
     $("#next").disabled = data.hits.length < PAGE_SIZE;
     $("#page-label").textContent = `page ${Math.floor(offset / PAGE_SIZE) + 1}`;
   } catch (err) {
-    const box = el("span", {}, err.message);
     const suggestions = (err.data && err.data.suggestions) || [];
+    // the API's message ends with its own "; did you mean ...?" for other clients: the page offers links instead
+    const box = el("span", {}, suggestions.length ? err.message.replace(/; did you mean [^?]*\?$/, ".") : err.message);
     if (suggestions.length) {
       box.append(" Did you mean ", ...suggestions.map((s, i) => {
         const link = el("a", { href: "#" }, s);
@@ -272,6 +323,24 @@ async function runSearch(state, offset, push = true) {
   } finally {
     $("#search-button").disabled = false;
   }
+}
+
+// The filters in force and how many documents pass them, as the CLI's "filters:" line says it (graphtx/index/report.py).
+function filtersText(filters) {
+  if (!filters) return "";
+  const parts = filters.before ? [`published before ${filters.before}`] : [];
+  for (const [name, label] of [["cpc", "CPC"], ["ipc", "IPC"], ["country", "country"], ["kind", "kind"]]) {
+    if (filters[name] && filters[name].length) parts.push(`${label} ${filters[name].join(" ")}`);
+  }
+  if (filters.exclude_family) parts.push("family of the query left out");
+  if (filters.group_by_family) parts.push("one hit per family");
+  let text = parts.join(", ");
+  if (filters.passing !== undefined && filters.passing !== null) {
+    text += `: ${filters.passing.toLocaleString()} of ${indexCount === null ? "?" : indexCount.toLocaleString()} documents pass`;
+  }
+  const unfilled = (filters.unfilled || []).map((name) => name.toUpperCase()).join(" and ");
+  if (unfilled) text += ` (no document of this index has ${unfilled} codes: the filter can match nothing here)`;
+  return text;
 }
 
 async function showDocument(docId) {
@@ -335,7 +404,12 @@ async function init() {
   window.addEventListener("popstate", () => route(false));
   try {
     const health = await call("GET", "/healthz");
+    indexCount = health.count;
     $("#status").textContent = `${health.count.toLocaleString()} documents · ${health.ranker} ranker`;
+    const offered = new Set(health.rankers || []);
+    $("#f-ranker").querySelectorAll("option").forEach((option) => {
+      if (option.value && offered.size && !offered.has(option.value)) option.remove();  // e.g. learned on an index without a fitted ranker
+    });
   } catch (err) {
     $("#status").textContent = "service not answering";
   }
