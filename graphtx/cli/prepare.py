@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from graphtx.cli.common import EXIT_OK, EXIT_SKIPPED, KIND_CHOICES, add_common, add_engine, progress, say
-from graphtx.usage import at_least, positive_float
+from graphtx.usage import at_least, positive_float, share
 
 
 def cmd_ingest(args, config) -> int:
@@ -57,6 +57,14 @@ def cmd_pretrain(args, config) -> int:
     return EXIT_OK
 
 
+def cmd_mine_citations(args, config) -> int:
+    from graphtx.corpus.mentions import mine_citations
+
+    report = mine_citations(args.corpus, args.out, valid_share=args.valid_share)
+    say(args, report.to_json(), report.lines())
+    return EXIT_OK
+
+
 def add_parsers(sub) -> None:
     p = sub.add_parser("ingest", help="patent XML / JSONL / Parquet / citation TSV -> canonical Parquet corpus")
     p.add_argument("sources", nargs="+", help="files or directories (.xml, .xml.gz, .zip, .jsonl, .parquet, .tsv)")
@@ -66,6 +74,17 @@ def add_parsers(sub) -> None:
     p.add_argument("--max-record-mb", type=positive_float("the record size limit"), help="skip records larger than this")
     add_common(p)
     p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser(
+        "mine-citations", help='in-text patent citations ("U.S. Pat. No. 7,123,456") between documents of a corpus -> train/validation TSV'
+    )
+    p.add_argument("corpus", help="corpus directory (`graphtx ingest`) whose descriptions name other patents")
+    p.add_argument("--out", required=True, help="folder for citations_train.tsv, citations_validation.tsv and mentions.jsonl")
+    p.add_argument(
+        "--valid-share", type=share, default=0.2, help="share of citing documents, the latest by date, whose citations validate (default 0.2)"
+    )
+    add_common(p)
+    p.set_defaults(func=cmd_mine_citations)
 
     p = sub.add_parser("parse", help="corpus directory -> invention graphs (first claim, all claims, description)")
     p.add_argument("corpus", help="corpus directory written by `graphtx ingest`")

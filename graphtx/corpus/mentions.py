@@ -1,0 +1,147 @@
+"""Citations mined from the text: "U.S. Pat. No. 7,123,456" in a description, kept when the patent is in the corpus.
+
+US descriptions name the prior art they build on ("In U.S. Pat. No. 4 000 566 issued Jan. 4 1977 ...").
+Where the named patent is itself a document of the corpus, the pair (citing, cited) is a citation a
+searcher would want found: a development set of one's own for full texts, with no examiner needed.
+
+What is mined, per document (``description``, else ``abstract``):
+
+* every mention ``U.S. Pat. No. N`` / ``U.S. Patent No. N`` / ``US Pat. Nos. N, M and K`` (numbers with
+  commas, spaces or nothing between digit groups, reissues ``RE 12,345`` too);
+* a mention is **dropped** (and counted, with its reason, in ``mentions.jsonl``) when it names a related
+  application of the same family rather than prior art: the words around it say continuation,
+  divisional, claims priority or benefit, parent or related application, cross-reference, or the
+  application "now U.S. Pat. No. ..." (the patent that an earlier application of the family became);
+  when it names the document itself; when the patent is not in the corpus;
+* the cited document must be dated before the citing one (a later date means a mis-read number or a
+  family member): otherwise dropped as ``cited document not older``.
+
+Split by the citing document's date: the citing documents of the latest ``valid_share`` (by date) give
+the validation citations, the others the training citations, so nothing later than a validation query
+is learned from. Written as ``citations_train.tsv`` / ``citations_validation.tsv`` (``citing_id<TAB>cited_id``,
+the EV-battery set's format: ``graphtx train --citations``, ``graphtx eval citations --citations``) and
+``mentions.jsonl`` (every mention: citing id, the number as written, the cited id or why it was dropped).
+
+Example::
+
+    report = mine_citations("runs/ft/corpus", "runs/ft/mined", valid_share=0.2)
+    report.train, report.validation, report.dropped     # 4,112, 1,030, {"not in the corpus": 51,200, ...}
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from graphtx.atomic import atomic_write_text
+from graphtx.corpus.ids import IdResolver
+from graphtx.corpus.store import documents_path
+
+_NUMBER = r"(?:RE\s?\d{1,2}[ ,.]?\d{3}|\d{1,2}[ ,.]?\d{3}[ ,.]?\d{3})\b"  # 7-8 digits, or a reissue's 5
+MENTION = re.compile(
+    rf"\bU\.?\s?S\.?\s+Pat(?:ent)?s?\.?\s+(?:Nos?|Numbers?)\.?\s*((?:{_NUMBER})(?:\s*(?:,|;|\band\b|\bor\b|&)\s*(?:{_NUMBER}))*)", re.I
+)
+NUMBER = re.compile(r"(RE)\s?(\d{1,2})[ ,.]?(\d{3})\b|(\d{1,2})[ ,.]?(\d{3})[ ,.]?(\d{3})\b", re.I)
+RELATED = re.compile(
+    r"continuation|divisional|claims?\s+(?:the\s+)?(?:benefit|priority)|priority\s+(?:to|of|from)|parent\s+application|related\s+(?:U\.?\s?S\.?\s+)?application"
+    r"|cross[- ]reference|now\s+U\.?\s?S\.?\s+Pat|now\s+issued|issued\s+as\s+U\.?\s?S",
+    re.I,
+)
+CONTEXT_BEFORE, CONTEXT_AFTER = 200, 60  # characters around a mention read for family words (within its paragraph)
+
+
+@dataclass
+class MinedCitations:
+    documents: int
+    mentions: int
+    train: int  # unique (citing, cited) pairs
+    validation: int
+    valid_from: str  # citing dates on or after this are validation
+    dropped: Counter = field(default_factory=Counter)  # reason -> mentions
+    out_dir: Path = Path()
+
+    def lines(self) -> list[str]:
+        dropped = ", ".join(f"{n:,} {why}" for why, n in self.dropped.most_common())
+        return [
+            f"mined {self.mentions:,} patent mentions in {self.documents:,} documents into {self.out_dir}",
+            f"citations within the corpus: {self.train:,} train, {self.validation:,} validation (citing documents dated {self.valid_from} or later)",
+            f"dropped mentions: {dropped or 'none'} (each in {self.out_dir / 'mentions.jsonl'})",
+        ]
+
+    def to_json(self) -> dict:
+        return {"documents": self.documents, "mentions": self.mentions, "train": self.train, "validation": self.validation,
+                "valid_from": self.valid_from, "dropped": dict(self.dropped), "out_dir": str(self.out_dir)}  # fmt: skip
+
+
+def patent_numbers(text: str) -> list[tuple[str, int, int]]:
+    """``(number as "US7123456" / "USRE12345", start, end)`` of every US patent mention in ``text``, in order."""
+    out = []
+    for m in MENTION.finditer(text):
+        for n in NUMBER.finditer(m.group(1)):
+            if n.group(1):  # a reissue
+                out.append(("USRE" + str(int(n.group(2) + n.group(3))), m.start(), m.end()))
+            else:
+                out.append(("US" + str(int(n.group(4) + n.group(5) + n.group(6))), m.start(), m.end()))
+    return out
+
+
+def is_related_application(text: str, start: int, end: int) -> bool:
+    """Whether the words around a mention (within its paragraph) say it is a family member, not prior art."""
+    para_start = text.rfind("\n", 0, start) + 1
+    para_end = text.find("\n", end)
+    para_end = len(text) if para_end < 0 else para_end
+    window = text[max(para_start, start - CONTEXT_BEFORE) : min(para_end, end + CONTEXT_AFTER)]
+    return bool(RELATED.search(window))
+
+
+def mine_citations(corpus_dir: str | Path, out_dir: str | Path, valid_share: float = 0.2) -> MinedCitations:
+    """Mine in-text patent citations within the corpus at ``corpus_dir`` into ``out_dir`` (module docstring)."""
+    if not 0.0 <= valid_share < 1.0:
+        raise ValueError(f"the validation share must be in [0, 1), got {valid_share}")
+    table = pq.read_table(documents_path(corpus_dir), columns=["id", "date", "description", "abstract"])
+    ids, dates = table.column("id").to_pylist(), table.column("date").to_pylist()
+    date_of = dict(zip(ids, (d or "" for d in dates)))
+    resolver = IdResolver(ids)
+    pairs: dict[tuple[str, str], str] = {}  # (citing, cited) -> the citing date
+    log, dropped, mentions = [], Counter(), 0
+    for doc_id, date, description, abstract in zip(ids, dates, table.column("description").to_pylist(), table.column("abstract").to_pylist()):
+        text = description or abstract or ""
+        for number, start, end in patent_numbers(text):
+            mentions += 1
+            found = resolver.resolve(number)
+            cited = found[0] if len(found) == 1 else None
+            why = ""
+            if is_related_application(text, start, end):
+                why = "a related application (continuation, divisional, priority, now U.S. Pat. No.)"
+            elif cited is None:
+                why = "not in the corpus" if not found else "several publications of that number"
+            elif cited == doc_id:
+                why = "the document itself"
+            elif not (date_of.get(cited) and date and date_of[cited] < date):
+                why = "cited document not older"
+            log.append(
+                {"citing_id": doc_id, "number": number, "cited_id": cited, "dropped": why}
+                if why
+                else {"citing_id": doc_id, "number": number, "cited_id": cited}
+            )
+            if why:
+                dropped[why] += 1
+            else:
+                pairs[(doc_id, cited)] = date or ""
+    citing_docs = sorted({(d, c) for (c, _), d in pairs.items()})
+    cut = len(citing_docs) - max(1, round(len(citing_docs) * valid_share))  # the latest share of citing documents validate
+    valid_from = citing_docs[cut][0] if valid_share and 0 <= cut < len(citing_docs) else "9999"
+    train = sorted(p for p, d in pairs.items() if d < valid_from)
+    validation = sorted(p for p, d in pairs.items() if d >= valid_from)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    header = "citing_id\tcited_id\n"
+    atomic_write_text(out / "citations_train.tsv", header + "".join(f"{a}\t{b}\n" for a, b in train))
+    atomic_write_text(out / "citations_validation.tsv", header + "".join(f"{a}\t{b}\n" for a, b in validation))
+    atomic_write_text(out / "mentions.jsonl", "".join(json.dumps(e) + "\n" for e in log))
+    return MinedCitations(len(ids), mentions, len(train), len(validation), valid_from, dropped, out)
