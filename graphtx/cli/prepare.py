@@ -29,6 +29,10 @@ def cmd_parse(args, config) -> int:
 
 
 def cmd_show(args, config) -> int:
+    if args.index:
+        return _show_document(args, config)
+    if not args.graphs:
+        raise ValueError("give a graphs directory (`graphtx show GRAPHS --id ID`: one graph) or --index INDEX (the whole document)")
     from graphtx.graphs.parse import load_graph
     from graphtx.graphs.render import render_graph
     from graphtx.paths import file_in
@@ -43,6 +47,16 @@ def cmd_show(args, config) -> int:
         path = render_graph(graph, out, max_nodes=args.max_nodes)
     summary = {**graph.to_row(), "png": str(path) if path else None}
     say(args, summary, graph.lines() + ([f"rendered to {path}"] if args.out else []))
+    return EXIT_OK
+
+
+def _show_document(args, config) -> int:
+    """`graphtx show --index INDEX --id ID`: the whole indexed document, the words of --query marked."""
+    from graphtx.index.display import document_lines
+    from graphtx.index.search import Index
+
+    doc = Index.open(args.index, search=config.search).document(args.id)
+    say(args, doc.to_json(graph=False), document_lines(doc, args.query or "", full=args.full))
     return EXIT_OK
 
 
@@ -98,8 +112,11 @@ def add_parsers(sub) -> None:
     add_common(p)
     p.set_defaults(func=cmd_parse)
 
-    p = sub.add_parser("show", help="print one graph and render it as PNG")
-    p.add_argument("graphs", help="graphs directory written by `graphtx parse`")
+    p = sub.add_parser("show", help="print one graph and render it as PNG, or (--index) a whole indexed document")
+    p.add_argument("graphs", nargs="?", help="graphs directory written by `graphtx parse` (not with --index)")
+    p.add_argument("--index", help="index directory: print the whole document (every claim, the description, what it cites and what cites it)")
+    p.add_argument("--query", help="with --index: claim text whose words are marked [like this] in the document")
+    p.add_argument("--full", action="store_true", help="with --index: the whole description, not its first lines")
     p.add_argument("--id", required=True, help="document id, e.g. US-7315346-B2")
     p.add_argument("--kind", default="first_claim", choices=KIND_CHOICES)
     p.add_argument("--out", help="PNG path to render to, or a folder (existing, or ending in /): FOLDER/ID-KIND.png, the id made a safe file name")

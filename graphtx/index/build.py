@@ -46,6 +46,7 @@ from graphtx.index.finalize import finalize
 from graphtx.index.idmap import resolve_live
 from graphtx.index.store import (
     DISPLAY_FIELDS,
+    DOCUMENT_FIELDS,
     FORMAT,
     GRAPH_FIELDS,
     MODEL_DIR,
@@ -157,7 +158,7 @@ def _build_index(
     else:
         skip = set(live.doc_id)
     corpus = _corpus_dir(corpus_dir, graphs_dir)
-    lookup = CorpusLookup(corpus, cfg.bm25_max_chars) if corpus else None
+    lookup = CorpusLookup(corpus, cfg.bm25_max_chars, cfg.document_max_chars) if corpus else None
 
     added = replaced = skipped = duplicates = not_in_corpus = 0
     seen: set[str] = set()
@@ -179,7 +180,7 @@ def _build_index(
                 "faiss_id": ids,
                 "doc_id": [g.doc_id for g in chunk],
                 "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1), pa.float32()), dim),
-                **{f: [m[f] for m in meta] for f in ("title", "date", "ipc", "cpc", "text", *DISPLAY_FIELDS)},
+                **{f: [m[f] for m in meta] for f in ("title", "date", "ipc", "cpc", "text", *DISPLAY_FIELDS, *DOCUMENT_FIELDS)},
                 **{f: [getattr(g, f) for g in chunk] for f in GRAPH_FIELDS},
             },
             schema=schema,

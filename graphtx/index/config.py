@@ -30,6 +30,7 @@ class IndexConfig:
     copy_model: bool = True  # copy the model directory into the index, so the index answers queries on its own
     bm25: bool = True  # build the BM25 index (hybrid search) at the end of `graphtx index`; else built at first use
     bm25_max_chars: int = 10_000  # text kept per document for BM25 (title, abstract, claims, description, in order); building holds it all in memory
+    document_max_chars: int = 60_000  # description kept per document for its page and `graphtx show --index` (all claims are kept); 0 = neither
     bm25_k1: float = 1.5  # BM25 term-frequency saturation (bm25s default)
     bm25_b: float = 0.75  # BM25 length normalisation (bm25s default)
     stopwords: str = "en"  # bm25s stop-word list ("" = none)
@@ -64,6 +65,8 @@ class IndexConfig:
         low = [n for n in ones if getattr(self, n) < 1]
         if low:
             raise ValueError(f"index.{', index.'.join(low)} must be >= 1")
+        if self.document_max_chars < 0:
+            raise ValueError("index.document_max_chars must be >= 0 (0 = no description or claims kept for the document page)")
         if self.ivf_nlist < 0 or self.pq_m < 0:
             raise ValueError("index.ivf_nlist and index.pq_m must be >= 0 (0 = chosen from the data)")
         if not 1 <= self.pq_nbits <= 16:

@@ -29,8 +29,31 @@ _OPTIONAL = [f for f in DISPLAY_FIELDS if f not in ("abstract", "first_claim")] 
 
 
 def empty_display() -> dict:
-    """The display fields of a document the corpus says nothing about."""
-    return {f: [] if f in LIST_FIELDS else "" for f in DISPLAY_FIELDS}
+    """The display and document fields of a document the corpus says nothing about."""
+    return {f: [] if f in LIST_FIELDS else "" for f in DISPLAY_FIELDS} | {"claims": [], "description": "", "cites": []}
+
+
+def claim_rows(claims) -> list[dict]:
+    """Every claim of a corpus row: {number, text, independent}, in order (numbered 1, 2, ... where the corpus has no numbers)."""
+    out = []
+    for i, c in enumerate(c for c in claims or () if c.get("text")):
+        out.append({"number": int(c.get("num") or i + 1), "text": c["text"], "independent": bool(c.get("independent"))})
+    return out
+
+
+def citations_of(corpus_dir: str | Path) -> dict[str, list[str]]:
+    """citing id -> the ids it cites, from the corpus's citations.parquet ({} when it has none)."""
+    from graphtx.corpus.store import CITATIONS_FILE
+
+    path = Path(corpus_dir) / CITATIONS_FILE
+    if not path.exists():
+        return {}
+    table = pq.read_table(path, columns=["citing_id", "cited_id"])
+    out: dict[str, list[str]] = {}
+    for citing, cited in zip(table.column("citing_id").to_pylist(), table.column("cited_id").to_pylist()):
+        if citing and cited and cited not in out.setdefault(citing, []):
+            out[citing].append(cited)
+    return out
 
 
 def first_claim(claims) -> str:
@@ -57,9 +80,11 @@ def graph_text(graph: InventionGraph, max_chars: int) -> str:
 class CorpusLookup:
     """Metadata rows of a corpus directory by document id (row-group reads, a small cache)."""
 
-    def __init__(self, corpus_dir: str | Path, max_chars: int):
+    def __init__(self, corpus_dir: str | Path, max_chars: int, document_max_chars: int = 60_000):
         self.path = documents_path(corpus_dir)
         self.max_chars = max_chars
+        self.document_max_chars = document_max_chars  # description kept for the document's page; 0: none
+        self.cites = citations_of(corpus_dir)
         self._file = pq.ParquetFile(self.path)
         present = set(self._file.schema_arrow.names)
         self._columns = _COLUMNS + [c for c in _OPTIONAL if c in present]
@@ -102,6 +127,9 @@ class CorpusLookup:
             **{f: list(row[f] or ()) if f in LIST_FIELDS else row[f] or "" for f in _OPTIONAL if f in row},
             "abstract": row["abstract"] or "",
             "first_claim": first_claim(row["claims"]),
+            "claims": claim_rows(row["claims"]) if self.document_max_chars else [],
+            "description": (row["description"] or "")[: self.document_max_chars],
+            "cites": self.cites.get(doc_id, []),
         }
 
 

@@ -147,18 +147,27 @@ class DocumentRecord(Readable):
     ipc: tuple[str, ...]
     cpc: tuple[str, ...]
     graph: InventionGraph
+    claims: tuple[dict, ...] = ()  # every claim: {number, text, independent}; () for an index built without its corpus
+    description: str = ""  # cut at index.document_max_chars
+    cites: tuple[str, ...] = ()  # what the corpus says it cites (any id)
+    cited_in_index: tuple[tuple[str, str], ...] = ()  # (id, title) of the documents it cites that the index holds
+    citing_in_index: tuple[tuple[str, str], ...] = ()  # (id, title) of indexed documents that cite it
 
     @classmethod
     def from_row(cls, row: dict, doc_id: str, faiss_id: int, kind: str, link_template: str) -> DocumentRecord:
-        """The record of an index row read with META_FIELDS, DISPLAY_FIELDS and GRAPH_FIELDS (graph of ``kind``)."""
+        """The record of an index row read with META_FIELDS, DISPLAY_FIELDS, DOCUMENT_FIELDS and GRAPH_FIELDS (graph of ``kind``)."""
         return cls(
             doc_id, faiss_id, row["title"] or "", row["date"] or "", tuple(row["ipc"] or ()), tuple(row["cpc"] or ()),
-            row_to_graph(row, doc_id, kind), **readable_of(row, doc_id, link_template),
+            row_to_graph(row, doc_id, kind), tuple(row.get("claims") or ()), row.get("description") or "", tuple(row.get("cites") or ()),
+            **readable_of(row, doc_id, link_template),
         )  # fmt: skip
 
     def to_json(self, graph: bool = True) -> dict:
         out = {"doc_id": self.doc_id, "faiss_id": self.faiss_id, "title": self.title, "date": self.date, "ipc": list(self.ipc), "cpc": list(self.cpc)}
         out |= readable_json(self)
+        out |= {"claims": [dict(c) for c in self.claims], "description": self.description,
+                "cited": [{"doc_id": d, "title": t} for d, t in self.cited_in_index],
+                "citing": [{"doc_id": d, "title": t} for d, t in self.citing_in_index]}  # fmt: skip
         if graph:
             g = self.graph
             out["graph"] = {

@@ -57,7 +57,17 @@ from graphtx.index.late import NodeVectorStore, explain_late, late_scores
 from graphtx.index.query import Query, QueryParser, first_claim_text
 from graphtx.index.rankers import Rankers, elapsed_ms
 from graphtx.index.results import DocumentRecord, Hit, SearchResult, assemble_hits
-from graphtx.index.store import BM25_DIR, DISPLAY_FIELDS, GRAPH_FIELDS, META_FIELDS, IndexStore, index_config_of, index_mend, row_to_graph
+from graphtx.index.store import (
+    BM25_DIR,
+    DISPLAY_FIELDS,
+    DOCUMENT_FIELDS,
+    GRAPH_FIELDS,
+    META_FIELDS,
+    IndexStore,
+    index_config_of,
+    index_mend,
+    row_to_graph,
+)
 from graphtx.rank.explain import explain_rrf
 
 log = logging.getLogger(__name__)
@@ -85,6 +95,7 @@ class Index(Rankers):
         self._late: NodeVectorStore | None = None
         self._filter_cache: dict = {}  # live digest -> FilterData
         self._found_rule = None  # graphtx.index.calibration.FoundRule, made at the first explanation
+        self._citing: dict | None = None  # cited id -> indexed documents citing it, read at the first document page
 
     # --- opening ---------------------------------------------------------------------
     @classmethod
@@ -465,10 +476,39 @@ class Index(Rankers):
         return explain_hits(self.model, self.tokenizer, q.graph, hit_graphs, self.config.explain_rows, self.found_rule())
 
     def document(self, doc_id: str) -> DocumentRecord:
+        """The whole indexed document: metadata, every claim, the description, its graph, and the indexed documents it cites and
+        that cite it (from the corpus's citations, as the index was built with its corpus)."""
         doc_id = self.ids.resolve(doc_id)  # typed forms ("US8418590B2") find the indexed id
         pos = self.ids.position_of(doc_id)
-        row = self._rows([pos], [*META_FIELDS, *DISPLAY_FIELDS, *GRAPH_FIELDS])[0]
-        return DocumentRecord.from_row(row, doc_id, int(self.ids.faiss_id[pos]), self.manifest["kind"], self.config.link_template)
+        row = self._rows([pos], [*META_FIELDS, *DISPLAY_FIELDS, *DOCUMENT_FIELDS, *GRAPH_FIELDS])[0]
+        record = DocumentRecord.from_row(row, doc_id, int(self.ids.faiss_id[pos]), self.manifest["kind"], self.config.link_template)
+        cited = [d for d in record.cites if d in self.ids]
+        citing = sorted(self._citing_map().get(doc_id, ()))
+        titles = self._titles([*cited, *citing])
+        return dataclasses.replace(record, cited_in_index=tuple((d, titles[d]) for d in cited), citing_in_index=tuple((d, titles[d]) for d in citing))
+
+    def _titles(self, doc_ids: list[str]) -> dict[str, str]:
+        rows = self._rows([self.ids.position_of(d) for d in doc_ids], ["title"]) if doc_ids else []
+        return {d: (r["title"] or "") for d, r in zip(doc_ids, rows)}
+
+    def _citing_map(self) -> dict[str, list[str]]:
+        """cited id -> the indexed documents that cite it (the parts' ``cites`` columns, read once per open index)."""
+        with self._read_lock:
+            if self._citing is not None:
+                return self._citing
+        citing: dict[str, list[str]] = {}
+        live = {(int(p), int(r)) for p, r in zip(self.ids.part, self.ids.row)}
+        for seq in self.store.part_numbers():
+            if "cites" not in self.store.part_columns(seq):
+                continue
+            table = self.store.read_part_columns(seq, ["doc_id", "cites"])
+            for row, (doc, cites) in enumerate(zip(table.column("doc_id").to_pylist(), table.column("cites").to_pylist())):
+                if (seq, row) in live:
+                    for c in cites or ():
+                        citing.setdefault(c, []).append(doc)
+        with self._read_lock:
+            self._citing = citing
+        return citing
 
     # --- BM25 state ------------------------------------------------------------------------
     def bm25(self) -> BM25Index:

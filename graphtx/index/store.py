@@ -91,6 +91,10 @@ META_FIELDS = ("title", "date", "ipc", "cpc")
 # these columns lack them and read as empty values)
 DISPLAY_FIELDS = ("abstract", "first_claim", "applicants", "priority_date", "application_date", "family_id", "kind", "country", "lang")
 LIST_FIELDS = ("ipc", "cpc", "applicants")
+# the whole document, for its page and `graphtx show --index` (not read by searches): every claim, the description
+# (cut at index.document_max_chars), the corpus's citations of it; parts written before them read as empty
+DOCUMENT_FIELDS = ("claims", "description", "cites")
+CLAIM_TYPE = pa.struct([("number", pa.int32()), ("text", pa.string()), ("independent", pa.bool_())])
 
 # files hashed whenever an index is opened, whatever their size (sizes of all files are always checked;
 # document parts and shards over integrity.HASH_AT_OPEN_BYTES are hashed by `graphtx index --verify`)
@@ -123,6 +127,9 @@ def part_schema(dim: int) -> pa.Schema:
             ("cpc", pa.list_(pa.string())),
             ("text", pa.string()),  # BM25 text
             *[(f, pa.list_(pa.string()) if f in LIST_FIELDS else pa.string()) for f in DISPLAY_FIELDS],
+            ("claims", pa.list_(CLAIM_TYPE)),
+            ("description", pa.string()),
+            ("cites", pa.list_(pa.string())),  # ids the corpus says this document cites
             *[f for f in GRAPH_SCHEMA if f.name in GRAPH_FIELDS],
         ]
     )

@@ -10,9 +10,12 @@ skipped with the reason otherwise.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import shutil
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -139,6 +142,14 @@ def test_search_page_in_chromium(browser, tiny_index, tmp_path):
         else:
             browser.find_element(By.ID, "prev").click()
         wait.until(lambda d: "Hits 1–10" in d.find_element(By.ID, "message").text and _settled(d))
+        wait.until(lambda d: d.find_element(By.ID, "exports").is_displayed())  # the page's hits and claim charts as CSV
+        href = browser.find_element(By.CSS_SELECTOR, "#exports a.export").get_attribute("href")
+        assert href.startswith("data:text/csv") and browser.find_element(By.CSS_SELECTOR, "#exports a.export").get_attribute("download")
+        rows = list(csv.reader(io.StringIO(urllib.parse.unquote(href.split(",", 1)[1]))))
+        assert rows[0][:3] == ["rank", "doc_id", "score"] and [r[0] for r in rows[1:]] == [str(i) for i in range(1, 11)]
+        chart = browser.find_element(By.CSS_SELECTOR, "#results .hit a.export").get_attribute("href")
+        chart_rows = list(csv.reader(io.StringIO(urllib.parse.unquote(chart.split(",", 1)[1]))))
+        assert chart_rows[0] == ["feature", "query_feature", "hit_feature", "similarity", "found", "confidence"] and len(chart_rows) > 1
         link = browser.find_element(By.CSS_SELECTOR, "#results .hit a.doc-link")  # 3. a document page
         doc_id = browser.find_element(By.CSS_SELECTOR, "#results .hit code").text
         link.click()
@@ -146,6 +157,11 @@ def test_search_page_in_chromium(browser, tiny_index, tmp_path):
         assert browser.current_url.endswith(f"/view/{doc_id}")
         assert doc_id in browser.find_element(By.CSS_SELECTOR, "#document .ids").text
         assert browser.find_elements(By.CSS_SELECTOR, "#document svg.graph .node")
+        api = json.load(urllib.request.urlopen(f"{base}/documents/{urllib.parse.quote(doc_id)}?graph=false", timeout=30))
+        claims = browser.find_elements(By.CSS_SELECTOR, "#document ol.claims li")  # every claim, the independent ones marked
+        assert len(claims) == len(api["claims"]) >= 1, (len(claims), len(api["claims"]))
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#document ol.claims li.independent")) == sum(c["independent"] for c in api["claims"])
+        assert browser.find_elements(By.CSS_SELECTOR, "#document section.citations")  # what it cites and what cites it (in the index)
         assert "[object" not in browser.find_element(By.ID, "document").text
         browser.save_screenshot(str(shots / "web_4_document.png"))
         assert not _errors(browser), _errors(browser)

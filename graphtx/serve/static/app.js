@@ -214,7 +214,7 @@ function hitItem(hit, query) {
   const title = el("a", { class: "doc-link", href: `/view/${encodeURIComponent(hit.doc_id)}` }, hit.title || hit.doc_id);
   const external = hit.link ? el("a", { class: "external", href: hit.link, rel: "noopener noreferrer", target: "_blank" }, "register ↗") : null;
   const why = hit.explanation
-    ? el("div", { class: "why" }, claimChart(hit.explanation), signals(hit.ranker_explanation))
+    ? el("div", { class: "why" }, claimChart(hit.explanation), chartCsv(hit), signals(hit.ranker_explanation))
     : el("div", { class: "why pending" }, "claim chart coming…");  // the hit list comes first, its explanations after
   const item = el("li", { class: "hit", value: hit.rank, "data-doc": hit.doc_id },
     el("h3", {}, title),
@@ -261,6 +261,11 @@ async function explainPage(body, search) {
       if (old) old.replaceWith(hitItem(hit, queryOf(body)));
     }
     $("#results").querySelectorAll(".why.pending").forEach((box) => { box.textContent = "no claim chart for this hit"; box.classList.remove("pending"); });
+    const exports = $("#exports");
+    exports.textContent = "";
+    exports.append(hitsCsv(data.explanations), " · ", el("a", { href: "#", id: "print" }, "print this page"));
+    $("#print").addEventListener("click", (event) => { event.preventDefault(); window.print(); });
+    exports.hidden = false;
   } catch (err) {
     $("#results").querySelectorAll(".why.pending").forEach((box) => { box.textContent = `claim chart not available: ${err.message}`; box.classList.remove("pending"); });
   }
@@ -276,6 +281,7 @@ async function runSearch(state, offset, push = true) {
     return;
   }
   current = { state, offset };
+  try { sessionStorage.setItem("graphtx.query", state.q); } catch (err) { /* storage off: the document page marks nothing */ }
   if (push) {
     const params = new URLSearchParams(Object.entries({ ...state, offset: offset ? String(offset) : "" }).filter(([, v]) => v));
     history.pushState({}, "", `/?${params}`);
@@ -283,6 +289,7 @@ async function runSearch(state, offset, push = true) {
   showView("search");
   say("Searching…");
   $("#results").textContent = "";
+  $("#exports").hidden = true;
   $("#pager").hidden = true;
   $("#search-button").disabled = true;
   try {
@@ -343,12 +350,90 @@ function filtersText(filters) {
   return text;
 }
 
+// --- the whole document ---------------------------------------------------------------
+
+const STOP = new Set(("a an and are as at be by for from has have in is it its of on or said that the this to was were which with wherein " +
+  "comprising comprises comprise including includes having along least one plurality configured each first second").split(" "));
+
+function stem(word) {
+  return word.length > 3 && word.endsWith("s") && !word.endsWith("ss") ? word.slice(0, -1) : word;
+}
+
+// the words of a query worth marking in a document (as graphtx/index/display.py's query_terms)
+function queryTerms(text) {
+  return new Set((text.match(/[A-Za-z][A-Za-z0-9-]{2,}/g) || []).map((w) => w.toLowerCase()).filter((w) => !STOP.has(w)).map(stem));
+}
+
+// text as nodes, each word of `terms` in a <mark>
+function marked(text, terms) {
+  if (!terms.size) return [text];
+  const out = [];
+  let last = 0;
+  for (const m of text.matchAll(/[A-Za-z][A-Za-z0-9-]{2,}/g)) {
+    if (!terms.has(stem(m[0].toLowerCase()))) continue;
+    out.push(text.slice(last, m.index), el("mark", {}, m[0]));
+    last = m.index + m[0].length;
+  }
+  out.push(text.slice(last));
+  return out;
+}
+
+function claimsSection(doc, terms) {
+  if (doc.claims && doc.claims.length) {
+    const independent = doc.claims.filter((c) => c.independent).map((c) => c.number);
+    return el("section", { class: "claims" }, el("h3", {}, `Claims (${doc.claims.length}; independent: ${independent.join(", ") || "none marked"})`),
+      el("ol", { class: "claims" }, doc.claims.map((c) => el("li", { value: c.number, class: c.independent ? "independent" : "dependent" },
+        c.independent ? el("span", { class: "badge" }, "independent") : null, " ", ...marked(c.text, terms)))));
+  }
+  return doc.first_claim ? el("section", {}, el("h3", {}, "First claim"), el("p", { class: "text" }, ...marked(doc.first_claim, terms)),
+    el("p", { class: "note" }, "Only the first claim is in this index (it was built without its corpus).")) : null;
+}
+
+function citationsSection(title, docs) {
+  if (!docs) return null;
+  return el("section", { class: "citations" }, el("h3", {}, title), docs.length
+    ? el("ul", {}, docs.map((d) => el("li", {}, el("a", { class: "doc-link", href: `/view/${encodeURIComponent(d.doc_id)}` }, d.doc_id), d.title ? ` · ${d.title}` : "")))
+    : el("p", { class: "note" }, "none"));
+}
+
+// --- export ----------------------------------------------------------------------------
+
+function csvCell(value) {
+  const text = value === null || value === undefined ? "" : String(value);
+  return /[",\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+function csvLink(label, name, header, rows) {
+  const csv = [header, ...rows].map((row) => row.map(csvCell).join(",")).join("\n") + "\n";
+  return el("a", { class: "export", download: name, href: `data:text/csv;charset=utf-8,${encodeURIComponent(csv)}` }, label);
+}
+
+// the page's hits, with what each hit's claim chart found, as CSV
+function hitsCsv(hits) {
+  return csvLink("hits as CSV", "graphtx-hits.csv", ["rank", "doc_id", "score", "title", "date", "features_found", "features", "not_found"],
+    hits.map((h) => {
+      const elements = (h.explanation && h.explanation.elements) || [];
+      return [h.rank, h.doc_id, h.score, h.title, h.date, elements.filter((e) => e.found).length, elements.length,
+        elements.filter((e) => !e.found).map((e) => e.number).join(" ")];
+    }));
+}
+
+// one hit's claim chart as CSV
+function chartCsv(hit) {
+  const elements = (hit.explanation && hit.explanation.elements) || [];
+  return csvLink("claim chart as CSV", `graphtx-claim-chart-${hit.doc_id}.csv`, ["feature", "query_feature", "hit_feature", "similarity", "found", "confidence"],
+    elements.map((e) => [e.number, e.text, e.hit_text, e.similarity, e.found || "not found", e.confidence]));
+}
+
 async function showDocument(docId) {
   showView("document");
   const box = $("#document");
   box.textContent = "Loading…";
   try {
     const doc = await call("GET", `/documents/${encodeURIComponent(docId)}?svg=true`);
+    const last = current && current.state ? current.state.q : sessionStorage.getItem("graphtx.query") || "";  // survives opening the page
+    const query = last && !ID_LIKE.test(last) ? last : "";
+    const terms = queryTerms(query);  // the last claim-text query's words, marked in the document
     box.textContent = "";
     const similar = el("button", { type: "button", id: "similar" }, "find documents like this one");
     similar.addEventListener("click", () => {
@@ -360,8 +445,12 @@ async function showDocument(docId) {
       el("h2", {}, doc.title || doc.doc_id),
       el("p", { class: "ids" }, el("code", {}, doc.doc_id), " ", doc.link ? el("a", { class: "external", href: doc.link, rel: "noopener noreferrer", target: "_blank" }, "register ↗") : null),
       facts(doc),
-      doc.abstract ? el("section", {}, el("h3", {}, "Abstract"), el("p", { class: "text" }, doc.abstract)) : null,
-      doc.first_claim ? el("section", {}, el("h3", {}, "First claim"), el("p", { class: "text" }, doc.first_claim)) : null,
+      doc.abstract ? el("section", {}, el("h3", {}, "Abstract"), el("p", { class: "text" }, ...marked(doc.abstract, terms))) : null,
+      claimsSection(doc, terms),
+      doc.description ? el("details", { class: "description" }, el("summary", {}, `Description (${doc.description.length.toLocaleString()} characters${terms.size ? ", the query's words marked" : ""})`),
+        ...doc.description.split(/\n+/).filter((para) => para.trim()).map((para) => el("p", { class: "text" }, ...marked(para, terms)))) : null,
+      citationsSection("Cites (in this index)", doc.cited),
+      citationsSection("Cited by (in this index)", doc.citing),
       similar,
       doc.svg ? el("section", {}, el("h3", {}, "Invention graph"), svgBox(doc.svg, `${doc.graph ? doc.graph.kind : ""} graph`)) : null);
     document.title = `${doc.doc_id} · graphtx`;
