@@ -126,6 +126,8 @@ def cmd_search(args, config) -> int:
         raise ValueError("--offset pages the hits of one query; a batch run (--topics) writes the top k of each topic")
     if args.topics and not args.output:
         raise ValueError("--topics needs --output RUN (the TREC run file to write)")
+    if args.topics and args.csv:
+        raise ValueError("--csv writes the hits of one query; a batch run (--topics) writes its table beside --output")
     if args.topics and args.explain_png:
         raise ValueError("--explain-png draws the hits of one query; with --topics the table lists the matched features")
     if batch_only and not args.topics:
@@ -149,11 +151,18 @@ def cmd_search(args, config) -> int:
         for hit in result.hits:
             path = file_in(args.explain_png, hit.doc_id, ".png", prefix=f"{hit.rank:02d}-")  # ids are data: never a path
             pngs.append(str(render_explanation(hit.explanation, path, max_nodes=search_cfg.explain_max_nodes, rank=hit.rank)))
+    if args.csv:
+        from graphtx.index.batch import write_csv
+
+        written = write_csv(found, args.csv)
+        pngs_note = [f"wrote {p}" for p in written]
+    else:
+        pngs_note = []
     summary = found.to_json() | ({"png": pngs} if pngs else {})
     lines = search_header(found, index.count, index_dir, offset=args.offset)
     for hit in result.hits:
         lines += hit_lines(hit, full=args.full, found_by=found.found_by.get(hit.doc_id))
-    lines += [f"rendered {p}" for p in pngs]
+    lines += [f"rendered {p}" for p in pngs] + pngs_note
     say(args, summary, lines)
     return EXIT_OK
 
@@ -257,6 +266,9 @@ def add_parsers(sub) -> None:
         "and under the hybrid / convex / learned ranker what each signal (BM25, dense, late, ...) contributed to its score",
     )
     p.add_argument("--full", action="store_true", help="print each hit's abstract and first claim in full (default: a few lines)")
+    p.add_argument(
+        "--csv", metavar="FILE", help="also write the hits to FILE as CSV (with --explain, each hit's claim chart to FILE's stem + .chart.csv)"
+    )
     p.add_argument(
         "--link-template",
         metavar="TEMPLATE",

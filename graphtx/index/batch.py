@@ -348,6 +348,32 @@ def _read_journal(path: Path) -> tuple[dict, dict[str, dict]] | None:
 # --- outputs ---------------------------------------------------------------------------
 
 
+CHART_COLUMNS = ("rank", "doc_id", "feature", "query_feature", "hit_feature", "similarity", "found", "confidence")
+
+
+def write_csv(found, path: str | Path) -> list[Path]:
+    """One search's hits as CSV (the batch table's columns, topic "query"), and with explanations each hit's claim chart
+    (``CHART_COLUMNS``) beside it as STEM.chart.csv; returns the files written."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = [{"topic": "query", **_hit_row(hit, found.found_by.get(hit.doc_id))} for hit in found.result.hits]
+    atomic_write_text(path, _table(rows, "csv"))
+    written = [path]
+    explained = [h for h in found.result.hits if h.explanation is not None and getattr(h.explanation, "elements", ())]
+    if explained:
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(CHART_COLUMNS)
+        for h in explained:
+            for e in h.explanation.elements:
+                confidence = "" if e.confidence is None else round(e.confidence, 4)
+                writer.writerow([h.rank, h.doc_id, e.number, e.text, e.hit_text, round(e.similarity, 4), e.found or "not found", confidence])
+        chart = path.with_name(path.stem + ".chart.csv")
+        atomic_write_text(chart, out.getvalue())
+        written.append(chart)
+    return written
+
+
 def output_qid(entry: dict) -> str:
     """The query id a topic's hits are written under: the index's spelling of an id topic, else the topic id as given."""
     return entry.get("qid") or entry["topic"]

@@ -282,3 +282,15 @@ def test_a_released_batch_lock_file_is_removed_and_a_waiter_would_not_hold_the_r
         assert not _same_file(fd, lock_file)
     finally:
         os.close(fd)
+
+
+def test_one_search_writes_its_hits_and_claim_charts_as_csv(tiny_index, tmp_path, capsys):
+    out = tmp_path / "hits.csv"
+    assert main(["search", str(tiny_index), "--id", "T-00003", "--before", "none", "-k", "4", "--explain", "--csv", str(out)]) == 0
+    assert f"wrote {out}" in capsys.readouterr().out
+    hits = list(csv.DictReader(out.open()))
+    assert [int(h["rank"]) for h in hits] == [1, 2, 3, 4] and all(h["topic"] == "query" and " -> " in h["matched_features"] for h in hits)
+    chart = list(csv.DictReader((tmp_path / "hits.chart.csv").open()))
+    assert {r["doc_id"] for r in chart} == {h["doc_id"] for h in hits}
+    assert all(r["found"] in ("words", "model", "not found") for r in chart) and all(r["confidence"] for r in chart if r["found"] == "model")
+    assert main(["search", str(tiny_index), "--topics", str(out), "--output", str(tmp_path / "r.trec"), "--csv", str(out)]) == 2
