@@ -22,7 +22,8 @@ def cmd_parse(args, config) -> int:
     from graphtx.from_dict import with_overrides
     from graphtx.graphs.parse import parse_corpus
 
-    cfg = with_overrides(config.parse, workers=args.workers, spacy_model=args.spacy_model, rules_dir=args.rules, shard_size=args.shard_size)
+    cfg = with_overrides(config.parse, workers=args.workers, spacy_model=args.spacy_model, rules_dir=args.rules, shard_size=args.shard_size,
+                         cache_dir=args.cache)  # fmt: skip
     report = parse_corpus(args.corpus, args.out, cfg, progress=progress(args), engine=args.engine, ray_address=args.ray_address)
     say(args, report.summary(), report.lines())
     return EXIT_OK if report.skipped == 0 else EXIT_SKIPPED
@@ -108,7 +109,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--rules", help="rules directory (default: the shipped rules/)")
     add_engine(p, "--workers parse actors")
     p.add_argument("--shard-size", type=at_least(1, "the shard size"),
-                   help="documents per resumable shard with --engine ray (default: config parse.shard_size, 512)")  # fmt: skip
+                   help="documents per resumable shard with --engine ray or --cache (default: config parse.shard_size, 512)")  # fmt: skip
+    p.add_argument("--cache", metavar="DIR", help="keep finished shards in DIR under the parse's fingerprint (corpus file, settings, rules, "
+                   "spaCy and parse code): a killed parse resumes there, the same parse again reads them (default: config parse.cache_dir)")  # fmt: skip
     add_common(p)
     p.set_defaults(func=cmd_parse)
 

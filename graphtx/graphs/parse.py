@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import pickle
 import sys
 import time
@@ -137,8 +138,9 @@ def parse_corpus(corpus_dir: str | Path, out_dir: str | Path, cfg: ParseConfig =
         skipped = documents = 0
         try:
             with open(staged.path(ERRORS_FILE), "w", encoding="utf-8") as errors:
-                if engine == "ray":
-                    results = _sharded_results(corpus_dir, staged.path("shards"), cfg, ray_address)
+                if engine == "ray" or cfg.cache_dir:  # shards journaled: in the cache when there is one, else in .partial/
+                    folder = cache_folder(corpus_dir, cfg) if cfg.cache_dir else staged.path("shards")
+                    results = _sharded_results(corpus_dir, folder, cfg, engine, ray_address)
                 else:
                     results = bounded_map(
                         _build_one, iter_documents(corpus_dir), workers=cfg.workers, chunk_size=cfg.chunk_size,
@@ -189,17 +191,46 @@ def parse_corpus(corpus_dir: str | Path, out_dir: str | Path, cfg: ParseConfig =
     return ParseReport(documents, sum(kinds.values()), skipped, out, dict(skipped_languages))
 
 
-def _sharded_results(corpus_dir: str | Path, folder: Path, cfg: ParseConfig, address: str | None) -> Iterator[tuple]:
-    """``(doc id, graphs, reason, lang)`` per document in corpus order, parsed on Ray in shards of ``cfg.shard_size``.
-
-    Each shard's results are pickled into ``folder`` and journaled as it finishes, in any order; shards a killed
-    run journaled are not parsed again. Results are yielded as soon as every shard before them is in."""
-    from graphtx.ray_engine import map_unordered
+def parse_fingerprint(corpus_dir: str | Path, cfg: ParseConfig) -> dict:
+    """What the graphs of a corpus depend on: the documents file (path, size, modification time), the shard plan, the
+    settings that change output (not workers or chunk size), the rules' contents, the spaCy pipeline's version and the
+    source of graphtx's parse code (graphtx/graphs/*.py).
+    The key of a parse's shard journal, and of its folder in a parse cache."""
+    import hashlib
+    from importlib import metadata
 
     path = documents_path(corpus_dir)
+    settings = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in ("workers", "chunk_size", "cache_dir")}
+    rules = hashlib.sha256()
+    for f in sorted(cfg.rules_path.rglob("*.yaml")):
+        rules.update(f.relative_to(cfg.rules_path).as_posix().encode() + b"\0" + f.read_bytes())
+    try:
+        pipeline = metadata.version(cfg.spacy_model.replace("_", "-"))
+    except metadata.PackageNotFoundError:
+        pipeline = "unknown"
+    code = hashlib.sha256(b"".join(f.read_bytes() for f in sorted(Path(__file__).parent.glob("*.py"))))  # graphtx's own parse code
+    return {"stage": "parse", "documents": file_identity(path), "shards": len(plan_shards(count_documents(corpus_dir), cfg.shard_size)),
+            "config": settings, "rules": rules.hexdigest(), "spacy_pipeline": f"{cfg.spacy_model} {pipeline}", "code": code.hexdigest()}  # fmt: skip
+
+
+def cache_folder(corpus_dir: str | Path, cfg: ParseConfig) -> Path:
+    """The folder of this parse's shards in ``cfg.cache_dir``: ``parse-`` and 16 hex digits of its fingerprint."""
+    import hashlib
+    import json
+
+    digest = hashlib.sha256(json.dumps(parse_fingerprint(corpus_dir, cfg), sort_keys=True).encode()).hexdigest()[:16]
+    return Path(cfg.cache_dir).expanduser() / f"parse-{digest}"
+
+
+def _sharded_results(corpus_dir: str | Path, folder: Path, cfg: ParseConfig, engine: str, address: str | None) -> Iterator[tuple]:
+    """``(doc id, graphs, reason, lang)`` per document in corpus order, parsed in shards of ``cfg.shard_size`` on Ray actors
+    (``engine="ray"``) or the local worker pool, each shard's results pickled into ``folder`` and journaled as it finishes.
+
+    Shards a killed run (or an earlier run with the same fingerprint, in a parse cache) journaled are not parsed again.
+    Results are yielded as soon as every shard before them is in."""
+    path = documents_path(corpus_dir)
     shards = plan_shards(count_documents(corpus_dir), cfg.shard_size)
-    settings = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in ("workers", "chunk_size")}  # these change no output
-    journal = ShardJournal(folder, {"stage": "parse", "documents": file_identity(path), "shards": len(shards), "config": settings})
+    journal = ShardJournal(folder, parse_fingerprint(corpus_dir, cfg))
     ready = set(journal.open())
     todo = [(i, start, stop) for i, (start, stop) in enumerate(shards) if i not in ready]
     follow = 0  # the next shard to yield
@@ -210,18 +241,32 @@ def _sharded_results(corpus_dir: str | Path, folder: Path, cfg: ParseConfig, add
             yield from pickle.loads(journal.path(follow, ".pkl").read_bytes())
             follow += 1
 
+    def commit(i: int, results: list) -> None:
+        atomic_write_bytes(journal.path(i, ".pkl"), pickle.dumps(results, protocol=5))
+        journal.commit(i, [journal.path(i, ".pkl")], documents=len(results))
+        ready.add(i)
+
     yield from drain()
-    if todo:
+    if todo and engine == "ray":
+        from graphtx.ray_engine import map_unordered
+
         tasks = [(i, (str(path.resolve()), start, stop)) for i, start, stop in todo]  # the actors read their rows from the file
         finished = map_unordered(tasks, _shard_worker, (cfg,), _parse_rows, workers=cfg.workers, address=address)
         with contextlib.closing(finished):  # closed at once on an error: actors go
             for i, results in finished:
-                atomic_write_bytes(journal.path(i, ".pkl"), pickle.dumps(results, protocol=5))
-                journal.commit(i, [journal.path(i, ".pkl")], documents=len(results))
-                ready.add(i)
+                commit(i, results)
+                yield from drain()
+    elif todo:  # the local pool keeps input order: the documents of the shards to do, in order, cut back into shards
+        from graphtx.corpus.store import document_from_row, read_rows
+
+        documents = (document_from_row(row) for _, start, stop in todo for row in read_rows(path, start, stop))
+        results = bounded_map(_build_one, documents, workers=cfg.workers, chunk_size=cfg.chunk_size, initializer=_init_worker, initargs=(cfg,))
+        with contextlib.closing(results):
+            for i, start, stop in todo:
+                commit(i, list(itertools.islice(results, stop - start)))
                 yield from drain()
     if follow != len(shards):
-        raise RuntimeError(f"parse on Ray: shards {sorted(set(range(len(shards))) - ready)} came back empty")
+        raise RuntimeError(f"parse in shards: shards {sorted(set(range(len(shards))) - ready)} came back empty")
 
 
 def _shard_worker(device: str, cfg: ParseConfig) -> None:
