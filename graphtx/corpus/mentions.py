@@ -42,16 +42,20 @@ from graphtx.atomic import atomic_write_text
 from graphtx.corpus.ids import IdResolver
 from graphtx.corpus.store import documents_path
 
-_NUMBER = r"(?:RE\s?\d{1,2}[ ,.]?\d{3}|\d{1,2}[ ,.]?\d{3}[ ,.]?\d{3})\b"  # 7-8 digits, or a reissue's 5
-MENTION = re.compile(
-    rf"\bU\.?\s?S\.?\s+Pat(?:ent)?s?\.?\s+(?:Nos?|Numbers?)\.?\s*((?:{_NUMBER})(?:\s*(?:,|;|\band\b|\bor\b|&)\s*(?:{_NUMBER}))*)", re.I
-)
-NUMBER = re.compile(r"(RE)\s?(\d{1,2})[ ,.]?(\d{3})\b|(\d{1,2})[ ,.]?(\d{3})[ ,.]?(\d{3})\b", re.I)
-RELATED = re.compile(
-    r"continuation|divisional|claims?\s+(?:the\s+)?(?:benefit|priority)|priority\s+(?:to|of|from)|parent\s+application|related\s+(?:U\.?\s?S\.?\s+)?application"
-    r"|cross[- ]reference|now\s+U\.?\s?S\.?\s+Pat|now\s+issued|issued\s+as\s+U\.?\s?S",
+# a number: 7-8 digits with commas, spaces or nothing between the groups (not part of a longer one), or a reissue's 5
+_NUMBER = r"(?:RE\.?\s?\d{1,2}[ ,.]?\d{3}|\d{1,2}[ ,.]?\d{3}[ ,.]?\d{3})(?![,.]?\d)"
+_SEPARATOR = r"\s*(?:[,;&]\s*)?(?:\b(?:and|or)\b\s*)?"  # "A, B, and C", "A; B; and C", "A & B"
+MENTION = re.compile(rf"\bU\.?\s?S\.?\s+Pat(?:ent)?s?\.?\s+(?:(?:Nos?|Numbers?)\.?\s*)?((?:{_NUMBER})(?:{_SEPARATOR}(?:{_NUMBER}))*)", re.I)
+NUMBER = re.compile(r"(RE)\.?\s?(\d{1,2})[ ,.]?(\d{3})(?![,.]?\d)|(\d{1,2})[ ,.]?(\d{3})[ ,.]?(\d{3})(?![,.]?\d)", re.I)
+# words that make a mention a family member: strong ones alone; weak ones ("continuation", "priority to") only beside an
+# application reference ("application", "Ser. No.", "filed"), since they also occur in technical prose ("gives priority to")
+STRONG_RELATED = re.compile(r"now\s+U\.?\s?S\.?\s+Pat|now\s+issued|issued\s+as\s+U\.?\s?S|cross[- ]reference", re.I)
+WEAK_RELATED = re.compile(
+    r"continuation|divisional|claims?\s+(?:the\s+)?(?:benefit|priority)|priority\s+(?:to|of|from)|parent\s+application"
+    r"|related\s+(?:U\.?\s?S\.?\s+)?application",
     re.I,
 )
+APPLICATION_REF = re.compile(r"application|Ser\.?\s*No|filed|provisional", re.I)
 CONTEXT_BEFORE, CONTEXT_AFTER = 200, 60  # characters around a mention read for family words (within its paragraph)
 
 
@@ -69,7 +73,7 @@ class MinedCitations:
         dropped = ", ".join(f"{n:,} {why}" for why, n in self.dropped.most_common())
         return [
             f"mined {self.mentions:,} patent mentions in {self.documents:,} documents into {self.out_dir}",
-            f"citations within the corpus: {self.train:,} train, {self.validation:,} validation (citing documents dated {self.valid_from} or later)",
+            f"citations within the corpus: {self.train:,} train, {self.validation:,} validation (the latest citing documents, from {self.valid_from})",
             f"dropped mentions: {dropped or 'none'} (each in {self.out_dir / 'mentions.jsonl'})",
         ]
 
@@ -96,21 +100,23 @@ def is_related_application(text: str, start: int, end: int) -> bool:
     para_end = text.find("\n", end)
     para_end = len(text) if para_end < 0 else para_end
     window = text[max(para_start, start - CONTEXT_BEFORE) : min(para_end, end + CONTEXT_AFTER)]
-    return bool(RELATED.search(window))
+    return bool(STRONG_RELATED.search(window) or (WEAK_RELATED.search(window) and APPLICATION_REF.search(window)))
 
 
 def mine_citations(corpus_dir: str | Path, out_dir: str | Path, valid_share: float = 0.2) -> MinedCitations:
     """Mine in-text patent citations within the corpus at ``corpus_dir`` into ``out_dir`` (module docstring)."""
     if not 0.0 <= valid_share < 1.0:
         raise ValueError(f"the validation share must be in [0, 1), got {valid_share}")
-    table = pq.read_table(documents_path(corpus_dir), columns=["id", "date", "description", "abstract"])
-    ids, dates = table.column("id").to_pylist(), table.column("date").to_pylist()
+    path = documents_path(corpus_dir)
+    head = pq.read_table(path, columns=["id", "date"])
+    ids, dates = head.column("id").to_pylist(), head.column("date").to_pylist()
     date_of = dict(zip(ids, (d or "" for d in dates)))
     resolver = IdResolver(ids)
     pairs: dict[tuple[str, str], str] = {}  # (citing, cited) -> the citing date
     log, dropped, mentions = [], Counter(), 0
-    for doc_id, date, description, abstract in zip(ids, dates, table.column("description").to_pylist(), table.column("abstract").to_pylist()):
-        text = description or abstract or ""
+    texts = (row for batch in pq.ParquetFile(path).iter_batches(batch_size=512, columns=["description", "abstract"]) for row in batch.to_pylist())
+    for doc_id, date, row in zip(ids, dates, texts):  # descriptions streamed: a full-text corpus need not fit in memory
+        text = row["description"] or row["abstract"] or ""
         for number, start, end in patent_numbers(text):
             mentions += 1
             found = resolver.resolve(number)
@@ -133,11 +139,14 @@ def mine_citations(corpus_dir: str | Path, out_dir: str | Path, valid_share: flo
                 dropped[why] += 1
             else:
                 pairs[(doc_id, cited)] = date or ""
+    # the latest share of citing documents validate; cut on (date, id), so documents of one issue date can fall either side
     citing_docs = sorted({(d, c) for (c, _), d in pairs.items()})
-    cut = len(citing_docs) - max(1, round(len(citing_docs) * valid_share))  # the latest share of citing documents validate
-    valid_from = citing_docs[cut][0] if valid_share and 0 <= cut < len(citing_docs) else "9999"
-    train = sorted(p for p, d in pairs.items() if d < valid_from)
-    validation = sorted(p for p, d in pairs.items() if d >= valid_from)
+    cut = len(citing_docs) - max(1, round(len(citing_docs) * valid_share)) if valid_share else len(citing_docs)
+    cut = max(cut, 0)
+    validating = set(citing_docs[cut:])
+    valid_from = citing_docs[cut][0] if cut < len(citing_docs) else "9999"
+    train = sorted(p for p, d in pairs.items() if (d, p[0]) not in validating)
+    validation = sorted(p for p, d in pairs.items() if (d, p[0]) in validating)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     header = "citing_id\tcited_id\n"

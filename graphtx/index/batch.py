@@ -232,11 +232,7 @@ def _run_locked(
             done[topic.qid] = entry
             bar.update(1)
         bar.close()
-    entries = [done[t.qid] for t in read]
-    first_line: dict[str, int] = {}
-    for i, e in enumerate(entries):  # two spellings of one document: its hits once, under the first
-        if "hits" in e and first_line.setdefault(output_qid(e), e["line"]) != e["line"]:
-            entries[i] = {"topic": e["topic"], "line": e["line"], "skipped": f"the same document as the topic on line {first_line[output_qid(e)]}"}
+    entries = one_per_spelling([done[t.qid] for t in read])
     skipped += [SkippedTopic(e["topic"], e["line"], e["skipped"]) for e in entries if e.get("skipped")]
     skipped.sort(key=lambda s: s.line)
     _write_outputs(paths, entries, skipped, tag, table_format)
@@ -275,8 +271,10 @@ def search_topic(index, topic: Topic, k: int, all_independent: bool, merge: str,
         return entry | {"skipped": "no hits: " + no_hits_reason(found.result.filters, index.count)}
     entry["hits"] = [_hit_row(hit, found.found_by.get(hit.doc_id)) for hit in found.result.hits]
     resolved = getattr(found.result.query, "doc_id", None)
-    if topic.doc_id and topic.qid == topic.doc_id and resolved and resolved != topic.qid:
-        entry["qid"] = resolved  # an id topic typed US8418590B2 is written as the index spells it (US-8418590-B2), as judgements are
+    if topic.doc_id and topic.qid == topic.doc_id:
+        entry["id_topic"] = True
+        if resolved and resolved != topic.qid:
+            entry["qid"] = resolved  # an id topic typed US8418590B2 is written as the index spells it (US-8418590-B2), as judgements are
     if found.note:
         entry["note"] = found.note
     return entry
@@ -348,6 +346,21 @@ def _read_journal(path: Path) -> tuple[dict, dict[str, dict]] | None:
 # --- outputs ---------------------------------------------------------------------------
 
 
+def one_per_spelling(entries: list[dict]) -> list[dict]:
+    """Id topics naming one document in two spellings (``T00003``, ``T-00003``): the hits once, under the first; the later
+    ones become skipped entries saying so (a run file must not repeat a (query, document) pair)."""
+    first_line: dict[str, int] = {}
+    out = []
+    for e in entries:
+        if "hits" in e and e.get("id_topic"):
+            line = first_line.setdefault(output_qid(e), e["line"])
+            if line != e["line"]:
+                out.append({"topic": e["topic"], "line": e["line"], "skipped": f"the same document as the topic on line {line}"})
+                continue
+        out.append(e)
+    return out
+
+
 CHART_COLUMNS = ("rank", "doc_id", "feature", "query_feature", "hit_feature", "similarity", "found", "confidence")
 
 
@@ -367,10 +380,13 @@ def write_csv(found, path: str | Path) -> list[Path]:
         for h in explained:
             for e in h.explanation.elements:
                 confidence = "" if e.confidence is None else round(e.confidence, 4)
-                writer.writerow([h.rank, h.doc_id, e.number, e.text, e.hit_text, round(e.similarity, 4), e.found or "not found", confidence])
+                writer.writerow([h.rank, h.doc_id, e.number, spreadsheet_safe(e.text), spreadsheet_safe(e.hit_text), round(e.similarity, 4),
+                                 e.found or "not found", confidence])  # fmt: skip
         chart = path.with_name(path.stem + ".chart.csv")
         atomic_write_text(chart, out.getvalue())
         written.append(chart)
+    else:  # no claim charts this time: none left from an earlier run beside the new hits
+        path.with_name(path.stem + ".chart.csv").unlink(missing_ok=True)
     return written
 
 
@@ -392,6 +408,11 @@ def trec_lines(entries: Iterable[dict], tag: str) -> str:
     return "".join(f"{output_qid(e)} Q0 {h['doc_id']} {h['rank']} {float(h['score'])!r} {tag}\n" for e in entries for h in e.get("hits", ()))
 
 
+def spreadsheet_safe(text: str) -> str:
+    """A text cell a spreadsheet will not run as a formula: one starting with = + - @ or a tab / carriage return gets a leading '."""
+    return "'" + text if text and text[0] in "=+-@\t\r" else text
+
+
 def _table(rows: Iterable[dict], table_format: str) -> str:
     out = io.StringIO()
     if table_format == "jsonl":
@@ -402,7 +423,8 @@ def _table(rows: Iterable[dict], table_format: str) -> str:
     writer.writeheader()
     for r in rows:
         flat = {c: r.get(c) for c in TABLE_COLUMNS}
-        flat["matched_features"] = "; ".join(r["matched_features"])
+        flat["matched_features"] = spreadsheet_safe("; ".join(r["matched_features"]))
+        flat["title"] = spreadsheet_safe(flat["title"] or "")
         flat["found_by"] = " ".join(f"{c}:{rank}" for c, rank in r["found_by"].items())
         writer.writerow({c: ("" if v is None else v) for c, v in flat.items()})
     return out.getvalue()

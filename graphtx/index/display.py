@@ -123,7 +123,7 @@ def document_lines(doc, query: str = "", full: bool = False) -> list[str]:
             lines += _wrapped(label, mark(c["text"], terms), True)
     elif doc.first_claim:
         lines += _wrapped("claim", mark(doc.first_claim, terms), True)
-        lines.append(INDENT + "(only the first claim is in this index: build it with --corpus for every claim)")
+        lines.append(INDENT + "(only the first claim is in this index: it was built without its corpus, or before every claim was kept; rebuild it)")
     if doc.description:
         text = " ".join(doc.description.split())
         wrapped = textwrap.wrap(mark(text, terms), WIDTH - len(INDENT), initial_indent="description: ", subsequent_indent="  ")

@@ -291,7 +291,7 @@ def claim_elements(query: InventionGraph, hit: InventionGraph, sim: torch.Tensor
         j = by_words if by_words >= 0 else best
         if by_words >= 0 and sim is not None:
             similarity = float(sim[i, j])
-        confidence = 1.0 if found == "words" else rule.confidence(similarity) if j >= 0 else None
+        confidence = rule.confidence(similarity) if j >= 0 and found != "words" else None  # words: certain, not calibrated
         out.append(Element(number, i, query.node_text[i], j, hit.node_text[j] if j >= 0 else "", similarity, found, confidence))
     return tuple(out)
 

@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 
 from graphtx import integrity
 from graphtx.errors import IntegrityError
@@ -51,6 +52,7 @@ from graphtx.index.config import SearchConfig
 from graphtx.index.explain import Explanation, explain_hits
 from graphtx.index.faiss_index import IndexSpec
 from graphtx.index.filters import FilterData, SearchFilters
+from graphtx.index.found import FoundRule
 from graphtx.index.hybrid import BM25Index
 from graphtx.index.idmap import IdMap
 from graphtx.index.late import NodeVectorStore, explain_late, late_scores
@@ -69,6 +71,9 @@ from graphtx.index.store import (
     row_to_graph,
 )
 from graphtx.rank.explain import explain_rrf
+
+# late-interaction charts compare late-head vectors, not the projected node states the bar is calibrated on: words only there
+LATE_FOUND = FoundRule(float("inf"))
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +101,8 @@ class Index(Rankers):
         self._filter_cache: dict = {}  # live digest -> FilterData
         self._found_rule = None  # graphtx.index.calibration.FoundRule, made at the first explanation
         self._citing: dict | None = None  # cited id -> indexed documents citing it, read at the first document page
+        self._found_lock = threading.Lock()  # one calibration at a time (not _read_lock: _rows takes that)
+        self._citing_lock = threading.Lock()
 
     # --- opening ---------------------------------------------------------------------
     @classmethod
@@ -414,7 +421,7 @@ class Index(Rankers):
         docs = store.nodes([(int(self.ids.part[p]), int(self.ids.row[p])) for p in positions])
         out = []
         for h, row, v in zip(hits, rows, docs):
-            e = explain_late(q.graph, u, w, row_to_graph(row, h.doc_id, self.manifest["kind"]), v, self.config.explain_rows, self.found_rule())
+            e = explain_late(q.graph, u, w, row_to_graph(row, h.doc_id, self.manifest["kind"]), v, self.config.explain_rows, LATE_FOUND)
             out.append(dataclasses.replace(h, explanation=e))
         timings["explain"] = elapsed_ms(t0)
         return out
@@ -426,30 +433,51 @@ class Index(Rankers):
         """The claim chart's rule for "found by the model" (graphtx/index/calibration.py): ``search.found_similarity`` when set,
         else the threshold calibrated on a seeded sample of this index's documents (in memory, once per open index)."""
         from graphtx.index.calibration import calibrate_found
-        from graphtx.index.found import FoundRule
 
-        with self._read_lock:
+        if self._found_rule is not None:
+            return self._found_rule
+        with self._found_lock:  # one calibration, however many requests ask at once
             if self._found_rule is not None:
                 return self._found_rule
-        known = self.knows_words
-        if self.config.found_similarity is not None:
-            rule = FoundRule(self.config.found_similarity, None, known)
-        else:
-            seed = int(self.fingerprint[:8], 16) if self.fingerprint else 0
-            rng = np.random.default_rng(seed)
-            positions = sorted(rng.choice(self.count, size=min(self.count, self.CALIBRATION_DOCUMENTS), replace=False).tolist())
-            rows = self._rows(positions, list(GRAPH_FIELDS))
-            graphs = [row_to_graph(r, str(self.ids.doc_id[p]), self.manifest["kind"]) for r, p in zip(rows, positions)]
-            calibration = calibrate_found(self.model, self.tokenizer, graphs, self.config.found_false_rate, seed)
-            fallback = 0.9  # too few documents to calibrate on: the old fixed cosine
-            rule = FoundRule(calibration.threshold if calibration else fallback, calibration, known)
-        with self._read_lock:
+
+            def known(text: str) -> bool:
+                return self.knows_words(text) is not False  # unknown (no BM25 at hand): no gate
+
+            if self.config.found_similarity is not None:
+                rule = FoundRule(self.config.found_similarity, None, known)
+            else:
+                seed = int(self.fingerprint[:8], 16) if self.fingerprint else 0
+                positions = self._calibration_sample(seed)
+                rows = self._rows(positions, list(GRAPH_FIELDS))
+                graphs = [row_to_graph(r, str(self.ids.doc_id[p]), self.manifest["kind"]) for r, p in zip(rows, positions)]
+                calibration = calibrate_found(self.model, self.tokenizer, graphs, self.config.found_false_rate, seed)
+                fallback = 0.9  # too few documents to calibrate on: the old fixed cosine
+                rule = FoundRule(calibration.threshold if calibration else fallback, calibration, known)
             self._found_rule = rule
         return rule
 
-    def knows_words(self, text: str) -> bool:
-        """Whether ``text`` holds a word (after BM25's stemming and stop words) that some indexed document holds."""
-        bm25 = self.bm25()
+    def _calibration_sample(self, seed: int) -> list[int]:
+        """``CALIBRATION_DOCUMENTS`` seeded positions from as few parts as hold them (each part read, and hashed, once)."""
+        rng = np.random.default_rng(seed)
+        parts = np.unique(self.ids.part)
+        rng.shuffle(parts)
+        chosen: list[int] = []
+        for part in parts:
+            rows = np.flatnonzero(self.ids.part == part)
+            take = min(len(rows), self.CALIBRATION_DOCUMENTS - len(chosen))
+            chosen += rng.choice(rows, size=take, replace=False).tolist()
+            if len(chosen) >= self.CALIBRATION_DOCUMENTS:
+                break
+        return sorted(chosen)
+
+    def knows_words(self, text: str) -> bool | None:
+        """Whether ``text`` holds a word (after BM25's stemming and stop words) some indexed document holds; None when no BM25
+        state is at hand (loaded, or persisted and current): a dense-only search never builds BM25 for this."""
+        bm25 = self._bm25
+        if bm25 is None:
+            if BM25Index.saved_digest(self.store.dir / BM25_DIR) != self.manifest["live_digest"]:
+                return None
+            bm25 = self.bm25()
         return bool(bm25.retriever.get_tokens_ids(bm25.tokens(text)))
 
     def query_warnings(self, q: Query) -> list[str]:
@@ -460,7 +488,7 @@ class Index(Rankers):
             if features < 2:
                 warnings.append(f"the query yields {features} invention feature{'s' if features != 1 else ''}: describe the invention "
                                 "in more words (a claim names its parts) for the claim chart to say much")  # fmt: skip
-            if q.text.strip() and not self.knows_words(q.text):
+            if q.text.strip() and self.knows_words(q.text) is False:
                 warnings.append("none of the query's words occurs in the indexed documents: the hits are only the model's guesses")
         return warnings
 
@@ -492,23 +520,30 @@ class Index(Rankers):
         return {d: (r["title"] or "") for d, r in zip(doc_ids, rows)}
 
     def _citing_map(self) -> dict[str, list[str]]:
-        """cited id -> the indexed documents that cite it (the parts' ``cites`` columns, read once per open index)."""
-        with self._read_lock:
+        """cited id -> the indexed documents that cite it (the live rows' ``cites`` columns, read once per open index)."""
+        import pyarrow.compute as pc
+
+        if self._citing is not None:
+            return self._citing
+        with self._citing_lock:
             if self._citing is not None:
                 return self._citing
-        citing: dict[str, list[str]] = {}
-        live = {(int(p), int(r)) for p, r in zip(self.ids.part, self.ids.row)}
-        for seq in self.store.part_numbers():
-            if "cites" not in self.store.part_columns(seq):
-                continue
-            table = self.store.read_part_columns(seq, ["doc_id", "cites"])
-            for row, (doc, cites) in enumerate(zip(table.column("doc_id").to_pylist(), table.column("cites").to_pylist())):
-                if (seq, row) in live:
-                    for c in cites or ():
-                        citing.setdefault(c, []).append(doc)
-        with self._read_lock:
+            citing: dict[str, list[str]] = {}
+            for seq in np.unique(self.ids.part).tolist():
+                if "cites" not in self.store.part_columns(seq):
+                    continue
+                rows = self.ids.row[self.ids.part == seq]  # the live rows of this part
+                table = self.store.read_part_columns(seq, ["doc_id", "cites"]).take(pa.array(rows))
+                cites = table.column("cites").combine_chunks()
+                flat = pc.list_flatten(cites)
+                if not len(flat):
+                    continue
+                owners = pc.take(table.column("doc_id").combine_chunks(), pc.list_parent_indices(cites))
+                for cited, doc in zip(flat.to_pylist(), owners.to_pylist()):
+                    if cited in self.ids:
+                        citing.setdefault(cited, []).append(doc)
             self._citing = citing
-        return citing
+        return self._citing
 
     # --- BM25 state ------------------------------------------------------------------------
     def bm25(self) -> BM25Index:

@@ -301,7 +301,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
     @app.post("/search/batch")
     def search_batch(body: BatchIn) -> dict:
         """Several topics in one request (bounded): per topic its hits or why it was skipped, and the TREC run lines."""
-        from graphtx.index.batch import Topic, search_topic, trec_lines
+        from graphtx.index.batch import Topic, one_per_spelling, output_qid, search_topic, trec_lines
 
         if len(body.topics) > cfg.max_batch_topics:
             raise Problem(413, f"at most {cfg.max_batch_topics} topics a request (serve.max_batch_topics): send several requests, "
@@ -331,8 +331,13 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
             seen[t.id] = n
             topic = Topic(t.id, n, text=t.text, doc_id=None if t.text is not None else (t.doc_id or t.id))
             entries.append(search_topic(ix, topic, body.k, body.all_independent, body.merge, kwargs))
+        entries = one_per_spelling(entries)
         return {
-            "results": [{"topic": e["topic"], "hits": e["hits"], **({"note": e["note"]} if e.get("note") else {})} for e in entries if "hits" in e],
+            "results": [
+                {"topic": e["topic"], "qid": output_qid(e), "hits": e["hits"], **({"note": e["note"]} if e.get("note") else {})}
+                for e in entries
+                if "hits" in e
+            ],  # fmt: skip
             "skipped": [{"topic": e["topic"], "position": e["line"], "reason": e["skipped"]} for e in entries if e.get("skipped")],
             "run": trec_lines([e for e in entries if "hits" in e], body.tag or f"graphtx-{ranker}"),
         }

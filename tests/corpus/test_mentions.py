@@ -14,19 +14,30 @@ def test_mentions_are_read_with_commas_spaces_lists_and_reissues():
             "also US Patent No. RE 12,345 and U.S. Pat. No. 7654321.")  # fmt: skip
     assert [n for n, _, _ in patent_numbers(text)] == ["US4000566", "US5123456", "US6234567", "USRE12345", "US7654321"]
     assert patent_numbers("Ser. No. 09 389 803 and 4 000 566 without the words U.S. Pat.") == []
+    assert [n for n, _, _ in patent_numbers("U.S. Pat. Nos. 5,123,456, 6,234,567, and 7,345,678; US Patent Re. 34,567")] == [
+        "US5123456", "US6234567", "US7345678", "USRE34567"]  # fmt: skip
+    assert [n for n, _, _ in patent_numbers("U.S. Patent Re. 34,567 and U.S. Patent 5,123,456 show")] == ["USRE34567", "US5123456"]
+    assert patent_numbers("U.S. Pat. No. 5,123,456,123") == []  # part of a longer number
 
 
 @pytest.mark.parametrize(
     "sentence",
     [
         "This application is a continuation of application Ser. No. 09 389 803 filed Sep. 3 1999, now U.S. Pat. No. 6 933 938.",
-        "This is a divisional of U.S. Pat. No. 6,933,938.",
+        "This is a divisional of application Ser. No. 10/123,456, now U.S. Pat. No. 6,933,938.",
+        "This application is a divisional of U.S. Pat. No. 6,933,938.",
         "This application claims priority to U.S. Pat. No. 6,933,938, incorporated by reference.",
     ],
 )
 def test_a_family_mention_is_not_prior_art(sentence):
     (number, start, end), *_ = patent_numbers(sentence)
     assert is_related_application(sentence, start, end)
+
+
+def test_priority_in_technical_prose_is_not_a_family_word():
+    text = "The scheduler gives priority to urgent packets, as in U.S. Pat. No. 6,933,938."
+    (number, start, end), *_ = patent_numbers(text)
+    assert not is_related_application(text, start, end)
 
 
 def test_prior_art_mentions_in_another_paragraph_stay():
@@ -51,7 +62,7 @@ def test_mined_citations_stay_within_the_corpus_and_split_by_the_citing_date(tmp
         {"id": "US-1000002", "date": "2002-01-01", "title": "valve", "abstract": "a valve",
          "description": "U.S. Pat. No. 1,000,001 shows a pump. U.S. Pat. No. 9,999,999 is elsewhere."},
         {"id": "US-1000003", "date": "2003-01-01", "title": "seat", "abstract": "a seat",
-         "description": "Known: U.S. Pat. Nos. 1,000,001 and 1 000 002.\nThis is a continuation of U.S. Pat. No. 1,000,004."},
+         "description": "Known: U.S. Pat. Nos. 1,000,001 and 1 000 002.\nThis application is a continuation of U.S. Pat. No. 1,000,004."},
         {"id": "US-1000004", "date": "2004-01-01", "title": "stem", "abstract": "a stem",
          "description": "U.S. Pat. No. 1,000,003 and the later U.S. Pat. No. 1,000,005 and itself, U.S. Pat. No. 1,000,004."},
         {"id": "US-1000005", "date": "2005-01-01", "title": "ring", "abstract": "a ring", "description": "A ring."},

@@ -43,6 +43,18 @@ def test_the_calibrated_threshold_lets_through_the_chosen_share_of_unrelated_mat
     assert calibrate_found(index.model, index.tokenizer, graphs[:1]) is None  # nothing to compare with
 
 
+def test_without_bm25_at_hand_the_known_word_check_says_unknown_and_gates_nothing(tiny_index, monkeypatch):
+    from graphtx.index.hybrid import BM25Index
+    from graphtx.index.search import Index
+
+    fresh = Index.open(tiny_index)
+    monkeypatch.setattr(BM25Index, "saved_digest", staticmethod(lambda directory: None))  # as an index without persisted BM25 state
+    assert fresh.knows_words("qwerty zzzz") is None and fresh._bm25 is None
+    assert fresh.found_rule().known("qwerty zzzz")  # unknown: the similarity alone decides
+    fresh.bm25()
+    assert fresh.knows_words("qwerty zzzz") is False and fresh.knows_words("battery cell") is True
+
+
 def test_an_index_calibrates_once_and_a_fixed_cosine_overrides(index, tiny_index):
     from graphtx.config import SearchConfig
     from graphtx.index.search import Index
@@ -54,8 +66,10 @@ def test_an_index_calibrates_once_and_a_fixed_cosine_overrides(index, tiny_index
 
 
 def test_a_nonsense_query_finds_no_feature_and_is_warned_about(index, capsys):
+    index.bm25()  # the known-word check reads BM25's vocabulary when it is at hand (loaded, or persisted and current)
     result = index.search("qwerty zzzz", k=10, explain=True)
-    assert result.hits and all(not e.found for h in result.hits for e in h.explanation.elements)
+    assert result.hits and all(h.explanation.elements for h in result.hits)
+    assert all(not e.found for h in result.hits for e in h.explanation.elements)
     assert any("none of the query's words occurs in the indexed documents" in w for w in result.warnings)
     assert any("invention feature" in w for w in result.warnings) and "warnings" in result.to_json()
 
@@ -63,10 +77,10 @@ def test_a_nonsense_query_finds_no_feature_and_is_warned_about(index, capsys):
 def test_model_matches_carry_their_confidence_and_word_matches_are_certain(index):
     hit = index.search("1. A zorblat3 device comprising a battery cell, a cooling plate and a charging circuit.", k=5, explain=True)[0]
     rule = index.found_rule()
+    judged = [e for e in hit.explanation.elements if e.found != "words" and e.hit_node >= 0]
+    assert judged, "the query must leave some features to the model"
     for e in hit.explanation.elements:
         if e.found == "words":
-            assert e.confidence == 1.0
-        elif e.hit_node >= 0:
-            assert e.confidence == pytest.approx(rule.calibration.confidence(e.similarity)) and (e.found == "model") == (
-                e.similarity >= rule.threshold
-            )
+            assert e.confidence is None  # certain, and not a calibrated share
+    for e in judged:
+        assert e.confidence == pytest.approx(rule.calibration.confidence(e.similarity)) and (e.found == "model") == rule.found(e.text, e.similarity)

@@ -39,6 +39,15 @@ def test_healthz(client):
     assert body["status"] == "ok" and body["count"] == N_DOCS and body["read_only"] and body["index_type"] == "flat"
 
 
+def test_explain_pages_as_search_does_and_draws_graphs_when_asked(client):
+    text = "1. A zorblat3 device comprising a battery cell, a cooling plate and a charging circuit."
+    page = client.post("/search", json={"text": text, "k": 5, "offset": 5}).json()["hits"]
+    explained = client.post("/explain", json={"text": text, "k": 5, "offset": 5}).json()["explanations"]
+    assert [h["doc_id"] for h in explained] == [h["doc_id"] for h in page] and all(h["explanation"]["elements"] for h in explained)
+    one = client.post("/explain", json={"text": text, "doc_ids": [page[0]["doc_id"]], "svg": True}).json()["explanations"][0]
+    assert one["svg"]["query"].startswith("<svg") and one["svg"]["hit"].startswith("<svg")
+
+
 def test_the_page_is_offered_only_the_rankers_the_index_has(client):
     assert client.get("/healthz").json()["rankers"] == ["dense", "bm25", "hybrid"]  # no fitted ranker in this index
     r = client.post("/search", json={"id": "T-00004", "k": 5, "ranker": "learned"})

@@ -145,10 +145,10 @@ def test_search_page_in_chromium(browser, tiny_index, tmp_path):
         wait.until(lambda d: d.find_element(By.ID, "exports").is_displayed())  # the page's hits and claim charts as CSV
         href = browser.find_element(By.CSS_SELECTOR, "#exports a.export").get_attribute("href")
         assert href.startswith("data:text/csv") and browser.find_element(By.CSS_SELECTOR, "#exports a.export").get_attribute("download")
-        rows = list(csv.reader(io.StringIO(urllib.parse.unquote(href.split(",", 1)[1]))))
+        rows = list(csv.reader(io.StringIO(urllib.parse.unquote(href.split(",", 1)[1]).lstrip("\ufeff"))))
         assert rows[0][:3] == ["rank", "doc_id", "score"] and [r[0] for r in rows[1:]] == [str(i) for i in range(1, 11)]
         chart = browser.find_element(By.CSS_SELECTOR, "#results .hit a.export").get_attribute("href")
-        chart_rows = list(csv.reader(io.StringIO(urllib.parse.unquote(chart.split(",", 1)[1]))))
+        chart_rows = list(csv.reader(io.StringIO(urllib.parse.unquote(chart.split(",", 1)[1]).lstrip("\ufeff"))))
         assert chart_rows[0] == ["feature", "query_feature", "hit_feature", "similarity", "found", "confidence"] and len(chart_rows) > 1
         link = browser.find_element(By.CSS_SELECTOR, "#results .hit a.doc-link")  # 3. a document page
         doc_id = browser.find_element(By.CSS_SELECTOR, "#results .hit code").text
@@ -218,7 +218,7 @@ def test_the_page_says_why_it_finds_nothing(browser, tiny_index):
         assert not browser.find_element(By.ID, "pager").is_displayed()
 
         message = search("qwerty zzzz")  # nonsense: warned about, and no query feature "found" in any hit
-        assert "warning: none of the query's words occurs in the indexed documents" in message, message
+        assert "warning: none of the query's words occurs in the indexed documents" in message and "1 invention feature" in message, message
         wait.until(_settled)
         assert browser.find_elements(By.CSS_SELECTOR, "#results table.chart") and not browser.find_elements(
             By.CSS_SELECTOR, "#results table.chart tr.found"

@@ -280,7 +280,8 @@ async function runSearch(state, offset, push = true) {
     say("Type claim text or a patent id.", "error");
     return;
   }
-  current = { state, offset };
+  const search = { state, offset };  // this search: answers that come back after another one started are dropped
+  current = search;
   try { sessionStorage.setItem("graphtx.query", state.q); } catch (err) { /* storage off: the document page marks nothing */ }
   if (push) {
     const params = new URLSearchParams(Object.entries({ ...state, offset: offset ? String(offset) : "" }).filter(([, v]) => v));
@@ -296,11 +297,12 @@ async function runSearch(state, offset, push = true) {
     const started = performance.now();
     const body = searchBody(state, offset);
     const data = await call("POST", "/search", body);
+    if (current !== search) return;  // a newer search owns the page
     const list = $("#results");
     list.start = offset + 1;
     data.hits.forEach((hit) => list.append(hitItem(hit)));
     list.dataset.ms = String(Math.round(performance.now() - started));  // request to hit list shown (the browser test reads it)
-    if (data.hits.length) explainPage(body, current);
+    if (data.hits.length) explainPage(body, search);
     const what = data.query.source === "id" ? `documents like ${data.query.doc_id}` : "the claim text";
     say(data.hits.length ? `Hits ${offset + 1}–${offset + data.hits.length} for ${what} (${data.ranker} ranker, ${Math.round(data.timings_ms.total)} ms)` : `No hits for ${what}${offset ? " on this page" : ""}.`);
     (data.warnings || []).forEach((w) => $("#message").append(el("span", { class: "warning" }, ` · warning: ${w}`)));
@@ -328,7 +330,7 @@ async function runSearch(state, offset, push = true) {
     }
     say(box, "error");
   } finally {
-    $("#search-button").disabled = false;
+    if (current === search) $("#search-button").disabled = false;
   }
 }
 
@@ -386,7 +388,7 @@ function claimsSection(doc, terms) {
         c.independent ? el("span", { class: "badge" }, "independent") : null, " ", ...marked(c.text, terms)))));
   }
   return doc.first_claim ? el("section", {}, el("h3", {}, "First claim"), el("p", { class: "text" }, ...marked(doc.first_claim, terms)),
-    el("p", { class: "note" }, "Only the first claim is in this index (it was built without its corpus).")) : null;
+    el("p", { class: "note" }, "Only the first claim is in this index (built without its corpus, or before every claim was kept: rebuild it to see them all).")) : null;
 }
 
 function citationsSection(title, docs) {
@@ -399,12 +401,13 @@ function citationsSection(title, docs) {
 // --- export ----------------------------------------------------------------------------
 
 function csvCell(value) {
-  const text = value === null || value === undefined ? "" : String(value);
-  return /[",\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  let text = value === null || value === undefined ? "" : String(value);
+  if (typeof value === "string" && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;  // a spreadsheet must not run a cell as a formula
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
 function csvLink(label, name, header, rows) {
-  const csv = [header, ...rows].map((row) => row.map(csvCell).join(",")).join("\n") + "\n";
+  const csv = "\uFEFF" + [header, ...rows].map((row) => row.map(csvCell).join(",")).join("\n") + "\n";  // BOM: spreadsheets read UTF-8
   return el("a", { class: "export", download: name, href: `data:text/csv;charset=utf-8,${encodeURIComponent(csv)}` }, label);
 }
 
@@ -431,7 +434,10 @@ async function showDocument(docId) {
   box.textContent = "Loading…";
   try {
     const doc = await call("GET", `/documents/${encodeURIComponent(docId)}?svg=true`);
-    const last = current && current.state ? current.state.q : sessionStorage.getItem("graphtx.query") || "";  // survives opening the page
+    let last = current && current.state ? current.state.q : "";
+    if (!last) {
+      try { last = sessionStorage.getItem("graphtx.query") || ""; } catch (err) { last = ""; }  // survives opening the page; storage may be off
+    }
     const query = last && !ID_LIKE.test(last) ? last : "";
     const terms = queryTerms(query);  // the last claim-text query's words, marked in the document
     box.textContent = "";
