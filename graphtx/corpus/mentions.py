@@ -20,7 +20,10 @@ Split by the citing document's date: the citing documents of the latest ``valid_
 the validation citations, the others the training citations, so nothing later than a validation query
 is learned from. Written as ``citations_train.tsv`` / ``citations_validation.tsv`` (``citing_id<TAB>cited_id``,
 the EV-battery set's format: ``graphtx train --citations``, ``graphtx eval citations --citations``) and
-``mentions.jsonl`` (every mention: citing id, the number as written, the cited id or why it was dropped).
+``mentions.jsonl`` (every mention: citing id, the number as written, the cited id or why it was dropped), and
+``masked_citing.jsonl``: the citing documents with every sentence that mentions a patent taken out, so that a
+query does not hold its answer (ingest it before the corpus: ``graphtx ingest DIR/masked_citing.jsonl CORPUS_SOURCE
+--out MASKED``, the later duplicates are skipped and listed).
 
 Example::
 
@@ -103,6 +106,35 @@ def is_related_application(text: str, start: int, end: int) -> bool:
     return bool(STRONG_RELATED.search(window) or (WEAK_RELATED.search(window) and APPLICATION_REF.search(window)))
 
 
+# a sentence ends at . ! ? before white space and a capital, unless the period closes an abbreviation (U.S. Pat. No., Jan., et al.)
+_SENTENCE_END = re.compile(
+    r"(?<!\bU\.S)(?<!\bPat)(?<!\bNo)(?<!\bNos)(?<!\bSer)(?<!\bRe)(?<!\bU)(?<!\bS)(?<!\bal)(?<!\bFig)(?<!\bFigs)(?<!\bInc)(?<!\bCorp)(?<!\bCo)(?<!\bJan)(?<!\bFeb)(?<!\bMar)(?<!\bApr)(?<!\bJun)(?<!\bJul)(?<!\bAug)(?<!\bSep)(?<!\bSept)(?<!\bOct)(?<!\bNov)(?<!\bDec)(?<!\be\.g)(?<!\bi\.e)(?<!\bMr)(?<!\bDr)[.!?](?=\s+[A-Z]|\s*$)"
+)
+
+
+def mask_mentions(text: str) -> str:
+    """``text`` without the sentences that mention a US patent: a citing document as a query, which must not hold its answer
+    (the cited number, often its title or its inventor's words beside it)."""
+    spans = []
+    for _, start, end in patent_numbers(text):
+        para_start = text.rfind("\n", 0, start) + 1
+        before = [m.end() for m in _SENTENCE_END.finditer(text, para_start, start)]
+        after = _SENTENCE_END.search(text, end)
+        para_end = text.find("\n", end)
+        para_end = len(text) if para_end < 0 else para_end
+        stop = min(after.end(), para_end) if after else para_end
+        spans.append((before[-1] if before else para_start, stop))
+    if not spans:
+        return text
+    out, at = [], 0
+    for start, stop in sorted(spans):
+        if start > at:
+            out.append(text[at:start])
+        at = max(at, stop)
+    out.append(text[at:])
+    return re.sub(r"[ \t]{2,}", " ", "".join(out))
+
+
 def mine_citations(corpus_dir: str | Path, out_dir: str | Path, valid_share: float = 0.2) -> MinedCitations:
     """Mine in-text patent citations within the corpus at ``corpus_dir`` into ``out_dir`` (module docstring)."""
     if not 0.0 <= valid_share < 1.0:
@@ -153,4 +185,14 @@ def mine_citations(corpus_dir: str | Path, out_dir: str | Path, valid_share: flo
     atomic_write_text(out / "citations_train.tsv", header + "".join(f"{a}\t{b}\n" for a, b in train))
     atomic_write_text(out / "citations_validation.tsv", header + "".join(f"{a}\t{b}\n" for a, b in validation))
     atomic_write_text(out / "mentions.jsonl", "".join(json.dumps(e) + "\n" for e in log))
+    citing = {a for a, _ in (*train, *validation)}
+    masked = []  # the citing documents with their mention sentences taken out: ingest this first, then the corpus
+    columns = ["id", "title", "abstract", "description", "date", "priority_date", "applicants", "country", "kind", "ipc", "cpc", "family_id"]
+    present = [c for c in columns if c in pq.ParquetFile(path).schema_arrow.names]
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=512, columns=present):
+        for row in batch.to_pylist():
+            if row["id"] in citing:
+                row["description"] = mask_mentions(row.get("description") or "")
+                masked.append(json.dumps({k: v for k, v in row.items() if v not in (None, "", [])}) + "\n")
+    atomic_write_text(out / "masked_citing.jsonl", "".join(masked))
     return MinedCitations(len(ids), mentions, len(train), len(validation), valid_from, dropped, out)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from graphtx.corpus.mentions import is_related_application, patent_numbers
+from graphtx.corpus.mentions import is_related_application, mask_mentions, patent_numbers
 
 
 def test_mentions_are_read_with_commas_spaces_lists_and_reissues():
@@ -32,6 +32,13 @@ def test_mentions_are_read_with_commas_spaces_lists_and_reissues():
 def test_a_family_mention_is_not_prior_art(sentence):
     (number, start, end), *_ = patent_numbers(sentence)
     assert is_related_application(sentence, start, end)
+
+
+def test_masking_takes_out_each_sentence_that_mentions_a_patent_and_nothing_else():
+    text = ("FIELD\n\nA pump is known. In U.S. Pat. No. 4 000 566 issued Jan. 4 1977 to Smith a boot is vented. Another sentence stays. "
+            "See also U.S. Pat. Nos. 5,123,456 and 6,234,567.\nNext paragraph.")  # fmt: skip
+    assert mask_mentions(text) == "FIELD\n\nA pump is known. Another sentence stays.\nNext paragraph."
+    assert mask_mentions("No mention here. None at all.") == "No mention here. None at all."
 
 
 def test_priority_in_technical_prose_is_not_a_family_word():
@@ -83,6 +90,9 @@ def test_mined_citations_stay_within_the_corpus_and_split_by_the_citing_date(tmp
     dropped = summary["dropped"]
     assert dropped["not in the corpus"] == 1 and dropped["the document itself"] == 1 and dropped["cited document not older"] == 1
     assert sum(v for k, v in dropped.items() if k.startswith("a related application")) == 1
+    masked = {json.loads(line)["id"]: json.loads(line) for line in (tmp_path / "mined" / "masked_citing.jsonl").read_text().splitlines()}
+    assert set(masked) == {"US-1000002", "US-1000003", "US-1000004"}  # the citing documents, their mentions taken out
+    assert "1,000,001" not in masked["US-1000002"].get("description", "") and masked["US-1000002"]["title"] == "valve"
     log = [json.loads(line) for line in (tmp_path / "mined" / "mentions.jsonl").read_text().splitlines()]
     assert len(log) == summary["mentions"] == 8 and sum(1 for e in log if e.get("dropped")) == 4
 
