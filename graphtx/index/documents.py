@@ -49,11 +49,11 @@ def citations_of(corpus_dir: str | Path) -> dict[str, list[str]]:
     if not path.exists():
         return {}
     table = pq.read_table(path, columns=["citing_id", "cited_id"])
-    out: dict[str, list[str]] = {}
+    seen: dict[str, dict[str, None]] = {}  # insertion-ordered sets: the corpus's order, each cited id once
     for citing, cited in zip(table.column("citing_id").to_pylist(), table.column("cited_id").to_pylist()):
-        if citing and cited and cited not in out.setdefault(citing, []):
-            out[citing].append(cited)
-    return out
+        if citing and cited:
+            seen.setdefault(citing, {})[cited] = None
+    return {citing: list(cited) for citing, cited in seen.items()}
 
 
 def first_claim(claims) -> str:

@@ -242,6 +242,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
             "model_fingerprint": ix.fingerprint,
             "ranker": ix.resolve_ranker(),
             "rankers": ix.available_rankers(),  # what the page's ranker menu offers
+            "max_explain_hits": cfg.max_explain_hits,  # the page asks for at most this many claim charts at once
             "read_only": cfg.read_only,
         }
 

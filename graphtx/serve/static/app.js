@@ -5,6 +5,7 @@
 
 const PAGE_SIZE = 10;
 let indexCount = null;  // documents in the index (/healthz): the denominator of "N of M documents pass"
+let explainLimit = PAGE_SIZE;  // claim charts the service explains in one request (/healthz max_explain_hits)
 const $ = (selector) => document.querySelector(selector);
 
 function el(tag, attrs = {}, ...children) {
@@ -254,7 +255,12 @@ function queryOf(body) {
 async function explainPage(body, search) {
   const { k, offset, ...rest } = body;
   try {
-    const data = await call("POST", "/explain", { ...rest, k, offset });
+    const data = { explanations: [] };
+    for (let at = 0; at < k; at += explainLimit) {  // in as many requests as the service's limit asks
+      const part = await call("POST", "/explain", { ...rest, k: Math.min(explainLimit, k - at), offset: offset + at });
+      data.explanations.push(...part.explanations);
+      if (part.explanations.length < Math.min(explainLimit, k - at)) break;
+    }
     if (current !== search) return;  // another search started meanwhile
     for (const hit of data.explanations) {
       const old = $("#results").querySelector(`li.hit[data-doc="${CSS.escape(hit.doc_id)}"]`);
@@ -290,6 +296,7 @@ async function runSearch(state, offset, push = true) {
   showView("search");
   say("Searching…");
   $("#results").textContent = "";
+  $("#print-query").textContent = `Query: ${state.q}` + (filtersOf(state) ? ` · filters: ${filtersOf(state)}` : "");  // shown in print only
   $("#exports").hidden = true;
   $("#pager").hidden = true;
   $("#search-button").disabled = true;
@@ -332,6 +339,13 @@ async function runSearch(state, offset, push = true) {
   } finally {
     if (current === search) $("#search-button").disabled = false;
   }
+}
+
+// the filters of the form, in words, for the printed page
+function filtersOf(state) {
+  return [["before", "published before"], ["cpc", "CPC"], ["ipc", "IPC"], ["country", "country"], ["kind", "kind"]]
+    .filter(([name]) => state[name]).map(([name, label]) => `${label} ${state[name]}`)
+    .concat(state.exclude_family ? ["family of the query left out"] : []).join(", ");
 }
 
 // The filters in force and how many documents pass them, as the CLI's "filters:" line says it (graphtx/index/report.py).
@@ -500,6 +514,7 @@ async function init() {
   try {
     const health = await call("GET", "/healthz");
     indexCount = health.count;
+    if (health.max_explain_hits) explainLimit = Math.max(1, Math.min(PAGE_SIZE, health.max_explain_hits));
     $("#status").textContent = `${health.count.toLocaleString()} documents · ${health.ranker} ranker`;
     const offered = new Set(health.rankers || []);
     $("#f-ranker").querySelectorAll("option").forEach((option) => {
