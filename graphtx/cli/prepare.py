@@ -80,6 +80,16 @@ def cmd_mine_citations(args, config) -> int:
     return EXIT_OK
 
 
+def cmd_teacher(args, config) -> int:
+    from graphtx.text.teacher import write_teacher_vectors
+
+    fields = tuple(f.strip() for f in args.fields.split(",") if f.strip())
+    report = write_teacher_vectors(args.corpora, args.out, peer=args.peer, fields=fields, max_tokens=args.max_tokens or 0,
+                                   batch_size=args.batch_size, cache_dir=config.eval.peer_cache_dir, progress=progress(args))  # fmt: skip
+    say(args, report.to_json(), report.lines())
+    return EXIT_OK
+
+
 def add_parsers(sub) -> None:
     p = sub.add_parser("ingest", help="patent XML / JSONL / Parquet / citation TSV -> canonical Parquet corpus")
     p.add_argument("sources", nargs="+", help="files or directories (.xml, .xml.gz, .zip, .jsonl, .parquet, .tsv)")
@@ -100,6 +110,20 @@ def add_parsers(sub) -> None:
     )
     add_common(p)
     p.set_defaults(func=cmd_mine_citations)
+
+    p = sub.add_parser("teacher", help="corpus directories -> a peer text embedder's document vectors, the teacher of graph pre-training")
+    p.add_argument("corpora", nargs="+", help="corpus directories written by `graphtx ingest` (an id in two: the first wins)")
+    p.add_argument("--out", required=True, help="teacher directory to write (vectors.parquet + manifest.json); a killed run continues")
+    p.add_argument(
+        "--peer", choices=("minilm", "mpnet"), default="minilm", help="all-MiniLM-L6-v2 (extra peers) or all-mpnet-base-v2 (extra peers-mpnet)"
+    )
+    p.add_argument(
+        "--fields", default="title,abstract", help="fields the teacher reads, joined (title, abstract, description, claims; default title,abstract)"
+    )
+    p.add_argument("--max-tokens", type=at_least(8, "the token limit"), help="cut inputs at this many tokens (default: 256 minilm, 384 mpnet)")
+    p.add_argument("--batch-size", type=at_least(1, "the batch size"), default=64, help="texts per forward pass (default 64)")
+    add_common(p)
+    p.set_defaults(func=cmd_teacher)
 
     p = sub.add_parser("parse", help="corpus directory -> invention graphs (first claim, all claims, description)")
     p.add_argument("corpus", help="corpus directory written by `graphtx ingest`")

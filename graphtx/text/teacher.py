@@ -1,0 +1,199 @@
+"""Teacher vectors: a peer text embedder's document vectors, written once, read by pre-training.
+
+``graphtx teacher CORPUS... --peer minilm --out DIR`` encodes every document of the corpora with an
+offline peer (graphtx/text/peers.py: all-MiniLM-L6-v2 or all-mpnet-base-v2, sha256-checked) and
+writes::
+
+    DIR/vectors.parquet   doc_id: string, vector: fixed_size_list<float32>[dim] (L2-normalised)
+    DIR/manifest.json     peer, its weights' sha256, fields, max_tokens, documents, dim, checksums (sealed)
+
+A document's text is its ``fields`` joined (default title and abstract, what the evaluation's text
+baselines read); a document with none of them reads the start of its description, then claims; one
+with no text at all is skipped and listed in the manifest. A document id seen in two corpora: the
+first corpus wins. The encoding is done in chunks kept in ``DIR/.partial/``: a killed run continues
+where it stopped (the same command), a different job (corpora, peer, fields, tokens) starts over.
+
+The stage ``pretrain`` reads the file (``train.pretrain_teacher``) and distils the teacher's
+document-to-document similarities into the graph encoder (graphtx/train/pretrain_graph.py, (c)).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from graphtx import integrity
+from graphtx.atomic import StagedDir, atomic_write_json, atomic_write_table
+from graphtx.corpus.schema import PatentDocument
+from graphtx.corpus.store import documents_path, iter_documents
+from graphtx.text.peers import PEER_MAX_TOKENS, PEER_NAMES, encode_texts, load_peer, peer_path, peer_sha256
+
+VECTORS_FILE, MANIFEST_FILE, JOB_FILE = "vectors.parquet", "manifest.json", "job.json"
+TEACHER_FIELDS = ("title", "abstract", "description", "claims")
+CHUNK_DOCS = 1024  # documents per resumable chunk
+FALLBACK_CHARS = 2000  # a document without the asked fields: this much of its description or claims
+MEND = "Re-run `graphtx teacher` to write it again."
+
+
+@dataclass(frozen=True)
+class TeacherReport:
+    out: Path
+    peer: str
+    documents: int
+    skipped: int
+    dim: int
+    seconds: float
+    resumed_chunks: int
+
+    def lines(self) -> list[str]:
+        resumed = f"; {self.resumed_chunks} chunks of {CHUNK_DOCS} taken from the interrupted run" if self.resumed_chunks else ""
+        return [f"encoded {self.documents:,} documents with {PEER_NAMES[self.peer]} ({self.dim}-d) into {self.out} in {self.seconds:.1f} s{resumed}",
+                f"skipped (no text): {self.skipped:,}" + (f" (each in {self.out / MANIFEST_FILE})" if self.skipped else "")]  # fmt: skip
+
+    def to_json(self) -> dict:
+        return {"out": str(self.out), "peer": self.peer, "documents": self.documents, "skipped": self.skipped, "dim": self.dim,
+                "seconds": self.seconds, "resumed_chunks": self.resumed_chunks}  # fmt: skip
+
+
+def teacher_text(doc: PatentDocument, fields: Sequence[str]) -> str:
+    """The text the teacher reads: ``fields`` joined; else the start of the description or claims; '' if none."""
+    parts = []
+    for name in fields:
+        value = " ".join(c.text for c in doc.claims) if name == "claims" else getattr(doc, name)
+        if value and value.strip():
+            parts.append(value.strip())
+    if parts:
+        return " ".join(parts)
+    fallback = doc.description.strip() or " ".join(c.text for c in doc.claims).strip()
+    return fallback[:FALLBACK_CHARS]
+
+
+def collect_texts(corpus_dirs: Sequence[str | Path], fields: Sequence[str]) -> tuple[list[str], list[str], list[dict]]:
+    """(ids, texts, skipped records) over the corpora, first corpus wins for a repeated id."""
+    ids, texts, skipped, seen = [], [], [], set()
+    for corpus in corpus_dirs:
+        for doc in iter_documents(corpus):
+            if doc.id in seen:
+                continue
+            seen.add(doc.id)
+            text = teacher_text(doc, fields)
+            if not text:
+                skipped.append({"doc_id": doc.id, "corpus": str(corpus), "reason": "no text in title, abstract, description or claims"})
+                continue
+            ids.append(doc.id)
+            texts.append(text)
+    return ids, texts, skipped
+
+
+def _job(corpus_dirs: Sequence[str | Path], peer: str, sha: str, fields: Sequence[str], max_tokens: int) -> dict:
+    files = []
+    for c in corpus_dirs:
+        p = documents_path(c)
+        st = p.stat()
+        files.append({"path": str(p.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns})
+    return {"corpora": files, "peer": peer, "sha256": sha, "fields": list(fields), "max_tokens": max_tokens, "chunk_docs": CHUNK_DOCS}
+
+
+def write_teacher_vectors(
+    corpus_dirs: Sequence[str | Path],
+    out: str | Path,
+    peer: str = "minilm",
+    fields: Sequence[str] = ("title", "abstract"),
+    max_tokens: int = 0,
+    batch_size: int = 64,
+    cache_dir: str = "",
+    progress: bool | None = None,
+) -> TeacherReport:
+    """Encode every document of ``corpus_dirs`` with ``peer`` into ``out`` (see the module docstring)."""
+    import pyarrow as pa
+
+    bad = [f for f in fields if f not in TEACHER_FIELDS]
+    if bad or not fields:
+        raise ValueError(f"teacher fields must be some of {', '.join(TEACHER_FIELDS)}; got {', '.join(bad) or 'none'}")
+    if batch_size < 1:
+        raise ValueError("--batch-size must be >= 1")
+    started = time.time()
+    path = peer_path(peer, cache_dir)  # checks the weights before any work
+    sha = peer_sha256(peer)
+    max_tokens = max_tokens or PEER_MAX_TOKENS[peer]
+    ids, texts, skipped = collect_texts(corpus_dirs, fields)
+    if not ids:
+        raise ValueError(f"no document with text in {', '.join(map(str, corpus_dirs))}: nothing to encode")
+    job = _job(corpus_dirs, peer, sha, fields, max_tokens)
+    with StagedDir(out, "`graphtx teacher`", (VECTORS_FILE,), resumable=True) as staged:
+        chunks_dir = staged.path("chunks")
+        job_path = staged.path(JOB_FILE)
+        if not job_path.exists() or json.loads(job_path.read_text()) != job:  # another job: its chunks are not ours
+            if chunks_dir.exists():
+                for f in chunks_dir.iterdir():
+                    f.unlink()
+            atomic_write_json(job_path, job)
+        chunks_dir.mkdir(exist_ok=True)
+        n_chunks = (len(ids) + CHUNK_DOCS - 1) // CHUNK_DOCS
+        done = {int(f.stem) for f in chunks_dir.glob("*.npy")}
+        model = None
+        disable = None if progress is None else not progress
+        with tqdm(total=len(ids), desc=f"teacher {peer}", unit="doc", disable=disable, file=sys.stderr) as bar:
+            for k in range(n_chunks):
+                lo, hi = k * CHUNK_DOCS, min(len(ids), (k + 1) * CHUNK_DOCS)
+                if k not in done:
+                    if model is None:
+                        model = load_peer(path, max_tokens)
+                    vectors = encode_texts(model, texts[lo:hi], batch_size)  # (hi - lo, dim)
+                    tmp = chunks_dir / f"{k:05d}.tmp.npy"
+                    np.save(tmp, vectors)
+                    tmp.replace(chunks_dir / f"{k:05d}.npy")
+                bar.update(hi - lo)
+        matrix = np.concatenate([np.load(chunks_dir / f"{k:05d}.npy") for k in range(n_chunks)])  # (n, dim)
+        dim = int(matrix.shape[1])
+        table = pa.table({"doc_id": pa.array(ids, pa.string()),
+                          "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1), pa.float32()), dim)})  # fmt: skip
+        atomic_write_table(staged.path(VECTORS_FILE), table)
+        seconds = round(time.time() - started, 1)
+        manifest = integrity.seal({
+            "peer": peer, "model": PEER_NAMES[peer], "sha256": sha, "fields": list(fields), "max_tokens": max_tokens,
+            "corpora": [str(c) for c in corpus_dirs], "documents": len(ids), "dim": dim, "skipped": skipped,
+            "seconds": seconds, "resumed_chunks": len(done), "fingerprint": hashlib.sha256(matrix.tobytes()).hexdigest()[:16],
+            integrity.CHECKSUMS_KEY: {VECTORS_FILE: integrity.file_entry(staged.path(VECTORS_FILE))},
+        })  # fmt: skip
+        staged.commit(manifest)
+    return TeacherReport(Path(out), peer, len(ids), len(skipped), dim, seconds, len(done))
+
+
+@dataclass(frozen=True)
+class TeacherVectors:
+    """A teacher vectors directory, read: ids, (n, dim) float32 unit vectors, and what made them."""
+
+    doc_ids: tuple[str, ...]
+    vectors: np.ndarray  # (n, dim) float32, rows L2-normalised
+    manifest: dict
+
+    @property
+    def label(self) -> str:
+        return f"{self.manifest.get('model', '?')} ({', '.join(self.manifest.get('fields', []))})"
+
+
+def load_teacher_vectors(directory: str | Path) -> TeacherVectors:
+    """Read and check a ``graphtx teacher`` directory (manifest seal and the vectors' sha256)."""
+    import pyarrow.parquet as pq
+
+    directory = Path(directory)
+    manifest = integrity.read_manifest(directory / MANIFEST_FILE, what="teacher vectors", mend=MEND)
+    if manifest is None:
+        raise FileNotFoundError(
+            f"{directory} is not a teacher vectors directory (no {MANIFEST_FILE}): run `graphtx teacher CORPUS --out {directory}`"
+        )
+    integrity.require(directory, manifest.get(integrity.CHECKSUMS_KEY, {}), what="teacher vectors", mend=MEND, hash_limit=None)
+    table = pq.read_table(directory / VECTORS_FILE)
+    dim = int(manifest["dim"])
+    flat = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+    vectors = np.ascontiguousarray(flat.reshape(-1, dim), dtype=np.float32)  # (n, dim)
+    return TeacherVectors(tuple(table.column("doc_id").to_pylist()), vectors, manifest)

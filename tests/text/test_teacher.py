@@ -1,0 +1,122 @@
+"""Teacher vectors (`graphtx teacher`): the text a teacher reads, the file, its checks, and resuming."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+
+import graphtx.text.teacher as teacher
+from graphtx.cli import main
+from graphtx.corpus.schema import Claim, PatentDocument
+from graphtx.corpus.store import CorpusWriter
+from graphtx.errors import IntegrityError
+
+
+def _corpus(path, docs):
+    with CorpusWriter(path) as w:
+        for d in docs:
+            w.add_document(d, (), "test", "-")
+    return path
+
+
+def _doc(i, **kw):
+    return PatentDocument(i, "test", "-", **kw)
+
+
+class _HashPeer:
+    """A deterministic stand-in for a sentence embedder: the unit vector of a text's word hashes."""
+
+    calls = 0
+
+    def encode(self, texts, **_):
+        import torch
+
+        _HashPeer.calls += 1
+        out = np.zeros((len(texts), 8), dtype=np.float32)
+        for r, t in enumerate(texts):
+            for w in t.lower().split():
+                out[r, int(hashlib.md5(w.encode()).hexdigest(), 16) % 8] += 1
+        out /= np.linalg.norm(out, axis=1, keepdims=True).clip(1e-9)
+        return torch.from_numpy(out)
+
+
+@pytest.fixture
+def fake_peer(monkeypatch, tmp_path):
+    monkeypatch.setattr(teacher, "peer_path", lambda name, cache_dir="": tmp_path)
+    monkeypatch.setattr(teacher, "peer_sha256", lambda name: "0" * 64)
+    monkeypatch.setattr(teacher, "load_peer", lambda path, max_tokens, dtype="float32": _HashPeer())
+    _HashPeer.calls = 0
+    return _HashPeer
+
+
+def test_teacher_text_reads_fields_then_falls_back():
+    doc = _doc("A", title="Pump", abstract="A rotary pump.", description="Long text.")
+    assert teacher.teacher_text(doc, ("title", "abstract")) == "Pump A rotary pump."
+    assert teacher.teacher_text(_doc("B", description="x" * 5000), ("title", "abstract")) == "x" * teacher.FALLBACK_CHARS
+    assert teacher.teacher_text(_doc("C", claims=(Claim(1, "A valve.", True),)), ("abstract",)) == "A valve."
+    assert teacher.teacher_text(_doc("D"), ("title", "abstract")) == ""
+
+
+def test_vectors_round_trip_skips_empty_and_first_corpus_wins(tmp_path, fake_peer):
+    a = _corpus(tmp_path / "a", [_doc("A", abstract="rotary pump vane"), _doc("E"), _doc("B", abstract="valve spring")])
+    b = _corpus(tmp_path / "b", [_doc("A", abstract="something else entirely"), _doc("C", abstract="rotary pump vane")])
+    report = teacher.write_teacher_vectors([a, b], tmp_path / "t", peer="minilm", progress=False)
+    assert (report.documents, report.skipped, report.dim) == (3, 1, 8)
+    tv = teacher.load_teacher_vectors(tmp_path / "t")
+    assert tv.doc_ids == ("A", "B", "C")
+    assert np.allclose(np.linalg.norm(tv.vectors, axis=1), 1.0, atol=1e-5)
+    assert np.allclose(tv.vectors[0], tv.vectors[2])  # A read from corpus a: the same text as C
+    assert tv.manifest["skipped"][0]["doc_id"] == "E" and tv.manifest["fields"] == ["title", "abstract"]
+    assert not (tmp_path / "t" / ".partial").exists()
+
+
+def test_damaged_vectors_are_refused(tmp_path, fake_peer):
+    a = _corpus(tmp_path / "a", [_doc("A", abstract="rotary pump"), _doc("B", abstract="valve spring")])
+    teacher.write_teacher_vectors([a], tmp_path / "t", progress=False)
+    path = tmp_path / "t" / teacher.VECTORS_FILE
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(IntegrityError, match="teacher vectors"):
+        teacher.load_teacher_vectors(tmp_path / "t")
+    with pytest.raises(FileNotFoundError, match="graphtx teacher"):
+        teacher.load_teacher_vectors(tmp_path)
+
+
+def test_a_killed_run_continues_from_its_chunks(tmp_path, fake_peer, monkeypatch):
+    monkeypatch.setattr(teacher, "CHUNK_DOCS", 2)
+    a = _corpus(tmp_path / "a", [_doc(f"D{i}", abstract=f"pump part {i}") for i in range(5)])
+
+    def dies_on_third_chunk(model, texts, batch_size=64):
+        if fake_peer.calls == 2:
+            raise KeyboardInterrupt
+        return teacher_encode(model, texts, batch_size)
+
+    teacher_encode = teacher.encode_texts
+    monkeypatch.setattr(teacher, "encode_texts", dies_on_third_chunk)
+    with pytest.raises(KeyboardInterrupt):
+        teacher.write_teacher_vectors([a], tmp_path / "t", progress=False)
+    assert len(list((tmp_path / "t" / ".partial" / "chunks").glob("*.npy"))) == 2
+    monkeypatch.setattr(teacher, "encode_texts", teacher_encode)
+    report = teacher.write_teacher_vectors([a], tmp_path / "t", progress=False)
+    assert report.resumed_chunks == 2 and report.documents == 5
+    fresh = teacher.write_teacher_vectors([a], tmp_path / "u", progress=False)
+    assert np.array_equal(teacher.load_teacher_vectors(tmp_path / "t").vectors, teacher.load_teacher_vectors(tmp_path / "u").vectors)
+    assert fresh.resumed_chunks == 0
+    # another job (other fields) does not reuse the chunks of the first
+    (tmp_path / "t" / ".partial" / "chunks").mkdir(parents=True)
+    (tmp_path / "t" / ".partial" / "chunks" / "00000.npy").write_bytes(b"junk")
+    assert teacher.write_teacher_vectors([a], tmp_path / "t", fields=("abstract",), progress=False).resumed_chunks == 0
+
+
+def test_cli_errors_are_clear(tmp_path, fake_peer, capsys):
+    a = _corpus(tmp_path / "a", [_doc("A", abstract="rotary pump")])
+    assert main(["teacher", str(a), "--out", str(tmp_path / "t"), "--fields", "title,claimz"]) == 2
+    assert "teacher fields must be some of" in capsys.readouterr().err
+    empty = _corpus(tmp_path / "e", [_doc("E")])
+    assert main(["teacher", str(empty), "--out", str(tmp_path / "t")]) == 2
+    assert "nothing to encode" in capsys.readouterr().err
+    assert main(["teacher", str(a), "--out", str(tmp_path / "t"), "--quiet"]) == 0
+    assert "encoded 1 documents with all-MiniLM-L6-v2" in capsys.readouterr().out

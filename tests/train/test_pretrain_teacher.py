@@ -1,0 +1,122 @@
+"""Stage pretrain, objective (c): distilling a peer text embedder's document similarities."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+import graphtx.text.teacher as teacher_io
+import graphtx.train.pretrain_graph as pg
+from graphtx.cli import main
+from graphtx.graphs.graph import InventionGraph
+from graphtx.text.teacher import TeacherVectors
+from graphtx.train.config import TrainConfig
+from graphtx.train.data import GraphStore
+
+
+def _g(doc: str, kind: str, nodes: list[str]) -> InventionGraph:
+    n = len(nodes)
+    return InventionGraph(doc, kind, kind, tuple(nodes), ("feature",) * n, tuple(range(n - 1)), tuple(range(1, n)), ("part_of",) * (n - 1))
+
+
+def _unit(rows) -> np.ndarray:
+    v = np.asarray(rows, dtype=np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_neighbours_are_the_nearest_others_best_first():
+    v = _unit([[1, 0], [0.9, 0.1], [0, 1], [0.1, 0.9], [0.7, 0.7]])
+    nn = pg.teacher_neighbours(v, 2, chunk=2)  # chunks smaller than n: the self mask follows the chunk offset
+    assert nn[0].tolist() == [1, 4] and nn[2].tolist() == [3, 4] and nn[4][0] in (1, 3)
+    assert all(i not in row for i, row in enumerate(nn))
+    assert pg.teacher_neighbours(v, 10).shape == (5, 4)  # k capped at n - 1
+
+
+def test_targets_live_on_allowed_candidates_and_the_loss_is_zero_at_the_teacher():
+    q, c = _unit(np.random.default_rng(0).normal(size=(3, 4))), _unit(np.random.default_rng(1).normal(size=(5, 4)))
+    allowed = np.ones((3, 5), dtype=bool)
+    allowed[0, 2] = allowed[1, 0] = allowed[2, 4] = False
+    t = pg.teacher_targets(q, c, allowed, 0.1)  # (3, 5)
+    assert torch.allclose(t.sum(1), torch.ones(3)) and (t[~torch.from_numpy(allowed)] == 0).all()
+    qs, cs = torch.from_numpy(q).requires_grad_(), torch.from_numpy(c)
+    total, count = pg.masked_distill_loss(qs, cs, t, torch.from_numpy(allowed), 0.1)
+    assert abs(float(total.detach())) < 1e-5 and float(count) == 3  # the student equal to the teacher: no loss
+    total, _ = pg.masked_distill_loss(qs, cs, t, torch.from_numpy(allowed), 0.5)  # a flatter student: a positive KL
+    assert float(total.detach()) > 0.01 and torch.isfinite(torch.autograd.grad(total, qs)[0]).all()
+
+
+def _pool(monkeypatch, with_vectors: set[str]):
+    words = ["rotor", "vane", "valve", "spring", "shaft", "gear", "lever", "plate"]
+    ids = [f"D{i}" for i in range(8)]
+    store = GraphStore([g for i, d in enumerate(ids) for g in (_g(d, "first_claim", [words[i]]), _g(d, "description", [words[i], words[(i + 1) % 8]]))])
+    rows = [d for d in ids if d in with_vectors]
+    vectors = _unit([[np.cos(int(d[1:]) / 3), np.sin(int(d[1:]) / 3)] for d in rows])  # neighbours: adjacent ids
+    monkeypatch.setattr(pg, "load_teacher_vectors", lambda directory: TeacherVectors(tuple(rows), vectors, {"model": "fake", "fields": ["abstract"]}))
+    cfg = TrainConfig(pretrain_batch_docs=2, pretrain_views_weight=0, pretrain_bm25_weight=0, pretrain_teacher_weight=1,
+                      pretrain_teacher="T", pretrain_teacher_neighbours=2)  # fmt: skip
+    return pg.PretrainPool(store, cfg)
+
+
+def test_step_inputs_bring_the_teachers_neighbours_and_never_the_query_itself(monkeypatch):
+    pool = _pool(monkeypatch, {f"D{i}" for i in range(8)} - {"D3"})
+    assert pool.peer.missing == 1 and len(pool.peer.doc_ids) == 7
+    inp = pg.pretrain_step_inputs(pool, ["D1", "D3"], np.random.default_rng(0))
+    assert inp["taught"] == ["D1"]  # D3 has no teacher vector: no query
+    assert inp["candidates"][:2] == ["D1", "D3"] and set(inp["candidates"][2:]) == {"D0", "D2"}  # D1's two nearest
+    t, allowed = inp["peer_targets"], inp["peer_allowed"]  # (1, 4)
+    col = {c: j for j, c in enumerate(inp["candidates"])}
+    assert not allowed[0, col["D1"]] and not allowed[0, col["D3"]] and allowed[0, col["D0"]] and allowed[0, col["D2"]]
+    assert float(t.sum()) == pytest.approx(1.0) and float(t[0, col["D1"]]) == 0
+    assert [g.kind for g in inp["taught_graphs"]] == ["first_claim"] and inp["spans"] == [] and inp["anchors"] == []
+
+
+def test_a_pool_without_teacher_vectors_or_directory_is_refused(monkeypatch):
+    with pytest.raises(ValueError, match="fewer than 2 pool documents"):
+        _pool(monkeypatch, {"D0"})
+    with pytest.raises(ValueError, match="needs a teacher"):
+        pg.PeerTeacher("", ["D0", "D1"], 2)
+    with pytest.raises(ValueError, match="not all 0"):
+        TrainConfig(pretrain_views_weight=0, pretrain_bm25_weight=0, pretrain_teacher_weight=0)
+
+
+class _TopicPeer:
+    """A stand-in teacher that knows the synthetic topics: the unit vector of a text's word hashes (64-d)."""
+
+    def encode(self, texts, **_):
+        out = np.zeros((len(texts), 64), dtype=np.float32)
+        for r, t in enumerate(texts):
+            for w in t.lower().replace(",", " ").replace(".", " ").split():
+                out[r, int(hashlib.md5(w.encode()).hexdigest(), 16) % 64] += 1
+        return torch.from_numpy(out / np.linalg.norm(out, axis=1, keepdims=True))
+
+
+@pytest.mark.timeout(240)
+def test_distilling_a_teacher_beats_the_untrained_model_from_the_cli(synthetic, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(teacher_io, "peer_path", lambda name, cache_dir="": tmp_path)
+    monkeypatch.setattr(teacher_io, "load_peer", lambda path, max_tokens, dtype="float32": _TopicPeer())
+    assert main(["teacher", str(synthetic / "corpus"), "--out", str(tmp_path / "teacher"), "--quiet"]) == 0
+    capsys.readouterr()
+    config = tmp_path / "teach.yaml"
+    config.write_text(yaml.safe_dump({"extends": str(synthetic / "tiny.yaml"),
+                                      "train": {"pretrain_views_weight": 0.0, "pretrain_bm25_weight": 0.0, "pretrain_teacher_weight": 1.0,
+                                                "pretrain_evals": 1, "pretrain_teacher_temperature": 0.1}}))  # fmt: skip
+    base = ["train", "--corpus", str(synthetic / "corpus"), "--graphs", str(synthetic / "graphs"), "--tokens", str(synthetic / "tokens"),
+            "--citations", str(synthetic / "train.tsv"), "--valid-citations", str(synthetic / "valid.tsv"), "--quiet", "--json", "--no-rank-fit"]  # fmt: skip
+    assert main([*base, "--config", str(config), "--stages", "pretrain", "--out", str(tmp_path / "pre")]) != 0  # no teacher given
+    assert "needs a teacher" in capsys.readouterr().err
+    assert main([*base, "--config", str(config), "--stages", "pretrain", "--teacher", str(tmp_path / "teacher"), "--out", str(tmp_path / "pre")]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    log = [json.loads(x) for x in (tmp_path / "pre" / "pretrain" / "log.jsonl").read_text().splitlines()]
+    assert all(r["teacher_queries"] == 32 and r["spans"] == 0 for r in log)
+    assert np.mean([r["teacher_loss"] for r in log[-5:]]) < np.mean([r["teacher_loss"] for r in log[:5]])
+    done = json.loads((tmp_path / "pre" / "pretrain" / "done.json").read_text())
+    assert done["teacher_documents"] == 96 and done["teacher"].startswith("all-MiniLM-L6-v2")
+    assert main([*base, "--config", str(synthetic / "tiny.yaml"), "--stages", "base", "--max-steps", "1", "--out", str(tmp_path / "scratch")]) == 0
+    capsys.readouterr()
+    untrained = json.loads((tmp_path / "scratch" / "base" / "evals.jsonl").read_text().splitlines()[0])
+    assert untrained["reference"] and summary["stages"]["pretrain"]["best_ndcg"] > untrained["ndcg"]
