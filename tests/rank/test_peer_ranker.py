@@ -27,7 +27,9 @@ class _FakePeer(baselines.TfidfSystem):
 @pytest.fixture
 def fake_peer(monkeypatch):
     real = baselines.make_baseline
-    monkeypatch.setattr(baselines, "make_baseline", lambda name, cfg, tokens_dir=None: _FakePeer() if name == "minilm" else real(name, cfg, tokens_dir))
+    monkeypatch.setattr(
+        baselines, "make_baseline", lambda name, cfg, tokens_dir=None: _FakePeer() if name == "minilm" else real(name, cfg, tokens_dir)
+    )
 
 
 @pytest.mark.timeout(120)
@@ -35,7 +37,24 @@ def test_a_peer_ranker_is_fitted_and_evaluated_beside_graphtx(ranked, tmp_path, 
     cfg = tmp_path / "rank.yaml"
     cfg.write_text("rank:\n  depth: 30\n  folds: 3\n  min_data_in_leaf: 5\n  num_leaves_grid: [3]\n  max_rounds: 30\n  bag: 1\n")
     out = tmp_path / "peer-ranker"
-    assert main(["rank-fit", str(ranked["corpus"]), "--peer", "minilm", "--citations", ranked["train"], "--out", str(out), "--config", str(cfg), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "rank-fit",
+                str(ranked["corpus"]),
+                "--peer",
+                "minilm",
+                "--citations",
+                ranked["train"],
+                "--out",
+                str(out),
+                "--config",
+                str(cfg),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "dense features: fake peer cosines in place of a graph model's" in printed
     meta = json.loads((out / "ranker.json").read_text())

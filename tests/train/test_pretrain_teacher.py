@@ -53,7 +53,9 @@ def test_targets_live_on_allowed_candidates_and_the_loss_is_zero_at_the_teacher(
 def _pool(monkeypatch, with_vectors: set[str]):
     words = ["rotor", "vane", "valve", "spring", "shaft", "gear", "lever", "plate"]
     ids = [f"D{i}" for i in range(8)]
-    store = GraphStore([g for i, d in enumerate(ids) for g in (_g(d, "first_claim", [words[i]]), _g(d, "description", [words[i], words[(i + 1) % 8]]))])
+    store = GraphStore(
+        [g for i, d in enumerate(ids) for g in (_g(d, "first_claim", [words[i]]), _g(d, "description", [words[i], words[(i + 1) % 8]]))]
+    )
     rows = [d for d in ids if d in with_vectors]
     vectors = _unit([[np.cos(int(d[1:]) / 3), np.sin(int(d[1:]) / 3)] for d in rows])  # neighbours: adjacent ids
     monkeypatch.setattr(pg, "load_teacher_vectors", lambda directory: TeacherVectors(tuple(rows), vectors, {"model": "fake", "fields": ["abstract"]}))
