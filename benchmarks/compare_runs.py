@@ -4,7 +4,7 @@
         teacher=E/teach-s0.csv,E/teach-s1.csv,E/teach-s2.csv  bm25=E/teach-s0.csv:bm25
 
 Each group is NAME=CSV[,CSV...], the per-query CSVs of `graphtx eval citations --per-query` (one per seed); a CSV
-holds every system of its run, and the group takes its graphtx row (``--system``, default the first that is not a
+holds every system of its run (separate the CSVs with ';' when a system name holds a comma), and the group takes its graphtx row (``--system``, default the first that is not a
 baseline) or, with CSV:NAME, the rows of the system whose label starts with NAME (``bm25``, ``hybrid``, ...).
 A group's per-query value is its mean over seeds (Recall@3: hits summed over pairs, as the evaluation counts it),
 so the interval is that of the seed-averaged system against the seed-averaged reference on the same queries.
@@ -40,6 +40,11 @@ def read_rows(spec: str) -> tuple[list[dict], str]:
     return [r for r in rows if r["system"] == label], label
 
 
+def split_specs(files: str) -> list[str]:
+    """CSV[,CSV...]; with a ';' anywhere the files are split on ';' (a system label may hold commas)."""
+    return files.split(";") if ";" in files else files.split(",")
+
+
 def group_rows(specs: list[str]) -> tuple[list[dict], list[float], list[float], str]:
     """Per-query rows averaged over seeds, and each seed's Recall@3 and nDCG@150."""
     sums: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
@@ -64,13 +69,13 @@ def main() -> int:
     ap.add_argument("groups", nargs="+", help="NAME=CSV[,CSV...] (CSV:SYSTEM picks a system of the CSV)")
     args = ap.parse_args()
     ref_name, _, ref_specs = args.reference.partition("=")
-    reference, *_ = group_rows(ref_specs.split(","))
+    reference, *_ = group_rows(split_specs(ref_specs))
     print(f"machine: {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}; reference: {ref_name}; {len(reference)} queries")
     print(f"\n| system | seeds | Recall@3 mean ± sd | nDCG@150 mean ± sd | Recall@3 / {ref_name} [95%] | nDCG@150 / {ref_name} [95%] |")
     print("|---|---|---|---|---|---|")
     for spec in args.groups:
         name, _, files = spec.partition("=")
-        rows, recalls, ndcgs, _label = group_rows(files.split(","))
+        rows, recalls, ndcgs, _label = group_rows(split_specs(files))
         r = paired_ratio(rows, reference, "Recall@3", "hits@3")
         n = paired_ratio(rows, reference, "nDCG@150")
         print(
