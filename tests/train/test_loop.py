@@ -97,7 +97,9 @@ def test_kill_9_from_the_cli_then_same_command_resumes(synthetic, tmp_path):
     import yaml
 
     data = yaml.safe_load((synthetic / "tiny.yaml").read_text())
-    data["train"].update(stages=["base"], max_epochs=6, checkpoint_every_steps=1, early_stop_evals=100)  # runway: on a quiet machine 3 epochs ended within 0.3 s of the first checkpoint
+    data["train"].update(
+        stages=["base"], max_epochs=6, checkpoint_every_steps=1, early_stop_evals=100
+    )  # runway: on a quiet machine 3 epochs ended within 0.3 s of the first checkpoint
     cfg.write_text(yaml.safe_dump(data))
 
     def command(out):
