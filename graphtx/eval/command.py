@@ -187,10 +187,11 @@ def _peer_ranker_systems(args, cfg, systems: list) -> list:
     """--ranker-peer PEER DIR: the learned ranker fitted over a peer embedder's cosines (and its peer row, BM25's when missing)."""
     from graphtx.eval.baselines import make_baseline
     from graphtx.eval.ranker import RankerSystem
+    from graphtx.text.peers import PEERS
 
     peer, directory = args.ranker_peer
-    if peer not in ("minilm", "mpnet"):
-        raise ValueError(f"--ranker-peer: unknown peer {peer!r}; known: minilm, mpnet")
+    if peer not in PEERS:
+        raise ValueError(f"--ranker-peer: unknown peer {peer!r}; known: {', '.join(PEERS)}")
     added = []
     bm25 = next((s for s in systems if s.name == "bm25"), None)
     if bm25 is None:
@@ -200,7 +201,7 @@ def _peer_ranker_systems(args, cfg, systems: list) -> list:
     if dense is None:
         dense = make_baseline(peer, cfg)
         added.append(dense)
-    return [RankerSystem(Path(directory), "learned", bm25, dense, cfg.leave_out_self), *added]
+    return [RankerSystem(Path(directory), "learned", bm25, dense, cfg.leave_out_self, peer=peer), *added]
 
 
 def build_systems(args, cfg) -> list:

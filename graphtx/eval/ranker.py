@@ -33,6 +33,7 @@ from graphtx.rank.config import RankConfig
 from graphtx.rank.convex import NORMS, Group, fit_weight
 from graphtx.rank.features import GRAPH_GROUPS, LexicalStats, PoolInputs, candidate_pool, feature_names
 from graphtx.rank.store import Ranker
+from graphtx.text.peers import PEERS
 
 EVAL_KINDS = {"convex": "convex", "learned": "learned", "learned-lexical": "lexical"}  # --rankers name -> Ranker kind
 
@@ -139,14 +140,16 @@ def fit_ranker(
 class RankerSystem(System):
     """A fitted ranker over BM25 and a graphtx system, as a row of ``graphtx eval citations``."""
 
-    def __init__(self, ranker: Ranker | str | Path, kind: str, bm25: BM25System, dense: System, leave_out_self: bool = True, label: str = ""):
-        """``ranker``: a Ranker, or its directory (loaded at fit, once the graph model's fingerprint is known)."""
+    def __init__(self, ranker: Ranker | str | Path, kind: str, bm25: BM25System, dense: System, leave_out_self: bool = True, label: str = "",
+                 peer: str = ""):  # fmt: skip
+        """``ranker``: a Ranker, or its directory (loaded at fit, once the graph model's fingerprint is known).
+        ``peer``: the ranker was fitted over that peer embedder's cosines (``rank-fit --peer``), ``dense`` is its system."""
         super().__init__()
         self.ranker, self.kind, self.bm25, self.dense = ranker, kind, bm25, dense
         self.leave_out_self = leave_out_self
         self.name = {"convex": "convex", "learned": "learned", "lexical": "learned-lexical"}[kind]
-        peer = getattr(dense, "name", "") if not hasattr(dense, "model_dir") else ""
-        if peer and kind != "lexical":  # a ranker over a peer embedder's cosines: its own row beside graphtx's
+        self.peer = peer
+        if peer:  # a ranker over a peer embedder's cosines: its own row beside graphtx's
             self.name = f"{self.name}-{peer}"
         self.fixed_label = label
         self.label = label or self.name
@@ -164,7 +167,7 @@ class RankerSystem(System):
         self.source = PoolSource(corpus, self.bm25, self.dense)
         what = {"convex": f"convex {self.ranker.convex['norm']} a={self.ranker.convex['weight']:g}", "learned": "learned (LightGBM)",
                 "lexical": "learned, no graph features"}[self.kind]  # fmt: skip
-        members = "graphtx" if hasattr(self.dense, "model_dir") else self.dense.label
+        members = self.dense.label if self.peer else "graphtx"
         self.label = self.fixed_label or f"{what} ({members} + BM25)"
         return self
 
@@ -212,7 +215,7 @@ def add_rank_fit_arguments(p) -> None:
     p.add_argument("--graphs", help="graphs directory of `graphtx parse` (needed with --run or --model)")
     p.add_argument(
         "--peer",
-        choices=("minilm", "mpnet"),
+        choices=PEERS,
         help="fit over a peer text embedder's cosines (all-MiniLM-L6-v2, all-mpnet-base-v2) in place of the graph model's: "
         "the ranker one could assemble without graphtx, for comparison (needs --citations and --out)",
     )

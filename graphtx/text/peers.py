@@ -86,7 +86,6 @@ def mpnet_path(cache_dir: str | Path = "") -> Path:
 
 PEERS = ("minilm", "mpnet")
 PEER_NAMES = {"minilm": "all-MiniLM-L6-v2", "mpnet": "all-mpnet-base-v2"}
-PEER_MAX_TOKENS = {"minilm": 256, "mpnet": 384}  # what eval uses by default (eval.minilm_max_tokens / mpnet_max_tokens)
 
 
 def peer_path(name: str, cache_dir: str | Path = "") -> Path:

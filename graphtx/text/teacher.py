@@ -34,7 +34,7 @@ from graphtx import integrity
 from graphtx.atomic import StagedDir, atomic_write_json, atomic_write_table
 from graphtx.corpus.schema import PatentDocument
 from graphtx.corpus.store import documents_path, iter_documents
-from graphtx.text.peers import PEER_MAX_TOKENS, PEER_NAMES, encode_texts, load_peer, peer_path, peer_sha256
+from graphtx.text.peers import PEER_NAMES, encode_texts, load_peer, peer_path, peer_sha256
 
 VECTORS_FILE, MANIFEST_FILE, JOB_FILE = "vectors.parquet", "manifest.json", "job.json"
 TEACHER_FIELDS = ("title", "abstract", "description", "claims")
@@ -107,23 +107,22 @@ def write_teacher_vectors(
     out: str | Path,
     peer: str = "minilm",
     fields: Sequence[str] = ("title", "abstract"),
-    max_tokens: int = 0,
+    max_tokens: int = 256,
     batch_size: int = 64,
     cache_dir: str = "",
     progress: bool | None = None,
 ) -> TeacherReport:
-    """Encode every document of ``corpus_dirs`` with ``peer`` into ``out`` (see the module docstring)."""
+    """Encode every document of ``corpus_dirs`` with ``peer``, inputs cut at ``max_tokens``, into ``out`` (see the module docstring)."""
     import pyarrow as pa
 
     bad = [f for f in fields if f not in TEACHER_FIELDS]
     if bad or not fields:
         raise ValueError(f"teacher fields must be some of {', '.join(TEACHER_FIELDS)}; got {', '.join(bad) or 'none'}")
-    if batch_size < 1:
-        raise ValueError("--batch-size must be >= 1")
+    if batch_size < 1 or max_tokens < 1:
+        raise ValueError("--batch-size and --max-tokens must be >= 1")
     started = time.time()
     path = peer_path(peer, cache_dir)  # checks the weights before any work
     sha = peer_sha256(peer)
-    max_tokens = max_tokens or PEER_MAX_TOKENS[peer]
     ids, texts, skipped = collect_texts(corpus_dirs, fields)
     if not ids:
         raise ValueError(f"no document with text in {', '.join(map(str, corpus_dirs))}: nothing to encode")

@@ -130,11 +130,9 @@ def distill_loss(
     """KL(teacher ‖ student) summed over valid queries, and their count.
 
     queries (b, D) and candidates (m, D) L2-normalised; targets (b, m) rows sum to 1; the student is
-    softmax(cos / temperature) over the same m candidates."""
-    log_p = F.log_softmax(queries @ candidates.T / temperature, dim=1)  # (b, m)
-    t = targets[valid]  # (v, m)
-    kl = (torch.xlogy(t, t) - t * log_p[valid]).sum(1)  # (v,)
-    return kl.sum(), valid.sum().to(kl.dtype)
+    softmax(cos / temperature) over the same m candidates (every one allowed)."""
+    allowed = torch.ones(int(valid.sum()), len(candidates), dtype=torch.bool)  # (v, m)
+    return masked_distill_loss(queries[valid], candidates, targets[valid], allowed, temperature)
 
 
 def teacher_neighbours(vectors: np.ndarray, k: int, chunk: int = 2048) -> np.ndarray:
@@ -301,7 +299,7 @@ def pretrain_step_inputs(pool: PretrainPool, docs: list[str], rng: np.random.Gen
         rows = [pool.peer.row[c] for c in cand_docs if c in pool.peer.row]
         cand_vectors = np.zeros((len(cand_docs), pool.peer.vectors.shape[1]), dtype=np.float32)  # (M, D_teacher)
         cand_vectors[has] = pool.peer.vectors[rows]
-        allowed = np.array([[has[j] and c != d for j, c in enumerate(cand_docs)] for d in taught]).reshape(len(taught), len(cand_docs))
+        allowed = has[None, :] & (np.array(cand_docs)[None, :] != np.array(taught)[:, None])  # (T, M): a vector, not the query itself
         keep = allowed.any(1)  # a query needs one other document with a teacher vector
         taught = [d for d, k in zip(taught, keep) if k]
         if taught:
