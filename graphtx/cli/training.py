@@ -189,7 +189,9 @@ def add_parsers(sub) -> None:
         help="stage pretrain: more graphs directories pooled with --graphs (default: train.pretrain_graphs)",
     )
     p.add_argument(
-        "--teacher", help="stage pretrain: a `graphtx teacher` directory whose document vectors are distilled (default: train.pretrain_teacher)"
+        "--teacher",
+        help="stage pretrain: a `graphtx teacher` directory whose document vectors are distilled, or a peer (minilm, mpnet) "
+        "whose vectors of the pool the run writes to OUT/teacher (default: train.pretrain_teacher)",
     )
     p.add_argument("--max-epochs", type=at_least(1, "the number of epochs"), help="per stage (default: config)")
     p.add_argument("--max-steps", type=at_least(0, "the step cap"), help="per stage, 0 = no cap (default: config)")

@@ -68,6 +68,7 @@ class TrainConfig:
     # --- optimisation -----------------------------------------------------------------
     lr: float = 1e-3  # AdamW learning rate of the base stage
     reduced_lr: float = 5e-4  # AdamW learning rate of the reduction stage
+    finetune_lr: float = 0.0  # the base stage's learning rate when it starts from pre-trained weights (stage pretrain before it, or --init); 0 = lr
     weight_decay: float = 0.01  # AdamW weight decay
     token_lr_scale: float = 1.0  # LR multiplier of the FastText-initialised token table (0 = frozen: little data overfits it)
     grad_clip: float = 1.0  # max global gradient norm (0 = off)
@@ -102,7 +103,7 @@ class TrainConfig:
     pretrain_query_min_share: float = 0.3  # span = a random contiguous share in [min, max] of the query graph's nodes
     pretrain_query_max_share: float = 0.6  # upper end of that share
     # (c) teacher distillation: a peer text embedder's document vectors (`graphtx teacher` directory)
-    pretrain_teacher: str = ""  # teacher directory; "" = objective (c) off
+    pretrain_teacher: str = ""  # a `graphtx teacher` directory, or a peer (minilm, mpnet) whose vectors the run writes to RUN_DIR/teacher; "" = off
     pretrain_teacher_weight: float = 0.0  # (c) KL to the teacher's softmax over the batch's other documents; 0 = off
     pretrain_teacher_neighbours: int = 3  # per document: its nearest pool documents by the teacher, added to the batch
     pretrain_teacher_temperature: float = 0.05  # teacher softmax temperature on its cosines (the student keeps `temperature`)
@@ -120,6 +121,8 @@ class TrainConfig:
             raise ValueError("train.late_interaction_weight must be in [0, 1) (the pooled vector is the first stage: it must keep training)")
         if self.temperature <= 0:
             raise ValueError("train.temperature must be > 0")
+        if self.finetune_lr < 0:
+            raise ValueError("train.finetune_lr must be >= 0 (0 = train.lr)")
         if self.token_lr_scale < 0:
             raise ValueError("train.token_lr_scale must be >= 0 (0 = frozen token table)")
         if self.late_head_epochs < 1 or self.late_head_dense_negatives < 0:

@@ -7,6 +7,7 @@ Run directory (plain files)::
     RUN_DIR/skipped_citations.jsonl every citation not used for training, with its reason
     RUN_DIR/valid_citations.tsv     the validation (and test_citations.tsv the test) judgements used
     RUN_DIR/ranker_citations.tsv    training citations held out of training for `graphtx rank-fit` (train.ranker_holdout)
+    RUN_DIR/teacher/                train.pretrain_teacher naming a peer: its vectors of the pool (graphtx/train/run_teacher.py)
     RUN_DIR/pretrain/               stage pretrain (self-supervised, graphtx/train/pretrain_graph.py): the same files
     RUN_DIR/base/                   log.jsonl, evals.jsonl, checkpoint.pt (while running), best/, done.json
     RUN_DIR/reduced/                the same for the MoE stage
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -35,6 +37,7 @@ from graphtx.corpus.citations import read_citations
 from graphtx.corpus.codes import id_key
 from graphtx.corpus.schema import TRIVIAL, Citation
 from graphtx.corpus.store import documents_path
+from graphtx.from_dict import with_overrides
 from graphtx.train.config import TrainConfig
 from graphtx.train.data import GraphStore, class_groups, cluster_groups
 from graphtx.train.distributed import DistContext, init_distributed, shutdown
@@ -273,17 +276,20 @@ def train(
                 )
 
         results, scores = {}, {}
+        pretrained = bool(init_model_dir)  # the base stage then fine-tunes (train.finetune_lr)
         for stage in cfg.stages:
             if stage == "pretrain":
                 model = run_pretrain_stage(
-                    model, tokenizer, tokenizer_file, store, graphs_dir, evaluator, cfg, seed, out, ctx, progress, results, scores
+                    model, tokenizer, tokenizer_file, store, graphs_dir, evaluator, config, corpus_dir, seed, out, ctx, progress, results, scores
                 )
+                pretrained = True
                 continue
             if stage == "reduced" and not model.config.reduced_dim:
                 if not config.model.reduced_dim:
                     raise ValueError("stage 'reduced' needs model.reduced_dim > 0")
                 model = model.with_reduction(config.model.reduced_dim, config.model.num_experts, seed=seed + 1)
-            trainer = StageTrainer(stage, model, tokenizer, data, evaluator, cfg, seed, out / stage, ctx, progress, tokenizer_file)
+            stage_cfg = with_overrides(cfg, lr=cfg.finetune_lr) if stage == "base" and pretrained and cfg.finetune_lr > 0 else cfg
+            trainer = StageTrainer(stage, model, tokenizer, data, evaluator, stage_cfg, seed, out / stage, ctx, progress, tokenizer_file)
             try:
                 state = trainer.run(stop_after_steps=stop_after_steps)
             finally:
@@ -321,18 +327,25 @@ def train(
         shutdown(ctx, clean=clean_exit)
 
 
-def run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, evaluator, cfg, seed, out, ctx, progress, results, scores):
-    """Stage ``pretrain`` on the documents of ``graphs_dir`` and ``train.pretrain_graphs``; returns its best model."""
+def run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, evaluator, config, corpus_dir, seed, out, ctx, progress, results, scores):
+    """Stage ``pretrain`` on the documents of ``graphs_dir`` and ``train.pretrain_graphs``; returns its best model.
+    ``train.pretrain_teacher`` naming a peer: its vectors of the pool's corpora are written first (graphtx/train/run_teacher.py)."""
     from graphtx.train.loop import StageState, selection_score
     from graphtx.train.pretrain_graph import PretrainPool, PretrainTrainer, load_pool_store
+    from graphtx.train.run_teacher import names_peer, run_teacher_dir
 
-    if ctx.enabled:
-        raise ValueError("stage pretrain runs in one process: start it without torchrun, then fine-tune with --init RUN_DIR/model")
+    cfg = config.train
+    if ctx.enabled:  # data-parallel: the single-process stage must be done already (the same command without torchrun)
+        return _finished_pretrain_stage(out / "pretrain", cfg, results, scores)
     kinds = {cfg.query_kind, cfg.candidate_kind}
     extra = [d for d in cfg.pretrain_graphs if Path(d).resolve() != Path(graphs_dir).resolve()]
     for d in extra:
         if not (Path(d) / "graphs.parquet").exists():
             raise ValueError(f"train.pretrain_graphs: {d} is not a graphs directory (no graphs.parquet): run `graphtx parse` on its corpus first")
+    if cfg.pretrain_teacher_weight > 0 and names_peer(cfg.pretrain_teacher):
+        log = (lambda line: None) if progress is False else (lambda line: print(line, file=sys.stderr))  # noqa: E731
+        teacher = run_teacher_dir(config, corpus_dir, extra, out, progress, log)
+        cfg = with_overrides(cfg, pretrain_teacher=str(teacher))
     pool_store = load_pool_store([graphs_dir, *extra], kinds) if extra else store
     trainer = PretrainTrainer(model, tokenizer, PretrainPool(pool_store, cfg), evaluator, cfg, seed, out / "pretrain", progress, tokenizer_file)
     state = trainer.run()
@@ -343,6 +356,26 @@ def run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, eval
                            "steps": state.step, "evals": state.evals, "stopped": state.stopped,
                            "documents": len(trainer.pool.doc_ids), "two_view_documents": len(trainer.pool.two_views)}  # fmt: skip
     return trainer.load_best().train()
+
+
+def _finished_pretrain_stage(stage_dir: Path, cfg: TrainConfig, results: dict, scores: dict):
+    """Under torchrun: the model of a stage pretrain an earlier single-process run finished in this run directory."""
+    from graphtx.model.io import load_model
+    from graphtx.train.loop import StageState, selection_score
+
+    done = stage_dir / "done.json"
+    if not done.is_file():
+        raise ValueError(f"stage pretrain runs in one process and {stage_dir} holds no finished one: run the same command once without "
+                         "torchrun with `--stages pretrain`, then this one again (it reuses the finished stage); or `--stages base`")  # fmt: skip
+    summary = json.loads(done.read_text())
+    state = summary["state"]
+    scores["pretrain"] = selection_score(
+        StageState(best_recall=state["best_recall"], best_ndcg=state["best_ndcg"], best_step=state["best_step"]), cfg.select_metric
+    )
+    results["pretrain"] = {"best_recall": state["best_recall"], "best_ndcg": state["best_ndcg"], "best_step": state["best_step"],
+                           "steps": state["step"], "evals": state["evals"], "stopped": state["stopped"],
+                           "documents": summary.get("documents", 0), "two_view_documents": summary.get("two_view_documents", 0)}  # fmt: skip
+    return load_model(stage_dir / "best").model.train()
 
 
 def pick_final_stage(stages, scores: dict[str, float]) -> str:

