@@ -80,6 +80,12 @@ def main() -> int:
     ap.add_argument("--config", default=str(ROOT / "configs" / "small.yaml"))
     ap.add_argument("--run", help="score this finished run directory instead of training one")
     ap.add_argument("--max-epochs", type=int, default=10)
+    ap.add_argument(
+        "--stages",
+        default="base",
+        help="stages to train (default base: the citation stage these figures are of; "
+        "small.yaml's own pretrain,base adds its teacher's distillation)",
+    )
     args = ap.parse_args()
 
     import torch
@@ -99,7 +105,7 @@ def main() -> int:
         timings["train"] = run(gx + ["train", "--config", args.config, "--corpus", str(out / "corpus"), "--graphs", str(out / "graphs"),
                                      "--tokens", args.tokens, "--citations", str(data / "citations_train.tsv"),
                                      "--valid-citations", str(data / "citations_validation.tsv"), "--out", str(run_dir),
-                                     "--max-epochs", str(args.max_epochs), "--quiet"])  # fmt: skip
+                                     "--max-epochs", str(args.max_epochs), "--stages", args.stages, "--quiet"])  # fmt: skip
 
     from graphtx.config import load_config
     from graphtx.eval.baselines import BM25System

