@@ -21,6 +21,9 @@ DEFAULT_MARGINS = {
 }
 
 
+STAGE_ORDER = ("pretrain", "base", "reduced")  # each stage starts from the model of the one before it
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     # --- data -------------------------------------------------------------------------
@@ -145,7 +148,7 @@ class TrainConfig:
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"train.{name} must be one of {allowed}, got {getattr(self, name)!r}")
-        order = ("pretrain", "base", "reduced")
+        order = STAGE_ORDER
         if not self.stages or set(self.stages) - set(order) or list(self.stages) != sorted(set(self.stages), key=order.index):
             raise ValueError("train.stages must be an ordered subset of [pretrain, base, reduced], e.g. [base, reduced] or [pretrain, base]")
         if not (0 < self.pretrain_query_min_share <= self.pretrain_query_max_share <= 1):

@@ -38,7 +38,7 @@ from graphtx.corpus.codes import id_key
 from graphtx.corpus.schema import TRIVIAL, Citation
 from graphtx.corpus.store import documents_path
 from graphtx.from_dict import with_overrides
-from graphtx.train.config import TrainConfig
+from graphtx.train.config import STAGE_ORDER, TrainConfig
 from graphtx.train.data import GraphStore, class_groups, cluster_groups
 from graphtx.train.distributed import DistContext, init_distributed, shutdown
 from graphtx.train.negatives import bm25_negatives, paecter_negatives
@@ -218,11 +218,14 @@ def train(
     clean_exit = True
     try:
         out.mkdir(parents=True, exist_ok=True)
+        check_stage_order(out, cfg.stages)  # before anything is written: a refused directory keeps its config
+        if "pretrain" in cfg.stages and not (out / "pretrain" / "done.json").is_file():  # said before the data work
+            if ctx.enabled:
+                raise ValueError(pretrain_first_message(out / "pretrain"))
+            if needs_run_teacher(config):
+                require_run_teacher(config)
         if ctx.is_main:
             atomic_write_text(out / "config.yaml", yaml.safe_dump(_config_dict(config), sort_keys=False))
-        check_stage_order(out, cfg.stages)
-        if needs_run_teacher(config) and not ctx.enabled and not (out / "pretrain" / "done.json").is_file():
-            require_run_teacher(config)  # before the data work: a missing peer is said at once
         init_model_dir = init_model_dir or cfg.init_from or None
         if init_model_dir:
             if not (Path(init_model_dir) / "config.yaml").exists():
@@ -369,9 +372,7 @@ def _finished_pretrain_stage(stage_dir: Path, cfg: TrainConfig, results: dict, s
 
     done = stage_dir / "done.json"
     if not done.is_file():
-        raise ValueError(f"stage pretrain runs in one process and {stage_dir} holds no finished one: run the same command once without "
-                         "torchrun or `--engine ray`, with `--stages pretrain --no-rank-fit`, then this one again (it reuses the "
-                         "finished stage); or `--stages base`")  # fmt: skip
+        raise ValueError(pretrain_first_message(stage_dir))
     summary = json.loads(done.read_text())
     state = summary["state"]
     scores["pretrain"] = selection_score(
@@ -383,13 +384,21 @@ def _finished_pretrain_stage(stage_dir: Path, cfg: TrainConfig, results: dict, s
     return load_model(stage_dir / "best").model.train()
 
 
+def pretrain_first_message(stage_dir: Path) -> str:
+    return (f"stage pretrain runs in one process and {stage_dir} holds no finished one: run the same command once without "
+            "torchrun or `--engine ray`, with `--stages pretrain --no-rank-fit`, then this one again (it reuses the "
+            "finished stage); or `--stages base`")  # fmt: skip
+
+
 def check_stage_order(out: Path, stages) -> None:
-    """A stage starts from the one before it: a later stage begun or finished in ``out`` while an earlier one is not
-    (a run directory of another config, say citations alone before pre-training) would be reused from the wrong start."""
-    for i, stage in enumerate(stages):
+    """A stage starts from the one before it: a later stage (of any run: pretrain, base, reduced) begun or finished in
+    ``out`` while an earlier one of this run is not (a run directory of another config, say citations alone before
+    pre-training) would be reused from the wrong start."""
+    for stage in stages:
         if (out / stage / "done.json").is_file():
             continue
-        later = [s for s in stages[i + 1 :] if (out / s / "done.json").is_file() or (out / s / "checkpoint.pt").is_file()]
+        after = STAGE_ORDER[STAGE_ORDER.index(stage) + 1 :]
+        later = [s for s in after if (out / s / "done.json").is_file() or (out / s / "checkpoint.pt").is_file()]
         if later:
             raise ValueError(f"{out} holds stage {later[0]} from an earlier run that did not start from this run's stage {stage}: "
                              f"give a new --out, or delete {out / later[0]} to train it again from stage {stage}")  # fmt: skip

@@ -51,7 +51,8 @@ def pool_corpora(corpus_dir: str | Path, extra_graphs: list[str | Path]) -> list
     corpora = [Path(corpus_dir)]
     for graphs in extra_graphs:
         try:
-            named = Path(json.loads((Path(graphs) / "manifest.json").read_text())["corpus"])
+            name = json.loads((Path(graphs) / "manifest.json").read_text())["corpus"]
+            named = Path(name) if isinstance(name, str) and name.strip() else None
         except (OSError, ValueError, KeyError, TypeError):
             named = None
         found = next((c for c in ([named, Path(graphs) / named] if named and not named.is_absolute() else [named]) if c and c.is_dir()), None)
@@ -74,13 +75,13 @@ def run_teacher_dir(config, corpus_dir: str | Path, extra_graphs: list[str | Pat
     peer = config.train.pretrain_teacher
     directory = out / TEACHER_DIR
     corpora = pool_corpora(corpus_dir, extra_graphs)
-    require_run_teacher(config)
     max_tokens = config.eval.minilm_max_tokens if peer == "minilm" else config.eval.mpnet_max_tokens
     job = teacher_job(corpora, peer, peer_sha256(peer), RUN_TEACHER_FIELDS, max_tokens)
     done = integrity.read_manifest(directory / MANIFEST_FILE, what="teacher vectors", mend=MEND)
     if done is not None and done.get("job") == job:
         log(f"teacher: {done.get('documents', 0):,} {peer} vectors already in {directory}")
         return directory
+    require_run_teacher(config)
     log(f"teacher: encoding the pool's documents with {peer} into {directory} (once; a killed run continues)")
     report = write_teacher_vectors(corpora, directory, peer=peer, fields=RUN_TEACHER_FIELDS, max_tokens=max_tokens,
                                    cache_dir=config.eval.peer_cache_dir, progress=progress)  # fmt: skip

@@ -193,6 +193,8 @@ def test_a_later_stage_left_by_another_run_is_refused_not_reused(tmp_path):
     check_stage_order(tmp_path, ["base"])  # the same stages: resumed
     with pytest.raises(ValueError, match="did not start from this run's stage pretrain"):
         check_stage_order(tmp_path, ["pretrain", "base"])
+    with pytest.raises(ValueError, match="holds stage base"):  # the data-parallel route's first step, too
+        check_stage_order(tmp_path, ["pretrain"])
     (tmp_path / "pretrain").mkdir()
     (tmp_path / "pretrain" / "done.json").write_text("{}")
     check_stage_order(tmp_path, ["pretrain", "base"])  # pre-trained, then fine-tuned: resumed
