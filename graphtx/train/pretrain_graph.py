@@ -334,25 +334,27 @@ class PretrainTrainer:
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=cfg.pretrain_lr, weight_decay=cfg.weight_decay)
         self.state = PretrainState()
 
-    def run(self) -> PretrainState:
+    def run(self, stop_after_steps: int = 0) -> PretrainState:
+        """Train ``pretrain_steps`` steps, resuming from the checkpoint (every ``checkpoint_every_steps`` steps and every
+        evaluation); ``stop_after_steps`` (tests) simulates a kill: the state comes back with ``stopped`` empty."""
         self.out_dir.mkdir(parents=True, exist_ok=True)
         if (self.out_dir / DONE_FILE).exists():
             self.state = PretrainState(**json.loads((self.out_dir / DONE_FILE).read_text())["state"])
             return self.state
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.seed * 1_000 + 900)
-            return self._run()
+            return self._run(stop_after_steps)
 
     def load_best(self):
         from graphtx.model.io import load_model
 
         return load_model(self.out_dir / BEST_DIR).model
 
-    def _run(self) -> PretrainState:
-        cfg, st = self.cfg, self.state
+    def _run(self, stop_after_steps: int) -> PretrainState:
         if not self._load_checkpoint():  # no step-0 evaluation: the untrained score is the base stage's reference of a --tokens run
             for name in (LOG_FILE, EVALS_FILE):
                 (self.out_dir / name).unlink(missing_ok=True)
+        cfg, st = self.cfg, self.state  # after the checkpoint: its state
         total = cfg.pretrain_steps
         eval_at = {max(1, round(total * (i + 1) / cfg.pretrain_evals)) for i in range(cfg.pretrain_evals)} if self.evaluator else set()
         bar = tqdm(
@@ -363,15 +365,21 @@ class PretrainTrainer:
             disable=None if self.progress is None else not self.progress,
             file=sys.stderr,
         )
+        steps_run = 0
         while st.step < total:
             record = self._step()
             st.step += 1
+            steps_run += 1
             bar.update(1)
             bar.set_postfix(loss=f"{record['loss']:.4f}")
             self._append(LOG_FILE, record)
             if st.step in eval_at:
                 self._evaluate()
+            if (st.step in eval_at or st.step % cfg.checkpoint_every_steps == 0) and st.step < total:
                 self._save_checkpoint()
+            if stop_after_steps and steps_run >= stop_after_steps and st.step < total:
+                bar.close()
+                return st
         bar.close()
         st.stopped = "max steps"
         if not self.evaluator:  # nothing to select by: the last weights

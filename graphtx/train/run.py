@@ -286,9 +286,10 @@ def train(
         pretrained = bool(init_model_dir)  # the base stage then fine-tunes (train.finetune_lr)
         for stage in cfg.stages:
             if stage == "pretrain":
-                model = run_pretrain_stage(
-                    model, tokenizer, tokenizer_file, store, graphs_dir, evaluator, config, corpus_dir, seed, out, ctx, progress, results, scores
-                )
+                model = run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, evaluator, config, corpus_dir, seed, out,
+                                           ctx, progress, results, scores, stop_after_steps=stop_after_steps)  # fmt: skip
+                if model is None:  # simulated kill (tests)
+                    return {"interrupted": "pretrain", "step": results["pretrain"]["steps"]}
                 pretrained = True
                 continue
             if stage == "reduced" and not model.config.reduced_dim:
@@ -334,8 +335,10 @@ def train(
         shutdown(ctx, clean=clean_exit)
 
 
-def run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, evaluator, config, corpus_dir, seed, out, ctx, progress, results, scores):
-    """Stage ``pretrain`` on the documents of ``graphs_dir`` and ``train.pretrain_graphs``; returns its best model.
+def run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, evaluator, config, corpus_dir, seed, out, ctx, progress, results, scores,
+                       stop_after_steps=0):  # fmt: skip
+    """Stage ``pretrain`` on the documents of ``graphs_dir`` and ``train.pretrain_graphs``; returns its best model (None
+    when ``stop_after_steps``, tests, cut it short).
     ``train.pretrain_teacher`` naming a peer: its vectors of the pool's corpora are written first (graphtx/train/run_teacher.py)."""
     from graphtx.train.loop import StageState, selection_score
     from graphtx.train.pretrain_graph import PretrainPool, PretrainTrainer, load_pool_store
@@ -355,14 +358,14 @@ def run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, eval
         cfg = with_overrides(cfg, pretrain_teacher=str(teacher))
     pool_store = load_pool_store([graphs_dir, *extra], kinds) if extra else store
     trainer = PretrainTrainer(model, tokenizer, PretrainPool(pool_store, cfg), evaluator, cfg, seed, out / "pretrain", progress, tokenizer_file)
-    state = trainer.run()
+    state = trainer.run(stop_after_steps)
     scores["pretrain"] = selection_score(
         StageState(best_recall=state.best_recall, best_ndcg=state.best_ndcg, best_step=state.best_step), cfg.select_metric
     )
     results["pretrain"] = {"best_recall": state.best_recall, "best_ndcg": state.best_ndcg, "best_step": state.best_step,
                            "steps": state.step, "evals": state.evals, "stopped": state.stopped,
                            "documents": len(trainer.pool.doc_ids), "two_view_documents": len(trainer.pool.two_views)}  # fmt: skip
-    return trainer.load_best().train()
+    return trainer.load_best().train() if state.stopped else None
 
 
 def _finished_pretrain_stage(stage_dir: Path, cfg: TrainConfig, results: dict, scores: dict):

@@ -250,3 +250,33 @@ def test_torchrun_reuses_a_finished_pretrain_stage_or_says_how_to_make_one(tmp_p
     loaded = _finished_pretrain_stage(stage, cfg, results, scores)
     assert isinstance(loaded, GraphEncoder) and loaded.training
     assert results["pretrain"]["steps"] == 7 and results["pretrain"]["documents"] == 12 and scores["pretrain"] == pytest.approx(0.2)
+
+
+@pytest.mark.timeout(240)
+def test_a_killed_distillation_resumes_from_its_checkpoint_to_identical_weights(synthetic, tmp_path, monkeypatch):
+    from graphtx.config import load_config
+    from graphtx.model.io import load_model
+    from graphtx.train.run import train
+
+    monkeypatch.setattr(teacher_io, "peer_path", lambda name, cache_dir="": tmp_path)
+    monkeypatch.setattr(teacher_io, "load_peer", lambda path, max_tokens, dtype="float32": _TopicPeer())
+    assert main(["teacher", str(synthetic / "corpus"), "--out", str(tmp_path / "teacher"), "--quiet"]) == 0
+    config = load_config(synthetic / "tiny.yaml")
+    config = replace(config, train=replace(config.train, stages=("pretrain",), pretrain_steps=9, pretrain_evals=1, checkpoint_every_steps=4,
+                                           pretrain_views_weight=0.0, pretrain_bm25_weight=0.0, pretrain_teacher_weight=1.0,
+                                           pretrain_teacher=str(tmp_path / "teacher")))  # fmt: skip
+    args = (config, str(synthetic / "corpus"), str(synthetic / "graphs"))
+    kwargs = dict(
+        tokens_dir=str(synthetic / "tokens"), citations=str(synthetic / "train.tsv"), valid_citations=str(synthetic / "valid.tsv"), progress=False
+    )
+    full = train(*args, str(tmp_path / "full"), **kwargs)
+    # "kill" after 6 steps (the checkpoint is at step 4: steps 5-6 are lost and redone), then the same call resumes
+    assert train(*args, str(tmp_path / "killed"), stop_after_steps=6, **kwargs) == {"interrupted": "pretrain", "step": 6}
+    assert (tmp_path / "killed" / "pretrain" / "checkpoint.pt").is_file()
+    resumed = train(*args, str(tmp_path / "killed"), **kwargs)
+    assert resumed["stages"] == full["stages"] and resumed["stages"]["pretrain"]["steps"] == 9
+    a, b = load_model(tmp_path / "full" / "model").model, load_model(tmp_path / "killed" / "model").model
+    for (name, p), q in zip(a.state_dict().items(), b.state_dict().values()):
+        assert torch.equal(p, q), name
+    lines = lambda d: [json.loads(x)["loss"] for x in (d / "pretrain" / "log.jsonl").read_text().splitlines()]  # noqa: E731
+    assert lines(tmp_path / "full") == lines(tmp_path / "killed") and len(lines(tmp_path / "full")) == 9
