@@ -340,7 +340,6 @@ def run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, eval
     """Stage ``pretrain`` on the documents of ``graphs_dir`` and ``train.pretrain_graphs``; returns its best model (None
     when ``stop_after_steps``, tests, cut it short).
     ``train.pretrain_teacher`` naming a peer: its vectors of the pool's corpora are written first (graphtx/train/run_teacher.py)."""
-    from graphtx.train.loop import StageState, selection_score
     from graphtx.train.pretrain_graph import PretrainPool, PretrainTrainer, load_pool_store
     from graphtx.train.run_teacher import run_teacher_dir
 
@@ -359,32 +358,32 @@ def run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, eval
     pool_store = load_pool_store([graphs_dir, *extra], kinds) if extra else store
     trainer = PretrainTrainer(model, tokenizer, PretrainPool(pool_store, cfg), evaluator, cfg, seed, out / "pretrain", progress, tokenizer_file)
     state = trainer.run(stop_after_steps)
-    scores["pretrain"] = selection_score(
-        StageState(best_recall=state.best_recall, best_ndcg=state.best_ndcg, best_step=state.best_step), cfg.select_metric
-    )
-    results["pretrain"] = {"best_recall": state.best_recall, "best_ndcg": state.best_ndcg, "best_step": state.best_step,
-                           "steps": state.step, "evals": state.evals, "stopped": state.stopped,
-                           "documents": len(trainer.pool.doc_ids), "two_view_documents": len(trainer.pool.two_views)}  # fmt: skip
+    _record_pretrain(asdict(state), len(trainer.pool.doc_ids), len(trainer.pool.two_views), cfg, results, scores)
     return trainer.load_best().train() if state.stopped else None
 
 
 def _finished_pretrain_stage(stage_dir: Path, cfg: TrainConfig, results: dict, scores: dict):
     """The model of a stage pretrain an earlier run finished in this run directory (under torchrun or Ray: an earlier single-process run)."""
     from graphtx.model.io import load_model
-    from graphtx.train.loop import StageState, selection_score
 
     done = stage_dir / "done.json"
     if not done.is_file():
         raise ValueError(pretrain_first_message(stage_dir))
     summary = json.loads(done.read_text())
-    state = summary["state"]
+    _record_pretrain(summary["state"], summary.get("documents", 0), summary.get("two_view_documents", 0), cfg, results, scores)
+    return load_model(stage_dir / "best").model.train()
+
+
+def _record_pretrain(state: dict, documents: int, two_view_documents: int, cfg: TrainConfig, results: dict, scores: dict) -> None:
+    """Stage pretrain's entry in the run summary and its selection score (``state``: a PretrainState as a dict)."""
+    from graphtx.train.loop import StageState, selection_score
+
     scores["pretrain"] = selection_score(
         StageState(best_recall=state["best_recall"], best_ndcg=state["best_ndcg"], best_step=state["best_step"]), cfg.select_metric
     )
     results["pretrain"] = {"best_recall": state["best_recall"], "best_ndcg": state["best_ndcg"], "best_step": state["best_step"],
                            "steps": state["step"], "evals": state["evals"], "stopped": state["stopped"],
-                           "documents": summary.get("documents", 0), "two_view_documents": summary.get("two_view_documents", 0)}  # fmt: skip
-    return load_model(stage_dir / "best").model.train()
+                           "documents": documents, "two_view_documents": two_view_documents}  # fmt: skip
 
 
 def pretrain_first_message(stage_dir: Path) -> str:
