@@ -1,4 +1,4 @@
-"""benchmarks/teacher_alone.py: a teacher's vectors ranked under the evaluation's cut-off, scored as the eval scores."""
+"""benchmarks/teacher_alone.py: a teacher's vectors scored by the evaluation's own protocol and cut-off."""
 
 import math
 import sys
@@ -7,32 +7,52 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from graphtx.eval.config import EvalConfig
+from graphtx.eval.data import EvalCorpus, Judgements
+from graphtx.eval.protocols import evaluate_retrieval
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 teacher_alone = pytest.importorskip("teacher_alone")
 
-from graphtx.eval.cutoff import CandidateCutoff  # noqa: E402
-
-IDS = ["Q", "A", "B", "LATE"]
-VECTORS = np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0], [1.0, 0.0]], dtype=np.float32)  # LATE is the query's twin
+IDS = ("A", "B", "LATE", "Q")
+VECTORS = {"Q": [1.0, 0.0], "A": [0.8, 0.6], "B": [0.0, 1.0], "LATE": [1.0, 0.0]}  # LATE is the query's twin
 
 
-def cutoff(policy: str) -> CandidateCutoff:
-    return CandidateCutoff.build(policy, dates=["2010-01-01", "2005", "2006", "2012"], priority=["2009-06-01", "", "", ""],
-                                 families=IDS)  # fmt: skip
+class FixedTeacher(teacher_alone.TeacherSystem):
+    """The system with hand-set vectors in place of a teacher directory (LATE left without one when asked)."""
+
+    def __init__(self, without=()):
+        super().__init__("unused")
+        self.without = set(without)
+
+    def fit(self, corpus):
+        super(teacher_alone.TeacherSystem, self).fit(corpus)
+        vectors = np.array([VECTORS[d] for d in corpus.ids])
+        known = np.array([d not in self.without for d in corpus.ids])
+        self.set_vectors(vectors, vectors, known, known)
+        return self
+
+
+def scored(policy: str, relevant: dict, without=()) -> dict:
+    cfg = EvalConfig(cutoff=policy)
+    corpus = EvalCorpus(ids=IDS, query_texts=IDS, candidate_texts=IDS, codes=((),) * 4, dates=("2005", "2006", "2012", "2010-01-01"),
+                        priority=("", "", "", "2009-06-01"), cutoff_policy=policy)  # fmt: skip
+    judged = Judgements(relevant, sum(map(len, relevant.values())), {})
+    return evaluate_retrieval(FixedTeacher(without).fit(corpus), corpus, judged, cfg).per_query[0]
 
 
 def test_the_cut_off_removes_later_documents_and_the_query():
-    rows = teacher_alone.score_queries(VECTORS, IDS, cutoff("priority"), {"Q": {"A", "B"}})
-    assert rows == [{"query": "Q", "relevant": 2, "hits@3": 2, "Recall@3": 1.0, "nDCG@150": pytest.approx(1.0)}]
+    row = scored("priority", {"Q": {"A": 1.0, "B": 1.0}})
+    assert row["hits@3"] == 2 and row["nDCG@150"] == pytest.approx(1.0)
+    assert "LATE" not in row["top3"].split() and "Q" not in row["top3"].split()
 
 
 def test_without_the_cut_off_a_later_twin_outranks_the_cited():
-    rows = teacher_alone.score_queries(VECTORS, IDS, cutoff("none"), {"Q": {"B"}})
-    # LATE (cosine 1) then A (0.8) then B (0): B at rank 3, the query itself never ranked
-    assert rows[0]["hits@3"] == 1
-    assert rows[0]["nDCG@150"] == pytest.approx(1 / math.log2(4))
+    row = scored("none", {"Q": {"B": 1.0}})  # LATE (cosine 1), A (0.8), then B (0)
+    assert row["top3"].split() == ["LATE", "A", "B"]
+    assert row["nDCG@150"] == pytest.approx(1 / math.log2(4))
 
 
-def test_a_query_outside_the_corpus_is_skipped(capsys):
-    assert teacher_alone.score_queries(VECTORS, IDS, cutoff("priority"), {"MISSING": {"A"}}) == []
-    assert "skipped query MISSING" in capsys.readouterr().err
+def test_a_document_without_a_teacher_vector_is_never_retrieved():
+    row = scored("none", {"Q": {"B": 1.0}}, without={"LATE"})
+    assert row["top3"].split() == ["A", "B"]
