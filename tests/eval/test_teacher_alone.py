@@ -53,6 +53,7 @@ def test_without_the_cut_off_a_later_twin_outranks_the_cited():
     assert row["nDCG@150"] == pytest.approx(1 / math.log2(4))
 
 
-def test_a_document_without_a_teacher_vector_is_never_retrieved():
-    row = scored("none", {"Q": {"B": 1.0}}, without={"LATE"})
-    assert row["top3"].split() == ["A", "B"]
+def test_a_document_without_a_teacher_vector_ranks_below_every_scored_one():
+    row = scored("none", {"Q": {"B": 1.0}}, without={"LATE"})  # the query's twin, but no vector: last
+    assert row["top3"].split() == ["A", "B", "LATE"]
+    assert row["hits@3"] == 1
