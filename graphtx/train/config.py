@@ -110,6 +110,7 @@ class TrainConfig:
     pretrain_teacher_weight: float = 0.0  # (c) KL to the teacher's softmax over the batch's other documents; 0 = off
     pretrain_teacher_neighbours: int = 3  # per document: its nearest pool documents by the teacher, added to the batch
     pretrain_teacher_temperature: float = 0.05  # teacher softmax temperature on its cosines (the student keeps `temperature`)
+    pretrain_cloze_weight: float = 0.0  # (d) inverse cloze: a span of a candidate graph -> the rest of that graph, in-batch InfoNCE; 0 = off
 
     def __post_init__(self) -> None:
         from graphtx.graphs.graph import GRAPH_KINDS
@@ -155,9 +156,11 @@ class TrainConfig:
             raise ValueError("train.pretrain_query_min_share and pretrain_query_max_share need 0 < min <= max <= 1")
         if self.pretrain_bm25_temperature <= 0:
             raise ValueError("train.pretrain_bm25_temperature must be > 0")
-        weights = (self.pretrain_views_weight, self.pretrain_bm25_weight, self.pretrain_teacher_weight)
+        weights = (self.pretrain_views_weight, self.pretrain_bm25_weight, self.pretrain_teacher_weight, self.pretrain_cloze_weight)
         if min(weights) < 0 or sum(weights) == 0:
-            raise ValueError("train.pretrain_views_weight, pretrain_bm25_weight and pretrain_teacher_weight must be >= 0, not all 0")
+            raise ValueError(
+                "train.pretrain_views_weight, pretrain_bm25_weight, pretrain_teacher_weight and pretrain_cloze_weight must be >= 0, not all 0"
+            )
         if self.pretrain_teacher_temperature <= 0 or self.pretrain_teacher_neighbours < 0:
             raise ValueError("train.pretrain_teacher_temperature must be > 0 and pretrain_teacher_neighbours >= 0")
         if min(self.pretrain_steps, self.pretrain_evals, self.pretrain_bm25_candidates + 1) < 1 or self.pretrain_batch_docs < 2:
