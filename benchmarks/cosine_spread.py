@@ -27,15 +27,14 @@ def part_spreads(vectors: np.ndarray, graph_dim: int, lexical_weight: float) -> 
     if len(vectors) < 3 or not 0 < graph_dim < vectors.shape[1]:
         raise ValueError(f"need >= 3 vectors with a graph part and a lexical part, got shape {vectors.shape} and graph_dim {graph_dim}")
     upper = np.triu_indices(len(vectors), 1)
-    stats = {}
+    cos = {}  # part -> (pairs,) cosines
     for name, part in (("graph", vectors[:, :graph_dim]), ("lexical", vectors[:, graph_dim:])):
         unit = part / np.maximum(np.linalg.norm(part, axis=1, keepdims=True), 1e-12)  # (n, d)
-        cos = (unit @ unit.T)[upper]  # (pairs,)
-        stats[f"{name}_mean"], stats[f"{name}_sd"], stats[f"_{name}"] = float(cos.mean()), float(cos.std()), cos
-    g, lex = (1 - lexical_weight) * stats["graph_sd"], lexical_weight * stats["lexical_sd"]
+        cos[name] = (unit @ unit.T)[upper]
+    stats = {f"{name}_{what}": float(getattr(c, what)()) for name, c in cos.items() for what in ("mean", "std")}
+    g, lex = (1 - lexical_weight) * stats["graph_std"], lexical_weight * stats["lexical_std"]
     stats["graph_share"] = g / (g + lex) if g + lex > 0 else float("nan")
-    both = np.stack([stats.pop("_graph"), stats.pop("_lexical")])
-    stats["correlation"] = float(np.corrcoef(both)[0, 1]) if both.std(1).min() > 0 else float("nan")
+    stats["correlation"] = float(np.corrcoef(cos["graph"], cos["lexical"])[0, 1]) if g > 0 and lex > 0 else float("nan")
     return stats
 
 
@@ -70,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         with torch.no_grad():
             vectors = model.encode(graphs, loaded.tokenizer, batch_size=64).float().numpy()  # (n, out_dim + lexical_dim)
         s = part_spreads(vectors, vectors.shape[1] - cfg.lexical_dim, cfg.lexical_weight)
-        print(f"| {path} | {s['graph_mean']:.3f} | {s['graph_sd']:.3f} | {s['lexical_mean']:.3f} | {s['lexical_sd']:.3f} | "
+        print(f"| {path} | {s['graph_mean']:.3f} | {s['graph_std']:.3f} | {s['lexical_mean']:.3f} | {s['lexical_std']:.3f} | "
               f"{s['graph_share']:.2f} | {s['correlation']:.3f} |")  # fmt: skip
     return 0
 

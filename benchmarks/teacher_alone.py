@@ -14,7 +14,6 @@ seconds here instead of a re-encoding (`graphtx eval --baselines minilm`). Print
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import os
 import sys
@@ -59,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     from graphtx.eval.config import EvalConfig
     from graphtx.eval.data import EvalCorpus, judgements
     from graphtx.eval.protocols import evaluate_retrieval
+    from graphtx.eval.report import write_per_query
 
     cfg = dataclasses.replace(EvalConfig(), cutoff=args.cutoff)
     corpus = EvalCorpus.load(args.corpus, cfg)
@@ -73,11 +73,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{result.metrics[f'Recall@{cfg.recall_k}']:.4f} | {result.metrics[f'nDCG@{cfg.ndcg_k}']:.4f} | "
           f"{system.coverage()['candidates_without_vector']} |")  # fmt: skip
     if args.per_query:
-        rows = [{"system": result.system, **row} for row in result.per_query]
-        with open(args.per_query, "w", newline="", encoding="utf-8") as f:
-            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
+        write_per_query([result], args.per_query)  # the evaluation's own writer: same columns, replaced atomically
     return 0
 
 

@@ -314,7 +314,7 @@ def run_command(args, config, paecter_only: bool = False, progress: bool | None 
     paths = write_results(report, args.out) if args.out else {}
     if not paecter_only:
         if args.per_query:
-            paths["per_query"] = write_per_query(report, args.per_query)
+            paths["per_query"] = write_per_query(report.retrieval, args.per_query)
         if args.plot and report.retrieval:
             paths["plot"] = plot_curves(report, args.plot)
     if samples and report.paecter_samples:

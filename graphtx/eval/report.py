@@ -142,9 +142,9 @@ def _write_rows(rows: list[dict], path: str | Path) -> Path:
     return path
 
 
-def write_per_query(report, path: str | Path) -> Path:
-    """One row per (system, query) of the retrieval protocol: every measure and each cited document's rank."""
-    return _write_rows([{"system": r.system, **row} for r in report.retrieval for row in r.per_query], path)
+def write_per_query(results, path: str | Path) -> Path:
+    """One row per (system, query) of retrieval ``results`` (a report's ``retrieval``): every measure and each cited document's rank."""
+    return _write_rows([{"system": r.system, **row} for r in results for row in r.per_query], path)
 
 
 def write_per_sample(report, path: str | Path) -> Path:
@@ -195,7 +195,7 @@ def write_results(report, out_dir: str | Path, plot: bool = True) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "results.json"}
     if report.retrieval:
-        paths["per_query"] = write_per_query(report, out / "per_query.csv")
+        paths["per_query"] = write_per_query(report.retrieval, out / "per_query.csv")
         if plot:
             paths["plot"] = plot_curves(report, out / "metric_vs_k.png")
     if report.paecter:

@@ -93,13 +93,17 @@ def induced_subgraph(graph: InventionGraph, keep: list[int], source: str) -> Inv
     )  # fmt: skip
 
 
+def draw_span(n: int, share_min: float, share_max: float, largest: int, rng: np.random.Generator) -> range:
+    """A random contiguous run of node indices of an ``n``-node graph: share drawn in [min, max], 1 to ``largest`` nodes."""
+    size = max(1, min(largest, round(n * rng.uniform(share_min, share_max))))
+    start = int(rng.integers(0, n - size + 1))
+    return range(start, start + size)
+
+
 def crop_graph(graph: InventionGraph, share_min: float, share_max: float, rng: np.random.Generator) -> InventionGraph:
     """A pseudo-query: a random contiguous span of ``graph``'s nodes (share drawn in [min, max], at least
     one node) with the edges among them, re-indexed; same document id and kind."""
-    n = graph.num_nodes
-    size = max(1, min(n, round(n * rng.uniform(share_min, share_max))))
-    start = int(rng.integers(0, n - size + 1))
-    return induced_subgraph(graph, list(range(start, start + size)), "span")
+    return induced_subgraph(graph, list(draw_span(graph.num_nodes, share_min, share_max, graph.num_nodes, rng)), "span")
 
 
 def cloze_pair(graph: InventionGraph, share_min: float, share_max: float, rng: np.random.Generator) -> tuple[InventionGraph, InventionGraph] | None:
@@ -110,11 +114,8 @@ def cloze_pair(graph: InventionGraph, share_min: float, share_max: float, rng: n
     n = graph.num_nodes
     if n < 2:
         return None
-    size = max(1, min(n - 1, round(n * rng.uniform(share_min, share_max))))
-    start = int(rng.integers(0, n - size + 1))
-    span = list(range(start, start + size))
-    rest = [i for i in range(n) if i < start or i >= start + size]
-    return induced_subgraph(graph, span, "cloze"), induced_subgraph(graph, rest, "context")
+    span = draw_span(n, share_min, share_max, n - 1, rng)
+    return induced_subgraph(graph, list(span), "cloze"), induced_subgraph(graph, [i for i in range(n) if i not in span], "context")
 
 
 def view_documents(store: GraphStore, doc_ids: list[str], query_kind: str, candidate_kind: str) -> set[str]:
@@ -483,7 +484,7 @@ class PretrainTrainer:
         self.optimizer.step()
         seconds = time.perf_counter() - t0
         return {"stage": STAGE, "step": st.step + 1, "lr": lr, "loss": float(loss.detach()), "views_loss": views, "bm25_loss": bm25,
-                "teacher_loss": peer, "cloze_loss": cloze, "cloze_queries": c, "teacher_queries": t, "view_anchors": a, "spans": s, "candidates": len(inp["candidates"]), "graphs": len(graphs), "nodes": gb.num_nodes,
+                "teacher_loss": peer, "cloze_loss": cloze, "cloze_queries": c, "teacher_queries": t, "view_anchors": a, "spans": s, "candidates": len(inp["candidate_graphs"]), "graphs": len(graphs), "nodes": gb.num_nodes,
                 "grad_norm": float(grad_norm), "seconds": seconds}  # fmt: skip
 
     def _evaluate(self) -> None:

@@ -18,15 +18,15 @@ def _vectors(graph: np.ndarray, lexical: np.ndarray) -> np.ndarray:
 def test_a_constant_graph_part_carries_none_of_the_spread():
     rng = np.random.default_rng(0)
     s = cosine_spread.part_spreads(_vectors(np.ones((6, 4)), rng.normal(size=(6, 8))), graph_dim=4, lexical_weight=0.4)
-    assert s["graph_mean"] == pytest.approx(1.0) and s["graph_sd"] == pytest.approx(0.0, abs=1e-6)
-    assert s["graph_share"] == pytest.approx(0.0, abs=1e-6) and s["lexical_sd"] > 0
+    assert s["graph_mean"] == pytest.approx(1.0) and s["graph_std"] == pytest.approx(0.0, abs=1e-6)
+    assert s["graph_share"] == pytest.approx(0.0, abs=1e-6) and s["lexical_std"] > 0
 
 
 @pytest.mark.timeout(30)
 def test_equal_parts_split_the_spread_by_the_lexical_weight_and_correlate_fully():
     part = np.random.default_rng(1).normal(size=(7, 5))
     s = cosine_spread.part_spreads(_vectors(part, 3 * part), graph_dim=5, lexical_weight=0.4)  # same directions, other scale
-    assert s["graph_sd"] == pytest.approx(s["lexical_sd"]) and s["correlation"] == pytest.approx(1.0)
+    assert s["graph_std"] == pytest.approx(s["lexical_std"]) and s["correlation"] == pytest.approx(1.0)
     assert s["graph_share"] == pytest.approx(0.6)
 
 

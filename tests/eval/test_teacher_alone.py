@@ -18,42 +18,45 @@ IDS = ("A", "B", "LATE", "Q")
 VECTORS = {"Q": [1.0, 0.0], "A": [0.8, 0.6], "B": [0.0, 1.0], "LATE": [1.0, 0.0]}  # LATE is the query's twin
 
 
-class FixedTeacher(teacher_alone.TeacherSystem):
-    """The system with hand-set vectors in place of a teacher directory (LATE left without one when asked)."""
+@pytest.fixture
+def teacher_dir(monkeypatch):
+    """TeacherSystem.fit reads hand-set vectors in place of a `graphtx teacher` directory (ids outside the corpus ignored)."""
+    import graphtx.text.teacher as teacher
 
-    def __init__(self, without=()):
-        super().__init__("unused")
-        self.without = set(without)
+    def load(directory):
+        ids = [d for d in (*IDS, "OUTSIDE") if d not in load.without]
+        vectors = np.array([VECTORS.get(d, [0.6, 0.8]) for d in ids], dtype=np.float32)
+        return teacher.TeacherVectors(tuple(ids), vectors, {"model": "fixed", "fields": ["title"]})
 
-    def fit(self, corpus):
-        super(teacher_alone.TeacherSystem, self).fit(corpus)
-        vectors = np.array([VECTORS[d] for d in corpus.ids])
-        known = np.array([d not in self.without for d in corpus.ids])
-        self.set_vectors(vectors, vectors, known, known)
-        return self
+    load.without = set()
+    monkeypatch.setattr(teacher, "load_teacher_vectors", load)
+    return load
 
 
-def scored(policy: str, relevant: dict, without=()) -> dict:
+def scored(policy: str, relevant: dict, load) -> dict:
     cfg = EvalConfig(cutoff=policy)
     corpus = EvalCorpus(ids=IDS, query_texts=IDS, candidate_texts=IDS, codes=((),) * 4, dates=("2005", "2006", "2012", "2010-01-01"),
                         priority=("", "", "", "2009-06-01"), cutoff_policy=policy)  # fmt: skip
     judged = Judgements(relevant, sum(map(len, relevant.values())), {})
-    return evaluate_retrieval(FixedTeacher(without).fit(corpus), corpus, judged, cfg).per_query[0]
+    system = teacher_alone.TeacherSystem("unused").fit(corpus)
+    assert system.label == "teacher fixed (title)"
+    return evaluate_retrieval(system, corpus, judged, cfg).per_query[0]
 
 
-def test_the_cut_off_removes_later_documents_and_the_query():
-    row = scored("priority", {"Q": {"A": 1.0, "B": 1.0}})
+def test_the_cut_off_removes_later_documents_and_the_query(teacher_dir):
+    row = scored("priority", {"Q": {"A": 1.0, "B": 1.0}}, teacher_dir)
     assert row["hits@3"] == 2 and row["nDCG@150"] == pytest.approx(1.0)
     assert "LATE" not in row["top3"].split() and "Q" not in row["top3"].split()
 
 
-def test_without_the_cut_off_a_later_twin_outranks_the_cited():
-    row = scored("none", {"Q": {"B": 1.0}})  # LATE (cosine 1), A (0.8), then B (0)
+def test_without_the_cut_off_a_later_twin_outranks_the_cited(teacher_dir):
+    row = scored("none", {"Q": {"B": 1.0}}, teacher_dir)  # LATE (cosine 1), A (0.8), then B (0)
     assert row["top3"].split() == ["LATE", "A", "B"]
     assert row["nDCG@150"] == pytest.approx(1 / math.log2(4))
 
 
-def test_a_document_without_a_teacher_vector_ranks_below_every_scored_one():
-    row = scored("none", {"Q": {"B": 1.0}}, without={"LATE"})  # the query's twin, but no vector: last
+def test_a_document_without_a_teacher_vector_ranks_below_every_scored_one(teacher_dir):
+    teacher_dir.without = {"LATE"}
+    row = scored("none", {"Q": {"B": 1.0}}, teacher_dir)  # the query's twin, but no vector: last
     assert row["top3"].split() == ["A", "B", "LATE"]
     assert row["hits@3"] == 1

@@ -245,7 +245,7 @@ def test_inverse_cloze_alone_pretrains_through_the_stage_and_finds_citations_bet
     log = [json.loads(x) for x in (run / "pretrain" / "log.jsonl").read_text().splitlines()]
     assert len(log) == config.train.pretrain_steps
     assert all(r["cloze_queries"] == 32 and r["spans"] == 0 and r["view_anchors"] == 0 for r in log)
-    assert all(r["graphs"] == 64 for r in log)  # 32 spans + their 32 rests; no whole candidate graph encoded
+    assert all(r["graphs"] == 64 and r["candidates"] == 0 for r in log)  # 32 spans + their 32 rests; no whole candidate graph encoded
     assert np.mean([r["cloze_loss"] for r in log[-3:]]) < np.mean([r["cloze_loss"] for r in log[:3]])
     scratch = tmp_path / "scratch"
     assert main(["train", "--config", str(synthetic / "tiny.yaml"), "--corpus", str(synthetic / "corpus"), "--graphs", str(synthetic / "graphs"),
