@@ -49,7 +49,7 @@ class TrainConfig:
     negatives: str = "in_batch"  # in_batch | paecter (+ per anchor one cited-by-its-citations doc and one same-class doc)
     bm25_negatives: int = 0  # + per citing document its top-N BM25 hits that it does not cite (DPR's hard negatives; 0 = off)
     # model.lexical_dim > 0: the loss scores the searched vector [graph ; lexical channel], a residual to the exact terms
-    # (on in configs/small.yaml; off keeps older runs' loss: the graph part alone). The pretrain stage never uses it.
+    # (on in configs/small.yaml; off keeps older runs' loss: the graph part alone). The pretrain stage has its own switch.
     lexical_in_loss: bool = False
     # --- regularisation ---------------------------------------------------------------
     node_dropout_max: float = 0.2  # node dropout p(n) = max * n / (n + half): small graphs lose little
@@ -111,6 +111,9 @@ class TrainConfig:
     pretrain_teacher_neighbours: int = 3  # per document: its nearest pool documents by the teacher, added to the batch
     pretrain_teacher_temperature: float = 0.05  # teacher softmax temperature on its cosines (the student keeps `temperature`)
     pretrain_cloze_weight: float = 0.0  # (d) inverse cloze: a span of a candidate graph -> the rest of that graph, in-batch InfoNCE; 0 = off
+    # the pretrain losses score [graph ; lexical channel] as FAISS searches it, so the graph part learns what the exact
+    # terms miss (a residual, as lexical_in_loss does for citations); off: the graph part alone must solve them
+    pretrain_lexical_in_loss: bool = False
 
     def __post_init__(self) -> None:
         from graphtx.graphs.graph import GRAPH_KINDS

@@ -447,7 +447,7 @@ class PretrainTrainer:
         gb = collate(graphs, self.tokenizer, self.model.config.max_tokens_per_node)
         g = torch.Generator().manual_seed(int(rng.integers(2**62)))
         gb = node_dropout(gb, cfg.node_dropout_max, cfg.node_dropout_half, g)
-        vectors = self.model(gb).float()  # (S + A + T + 2C + M, D)
+        vectors = self.model(gb, lexical=cfg.pretrain_lexical_in_loss).float()  # (S + A + T + 2C + M, D), D + lexical_dim with the switch
         s, a, t, c = len(inp["spans"]), len(inp["anchors"]), len(inp["taught"]), len(inp["cloze_queries"])
         spans, anchors = vectors[:s], vectors[s : s + a]  # (S, D), (A, D)
         taught = vectors[s + a : s + a + t]  # (T, D)

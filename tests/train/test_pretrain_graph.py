@@ -21,6 +21,7 @@ from graphtx.train.loss import contrastive_loss
 from graphtx.train.pretrain_graph import (
     Bm25Teacher,
     PretrainPool,
+    PretrainTrainer,
     cloze_pair,
     crop_graph,
     distill_loss,
@@ -159,6 +160,33 @@ def test_each_loss_decreases_on_a_fixed_batch(objective):
         first = float(loss.detach()) if first is None else first
         last = float(loss.detach())
     assert last < 0.7 * first
+
+
+@pytest.mark.timeout(60)
+def test_pretrain_lexical_in_loss_scores_the_searched_vector(tmp_path):
+    """With the switch the step's loss is the cloze loss of [graph ; lexical channel]; without it, of the graph part."""
+    import copy
+
+    from graphtx.model.batch import collate
+
+    store = _fixed_batch()[0].store
+    model = _tiny_model().with_lexical_channel(32, 0.5, torch.linspace(1.0, 2.0, 64))
+    losses = {}
+    for switch in (False, True):
+        cfg = TrainConfig(pretrain_batch_docs=8, pretrain_views_weight=0.0, pretrain_bm25_weight=0.0, pretrain_cloze_weight=1.0,
+                          node_dropout_max=0.0, pretrain_lexical_in_loss=switch)  # fmt: skip
+        pool = PretrainPool(store, cfg)
+        record = PretrainTrainer(copy.deepcopy(model), _CharTokenizer(), pool, None, cfg, seed=0, out_dir=tmp_path)._step()
+        inp = pretrain_step_inputs(pool, pool.batch_docs(0, 0), np.random.default_rng([0, 900, 0]))  # the step's own draw
+        model.train()
+        with torch.no_grad():
+            q, c = (model(collate(inp[k], _CharTokenizer(), 32), lexical=switch) for k in ("cloze_queries", "cloze_contexts"))
+        assert q.shape[1] == (16 + 32 if switch else 16)
+        n = len(q)
+        total, denom, _ = contrastive_loss(q, c, torch.arange(n), torch.ones(n, n, dtype=torch.bool), cfg.temperature)
+        assert record["cloze_loss"] == pytest.approx(float(total / denom), rel=1e-4)
+        losses[switch] = record["cloze_loss"]
+    assert losses[True] != pytest.approx(losses[False], rel=1e-3)
 
 
 def test_distill_loss_is_zero_when_student_equals_teacher():
