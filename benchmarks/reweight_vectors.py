@@ -32,25 +32,27 @@ def split_parts(vectors: np.ndarray, graph_dim: int, weight: float) -> tuple[np.
 
 
 def join_parts(graph: np.ndarray, lexical: np.ndarray, weight: float) -> np.ndarray:
-    """Unit parts (n, D), (n, L) -> (n, D + L) = [sqrt(1 - weight) g ; sqrt(weight) l], float32 (as GraphEncoder.encode)."""
+    """Unit parts (n, D), (n, L) -> (n, D + L) float32, joined by the encoder's own ``graphtx.model.lexical.join``."""
+    import torch
+
+    from graphtx.model.lexical import join
+
     if not 0.0 < weight < 1.0:
         raise ValueError(f"weight must be in (0, 1), got {weight}")
-    return np.concatenate([graph * (1 - weight) ** 0.5, lexical * weight**0.5], axis=1).astype(np.float32)
+    return join(torch.from_numpy(graph), torch.from_numpy(lexical), weight).numpy().astype(np.float32)
 
 
-def equal_mix_weight(graph: np.ndarray, lexical: np.ndarray, docs: int = 400, seed: int = 0) -> tuple[float, float, float]:
-    """(b, sd_g, sd_l): the weight at which (1 - b) sd_g = b sd_l over the pairs of up to ``docs`` seeded rows."""
-    pick = np.random.default_rng(seed).permutation(len(graph))[:docs]
-    if len(pick) < 3:
-        raise ValueError(f"need >= 3 vectors for the spreads, got {len(graph)}")
-    upper = np.triu_indices(len(pick), 1)
-    sd = []
-    for part in (graph[pick], lexical[pick]):
-        unit = part / np.maximum(np.linalg.norm(part, axis=1, keepdims=True), 1e-12)
-        sd.append(float((unit @ unit.T)[upper].std()))
-    if sd[0] + sd[1] <= 0:
+def equal_mix_weight(vectors: np.ndarray, graph_dim: int, docs: int = 400, seed: int = 0) -> tuple[float, float, float]:
+    """(b, sd_g, sd_l): the weight at which (1 - b) sd_g = b sd_l over the pairs of up to ``docs`` seeded rows of
+    ``vectors`` (n, graph_dim + L), their spreads as benchmarks/cosine_spread.py takes them (each part normalised)."""
+    from cosine_spread import part_spreads
+
+    pick = np.random.default_rng(seed).permutation(len(vectors))[:docs]
+    stats = part_spreads(vectors[pick], graph_dim, lexical_weight=0.5)
+    sd_g, sd_l = stats["graph_std"], stats["lexical_std"]
+    if sd_g + sd_l <= 0:
         raise ValueError("both parts' cosines are constant: no mix balances them")
-    return sd[0] / (sd[0] + sd[1]), sd[0], sd[1]
+    return sd_g / (sd_g + sd_l), sd_g, sd_l
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     import pyarrow.parquet as pq
 
     from graphtx.atomic import replacing
-    from graphtx.model.embed import read_vectors
+    from graphtx.model.embed import table_vectors
     from graphtx.model.io import load_model
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -78,18 +80,16 @@ def main(argv: list[str] | None = None) -> int:
     config = load_model(args.model).model.config
     if not config.lexical_dim:
         raise SystemExit(f"{args.model} has no lexical channel: nothing to re-mix")
-    ids, vectors, _ = read_vectors(args.vectors)
+    table = pq.read_table(args.vectors)
+    ids, vectors, _ = table_vectors(table)
     if vectors.shape[1] != config.out_dim + config.lexical_dim:
         raise SystemExit(f"{args.vectors} holds {vectors.shape[1]}-d vectors, {args.model} writes {config.out_dim + config.lexical_dim}-d")
-    graph, lexical = split_parts(vectors, config.out_dim, config.lexical_weight)
     weight = args.weight
     if args.equal_mix:
-        weight, sd_g, sd_l = equal_mix_weight(graph, lexical, args.docs, args.seed)
+        weight, sd_g, sd_l = equal_mix_weight(vectors, config.out_dim, args.docs, args.seed)
         print(f"spreads over {min(args.docs, len(ids))} vectors: graph {sd_g:.4f}, lexical {sd_l:.4f} -> equal-mix weight {weight:.3f}")
-    out = join_parts(graph, lexical, weight)
-    table = pq.read_table(args.vectors)
-    dim = out.shape[1]
-    vector = pa.FixedSizeListArray.from_arrays(pa.array(out.reshape(-1), pa.float32()), dim)
+    out = join_parts(*split_parts(vectors, config.out_dim, config.lexical_weight), weight)  # (n, D + L)
+    vector = pa.FixedSizeListArray.from_arrays(pa.array(out.reshape(-1), pa.float32()), out.shape[1])
     table = table.set_column(table.schema.get_field_index("vector"), table.schema.field("vector"), vector)
     metadata = dict(table.schema.metadata or {})
     # no longer the model's own vectors: the fingerprint says so (an index built from them matches no model)

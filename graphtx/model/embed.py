@@ -187,7 +187,11 @@ def _embed_on_ray(chunks, schema, graphs_dir, kind, out_path: Path, batch_size, 
 
 def read_vectors(path: str | Path) -> tuple[list[str], np.ndarray, dict]:
     """(doc ids, vectors (n, dim) float32, schema metadata) of a vectors file."""
-    table = pq.read_table(path)
+    return table_vectors(pq.read_table(path))
+
+
+def table_vectors(table: pa.Table) -> tuple[list[str], np.ndarray, dict]:
+    """(doc ids, vectors (n, dim) float32, schema metadata) of a vectors file's table, read once by the caller."""
     meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
     dim = int(meta["dim"])
     flat = table.column("vector").combine_chunks().flatten().to_numpy()

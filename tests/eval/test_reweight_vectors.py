@@ -31,11 +31,11 @@ def test_the_equal_mix_weight_balances_the_spreads():
     rng = np.random.default_rng(1)
     graph = _unit(np.ones((40, 4)) + 0.05 * rng.normal(size=(40, 4)))  # nearly constant cosines
     lexical = _unit(rng.normal(size=(40, 6)))
-    b, sd_g, sd_l = reweight_vectors.equal_mix_weight(graph, lexical, docs=40)
+    b, sd_g, sd_l = reweight_vectors.equal_mix_weight(reweight_vectors.join_parts(graph, lexical, 0.4), 4, docs=40)
     assert sd_g < sd_l and b < 0.5
     assert (1 - b) * sd_g == pytest.approx(b * sd_l)
     with pytest.raises(ValueError, match="constant"):
-        reweight_vectors.equal_mix_weight(np.ones((5, 3)), np.ones((5, 2)))
+        reweight_vectors.equal_mix_weight(np.ones((5, 5)), 3)
 
 
 @pytest.mark.timeout(120)
