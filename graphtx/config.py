@@ -15,6 +15,7 @@ and by what runs several stages at once, never by a stage itself.
 ``rank``           :class:`graphtx.rank.config.RankConfig`
 ``serve``          :class:`graphtx.serve.config.ServeConfig`
 ``eval``           :class:`graphtx.eval.config.EvalConfig`
+``distil_phrases`` :class:`graphtx.train.phrase_distil_config.PhraseDistilConfig`
 =================  =========================================
 
 ``load_config("configs/small.yaml")`` returns a :class:`GraphtxConfig`; unknown
@@ -40,11 +41,12 @@ from graphtx.rank.config import RankConfig
 from graphtx.serve.config import ServeConfig, is_loopback
 from graphtx.text.config import PretrainConfig
 from graphtx.train.config import TrainConfig
+from graphtx.train.phrase_distil_config import PhraseDistilConfig
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 __all__ = [
-    "REPO_ROOT", "EvalConfig", "GraphtxConfig", "IndexConfig", "IngestConfig", "ModelConfig", "ParseConfig", "PretrainConfig", "RankConfig",
+    "REPO_ROOT", "EvalConfig", "GraphtxConfig", "IndexConfig", "IngestConfig", "ModelConfig", "ParseConfig", "PhraseDistilConfig", "PretrainConfig", "RankConfig",
     "SearchConfig", "ServeConfig", "TrainConfig", "config_from_dict", "is_loopback", "load_config", "with_overrides",
 ]  # fmt: skip
 
@@ -63,6 +65,7 @@ class GraphtxConfig:
     search: SearchConfig = field(default_factory=SearchConfig)
     serve: ServeConfig = field(default_factory=ServeConfig)
     rank: RankConfig = field(default_factory=RankConfig)
+    distil_phrases: PhraseDistilConfig = field(default_factory=PhraseDistilConfig)
 
 
 def config_from_dict(data: dict[str, Any]) -> GraphtxConfig:

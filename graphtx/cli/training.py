@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 from graphtx.cli.common import EXIT_OK, KIND_CHOICES, add_common, add_engine, add_ray_gpus, progress, say
@@ -126,6 +127,22 @@ def cmd_plot(args, config) -> int:
     return EXIT_OK
 
 
+def cmd_distil_phrases(args, config) -> int:
+    from graphtx.from_dict import with_overrides
+    from graphtx.text.phrase_pairs import read_phrase_pairs
+    from graphtx.train.phrase_distil import distil_phrases
+
+    cfg = with_overrides(config.distil_phrases, peer=args.peer, node_dim=args.node_dim, epochs=args.epochs, max_phrases=args.max_phrases,
+                         teacher_epochs=args.teacher_epochs)  # fmt: skip
+    pairs = read_phrase_pairs(args.pairs) if args.pairs else None
+    exclude = read_phrase_pairs(args.exclude) if args.exclude else None
+    seed = config.seed if args.seed is None else args.seed
+    report = distil_phrases(args.tokens, args.graphs, args.out, cfg, pairs=pairs, exclude=exclude, seed=seed, progress=progress(args),
+                            peer_cache_dir=config.eval.peer_cache_dir)  # fmt: skip
+    say(args, dataclasses.asdict(report), report.lines())
+    return EXIT_OK
+
+
 def cmd_rank_fit(args, config) -> int:
     from graphtx.eval.ranker import run_rank_fit
 
@@ -135,6 +152,24 @@ def cmd_rank_fit(args, config) -> int:
 
 
 def add_parsers(sub) -> None:
+    p = sub.add_parser("distil-phrases", help="tokens + graphs -> tokens whose SWEM node encoder a peer taught (node-phrase distillation)")
+    p.add_argument("--tokens", required=True, help="tokens directory written by `graphtx pretrain` (its tokenizer is kept)")
+    p.add_argument("--graphs", required=True, nargs="+", help="graphs directories whose feature-node phrases are distilled")
+    p.add_argument("--out", required=True, help="tokens directory to write (distilled token vectors + node_projection.npz)")
+    p.add_argument("--pairs", help="labelled phrase pairs CSV (anchor,target,score,context): the teacher is fine-tuned on them first "
+                   "and a held-out share of their anchors selects the epochs")  # fmt: skip
+    p.add_argument("--exclude", help="phrase pairs CSV whose phrases are never taught (a validation set you will score on)")
+    p.add_argument("--peer", choices=["minilm", "mpnet"], help="the teacher (default: config distil_phrases.peer, minilm)")
+    p.add_argument(
+        "--node-dim", type=at_least(1, "the node size"), help="distilled projection size = model.node_dim (default 256, configs/small.yaml's)"
+    )
+    p.add_argument("--epochs", type=at_least(1, "the number of epochs"), help="student passes over the pool (default 40)")
+    p.add_argument("--teacher-epochs", type=at_least(0, "the number of epochs"), help="teacher passes over --pairs (default 1; 0 = as shipped)")
+    p.add_argument("--max-phrases", type=at_least(1, "the number of phrases"), help="corpus phrases distilled (default 150000)")
+    p.add_argument("--seed", type=at_least(0, "the seed"), help="dev split, pool draw and batch order (default: the config's seed)")
+    add_common(p)
+    p.set_defaults(func=cmd_distil_phrases)
+
     p = sub.add_parser("init-model", help="config + tokens directory -> an untrained model directory")
     p.add_argument("--tokens", required=True, help="tokens directory written by `graphtx pretrain`")
     p.add_argument("--out", required=True, help="model directory to write")

@@ -47,7 +47,7 @@ from graphtx.graphs.builder import GraphBuilder
 from graphtx.graphs.config import ParseConfig
 from graphtx.graphs.graph import GRAPH_SCHEMA, InventionGraph
 from graphtx.parallel import bounded_map
-from graphtx.shards import ShardJournal, file_identity, plan_shards
+from graphtx.shards import ShardJournal, content_identity, plan_shards
 
 GRAPHS_FILE = "graphs.parquet"
 
@@ -192,7 +192,8 @@ def parse_corpus(corpus_dir: str | Path, out_dir: str | Path, cfg: ParseConfig =
 
 
 def parse_fingerprint(corpus_dir: str | Path, cfg: ParseConfig) -> dict:
-    """What the graphs of a corpus depend on: the documents file (path, size, modification time), the shard plan, the
+    """What the graphs of a corpus depend on: the documents file's contents (size and sha256: a corpus ingested anew into
+    the same bytes, or moved, keeps its cache), the shard plan, the
     settings that change output (not workers or chunk size), the rules' contents, the spaCy pipeline's version and the
     source of graphtx's parse code (graphtx/graphs/*.py).
     The key of a parse's shard journal, and of its folder in a parse cache."""
@@ -209,7 +210,7 @@ def parse_fingerprint(corpus_dir: str | Path, cfg: ParseConfig) -> dict:
     except metadata.PackageNotFoundError:
         pipeline = "unknown"
     code = hashlib.sha256(b"".join(f.read_bytes() for f in sorted(Path(__file__).parent.glob("*.py"))))  # graphtx's own parse code
-    return {"stage": "parse", "documents": file_identity(path), "shards": len(plan_shards(count_documents(corpus_dir), cfg.shard_size)),
+    return {"stage": "parse", "documents": content_identity(path), "shards": len(plan_shards(count_documents(corpus_dir), cfg.shard_size)),
             "config": settings, "rules": rules.hexdigest(), "spacy_pipeline": f"{cfg.spacy_model} {pipeline}", "code": code.hexdigest()}  # fmt: skip
 
 

@@ -37,13 +37,23 @@ def init_model(config: ModelConfig, tokens_dir: str | Path, seed: int) -> tuple[
 
     ``config.vocab_size`` and ``config.token_dim`` are taken from the tokens (BPE may
     learn fewer tokens than asked for); any other mismatch is the caller's config.
+    A tokens directory written by ``graphtx distil-phrases`` also gives the SWEM projection
+    distilled with its vectors: a model of that ``node_dim`` starts from it (another node_dim
+    keeps its seeded projection, and stderr says so).
     """
-    from graphtx.text.pretrain import load_token_idf, load_tokens
+    from graphtx.text.pretrain import load_node_projection, load_token_idf, load_tokens
 
     tokenizer, vectors = load_tokens(tokens_dir)
     config = dataclasses.replace(config, vocab_size=tokenizer.vocab_size, token_dim=int(vectors.shape[1]))
     model = GraphEncoder(config, seed=seed)
     model.swem.load_token_vectors(vectors)
+    projection = load_node_projection(tokens_dir)
+    if projection is not None:
+        if tuple(projection[0].shape) == tuple(model.swem.proj.weight.shape):
+            model.swem.load_projection(*projection)
+        else:
+            print(f"note: {tokens_dir}'s distilled node projection is {projection[0].shape[0]}-d, the model's node_dim is "
+                  f"{config.node_dim}: the model keeps its seeded projection (distil with --node-dim {config.node_dim})", file=sys.stderr)  # fmt: skip
     if config.token_weighting != "none":
         model.swem.load_token_weights(load_token_idf(tokens_dir))
     if model.lexical is not None:

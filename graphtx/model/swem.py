@@ -63,6 +63,15 @@ class SWEMNodeEncoder(nn.Module):
         self.embedding.weight.copy_(matrix.to(self.embedding.weight))
 
     @torch.no_grad()
+    def load_projection(self, weight: np.ndarray | torch.Tensor, bias: np.ndarray | torch.Tensor) -> None:
+        """Copy a (node_dim, 2 * token_dim) weight and (node_dim,) bias into the projection (e.g. ``graphtx distil-phrases``')."""
+        weight, bias = torch.as_tensor(weight), torch.as_tensor(bias)
+        if tuple(weight.shape) != tuple(self.proj.weight.shape) or tuple(bias.shape) != tuple(self.proj.bias.shape):
+            raise ValueError(f"projection {tuple(weight.shape)} + {tuple(bias.shape)} does not fit {tuple(self.proj.weight.shape)}")
+        self.proj.weight.copy_(weight.to(self.proj.weight))
+        self.proj.bias.copy_(bias.to(self.proj.bias))
+
+    @torch.no_grad()
     def load_token_weights(self, weights: np.ndarray | torch.Tensor) -> None:
         """Copy positive per-token weights (vocab_size,), e.g. the tokens directory's IDF, into the weighting."""
         if self.weighting == "none":

@@ -6,6 +6,9 @@ Layout of a tokens directory::
     token_vectors.npy    float32 (vocab_size, dim); row i = vector of token id i, row 0 ([PAD]) zeros
     token_idf.npy        float32 (vocab_size,); smoothed IDF of token id i over the documents
                          (``model.token_weighting: idf`` weights SWEM's mean pooling by it)
+    node_projection.npz  only in a directory written by ``graphtx distil-phrases``: the SWEM node encoder's
+                         projection (``weight`` (node_dim, 2 * dim), ``bias`` (node_dim,)) distilled with
+                         these token vectors; a model of that node_dim starts from it
     manifest.json        corpora, counts, sizes, seed, row sources, versions, seconds, fingerprint;
                          written last, so its presence marks a complete directory (the files are
                          staged in ``.partial/`` and committed whole: graphtx/atomic.py)
@@ -56,6 +59,7 @@ from graphtx.text.fasttext import (
 
 VECTORS_FILE = "token_vectors.npy"
 IDF_FILE = "token_idf.npy"
+NODE_PROJECTION_FILE = "node_projection.npz"  # graphtx distil-phrases: the SWEM projection distilled with the token vectors
 TOKENS_FILES = (TOKENIZER_FILE, VECTORS_FILE, MANIFEST_FILE)
 BATCH_TEXTS = 2048  # texts per encode_batch call
 
@@ -137,10 +141,12 @@ class PretrainReport:
 
 
 def tokens_fingerprint(tokens_dir: str | Path) -> str:
-    """sha256 of ``tokenizer.json`` bytes followed by ``token_vectors.npy`` bytes."""
+    """sha256 of ``tokenizer.json`` bytes followed by ``token_vectors.npy`` bytes (and ``node_projection.npz``'s, where
+    ``graphtx distil-phrases`` wrote one)."""
     digest = hashlib.sha256()
-    for name in (TOKENIZER_FILE, VECTORS_FILE):
-        digest.update((Path(tokens_dir) / name).read_bytes())
+    for name in (TOKENIZER_FILE, VECTORS_FILE, NODE_PROJECTION_FILE):
+        if name != NODE_PROJECTION_FILE or (Path(tokens_dir) / name).exists():
+            digest.update((Path(tokens_dir) / name).read_bytes())
     return digest.hexdigest()
 
 
@@ -263,6 +269,16 @@ def load_token_idf(tokens_dir: str | Path) -> np.ndarray:
         raise FileNotFoundError(f"{tokens_dir} has no {IDF_FILE} (made before IDF weighting): re-run `graphtx pretrain`, "
                                 "or set model.token_weighting: none and model.lexical_dim: 0 (the two parts that read it)")  # fmt: skip
     return np.load(path)
+
+
+def load_node_projection(tokens_dir: str | Path) -> tuple[np.ndarray, np.ndarray] | None:
+    """(weight (node_dim, 2 * dim), bias (node_dim,)) of the SWEM projection distilled with these token vectors
+    (``graphtx distil-phrases``), or None for a directory written by ``graphtx pretrain``."""
+    path = Path(tokens_dir) / NODE_PROJECTION_FILE
+    if not path.exists():
+        return None
+    with np.load(path) as z:
+        return z["weight"], z["bias"]
 
 
 def _versions() -> dict:

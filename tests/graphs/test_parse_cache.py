@@ -72,6 +72,26 @@ def test_the_fingerprint_changes_with_what_changes_the_graphs_and_not_with_worke
     assert json.dumps(base)  # a JSON key for the journal
 
 
+def test_the_cache_follows_the_corpus_bytes_not_its_path_or_time(tiny_pretrained, tmp_path):
+    """A corpus ingested anew (ingest writes the same bytes) or moved finds its cache; one changed row does not."""
+    import os
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    from graphtx.corpus.store import documents_path
+
+    corpus, cfg = tiny_pretrained / "corpus", ParseConfig(cache_dir=str(tmp_path / "cache"))
+    again = tmp_path / "elsewhere" / "corpus"
+    shutil.copytree(corpus, again)
+    docs = documents_path(again)
+    os.utime(docs, ns=(docs.stat().st_atime_ns, docs.stat().st_mtime_ns + 10**9))  # written later
+    assert cache_folder(again, cfg) == cache_folder(corpus, cfg)
+    table = pq.read_table(docs)
+    pq.write_table(table.slice(0, table.num_rows - 1), docs)  # one document fewer
+    assert cache_folder(again, cfg) != cache_folder(corpus, cfg)
+
+
 def test_the_cli_takes_a_cache(tiny_pretrained, tmp_path, capsys):
     from graphtx.cli import main
 

@@ -54,7 +54,7 @@ Layers (as the citation evaluation's):
 
 ==============  =====================================================================================
 ``config``      :class:`PhraseConfig`
-``data``        the pairs CSV reader, :class:`PhrasePairs`, the seeded dev split by anchor
+``data``        (graphtx/text/phrase_pairs.py) the pairs CSV reader, :class:`PhrasePairs`, the seeded dev split by anchor
 ``model``       :class:`PhraseSimilarityModel` (SWEM + CPC FiLM), the untrained scorers, ``score``
 ``finetune``    ``fine_tune``: AdamW, early selection on dev Pearson (losses: :mod:`graphtx.train.loss`)
 ``protocol``    ``evaluate_phrases``: the three methods on the validation split + the published rows
@@ -66,16 +66,16 @@ loads torch (the model): the command imports it when it runs, never at start-up.
 """
 
 from graphtx.eval.phrases.config import PhraseConfig
-from graphtx.eval.phrases.data import PhrasePairs, SkippedRow, read_phrase_pairs, split_by_anchor
 from graphtx.eval.phrases.finetune import LOSSES, fine_tune
-from graphtx.eval.phrases.model import PairBatch, PhraseSimilarityModel, cpc_class, pretrained_model, score
+from graphtx.eval.phrases.model import PairBatch, PhraseSimilarityModel, cpc_class, distilled_model, pretrained_model, score
 from graphtx.eval.phrases.protocol import PUBLISHED, PhraseEvalReport, evaluate_phrases
 from graphtx.eval.phrases.report import format_table, plot_scatter, report_lines, write_results
 from graphtx.metrics import pearson_spearman
+from graphtx.text.phrase_pairs import PhrasePairs, SkippedRow, read_phrase_pairs, split_by_anchor
 from graphtx.train.loss import cosent_loss, mse_loss
 
 __all__ = [
     "LOSSES", "PUBLISHED", "PairBatch", "PhraseConfig", "PhraseEvalReport", "PhrasePairs", "PhraseSimilarityModel", "SkippedRow",
-    "cosent_loss", "cpc_class", "evaluate_phrases", "fine_tune", "format_table", "mse_loss", "pearson_spearman", "plot_scatter",
+    "cosent_loss", "cpc_class", "distilled_model", "evaluate_phrases", "fine_tune", "format_table", "mse_loss", "pearson_spearman", "plot_scatter",
     "pretrained_model", "read_phrase_pairs", "report_lines", "score", "split_by_anchor", "write_results",
 ]  # fmt: skip

@@ -12,10 +12,10 @@ import numpy as np
 import torch
 
 from graphtx.eval.phrases.config import PhraseConfig
-from graphtx.eval.phrases.data import PhrasePairs, split_by_anchor
 from graphtx.eval.phrases.model import PhraseSimilarityModel, _new_model, score
 from graphtx.metrics import pearson_spearman
 from graphtx.model.batch import Tokenizer
+from graphtx.text.phrase_pairs import PhrasePairs, split_by_anchor
 from graphtx.train.loss import cosent_loss, mse_loss
 
 LOSSES: dict[str, Callable[[torch.Tensor, torch.Tensor, float], torch.Tensor]] = {"mse": mse_loss, "cosent": cosent_loss}  # keys = config.LOSS_NAMES

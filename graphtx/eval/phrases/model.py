@@ -16,10 +16,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from graphtx.eval.phrases.data import PhrasePairs
 from graphtx.graphs.graph import NODE_TYPES
 from graphtx.model.batch import Tokenizer
 from graphtx.model.swem import SWEMNodeEncoder
+from graphtx.text.phrase_pairs import PhrasePairs
 
 UNKNOWN = "[UNK]"  # row 0 of the class and section tables
 FEATURE_TYPE = NODE_TYPES.index("feature")  # phrases are feature nodes of an invention graph
@@ -154,6 +154,15 @@ def pretrained_model(tokenizer: Tokenizer, vectors: np.ndarray, pool: str = "mea
     token_dim = vectors.shape[1]
     node_dim = token_dim if pool == "mean" else 2 * token_dim
     return _new_model(tokenizer, vectors, node_dim=node_dim, use_context=False, max_tokens_per_phrase=max_tokens_per_phrase).eval()
+
+
+def distilled_model(
+    tokenizer: Tokenizer, vectors: np.ndarray, weight: np.ndarray, bias: np.ndarray, max_tokens_per_phrase: int = 16
+) -> PhraseSimilarityModel:
+    """The node encoder of a ``graphtx distil-phrases`` tokens directory as it is: its token vectors and projection, no context."""
+    model = _new_model(tokenizer, vectors, node_dim=int(weight.shape[0]), use_context=False, max_tokens_per_phrase=max_tokens_per_phrase)
+    model.encoder.load_projection(weight, bias)
+    return model.eval()
 
 
 def _new_model(tokenizer: Tokenizer, vectors: np.ndarray, **kwargs: Any) -> PhraseSimilarityModel:

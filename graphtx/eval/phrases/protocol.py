@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 
 from graphtx.eval.phrases.config import PhraseConfig
-from graphtx.eval.phrases.data import PhrasePairs, read_phrase_pairs
 from graphtx.eval.phrases.finetune import fine_tune
-from graphtx.eval.phrases.model import pretrained_model, score
+from graphtx.eval.phrases.model import distilled_model, pretrained_model, score
 from graphtx.metrics import pearson_spearman
+from graphtx.text.phrase_pairs import PhrasePairs, read_phrase_pairs
 
 # Published numbers on the *test* split (not in ../shared/data), as quoted in the issue; never run here.
 PUBLISHED = (
@@ -51,6 +51,7 @@ class PhraseEvalReport:
 FASTTEXT_ROW = "FastText average (mean of token vectors)"
 SWEM_ROW = "SWEM mean+max (pre-trained, no training)"
 TUNED_ROW = "SWEM fine-tuned with CPC context"
+DISTILLED_ROW = "SWEM node encoder as distilled (graphtx distil-phrases, no training here)"
 
 
 def evaluate_phrases(
@@ -58,7 +59,7 @@ def evaluate_phrases(
     progress: bool | None = None,
 ) -> PhraseEvalReport:  # fmt: skip
     """Score the three methods on ``valid_csv`` (fine-tuning on ``train_csv``) and add the published rows."""
-    from graphtx.text.pretrain import load_tokens
+    from graphtx.text.pretrain import load_node_projection, load_tokens
 
     started = time.time()
     tokenizer, vectors = load_tokens(tokens_dir)
@@ -67,6 +68,9 @@ def evaluate_phrases(
         FASTTEXT_ROW: score(pretrained_model(tokenizer, vectors, "mean", cfg.max_tokens_per_phrase), valid, cfg.eval_batch_size),
         SWEM_ROW: score(pretrained_model(tokenizer, vectors, "mean+max", cfg.max_tokens_per_phrase), valid, cfg.eval_batch_size),
     }
+    projection = load_node_projection(tokens_dir)
+    if projection is not None:  # the node encoder a graph model over these tokens starts from
+        predictions[DISTILLED_ROW] = score(distilled_model(tokenizer, vectors, *projection, cfg.max_tokens_per_phrase), valid, cfg.eval_batch_size)
     t0 = time.time()
     model = fine_tune(train, tokenizer, vectors, cfg, seed, progress)
     t_fine_tune = time.time() - t0

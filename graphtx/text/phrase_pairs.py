@@ -1,4 +1,6 @@
-"""Phrase pairs: the ``anchor,target,score,context`` CSV reader and the seeded dev split by anchor."""
+"""Phrase pairs (Google's Patent Phrase Similarity format): the ``anchor,target,score,context`` CSV reader and the seeded
+dev split by anchor. Read by the phrase evaluation (graphtx/eval/phrases/) and by node-phrase distillation
+(graphtx/train/phrase_distil.py), so it lives in the text stage both come after."""
 
 from __future__ import annotations
 
