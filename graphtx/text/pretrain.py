@@ -201,7 +201,9 @@ def pretrain(
 
     with tqdm(total=total, desc="pretrain idf", unit="doc", disable=disable, file=sys.stderr) as bar:
         idf = token_idf(corpora, tokenizer, cfg, bar)
-    staged = StagedDir(out, "`graphtx pretrain`", (TOKENIZER_FILE, VECTORS_FILE, IDF_FILE)).__enter__()
+    staged = StagedDir(
+        out, "`graphtx pretrain`", (TOKENIZER_FILE, VECTORS_FILE, IDF_FILE, NODE_PROJECTION_FILE)
+    ).__enter__()  # owns: a distilled projection left there goes
     try:
         tokenizer.save(staged.partial)
         np.save(staged.path(VECTORS_FILE), vectors)

@@ -116,6 +116,12 @@ def test_the_cli_writes_a_tokens_directory_that_init_model_and_eval_phrases_star
     assert any(m.startswith("SWEM node encoder as distilled") for m in rows)
     assert read_phrase_pairs(valid).source == str(valid)
 
+    from graphtx.config import PretrainConfig
+    from graphtx.text.pretrain import pretrain
+
+    pretrain([tiny_pretrained / "corpus"], out, PretrainConfig(vocab_size=200, dim=16, epochs=1, buckets=5_000), seed=0, progress=False)
+    assert load_node_projection(out) is None  # plain tokens written over it: no stale projection left behind
+
 
 def test_distilling_into_the_input_tokens_directory_is_refused(tiny_pretrained, monkeypatch):
     import graphtx.text.peers as peers
