@@ -292,17 +292,24 @@ def distil_phrases(
     work.mkdir(parents=True, exist_ok=True)
     (work / "key.json").write_text(json.dumps(key))
 
+    def say(message: str) -> None:
+        if progress is not False:
+            print(f"distil-phrases: {message}", file=sys.stderr, flush=True)
+
+    say(f"{len(phrases):,} phrases to distil ({len(corpus):,} of {len(counts):,} distinct in the graphs, {len(fit_phrases):,} of the pairs)")
     teacher_info: dict = {"peer": cfg.peer, "epochs": 0}
     teacher_vectors_file = work / "teacher_vectors.npy"
     if teacher_vectors_file.exists():
         teacher_vectors = np.load(teacher_vectors_file)
         teacher_info |= _read_json(work / "teacher.json") or {}
+        say(f"the teacher's vectors of a previous run of this job reused from {work}")
     else:
         model = load_peer(peer_path, cfg.max_tokens)
         if fit is not None and cfg.teacher_epochs:
             teacher_info |= {"epochs": cfg.teacher_epochs} | tune_teacher(model, fit, dev, cfg, seed, progress)
         from graphtx.atomic import atomic_write_json
 
+        say(f"encoding the {len(phrases):,} phrases with the teacher (about 400 a second on 2 cores)")
         teacher_vectors = encode_texts(model, phrases, cfg.encode_batch_size)  # (pool, e)
         _save_npy(teacher_vectors_file, teacher_vectors)
         atomic_write_json(work / "teacher.json", teacher_info)
