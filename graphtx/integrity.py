@@ -29,7 +29,7 @@ CHECKSUMS_KEY = "checksums"
 SEAL_KEY = "manifest_sha256"
 HASH_AT_OPEN_BYTES = 64 << 20  # files up to 64 MiB are hashed whenever they are opened
 
-_verified: dict[tuple[str, int, int], str] = {}  # (path, size, mtime_ns) -> sha256 verified in this process
+_verified: dict[tuple[str, int, int], str] = {}  # (path, size, mtime_ns) -> sha256 hashed in this process (cached_sha256)
 
 
 def sha256_file(path: str | Path, block: int = 1 << 20) -> str:
@@ -38,6 +38,15 @@ def sha256_file(path: str | Path, block: int = 1 << 20) -> str:
         while chunk := f.read(block):
             h.update(chunk)
     return h.hexdigest()
+
+
+def cached_sha256(path: str | Path) -> str:
+    """``sha256_file``, computed once per process for a file whose path, size and modification time are unchanged."""
+    st = os.stat(path)
+    key = (str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _verified:
+        _verified[key] = sha256_file(path)
+    return _verified[key]
 
 
 def file_entry(path: str | Path) -> dict:
@@ -97,14 +106,9 @@ def check(directory: str | Path, entries: dict, *, hash_limit: int | None = HASH
             continue
         if hash_limit is not None and st.st_size > hash_limit:
             continue
-        key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
-        if _verified.get(key) == want["sha256"]:
-            continue
-        got = sha256_file(path)
+        got = cached_sha256(path)
         if got != want["sha256"]:
             problems.append(Problem(name, f"contents changed: sha256 {got[:12]}…, the manifest records {want['sha256'][:12]}…"))
-        else:
-            _verified[key] = got
     return problems
 
 

@@ -45,21 +45,13 @@ def file_identity(path: str | Path) -> dict:
     return {"path": str(path), "bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
 
 
-_content_memo: dict[tuple[str, int, int], str] = {}  # (path, size, mtime_ns) -> sha256, hashed once per process
-
-
 def content_identity(path: str | Path) -> dict:
     """What a cache key records of an input file: its size and the sha256 of its bytes, not where it lies or when it was
     written, so that the same bytes written again (a corpus ingested anew, a copy elsewhere) find the same cache.
     The hash is computed once per process for a file whose path, size and modification time are unchanged."""
-    from graphtx.integrity import sha256_file
+    from graphtx.integrity import cached_sha256
 
-    path = Path(path).resolve()
-    st = path.stat()
-    memo = (str(path), st.st_size, st.st_mtime_ns)
-    if memo not in _content_memo:
-        _content_memo[memo] = sha256_file(path)
-    return {"bytes": st.st_size, "sha256": _content_memo[memo]}
+    return {"bytes": Path(path).stat().st_size, "sha256": cached_sha256(path)}
 
 
 class ShardJournal:

@@ -6,6 +6,7 @@ import dataclasses
 import sys
 
 from graphtx.cli.common import EXIT_OK, KIND_CHOICES, add_common, add_engine, add_ray_gpus, progress, say
+from graphtx.text.peers import PEERS
 from graphtx.usage import at_least
 
 
@@ -159,7 +160,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--pairs", help="labelled phrase pairs CSV (anchor,target,score,context): the teacher is fine-tuned on them first "
                    "and a held-out share of their anchors selects the epochs")  # fmt: skip
     p.add_argument("--exclude", help="phrase pairs CSV whose phrases are never taught (a validation set you will score on)")
-    p.add_argument("--peer", choices=["minilm", "mpnet"], help="the teacher (default: config distil_phrases.peer, minilm)")
+    p.add_argument("--peer", choices=PEERS, help="the teacher (default: config distil_phrases.peer, minilm)")
     p.add_argument(
         "--node-dim", type=at_least(1, "the node size"), help="distilled projection size = model.node_dim (default 256, configs/small.yaml's)"
     )

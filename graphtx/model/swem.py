@@ -101,3 +101,27 @@ class SWEMNodeEncoder(nn.Module):
     def extra_repr(self) -> str:
         mean = "mean" if self.weighting == "none" else f"{self.weighting}-weighted mean"
         return f"vocab={self.vocab_size}, token_dim={self.token_dim}, node_dim={self.node_dim}, pool={mean}+max, embedding_dropout={self.embedding_dropout}"
+
+
+class PhraseTokens:
+    """Short texts (node phrases) tokenised once into flat CSR arrays; ``node_inputs(rows)`` gives the encoder's
+    ``(token_ids, token_node)`` for those texts, in that order. Texts keep their first ``max_tokens`` tokens.
+
+    Legend: n - texts asked for, t - their tokens.
+    """
+
+    def __init__(self, tokenizer, texts: list[str], max_tokens: int = 16):
+        ids = tokenizer.encode_batch(texts) if texts else []
+        self.lengths = np.fromiter((min(len(x), max_tokens) for x in ids), dtype=np.int64, count=len(ids))  # (texts,)
+        self.starts = np.cumsum(self.lengths) - self.lengths  # (texts,)
+        self.flat = np.fromiter((t for x in ids for t in x[:max_tokens]), dtype=np.int64, count=int(self.lengths.sum()))  # (tokens,)
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def node_inputs(self, rows: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        """(n,) text rows -> token ids (t,) and the position in ``rows`` of each token's text (t,)."""
+        lengths = self.lengths[rows]  # (n,)
+        within = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)  # (t,) position in its text
+        token_ids = self.flat[np.repeat(self.starts[rows], lengths) + within]  # (t,)
+        return torch.from_numpy(token_ids), torch.from_numpy(np.repeat(np.arange(len(rows)), lengths))

@@ -143,10 +143,10 @@ class PretrainReport:
 def tokens_fingerprint(tokens_dir: str | Path) -> str:
     """sha256 of ``tokenizer.json`` bytes followed by ``token_vectors.npy`` bytes (and ``node_projection.npz``'s, where
     ``graphtx distil-phrases`` wrote one)."""
-    digest = hashlib.sha256()
-    for name in (TOKENIZER_FILE, VECTORS_FILE, NODE_PROJECTION_FILE):
-        if name != NODE_PROJECTION_FILE or (Path(tokens_dir) / name).exists():
-            digest.update((Path(tokens_dir) / name).read_bytes())
+    path, digest = Path(tokens_dir), hashlib.sha256()
+    distilled = [NODE_PROJECTION_FILE] if (path / NODE_PROJECTION_FILE).exists() else []
+    for name in [TOKENIZER_FILE, VECTORS_FILE, *distilled]:
+        digest.update((path / name).read_bytes())
     return digest.hexdigest()
 
 

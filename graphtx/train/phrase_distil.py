@@ -31,6 +31,7 @@ killed or repeated run reuses them) and removed when the directory is written.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import math
 import shutil
@@ -46,7 +47,7 @@ import torch
 import torch.nn.functional as F
 
 from graphtx.metrics import pearson_spearman
-from graphtx.model.swem import SWEMNodeEncoder
+from graphtx.model.swem import PhraseTokens, SWEMNodeEncoder
 from graphtx.text.phrase_pairs import PhrasePairs, split_by_anchor
 from graphtx.train.phrase_distil_config import PhraseDistilConfig
 
@@ -158,22 +159,6 @@ def tune_teacher(model, fit: PhrasePairs, dev: PhrasePairs | None, cfg: PhraseDi
 # --- the student -----------------------------------------------------------------
 
 
-class PhraseTokens:
-    """Phrases tokenised once into flat CSR arrays; ``node_inputs(rows)`` gives the SWEM's (token_ids, token_node)."""
-
-    def __init__(self, tokenizer, phrases: list[str], max_tokens: int = 16):
-        ids = tokenizer.encode_batch(phrases) if phrases else []
-        self.lengths = np.fromiter((min(len(x), max_tokens) for x in ids), dtype=np.int64, count=len(ids))  # (phrases,)
-        self.starts = np.cumsum(self.lengths) - self.lengths  # (phrases,)
-        self.flat = np.fromiter((t for x in ids for t in x[:max_tokens]), dtype=np.int64, count=int(self.lengths.sum()))  # (tokens,)
-
-    def node_inputs(self, rows: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
-        lengths = self.lengths[rows]  # (n,)
-        within = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)  # (t,)
-        token_ids = self.flat[np.repeat(self.starts[rows], lengths) + within]  # (t,)
-        return torch.from_numpy(token_ids), torch.from_numpy(np.repeat(np.arange(len(rows)), lengths))  # (t,), (t,)
-
-
 def new_student(vectors: np.ndarray, node_dim: int) -> SWEMNodeEncoder:
     """A SWEM over the token vectors whose projection starts as the identity over ``[mean ; max]`` (zero-padded or cut to node_dim)."""
     with torch.random.fork_rng(devices=[]):
@@ -257,14 +242,13 @@ def distil_phrases(
 ) -> PhraseDistilReport:  # fmt: skip
     """Distil ``cfg.peer`` (tuned on ``pairs`` when given) into the node encoder over ``tokens_dir``; write the tokens directory ``out``."""
     from graphtx.text.peers import encode_texts, load_peer, require_peer
+    from graphtx.text.pretrain import load_tokens
 
     started = time.time()
     peer_path = require_peer(cfg.peer, peer_cache_dir)  # before any work: installed, weights checked
     tokens_dir, out = Path(tokens_dir), Path(out)
     if tokens_dir.resolve() == out.resolve():
         raise ValueError(f"--out {out} is the input tokens directory: write the distilled tokens elsewhere")
-    from graphtx.text.pretrain import load_tokens
-
     tokenizer, vectors = load_tokens(tokens_dir)
 
     fit = dev = None
@@ -283,7 +267,8 @@ def distil_phrases(
     t_pool = time.time()
 
     work = out.parent / f"{out.name}{WORK_SUFFIX}"
-    key = {"tokens": _fingerprint(tokens_dir), "phrases": len(phrases), "first": phrases[:3], "last": phrases[-3:], "seed": seed,
+    pool_digest = hashlib.sha256("\n".join(phrases).encode()).hexdigest()
+    key = {"tokens": _fingerprint(tokens_dir), "phrases": len(phrases), "pool_sha256": pool_digest, "seed": seed,
            "teacher": {k: getattr(cfg, k) for k in ("peer", "max_tokens", "teacher_epochs", "teacher_lr", "teacher_batch_size", "dev_fraction")},
            "pairs": None if fit is None else {"fit": len(fit), "source": pairs.source}}  # fmt: skip
     key = json.loads(json.dumps(key))
@@ -309,14 +294,15 @@ def distil_phrases(
             teacher_info |= {"epochs": cfg.teacher_epochs} | tune_teacher(model, fit, dev, cfg, seed, progress)
         from graphtx.atomic import atomic_write_json
 
-        say(f"encoding the {len(phrases):,} phrases with the teacher (about 400 a second on 2 cores)")
+        say(f"encoding the {len(phrases):,} phrases with the teacher (about 370 a second on 2 cores)")
         teacher_vectors = encode_texts(model, phrases, cfg.encode_batch_size)  # (pool, e)
         _save_npy(teacher_vectors_file, teacher_vectors)
         atomic_write_json(work / "teacher.json", teacher_info)
         del model
     t_teacher = time.time()
 
-    tokens = PhraseTokens(tokenizer, phrases)
+    dev_phrases = [] if dev is None else dev.anchor.tolist() + dev.target.tolist()
+    tokens = PhraseTokens(tokenizer, phrases + dev_phrases)  # dev phrases after the pool: scored, never drawn to teach
     index = {p: i for i, p in enumerate(phrases)}
     pair_rows = (np.zeros(0, dtype=np.int64),) * 2
     if fit is not None:
@@ -324,8 +310,6 @@ def distil_phrases(
         pair_rows = (np.array([index[fit.anchor[i]] for i in keep], dtype=np.int64), np.array([index[fit.target[i]] for i in keep], dtype=np.int64))
     dev_rows = None
     if dev is not None:
-        dev_tokens = PhraseTokens(tokenizer, dev.anchor.tolist() + dev.target.tolist())
-        tokens = _concat(tokens, dev_tokens)  # dev phrases are scored, never taught (they are not in the pool's rows drawn)
         m = len(dev)
         dev_rows = (np.arange(len(phrases), len(phrases) + m), np.arange(len(phrases) + m, len(phrases) + 2 * m), dev.score)
     student = new_student(vectors, cfg.node_dim)
@@ -384,14 +368,6 @@ def _feature_type() -> int:
     from graphtx.graphs.graph import NODE_TYPES
 
     return NODE_TYPES.index(FEATURE)
-
-
-def _concat(a: PhraseTokens, b: PhraseTokens) -> PhraseTokens:
-    out = PhraseTokens.__new__(PhraseTokens)
-    out.lengths = np.concatenate([a.lengths, b.lengths])
-    out.flat = np.concatenate([a.flat, b.flat])
-    out.starts = np.cumsum(out.lengths) - out.lengths
-    return out
 
 
 def _fingerprint(tokens_dir: Path) -> str:

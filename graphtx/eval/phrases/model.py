@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -18,7 +17,7 @@ from torch import nn
 
 from graphtx.graphs.graph import NODE_TYPES
 from graphtx.model.batch import Tokenizer
-from graphtx.model.swem import SWEMNodeEncoder
+from graphtx.model.swem import PhraseTokens, SWEMNodeEncoder
 from graphtx.text.phrase_pairs import PhrasePairs
 
 UNKNOWN = "[UNK]"  # row 0 of the class and section tables
@@ -120,11 +119,7 @@ class _PairTensors:
     def __init__(self, model: PhraseSimilarityModel, pairs: PhrasePairs):
         phrases, inverse = np.unique(np.concatenate([pairs.anchor, pairs.target]), return_inverse=True)
         self.anchor_row, self.target_row = inverse[: len(pairs)], inverse[len(pairs) :]  # (p,) each
-        m = model.max_tokens_per_phrase
-        ids = model.tokenizer.encode_batch(phrases.tolist()) if len(phrases) else []
-        self.lengths = np.fromiter((min(len(x), m) for x in ids), dtype=np.int64, count=len(ids))  # (phrases,)
-        self.starts = np.cumsum(self.lengths) - self.lengths  # (phrases,)
-        self.flat = np.fromiter(chain.from_iterable(x[:m] for x in ids), dtype=np.int64, count=int(self.lengths.sum()))  # (tokens,)
+        self.tokens = PhraseTokens(model.tokenizer, phrases.tolist(), model.max_tokens_per_phrase)
         self.class_id, self.section_id = (torch.from_numpy(a) for a in model.context_rows(pairs.context.tolist()))  # (p,) each
         self.score = torch.from_numpy(pairs.score.astype(np.float32))  # (p,)
 
@@ -133,15 +128,12 @@ class _PairTensors:
 
     def batch(self, rows: np.ndarray, context_dropout: float = 0.0, generator: torch.Generator | None = None) -> PairBatch:
         phrase = np.concatenate([self.anchor_row[rows], self.target_row[rows]])  # (2p,)
-        lengths = self.lengths[phrase]  # (2p,)
-        within = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)  # (t,) position in its phrase
-        token_ids = self.flat[np.repeat(self.starts[phrase], lengths) + within]  # (t,)
-        token_node = np.repeat(np.arange(len(phrase)), lengths)  # (t,)
+        token_ids, token_node = self.tokens.node_inputs(phrase)  # (t,) each
         rows_t = torch.from_numpy(np.asarray(rows, dtype=np.int64))
         class_id = self.class_id[rows_t]
         if context_dropout > 0:
             class_id = class_id.masked_fill(torch.rand(len(rows_t), generator=generator) < context_dropout, 0)
-        return PairBatch(torch.from_numpy(token_ids), torch.from_numpy(token_node), class_id, self.section_id[rows_t], self.score[rows_t])
+        return PairBatch(token_ids, token_node, class_id, self.section_id[rows_t], self.score[rows_t])
 
 
 # --- scoring ---------------------------------------------------------------------
