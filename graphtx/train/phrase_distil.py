@@ -15,7 +15,10 @@ phrase pairs) scores phrases, and the token table and projection learn to give t
 3. **Student**: each step takes ``batch_size`` pool phrases and ``pair_batch_size`` fit pairs (both phrases, so that
    near neighbours are in the batch too), and minimises the mean squared difference between the student's and the
    teacher's cosine over all pairs of the batch (relational distillation: what is kept is the geometry the
-   searched cosines read, not the teacher's coordinates). AdamW over the token table and the projection, which
+   searched cosines read, not the teacher's coordinates), plus ``listwise_weight`` x the KL divergence between the
+   teacher's and the student's softmax of each phrase's cosines to the rest of the batch at ``listwise_temperature``
+   (the MSE is dominated by the many far pairs; the softmax weighs a phrase's nearest neighbours, the pairs phrase
+   similarity asks about: 0.576 against 0.565 Pearson in the prototype). AdamW over the token table and the projection, which
    starts as the identity over ``[mean ; max]`` padded with zeros to ``node_dim``; the epoch with the best dev
    Pearson is kept (the last one without pairs).
 
@@ -183,6 +186,24 @@ def relational_mse(student_vectors: torch.Tensor, teacher_vectors: torch.Tensor)
     return F.mse_loss(s @ s.T, t @ t.T)
 
 
+def listwise_kl(student_vectors: torch.Tensor, teacher_vectors: torch.Tensor, temperature: float) -> torch.Tensor:
+    """(n, d), (n, e) -> (): mean over phrases of KL(teacher || student) between their softmaxes over the batch's
+    other phrases (cosine / temperature; a phrase is never its own neighbour)."""
+    s, t = F.normalize(student_vectors, dim=-1), F.normalize(teacher_vectors, dim=-1)
+    self_pair = torch.eye(len(s), dtype=torch.bool, device=s.device)  # (n, n)
+    log_s = F.log_softmax((s @ s.T / temperature).masked_fill(self_pair, -1e9), dim=-1)  # (n, n)
+    log_t = F.log_softmax((t @ t.T / temperature).masked_fill(self_pair, -1e9), dim=-1)  # (n, n)
+    return F.kl_div(log_s, log_t, log_target=True, reduction="batchmean")
+
+
+def distillation_loss(student_vectors: torch.Tensor, teacher_vectors: torch.Tensor, cfg: PhraseDistilConfig) -> torch.Tensor:
+    """The student's loss on one batch: relational MSE + listwise_weight x listwise KL."""
+    loss = relational_mse(student_vectors, teacher_vectors)
+    if cfg.listwise_weight:
+        loss = loss + cfg.listwise_weight * listwise_kl(student_vectors, teacher_vectors, cfg.listwise_temperature)
+    return loss
+
+
 @torch.no_grad()
 def student_cosines(student: SWEMNodeEncoder, tokens: PhraseTokens, anchor_rows: np.ndarray, target_rows: np.ndarray) -> np.ndarray:
     student.eval()
@@ -216,8 +237,8 @@ def distil_student(
                 rows = order[start : start + cfg.batch_size]
                 if pairs and cfg.pair_batch_size:
                     drawn = rng.integers(0, pairs, cfg.pair_batch_size)
-                    rows = np.concatenate([rows, pair_rows[0][drawn], pair_rows[1][drawn]])
-                loss = relational_mse(embed(student, tokens, rows), teacher[rows])
+                    rows = np.unique(np.concatenate([rows, pair_rows[0][drawn], pair_rows[1][drawn]]))  # a phrase once
+                loss = distillation_loss(embed(student, tokens, rows), teacher[rows], cfg)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 optimizer.step()

@@ -23,6 +23,8 @@ class PhraseDistilConfig:
     batch_size: int = 512  # pool phrases a step, their teacher cosines matched all against all
     pair_batch_size: int = 128  # labelled pairs (both phrases) added to each step, so near pairs are matched too
     lr: float = 1e-3  # AdamW for the token table and the projection
+    listwise_weight: float = 0.1  # + this x the listwise KL: each phrase's softmax over the batch, student against teacher (0 = the cosine MSE alone)
+    listwise_temperature: float = 0.05  # of both softmaxes: low, so a phrase's nearest neighbours carry the term
     encode_batch_size: int = 256  # phrases per teacher forward
 
     def __post_init__(self) -> None:
@@ -30,6 +32,8 @@ class PhraseDistilConfig:
                 self.encode_batch_size)  # fmt: skip
         if min(ints) < 1 or self.teacher_epochs < 0 or self.pair_batch_size < 0:
             raise ValueError("distil_phrases sizes and epochs must be >= 1 (teacher_epochs and pair_batch_size >= 0)")
+        if self.listwise_weight < 0 or self.listwise_temperature <= 0:
+            raise ValueError("distil_phrases.listwise_weight must be >= 0 and listwise_temperature > 0")
         if self.lr <= 0 or self.teacher_lr <= 0:
             raise ValueError("distil_phrases.lr and teacher_lr must be > 0")
         if not 0.0 <= self.dev_fraction < 1.0:

@@ -15,7 +15,9 @@ from graphtx.text.phrase_pairs import read_phrase_pairs
 from graphtx.train.phrase_distil import (
     PhraseTokens,
     distil_student,
+    distillation_loss,
     graph_phrases,
+    listwise_kl,
     new_student,
     relational_mse,
     select_pool,
@@ -41,6 +43,30 @@ def test_relational_mse_is_zero_for_the_same_geometry_at_any_scale_and_rotation(
     rotation, _ = torch.linalg.qr(torch.randn(5, 5, generator=g))
     assert relational_mse(3.0 * teacher @ rotation, teacher).item() < 1e-10
     assert relational_mse(torch.randn(6, 4, generator=g), teacher).item() > 1e-3
+
+
+def test_listwise_kl_is_zero_for_the_same_geometry_and_weighs_the_nearest_neighbours():
+    g = torch.Generator().manual_seed(0)
+    teacher = torch.randn(6, 5, generator=g)
+    rotation, _ = torch.linalg.qr(torch.randn(5, 5, generator=g))
+    assert abs(listwise_kl(2.0 * teacher @ rotation, teacher, 0.05).item()) < 1e-5
+    # phrase 0's nearest neighbour is 1 for the teacher: a student that swaps it with a far phrase pays more at a low temperature
+    teacher = torch.tensor([[1.0, 0.0], [0.95, 0.31], [0.0, 1.0], [-1.0, 0.0]])
+    swapped = teacher[[0, 2, 1, 3]]  # phrases 1 and 2 trade places
+    assert listwise_kl(swapped, teacher, 0.05).item() > listwise_kl(swapped, teacher, 1.0).item() > 0
+
+
+def test_the_distillation_loss_adds_the_listwise_term_only_when_weighted():
+    g = torch.Generator().manual_seed(1)
+    student, teacher = torch.randn(8, 4, generator=g), torch.randn(8, 6, generator=g)
+    plain = distillation_loss(student, teacher, PhraseDistilConfig(listwise_weight=0.0))
+    assert torch.allclose(plain, relational_mse(student, teacher))
+    weighted = distillation_loss(student, teacher, PhraseDistilConfig(listwise_weight=0.5, listwise_temperature=0.1))
+    assert torch.allclose(weighted, plain + 0.5 * listwise_kl(student, teacher, 0.1))
+    with pytest.raises(ValueError, match="listwise"):
+        PhraseDistilConfig(listwise_weight=-1.0)
+    with pytest.raises(ValueError, match="listwise"):
+        PhraseDistilConfig(listwise_temperature=0.0)
 
 
 def test_the_graphs_feature_phrases_are_counted_lower_cased(tiny_pretrained):
