@@ -1,11 +1,11 @@
 """Student variants of node-phrase distillation over the teacher vectors `phrase_distil_variants.py` kept.
 
     python benchmarks/phrase_distil_students.py --work OUT --tokens TOKENS --name NAME \
-        [--listwise-weight 0.1] [--temperature 0.05] [--neighbours 3] [--weighting none|learned] [--mse-weight 1] [--epochs 20]
+        [--listwise-weight 0.1] [--temperature 0.05] [--neighbours 3] [--weighting none|learned] [--epochs 20]
 
 OUT is a `phrase_distil_variants.py --out` folder (pool.json, teacher_vectors.npy: the fit pairs' phrases, then the
-pool). Each variant trains the SWEM node encoder of `graphtx distil-phrases` (identity-started 256-d projection, the
-cosine MSE of `relational_mse`, optionally the listwise KL of `listwise_kl`), keeps the epoch with the best Pearson
+pool). Each variant trains the SWEM node encoder of `graphtx distil-phrases` (`new_student`, its loss
+`distillation_loss`: the cosine MSE, plus the listwise KL at --listwise-weight), keeps the epoch with the best Pearson
 on the dev anchors of train.csv (as the command does), and scores validation once. `--neighbours K` fills each batch
 with K of each phrase's 8 nearest teacher neighbours (a faiss flat search, kept in OUT/knn8.npy). Prints every epoch
 with the time and the load; writes OUT/student-NAME.json. Research code, for the record of
@@ -21,13 +21,13 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from graphtx.metrics import pearson_spearman
-from graphtx.model.swem import PhraseTokens, SWEMNodeEncoder
+from graphtx.model.swem import PhraseTokens
 from graphtx.text.phrase_pairs import read_phrase_pairs, split_by_anchor
 from graphtx.text.pretrain import load_token_idf, load_tokens
-from graphtx.train.phrase_distil import embed, listwise_kl, relational_mse
+from graphtx.train.phrase_distil import distillation_loss, embed, new_student, student_cosines
+from graphtx.train.phrase_distil_config import PhraseDistilConfig
 
 
 def log(*a):
@@ -59,7 +59,6 @@ def main():
     ap.add_argument("--data", default="../shared/data/phrase-similarity", help="folder with train.csv and validation.csv")
     ap.add_argument("--listwise-weight", type=float, default=0.0)
     ap.add_argument("--temperature", type=float, default=0.05)
-    ap.add_argument("--mse-weight", type=float, default=1.0)
     ap.add_argument("--neighbours", type=int, default=0, choices=range(0, 9))
     ap.add_argument("--weighting", default="none", choices=("none", "learned"))
     ap.add_argument("--epochs", type=int, default=20)
@@ -86,21 +85,13 @@ def main():
     row = {p: i for i, p in enumerate(phrases)}
     pair_a, pair_t = np.array([row[x] for x in fit.anchor]), np.array([row[x] for x in fit.target])
 
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(a.seed)
-        student = SWEMNodeEncoder(vectors.shape[0], vectors.shape[1], 256, weighting=a.weighting)
-    student.load_token_vectors(vectors)
+    cfg = PhraseDistilConfig(listwise_weight=a.listwise_weight, listwise_temperature=a.temperature)
+    student = new_student(vectors, 256, a.weighting)
     if a.weighting != "none":
         student.load_token_weights(np.maximum(load_token_idf(a.tokens), 1e-3))
-    with torch.no_grad():
-        torch.nn.init.eye_(student.proj.weight)
-        student.proj.bias.zero_()
-    student.type_embedding.weight.requires_grad_(False)
 
     def pearson(ra, rt, scores):
-        student.eval()
-        with torch.no_grad():
-            return pearson_spearman(F.cosine_similarity(embed(student, tokens, ra), embed(student, tokens, rt)).double().numpy(), scores)
+        return pearson_spearman(student_cosines(student, tokens, ra, rt), scores)
 
     target = torch.from_numpy(teacher)
     neighbours = nearest(teacher, 8, work / "knn8.npy") if a.neighbours else None
@@ -122,10 +113,7 @@ def main():
                 drawn = rng.integers(0, len(pair_a), a.pair_batch_size)
                 rows = np.concatenate([rows, pair_a[drawn], pair_t[drawn]])
             rows = np.unique(rows)
-            h, t = embed(student, tokens, rows), target[rows]
-            loss = a.mse_weight * relational_mse(h, t) if a.mse_weight else torch.zeros(())
-            if a.listwise_weight:
-                loss = loss + a.listwise_weight * listwise_kl(h, t, a.temperature)
+            loss = distillation_loss(embed(student, tokens, rows), target[rows], cfg)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()

@@ -162,10 +162,10 @@ def tune_teacher(model, fit: PhrasePairs, dev: PhrasePairs | None, cfg: PhraseDi
 # --- the student -----------------------------------------------------------------
 
 
-def new_student(vectors: np.ndarray, node_dim: int) -> SWEMNodeEncoder:
+def new_student(vectors: np.ndarray, node_dim: int, weighting: str = "none") -> SWEMNodeEncoder:
     """A SWEM over the token vectors whose projection starts as the identity over ``[mean ; max]`` (zero-padded or cut to node_dim)."""
     with torch.random.fork_rng(devices=[]):
-        student = SWEMNodeEncoder(vectors.shape[0], vectors.shape[1], node_dim)
+        student = SWEMNodeEncoder(vectors.shape[0], vectors.shape[1], node_dim, weighting=weighting)
     student.load_token_vectors(np.asarray(vectors))
     with torch.no_grad():
         torch.nn.init.eye_(student.proj.weight)  # (node_dim, 2c): identity on the first min(node_dim, 2c) coordinates
