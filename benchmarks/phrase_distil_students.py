@@ -1,7 +1,7 @@
 """Student variants of node-phrase distillation over the teacher vectors `phrase_distil_variants.py` kept.
 
     python benchmarks/phrase_distil_students.py --work OUT --tokens TOKENS --name NAME \
-        [--listwise-weight 0.1] [--temperature 0.05] [--neighbours 3] [--weighting none|learned] [--epochs 20]
+        [--listwise-weight 0.1] [--temperature 0.05] [--neighbours 3] [--weighting none|learned] [--order none|bigram|trigram] [--init-seed 0] [--epochs 20]
 
 OUT is a `phrase_distil_variants.py --out` folder (pool.json, teacher_vectors.npy: the fit pairs' phrases, then the
 pool). Each variant trains the SWEM node encoder of `graphtx distil-phrases` (`new_student`, its loss
@@ -61,11 +61,13 @@ def main():
     ap.add_argument("--temperature", type=float, default=0.05)
     ap.add_argument("--neighbours", type=int, default=0, choices=range(0, 9))
     ap.add_argument("--weighting", default="none", choices=("none", "learned"))
+    ap.add_argument("--order", default="none", choices=("none", "bigram", "trigram"), help="the SWEM's word-order channel")
     ap.add_argument("--epochs", type=int, default=20)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--batch-size", type=int, default=512)
     ap.add_argument("--pair-batch-size", type=int, default=128)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0, help="the dev split's seed: the teacher's (phrase_distil_variants.py --seed)")
+    ap.add_argument("--init-seed", type=int, default=None, help="the student's seed (n-gram init, batch order); default --seed")
     a = ap.parse_args()
     torch.set_num_threads(2)
     work = Path(a.work)
@@ -86,7 +88,8 @@ def main():
     pair_a, pair_t = np.array([row[x] for x in fit.anchor]), np.array([row[x] for x in fit.target])
 
     cfg = PhraseDistilConfig(listwise_weight=a.listwise_weight, listwise_temperature=a.temperature)
-    student = new_student(vectors, 256, a.weighting)
+    init_seed = a.seed if a.init_seed is None else a.init_seed
+    student = new_student(vectors, 256, a.weighting, a.order, init_seed)
     if a.weighting != "none":
         student.load_token_weights(np.maximum(load_token_idf(a.tokens), 1e-3))
 
@@ -96,12 +99,12 @@ def main():
     target = torch.from_numpy(teacher)
     neighbours = nearest(teacher, 8, work / "knn8.npy") if a.neighbours else None
     optimizer = torch.optim.AdamW([p for p in student.parameters() if p.requires_grad], lr=a.lr, weight_decay=0.0)
-    rng = np.random.default_rng(a.seed)
+    rng = np.random.default_rng(init_seed)
     history = [{"epoch": 0, "dev": pearson(dev_a, dev_t, dev.score)[0]}]
     best, best_state = history[0]["dev"], {k: x.clone() for k, x in student.state_dict().items()}
     anchors = a.batch_size // (1 + a.neighbours)
     steps = math.ceil(n / a.batch_size)
-    torch.manual_seed(a.seed)
+    torch.manual_seed(init_seed)
     for epoch in range(1, a.epochs + 1):
         student.train()
         order, total = rng.permutation(n), 0.0

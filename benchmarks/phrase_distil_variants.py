@@ -2,10 +2,10 @@
 into the SWEM node encoder, then optionally the supervised fine-tune of `graphtx eval phrases` on top.
 
     python benchmarks/phrase_distil_variants.py --tokens TOKENS --cache PARSE_CACHE_FOLDER --out OUT \
-        [--teacher-epochs 2] [--distil-epochs 40] [--node-dim 256] [--freeze-proj] [--distil-lr 1e-3]
+        [--teacher-epochs 2] [--distil-epochs 40] [--node-dim 256] [--freeze-proj] [--distil-lr 1e-3] [--teacher-only]
 
-PARSE_CACHE_FOLDER is a `graphtx parse --cache` folder (parse-<fingerprint>/ with shard-*.pkl): its feature-node
-phrases are the pool (the shipped command reads a graphs directory instead). OUT keeps the tuned teacher, the pool and
+PARSE_CACHE_FOLDER is one or more `graphtx parse --cache` folders (parse-<fingerprint>/ with shard-*.pkl): their
+feature-node phrases are the pool (the shipped command reads a graphs directory instead). OUT keeps the tuned teacher, the pool and
 the teacher's vectors, so further variants with the same OUT reuse them. Prints one line per stage with the time and
 the load
 writes OUT/results.json. Research code, kept for the record of benchmarks/results/node-phrase-distillation.md.
@@ -33,7 +33,7 @@ from graphtx.text.peers import encode_texts, load_peer, minilm_path
 from graphtx.text.pretrain import load_tokens
 
 D = "../shared/data/phrase-similarity"
-CACHE = ""  # --cache
+CACHE: list[str] = []  # --cache
 
 
 def log(*a):
@@ -92,7 +92,7 @@ def tune_teacher(model, fit, dev, epochs, seed, lr=2e-5, bs=32):
 
 def pool_phrases(n_pool, exclude, seed, max_words=6):
     counts = Counter()
-    for f in sorted(glob.glob(f"{CACHE}/shard-*.pkl")):
+    for f in sorted(f for folder in CACHE for f in glob.glob(f"{folder}/shard-*.pkl")):
         for _doc, graphs, *_ in pickle.load(open(f, "rb")):
             for gr in graphs:
                 for txt, typ in zip(gr.node_text, gr.node_type):
@@ -100,7 +100,7 @@ def pool_phrases(n_pool, exclude, seed, max_words=6):
                         counts[txt.lower()] += 1
     for e in exclude:
         counts.pop(e, None)
-    log(f"pool: {len(counts)} distinct feature phrases (<= {max_words} words) in the full-text parse cache")
+    log(f"pool: {len(counts)} distinct feature phrases (<= {max_words} words) in the parse cache")
     ranked = [p for p, _ in counts.most_common()]
     top = ranked[: n_pool // 2]
     rest = ranked[n_pool // 2 :]
@@ -169,10 +169,11 @@ def score_dev(model, dev):
 
 
 def main():
+    global CACHE, D
     ap = argparse.ArgumentParser()
     ap.add_argument("--tokens", required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--cache", required=True, help="a parse cache folder (parse-<fingerprint>/)")
+    ap.add_argument("--cache", required=True, nargs="+", help="parse cache folders (parse-<fingerprint>/); their phrases pooled")
     ap.add_argument("--data", default=D, help="folder with train.csv and validation.csv")
     ap.add_argument("--teacher-epochs", type=int, default=1)
     ap.add_argument("--distil-epochs", type=int, default=8)
@@ -181,8 +182,10 @@ def main():
     ap.add_argument("--node-dim", type=int, default=0)
     ap.add_argument("--freeze-proj", action="store_true", help="distil the token table only (projection stays identity)")
     ap.add_argument("--distil-lr", type=float, default=1e-3)
+    ap.add_argument(
+        "--teacher-only", action="store_true", help="stop once the teacher's vectors of the pool are kept (for phrase_distil_students.py)"
+    )
     args = ap.parse_args()
-    global CACHE, D
     CACHE, D = args.cache, args.data
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -229,6 +232,9 @@ def main():
         np.save(vpath, tvec)
         log(f"teacher encoded {len(phrases)} phrases in {time.time() - t0:.0f} s")
     del teacher
+    if args.teacher_only:
+        (out / "results.json").write_text(json.dumps(res, indent=1, default=float))
+        return
 
     base = ft_mod.fine_tune(train, tokenizer, vectors, cfg, args.seed, progress=False)
     res["swem_supervised_only_valid"] = pearson_spearman(score(base, valid), valid.score)

@@ -6,6 +6,7 @@ import dataclasses
 import sys
 
 from graphtx.cli.common import EXIT_OK, KIND_CHOICES, add_common, add_engine, add_ray_gpus, progress, say
+from graphtx.model.config import WORD_ORDERS
 from graphtx.text.peers import PEERS
 from graphtx.usage import at_least
 
@@ -133,7 +134,7 @@ def cmd_distil_phrases(args, config) -> int:
     from graphtx.text.phrase_pairs import read_phrase_pairs
     from graphtx.train.phrase_distil import distil_phrases
 
-    cfg = with_overrides(config.distil_phrases, peer=args.peer, node_dim=args.node_dim, epochs=args.epochs, max_phrases=args.max_phrases,
+    cfg = with_overrides(config.distil_phrases, peer=args.peer, node_dim=args.node_dim, word_order=args.word_order, epochs=args.epochs, max_phrases=args.max_phrases,
                          teacher_epochs=args.teacher_epochs)  # fmt: skip
     pairs = read_phrase_pairs(args.pairs) if args.pairs else None
     exclude = read_phrase_pairs(args.exclude) if args.exclude else None
@@ -164,6 +165,8 @@ def add_parsers(sub) -> None:
     p.add_argument(
         "--node-dim", type=at_least(1, "the node size"), help="distilled projection size = model.node_dim (default 256, configs/small.yaml's)"
     )
+    p.add_argument("--word-order", choices=WORD_ORDERS, help="the node encoder's word-order channel = model.word_order of the models "
+                   "meant to start from it (default: config distil_phrases.word_order)")  # fmt: skip
     p.add_argument("--epochs", type=at_least(1, "the number of epochs"), help="student passes over the pool (default 40)")
     p.add_argument("--teacher-epochs", type=at_least(0, "the number of epochs"), help="teacher passes over --pairs (default 1; 0 = as shipped)")
     p.add_argument("--max-phrases", type=at_least(1, "the number of phrases"), help="corpus phrases distilled (default 150000)")

@@ -18,6 +18,7 @@ from typing import Any
 
 NUM_NODE_TYPES = 2  # feature, relation (graphtx.graphs.graph.NODE_TYPES)
 NUM_EDGE_TYPES = 3  # part_of, example_of, functional (graphtx.graphs.graph.EDGE_TYPES)
+WORD_ORDERS = ("none", "bigram", "trigram")  # SWEM: a bag of tokens, + width-2 (+ width-3) convolutions over consecutive tokens
 TOKEN_WEIGHTINGS = ("none", "idf", "learned")  # SWEM's mean pooling: plain, IDF-weighted, IDF-initialised and trained
 
 
@@ -40,6 +41,7 @@ class ModelConfig:
     num_experts: int = 4  # experts of the MoE head (each Linear(base_dim, reduced_dim)); unused when reduced_dim = 0
     max_tokens_per_node: int = 32  # tokens kept per node text (the first ones): long relation snippets are cut
     token_weighting: str = "none"  # none | idf | learned: SWEM mean weighted by token IDF (rare technical terms survive pooling)
+    word_order: str = "none"  # none | bigram | trigram: SWEM word order, width-2 (and 3) convolutions over a node's tokens
     late_dim: int = 0  # > 0: a late-interaction head (node vectors of this size, learned query-node weights; graphtx.model.late)
     lexical_dim: int = 0  # > 0: a lexical channel of this many count-sketch buckets appended to every vector (graphtx.model.lexical)
     lexical_weight: float = 0.4  # its share b of the cosine: cos = (1 - b) cos(graph) + b cos(lexical); unused when lexical_dim is 0
@@ -58,6 +60,8 @@ class ModelConfig:
         for name in ("dropout", "attention_dropout", "embedding_dropout"):
             if not 0.0 <= getattr(self, name) < 1.0:
                 raise ValueError(f"model.{name} must be in [0, 1)")
+        if self.word_order not in WORD_ORDERS:
+            raise ValueError(f"model.word_order must be one of {WORD_ORDERS}, got {self.word_order!r}")
         if self.token_weighting not in TOKEN_WEIGHTINGS:
             raise ValueError(f"model.token_weighting must be one of {TOKEN_WEIGHTINGS}, got {self.token_weighting!r}")
         if self.late_dim < 0:

@@ -37,9 +37,9 @@ def init_model(config: ModelConfig, tokens_dir: str | Path, seed: int) -> tuple[
 
     ``config.vocab_size`` and ``config.token_dim`` are taken from the tokens (BPE may
     learn fewer tokens than asked for); any other mismatch is the caller's config.
-    A tokens directory written by ``graphtx distil-phrases`` also gives the SWEM projection
-    distilled with its vectors: a model of that ``node_dim`` starts from it (another node_dim
-    keeps its seeded projection, and stderr says so).
+    A tokens directory written by ``graphtx distil-phrases`` also gives the SWEM projection (and
+    word-order layers) distilled with its vectors: a model of that ``node_dim`` and ``word_order``
+    starts from them (another keeps its seeded layers, and stderr says so).
     """
     from graphtx.text.pretrain import load_node_projection, load_token_idf, load_tokens
 
@@ -49,8 +49,12 @@ def init_model(config: ModelConfig, tokens_dir: str | Path, seed: int) -> tuple[
     model.swem.load_token_vectors(vectors)
     projection = load_node_projection(tokens_dir)
     if projection is not None:
-        if tuple(projection[0].shape) == tuple(model.swem.proj.weight.shape):
-            model.swem.load_projection(*projection)
+        if projection.word_order != config.word_order:
+            print(f"note: {tokens_dir}'s node encoder was distilled with word order {projection.word_order!r}, the model's "
+                  f"model.word_order is {config.word_order!r}: the model keeps its seeded projection (set model.word_order: "
+                  f"{projection.word_order})", file=sys.stderr)  # fmt: skip
+        elif tuple(projection.weight.shape) == tuple(model.swem.proj.weight.shape):
+            model.swem.load_projection(projection.weight, projection.bias, projection.ngram)
         else:
             print(f"note: {tokens_dir}'s distilled node projection is {projection[0].shape[0]}-d, the model's node_dim is "
                   f"{config.node_dim}: the model keeps its seeded projection (distil with --node-dim {config.node_dim})", file=sys.stderr)  # fmt: skip

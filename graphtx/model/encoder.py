@@ -56,7 +56,9 @@ class GraphEncoder(nn.Module):
         with torch.random.fork_rng(devices=[], enabled=seed is not None):
             if seed is not None:
                 torch.manual_seed(seed)
-            self.swem = SWEMNodeEncoder(c.vocab_size, c.token_dim, c.node_dim, c.embedding_dropout, weighting=c.token_weighting)
+            self.swem = SWEMNodeEncoder(
+                c.vocab_size, c.token_dim, c.node_dim, c.embedding_dropout, weighting=c.token_weighting, word_order=c.word_order
+            )
             self.ln_in = nn.LayerNorm(c.node_dim)
             self.drop = nn.Dropout(c.dropout)
             self.blocks = nn.ModuleList(GraphTransformerBlock(c) for _ in range(c.layers))

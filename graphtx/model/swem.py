@@ -14,6 +14,13 @@ saved with the weights), so a rare technical term ("separator", "electrolyte") i
 averaged away by the common words of its node; ``learned`` starts from the same IDF and
 trains w (kept positive as exp of a parameter). The max half is unweighted.
 
+Word order (``word_order``): a bag of tokens cannot tell "oxide of lithium nickel" from "nickel oxide of lithium".
+``bigram`` adds a width-2 convolution over each node's consecutive tokens, ``g_i = GELU(B [e_i ; e_{i+1}] + b_B)``,
+mean- and max-pooled over the node's token pairs and concatenated before the projection:
+``W [mean ; max ; mean_i g_i ; max_i g_i]``; ``trigram`` adds a width-3 one beside it the same way. A node's tokens
+must arrive contiguous and in text order (the tokenizer's order, as graph batches and ``PhraseTokens`` give them); a
+node shorter than the window has none and pools to zeros there. ``none`` is the plain SWEM-concat above.
+
 Embedding dropout (train mode only): each forward draws one keep/drop coin per
 vocabulary row; every occurrence of a dropped token type leaves its node's bag
 of tokens, as if the word were not in the text. Mean and max then run over the
@@ -25,33 +32,42 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 from torch_geometric.utils import scatter
 
 from graphtx.model.config import NUM_NODE_TYPES
 from graphtx.model.config import TOKEN_WEIGHTINGS as WEIGHTINGS
+from graphtx.model.config import WORD_ORDERS as ORDERS
 
 
 class SWEMNodeEncoder(nn.Module):
     def __init__(self, vocab_size: int, token_dim: int, node_dim: int, embedding_dropout: float = 0.0, num_node_types: int = NUM_NODE_TYPES,
-                 weighting: str = "none"):  # fmt: skip
+                 weighting: str = "none", word_order: str = "none"):  # fmt: skip
         super().__init__()
         if weighting not in WEIGHTINGS:
             raise ValueError(f"token weighting must be one of {WEIGHTINGS}, got {weighting!r}")
+        if word_order not in ORDERS:
+            raise ValueError(f"node word order must be one of {ORDERS}, got {word_order!r}")
         self.vocab_size, self.token_dim, self.node_dim = vocab_size, token_dim, node_dim
-        self.embedding_dropout, self.weighting = embedding_dropout, weighting
+        self.embedding_dropout, self.weighting, self.word_order = embedding_dropout, weighting, word_order
         self.embedding = nn.Embedding(vocab_size, token_dim)
         if weighting == "idf":
             self.register_buffer("token_log_weight", torch.zeros(vocab_size))  # (vocab,) log IDF; 0 until load_token_weights
         elif weighting == "learned":
             self.token_log_weight = nn.Parameter(torch.zeros(vocab_size))  # (vocab,)
-        self.proj = nn.Linear(2 * token_dim, node_dim)
+        self.widths = {"none": (), "bigram": (2,), "trigram": (2, 3)}[word_order]  # convolution widths over consecutive tokens
+        self.ngram = nn.ModuleList(nn.Linear(w * token_dim, token_dim) for w in self.widths)  # [e_i ; ... ; e_{i+w-1}] -> g_i
+        self.pooled_dim = (2 + 2 * len(self.widths)) * token_dim  # what the projection reads
+        self.proj = nn.Linear(self.pooled_dim, node_dim)
         self.type_embedding = nn.Embedding(num_node_types, node_dim)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         nn.init.normal_(self.embedding.weight, std=self.token_dim**-0.5)  # unit-norm-ish rows until FastText is loaded
         self.proj.reset_parameters()
+        for layer in self.ngram:
+            layer.reset_parameters()
         nn.init.zeros_(self.type_embedding.weight)
 
     @torch.no_grad()
@@ -63,13 +79,28 @@ class SWEMNodeEncoder(nn.Module):
         self.embedding.weight.copy_(matrix.to(self.embedding.weight))
 
     @torch.no_grad()
-    def load_projection(self, weight: np.ndarray | torch.Tensor, bias: np.ndarray | torch.Tensor) -> None:
-        """Copy a (node_dim, 2 * token_dim) weight and (node_dim,) bias into the projection (e.g. ``graphtx distil-phrases``')."""
-        weight, bias = torch.as_tensor(weight), torch.as_tensor(bias)
-        if tuple(weight.shape) != tuple(self.proj.weight.shape) or tuple(bias.shape) != tuple(self.proj.bias.shape):
-            raise ValueError(f"projection {tuple(weight.shape)} + {tuple(bias.shape)} does not fit {tuple(self.proj.weight.shape)}")
-        self.proj.weight.copy_(weight.to(self.proj.weight))
-        self.proj.bias.copy_(bias.to(self.proj.bias))
+    def load_projection(self, weight: np.ndarray | torch.Tensor, bias: np.ndarray | torch.Tensor,
+                        ngram: tuple[tuple[np.ndarray, np.ndarray], ...] = ()) -> None:  # fmt: skip
+        """Copy a (node_dim, pooled_dim) weight and (node_dim,) bias into the projection, and one (weight, bias) per
+        n-gram convolution of the word-order channel (e.g. ``graphtx distil-phrases``' NodeProjection)."""
+        if len(ngram) != len(self.ngram):
+            raise ValueError(f"{len(ngram)} n-gram layers given, this node encoder (word order {self.word_order!r}) has {len(self.ngram)}")
+        pairs = [(self.proj, weight, bias)] + [(layer, w, b) for layer, (w, b) in zip(self.ngram, ngram)]
+        pairs = [(layer, torch.as_tensor(w), torch.as_tensor(b)) for layer, w, b in pairs]
+        for layer, w, b in pairs:
+            if tuple(w.shape) != tuple(layer.weight.shape) or tuple(b.shape) != tuple(layer.bias.shape):
+                raise ValueError(f"layer {tuple(w.shape)} + {tuple(b.shape)} does not fit {tuple(layer.weight.shape)}")
+        for layer, w, b in pairs:
+            layer.weight.copy_(w.to(layer.weight))
+            layer.bias.copy_(b.to(layer.bias))
+
+    def projection_arrays(self) -> tuple[np.ndarray, np.ndarray, tuple[tuple[np.ndarray, np.ndarray], ...]]:
+        """(weight, bias, n-gram layers) as numpy: what ``load_projection`` takes back."""
+
+        def numpy(x: torch.Tensor) -> np.ndarray:
+            return x.detach().cpu().numpy()
+
+        return numpy(self.proj.weight), numpy(self.proj.bias), tuple((numpy(m.weight), numpy(m.bias)) for m in self.ngram)
 
     @torch.no_grad()
     def load_token_weights(self, weights: np.ndarray | torch.Tensor) -> None:
@@ -96,11 +127,26 @@ class SWEMNodeEncoder(nn.Module):
             total = scatter(w, token_node, dim=0, dim_size=num_nodes, reduce="sum")  # (n, 1)
             mean = scatter(e * w, token_node, dim=0, dim_size=num_nodes, reduce="sum") / total.clamp(min=1e-12)  # (n, c)
         max_ = scatter(e, token_node, dim=0, dim_size=num_nodes, reduce="max")  # (n, c); 0 for a node without tokens
-        return self.proj(torch.cat([mean, max_], dim=-1)) + self.type_embedding(node_type)  # (n, d)
+        pooled = [mean, max_]
+        for width, layer in zip(self.widths, self.ngram):
+            pooled += self.pooled_ngrams(e, token_node, num_nodes, width, layer)
+        return self.proj(torch.cat(pooled, dim=-1)) + self.type_embedding(node_type)  # (n, d)
+
+    @staticmethod
+    def pooled_ngrams(e: torch.Tensor, token_node: torch.Tensor, num_nodes: int, width: int, layer: nn.Linear) -> list[torch.Tensor]:
+        """(t, c) token vectors in text order, (t,) their nodes (non-decreasing) -> [mean, max] of GELU(layer(window))
+        over each node's windows of ``width`` consecutive tokens, (n, c) each."""
+        t = len(token_node)
+        inside = token_node[width - 1 :] == token_node[: t - width + 1]  # (t-w+1,) the window starting at i lies in one node
+        window = torch.cat([e[k : t - width + 1 + k][inside] for k in range(width)], dim=-1)  # (p, w*c)
+        g = F.gelu(layer(window))  # (p, c)
+        window_node = token_node[: t - width + 1][inside]  # (p,)
+        return [scatter(g, window_node, dim=0, dim_size=num_nodes, reduce=r) for r in ("mean", "max")]  # (n, c) each
 
     def extra_repr(self) -> str:
         mean = "mean" if self.weighting == "none" else f"{self.weighting}-weighted mean"
-        return f"vocab={self.vocab_size}, token_dim={self.token_dim}, node_dim={self.node_dim}, pool={mean}+max, embedding_dropout={self.embedding_dropout}"
+        order = "".join(f"+{w}-gram mean+max" for w in self.widths)
+        return f"vocab={self.vocab_size}, token_dim={self.token_dim}, node_dim={self.node_dim}, pool={mean}+max{order}, embedding_dropout={self.embedding_dropout}"
 
 
 class PhraseTokens:

@@ -7,8 +7,10 @@ Layout of a tokens directory::
     token_idf.npy        float32 (vocab_size,); smoothed IDF of token id i over the documents
                          (``model.token_weighting: idf`` weights SWEM's mean pooling by it)
     node_projection.npz  only in a directory written by ``graphtx distil-phrases``: the SWEM node encoder's
-                         projection (``weight`` (node_dim, 2 * dim), ``bias`` (node_dim,)) distilled with
-                         these token vectors; a model of that node_dim starts from it
+                         projection (``weight`` (node_dim, pooled), ``bias`` (node_dim,)) distilled with
+                         these token vectors, its word-order channel (``word_order``: none | bigram | trigram, and
+                         ``ngram{i}_weight`` (dim, w * dim), ``ngram{i}_bias`` (dim,) per convolution width
+                         w); a model of that node_dim and model.word_order starts from it
     manifest.json        corpora, counts, sizes, seed, row sources, versions, seconds, fingerprint;
                          written last, so its presence marks a complete directory (the files are
                          staged in ``.partial/`` and committed whole: graphtx/atomic.py)
@@ -273,14 +275,34 @@ def load_token_idf(tokens_dir: str | Path) -> np.ndarray:
     return np.load(path)
 
 
-def load_node_projection(tokens_dir: str | Path) -> tuple[np.ndarray, np.ndarray] | None:
-    """(weight (node_dim, 2 * dim), bias (node_dim,)) of the SWEM projection distilled with these token vectors
-    (``graphtx distil-phrases``), or None for a directory written by ``graphtx pretrain``."""
+@dataclass(frozen=True)
+class NodeProjection:
+    """The SWEM node encoder's layers over the token table, as ``graphtx distil-phrases`` distilled them."""
+
+    weight: np.ndarray  # (node_dim, pooled_dim): pooled_dim = (2 + 2 x len(ngram)) x dim
+    bias: np.ndarray  # (node_dim,)
+    word_order: str = "none"  # the word-order channel (model.word_order) they were distilled with
+    ngram: tuple[tuple[np.ndarray, np.ndarray], ...] = ()  # per convolution width w: weight (dim, w * dim), bias (dim,)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """What ``node_projection.npz`` holds."""
+        out = {"weight": self.weight, "bias": self.bias, "word_order": np.array(self.word_order)}
+        for i, (weight, bias) in enumerate(self.ngram):
+            out |= {f"ngram{i}_weight": weight, f"ngram{i}_bias": bias}
+        return out
+
+
+def load_node_projection(tokens_dir: str | Path) -> NodeProjection | None:
+    """The SWEM layers distilled with these token vectors (``graphtx distil-phrases``), or None for a directory
+    written by ``graphtx pretrain``. A file from before word order has no ``word_order``: a plain bag-of-tokens SWEM."""
     path = Path(tokens_dir) / NODE_PROJECTION_FILE
     if not path.exists():
         return None
     with np.load(path) as z:
-        return z["weight"], z["bias"]
+        ngram = []
+        while f"ngram{len(ngram)}_weight" in z:
+            ngram.append((z[f"ngram{len(ngram)}_weight"], z[f"ngram{len(ngram)}_bias"]))
+        return NodeProjection(z["weight"], z["bias"], str(z["word_order"]) if "word_order" in z else "none", tuple(ngram))
 
 
 def _versions() -> dict:

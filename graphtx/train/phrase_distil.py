@@ -162,13 +162,16 @@ def tune_teacher(model, fit: PhrasePairs, dev: PhrasePairs | None, cfg: PhraseDi
 # --- the student -----------------------------------------------------------------
 
 
-def new_student(vectors: np.ndarray, node_dim: int, weighting: str = "none") -> SWEMNodeEncoder:
-    """A SWEM over the token vectors whose projection starts as the identity over ``[mean ; max]`` (zero-padded or cut to node_dim)."""
+def new_student(vectors: np.ndarray, node_dim: int, weighting: str = "none", word_order: str = "none", seed: int = 0) -> SWEMNodeEncoder:
+    """A SWEM over the token vectors whose projection starts as the identity over ``[mean ; max]`` (zero-padded or cut to
+    node_dim); the bigram channel's columns start at zero (so the start is the bag-of-tokens SWEM), its convolution seeded."""
     with torch.random.fork_rng(devices=[]):
-        student = SWEMNodeEncoder(vectors.shape[0], vectors.shape[1], node_dim, weighting=weighting)
+        torch.manual_seed(seed)
+        student = SWEMNodeEncoder(vectors.shape[0], vectors.shape[1], node_dim, weighting=weighting, word_order=word_order)
     student.load_token_vectors(np.asarray(vectors))
     with torch.no_grad():
-        torch.nn.init.eye_(student.proj.weight)  # (node_dim, 2c): identity on the first min(node_dim, 2c) coordinates
+        torch.nn.init.eye_(student.proj.weight)  # (node_dim, pooled): identity on the first min(node_dim, pooled) coordinates
+        student.proj.weight[:, 2 * vectors.shape[1] :] = 0.0  # the bigram channel (if any) enters from zero
         student.proj.bias.zero_()
     student.type_embedding.weight.requires_grad_(False)  # every node here is a feature node: a shared shift, not learned
     return student
@@ -333,7 +336,7 @@ def distil_phrases(
     if dev is not None:
         m = len(dev)
         dev_rows = (np.arange(len(phrases), len(phrases) + m), np.arange(len(phrases) + m, len(phrases) + 2 * m), dev.score)
-    student = new_student(vectors, cfg.node_dim)
+    student = new_student(vectors, cfg.node_dim, word_order=cfg.word_order, seed=seed)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         student_info = distil_student(student, tokens, teacher_vectors, pair_rows, dev_rows, cfg, seed, progress)
@@ -355,7 +358,7 @@ def _write_tokens(tokens_dir: Path, out: Path, student: SWEMNodeEncoder, report:
                   graphs_dirs, pairs, exclude) -> None:  # fmt: skip
     from graphtx.atomic import StagedDir
     from graphtx.text.bpe import TOKENIZER_FILE
-    from graphtx.text.pretrain import IDF_FILE, NODE_PROJECTION_FILE, VECTORS_FILE, tokens_fingerprint
+    from graphtx.text.pretrain import IDF_FILE, NODE_PROJECTION_FILE, VECTORS_FILE, NodeProjection, tokens_fingerprint
 
     source = json.loads((tokens_dir / "manifest.json").read_text())
     staged = StagedDir(out, "`graphtx distil-phrases`", (TOKENIZER_FILE, VECTORS_FILE, IDF_FILE, NODE_PROJECTION_FILE)).__enter__()
@@ -365,7 +368,7 @@ def _write_tokens(tokens_dir: Path, out: Path, student: SWEMNodeEncoder, report:
             shutil.copyfile(tokens_dir / IDF_FILE, staged.path(IDF_FILE))
         np.save(staged.path(VECTORS_FILE), student.embedding.weight.detach().numpy().astype(np.float32))
         with open(staged.path(NODE_PROJECTION_FILE), "wb") as f:
-            np.savez(f, weight=student.proj.weight.detach().numpy(), bias=student.proj.bias.detach().numpy())
+            np.savez(f, **NodeProjection(*student.projection_arrays()[:2], student.word_order, student.projection_arrays()[2]).arrays())
         fingerprint = tokens_fingerprint(staged.partial)
     except BaseException as err:
         staged.__exit__(type(err), err, err.__traceback__)
@@ -377,7 +380,7 @@ def _write_tokens(tokens_dir: Path, out: Path, student: SWEMNodeEncoder, report:
             "graphs": [str(g) for g in graphs_dirs],
             "pairs": None if pairs is None else pairs.source,
             "excluded": None if exclude is None else exclude.source,
-            "node_dim": cfg.node_dim, "seed": seed, "config": dataclasses.asdict(cfg),
+            "node_dim": cfg.node_dim, "word_order": cfg.word_order, "seed": seed, "config": dataclasses.asdict(cfg),
             "phrases": report.phrases, "teacher": report.teacher, "student": report.student, "seconds": report.seconds,
         },
     }  # fmt: skip

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphtx.from_dict import from_dict
+from graphtx.model.config import WORD_ORDERS
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,7 @@ class PhraseDistilConfig:
     max_phrases: int = 150_000  # corpus phrases distilled: the most frequent half, then a seeded draw from the rest
     max_words: int = 6  # feature-node phrases of at most this many words join the pool
     node_dim: int = 256  # the distilled projection's size = model.node_dim of the models meant to start from it
+    word_order: str = "none"  # the student's word-order channel (none | bigram | trigram) = model.word_order of those models
     epochs: int = 40  # passes of the student over the pool; the best dev epoch is kept (the last without --pairs)
     batch_size: int = 512  # pool phrases a step, their teacher cosines matched all against all
     pair_batch_size: int = 128  # labelled pairs (both phrases) added to each step, so near pairs are matched too
@@ -32,6 +34,8 @@ class PhraseDistilConfig:
                 self.encode_batch_size)  # fmt: skip
         if min(ints) < 1 or self.teacher_epochs < 0 or self.pair_batch_size < 0:
             raise ValueError("distil_phrases sizes and epochs must be >= 1 (teacher_epochs and pair_batch_size >= 0)")
+        if self.word_order not in WORD_ORDERS:
+            raise ValueError(f"distil_phrases.word_order must be one of {WORD_ORDERS}, got {self.word_order!r}")
         if self.listwise_weight < 0 or self.listwise_temperature <= 0:
             raise ValueError("distil_phrases.listwise_weight must be >= 0 and listwise_temperature > 0")
         if self.lr <= 0 or self.teacher_lr <= 0:

@@ -105,3 +105,71 @@ def test_learned_weights_get_gradients_and_bad_weights_are_refused():
         enc.load_token_weights(torch.zeros(64))
     with pytest.raises(ValueError, match="no token weighting"):
         SWEMNodeEncoder(vocab_size=64, token_dim=5, node_dim=7).load_token_weights(torch.ones(64))
+
+
+def _ngram_reference(enc: SWEMNodeEncoder, token_ids, token_node, node_type) -> torch.Tensor:
+    """Per-node loop with word order: [mean ; max ; per width: mean ; max of GELU(layer(window))] over the node's own windows."""
+    rows = []
+    for i in range(node_type.numel()):
+        e = enc.embedding.weight[token_ids[token_node == i]]
+        parts = [e.mean(0), e.max(0).values] if len(e) else [torch.zeros(enc.token_dim, dtype=torch.float64)] * 2
+        for width, layer in zip(enc.widths, enc.ngram):
+            windows = [torch.cat(list(e[k : k + width])) for k in range(len(e) - width + 1)]
+            g = torch.nn.functional.gelu(layer(torch.stack(windows))) if windows else None
+            parts += [g.mean(0), g.max(0).values] if g is not None else [torch.zeros(enc.token_dim, dtype=torch.float64)] * 2
+        rows.append(enc.proj(torch.cat(parts)) + enc.type_embedding.weight[node_type[i]])
+    return torch.stack(rows)
+
+
+@pytest.mark.parametrize("order", ["bigram", "trigram"])
+def test_word_order_pooling_matches_per_node_reference(order):
+    torch.manual_seed(0)
+    enc = SWEMNodeEncoder(vocab_size=64, token_dim=5, node_dim=7, word_order=order).double().eval()
+    b = collate([snowthrower(), lamp()], HashTokenizer(), max_tokens_per_node=4)
+    out = enc(b.token_ids, b.token_node, b.node_type)
+    assert enc.proj.in_features == (4 if order == "bigram" else 6) * 5
+    torch.testing.assert_close(out, _ngram_reference(enc, b.token_ids, b.token_node, b.node_type), rtol=0, atol=1e-12)
+
+
+def test_word_order_tells_reordered_tokens_apart_and_never_reads_across_nodes():
+    torch.manual_seed(0)
+    bag, ordered = SWEMNodeEncoder(16, 4, 6).eval(), SWEMNodeEncoder(16, 4, 6, word_order="bigram").eval()
+    types = torch.zeros(2, dtype=torch.long)
+    nodes = torch.tensor([0, 0, 0, 1, 1])
+    forward, backward = torch.tensor([3, 4, 5, 6, 7]), torch.tensor([5, 4, 3, 6, 7])  # node 0 read the other way round
+    assert torch.allclose(bag(forward, nodes, types), bag(backward, nodes, types))
+    assert not torch.allclose(ordered(forward, nodes, types)[0], ordered(backward, nodes, types)[0])
+    torch.testing.assert_close(ordered(forward, nodes, types)[1], ordered(backward, nodes, types)[1])  # node 1 untouched
+    other_next = torch.tensor([3, 4, 5, 9, 7])  # only node 1's first token changes: no window of node 0 reaches it
+    torch.testing.assert_close(ordered(forward, nodes, types)[0], ordered(other_next, nodes, types)[0])
+    single = ordered(torch.tensor([3]), torch.tensor([0]), torch.zeros(1, dtype=torch.long))  # one token: no pair, zeros there
+    pooled = torch.cat([ordered.embedding.weight[3], ordered.embedding.weight[3], torch.zeros(8)])
+    torch.testing.assert_close(single[0], ordered.proj(pooled))
+
+
+def test_projection_with_word_order_round_trips_through_a_tokens_directory_file(tmp_path):
+    from graphtx.text.pretrain import NODE_PROJECTION_FILE, NodeProjection, load_node_projection
+
+    torch.manual_seed(0)
+    source, target = SWEMNodeEncoder(16, 4, 6, word_order="trigram"), SWEMNodeEncoder(16, 4, 6, word_order="trigram")
+    weight, bias, ngram = source.projection_arrays()
+    np.savez(tmp_path / NODE_PROJECTION_FILE, **NodeProjection(weight, bias, "trigram", ngram).arrays())
+    back = load_node_projection(tmp_path)
+    assert back.word_order == "trigram" and [w.shape for w, _ in back.ngram] == [(4, 8), (4, 12)]
+    target.load_projection(back.weight, back.bias, back.ngram)
+    target.load_token_vectors(source.embedding.weight.detach())  # the table travels in token_vectors.npy
+    ids, nodes, types = torch.tensor([1, 2, 3, 4]), torch.tensor([0, 0, 0, 1]), torch.zeros(2, dtype=torch.long)
+    torch.testing.assert_close(source.eval()(ids, nodes, types), target.eval()(ids, nodes, types))
+    with pytest.raises(ValueError, match="n-gram layers given"):
+        SWEMNodeEncoder(16, 4, 6, word_order="bigram").load_projection(back.weight, back.bias, back.ngram)
+    np.savez(tmp_path / NODE_PROJECTION_FILE, weight=np.zeros((6, 8)), bias=np.zeros(6))  # a file from before word order
+    assert load_node_projection(tmp_path).word_order == "none" and load_node_projection(tmp_path).ngram == ()
+
+
+def test_an_unknown_word_order_is_refused():
+    from graphtx.model.config import ModelConfig
+
+    with pytest.raises(ValueError, match="node word order"):
+        SWEMNodeEncoder(16, 4, 6, word_order="skipgram")
+    with pytest.raises(ValueError, match="model.word_order"):
+        ModelConfig(word_order="skipgram")

@@ -115,7 +115,7 @@ def test_the_cli_writes_a_tokens_directory_that_init_model_and_eval_phrases_star
     valid = _pairs_csv(tmp_path / "valid.csv", [("auger housing", "mounted chute", 0.5), ("plurality of cells", "battery", 0.75)])
     out = tmp_path / "distilled"
     args = ["distil-phrases", "--tokens", str(tiny_pretrained / "tokens"), "--graphs", str(tiny_pretrained / "graphs"), "--out", str(out),
-            "--pairs", str(train), "--exclude", str(valid), "--node-dim", "48", "--epochs", "3", "--teacher-epochs", "1", "--json"]  # fmt: skip
+            "--pairs", str(train), "--exclude", str(valid), "--node-dim", "48", "--word-order", "bigram", "--epochs", "3", "--teacher-epochs", "1", "--json"]  # fmt: skip
     assert main(args) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["teacher"]["epochs"] == 1 and summary["student"]["best_epoch"] in (0, 1, 2, 3)
@@ -124,18 +124,23 @@ def test_the_cli_writes_a_tokens_directory_that_init_model_and_eval_phrases_star
     tokenizer, vectors = load_tokens(out)
     source_tokenizer, source_vectors = load_tokens(tiny_pretrained / "tokens")
     assert tokenizer.vocab_size == source_tokenizer.vocab_size and vectors.shape == source_vectors.shape
-    weight, bias = load_node_projection(out)
-    assert weight.shape == (48, 2 * vectors.shape[1]) and bias.shape == (48,)
+    projection = load_node_projection(out)
+    dim = vectors.shape[1]
+    assert projection.word_order == "bigram" and projection.weight.shape == (48, 4 * dim) and projection.bias.shape == (48,)
+    assert [w.shape for w, _ in projection.ngram] == [(dim, 2 * dim)]
     manifest = json.loads((out / "manifest.json").read_text())
     source = json.loads((tiny_pretrained / "tokens" / "manifest.json").read_text())
     assert manifest["fingerprint"] != source["fingerprint"] and manifest["phrase_distillation"]["excluded"] == str(valid)
     assert manifest["phrase_distillation"]["phrases"]["held_out"] >= 4  # the validation phrases and the dev anchor's
 
-    model, _ = init_model(ModelConfig(node_dim=48), out, seed=0)  # a model of that node_dim starts from the projection
-    assert torch.equal(model.swem.proj.weight.detach(), torch.from_numpy(weight))
+    model, _ = init_model(ModelConfig(node_dim=48, word_order="bigram"), out, seed=0)  # that node_dim and order start from the layers
+    assert torch.equal(model.swem.proj.weight.detach(), torch.from_numpy(projection.weight))
+    assert torch.equal(model.swem.ngram[0].weight.detach(), torch.from_numpy(projection.ngram[0][0]))
     assert torch.equal(model.swem.embedding.weight.detach(), torch.from_numpy(vectors))
-    other, _ = init_model(ModelConfig(node_dim=40), out, seed=0)
-    assert "keeps its seeded projection" in capsys.readouterr().err and other.swem.proj.weight.shape == (40, 2 * vectors.shape[1])
+    other, _ = init_model(ModelConfig(node_dim=40, word_order="bigram"), out, seed=0)
+    assert "keeps its seeded projection" in capsys.readouterr().err and other.swem.proj.weight.shape == (40, 4 * dim)
+    bag, _ = init_model(ModelConfig(node_dim=48), out, seed=0)  # a bag-of-tokens model cannot take a word-order projection
+    assert "set model.word_order: bigram" in capsys.readouterr().err and bag.swem.proj.weight.shape == (48, 2 * dim)
 
     assert main(["eval", "phrases", "--tokens", str(out), "--train", str(train), "--valid", str(valid), "--epochs", "1", "--json"]) == 0
     rows = {r["method"]: r for r in json.loads(capsys.readouterr().out)["rows"]}

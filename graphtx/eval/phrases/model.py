@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -17,6 +17,9 @@ from torch import nn
 
 from graphtx.graphs.graph import NODE_TYPES
 from graphtx.model.batch import Tokenizer
+
+if TYPE_CHECKING:
+    from graphtx.text.pretrain import NodeProjection
 from graphtx.model.swem import PhraseTokens, SWEMNodeEncoder
 from graphtx.text.phrase_pairs import PhrasePairs
 
@@ -53,13 +56,13 @@ class PhraseSimilarityModel(nn.Module):
 
     def __init__(
         self, tokenizer: Tokenizer, token_dim: int, contexts: Sequence[str] = (), node_dim: int = 0,
-        embedding_dropout: float = 0.0, use_context: bool = True, max_tokens_per_phrase: int = 16,
+        embedding_dropout: float = 0.0, use_context: bool = True, max_tokens_per_phrase: int = 16, word_order: str = "none",
     ):  # fmt: skip
         super().__init__()
         self.tokenizer = tokenizer
         self.max_tokens_per_phrase = max_tokens_per_phrase
         self.use_context = use_context
-        self.encoder = SWEMNodeEncoder(tokenizer.vocab_size, token_dim, node_dim or 2 * token_dim, embedding_dropout)
+        self.encoder = SWEMNodeEncoder(tokenizer.vocab_size, token_dim, node_dim or 2 * token_dim, embedding_dropout, word_order=word_order)
         d = self.encoder.node_dim
         classes = sorted({cpc_class(c) for c in contexts} - {""}) if use_context else []
         self.classes = (UNKNOWN, *classes)
@@ -148,12 +151,12 @@ def pretrained_model(tokenizer: Tokenizer, vectors: np.ndarray, pool: str = "mea
     return _new_model(tokenizer, vectors, node_dim=node_dim, use_context=False, max_tokens_per_phrase=max_tokens_per_phrase).eval()
 
 
-def distilled_model(
-    tokenizer: Tokenizer, vectors: np.ndarray, weight: np.ndarray, bias: np.ndarray, max_tokens_per_phrase: int = 16
-) -> PhraseSimilarityModel:
-    """The node encoder of a ``graphtx distil-phrases`` tokens directory as it is: its token vectors and projection, no context."""
-    model = _new_model(tokenizer, vectors, node_dim=int(weight.shape[0]), use_context=False, max_tokens_per_phrase=max_tokens_per_phrase)
-    model.encoder.load_projection(weight, bias)
+def distilled_model(tokenizer: Tokenizer, vectors: np.ndarray, projection: NodeProjection, max_tokens_per_phrase: int = 16) -> PhraseSimilarityModel:
+    """The node encoder of a ``graphtx distil-phrases`` tokens directory as it is: its token vectors, projection and
+    word-order layers, no context."""
+    model = _new_model(tokenizer, vectors, node_dim=int(projection.weight.shape[0]), use_context=False,
+                       max_tokens_per_phrase=max_tokens_per_phrase, word_order=projection.word_order)  # fmt: skip
+    model.encoder.load_projection(projection.weight, projection.bias, projection.ngram)
     return model.eval()
 
 

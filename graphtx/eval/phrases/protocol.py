@@ -70,7 +70,7 @@ def evaluate_phrases(
     }
     projection = load_node_projection(tokens_dir)
     if projection is not None:  # the node encoder a graph model over these tokens starts from
-        predictions[DISTILLED_ROW] = score(distilled_model(tokenizer, vectors, *projection, cfg.max_tokens_per_phrase), valid, cfg.eval_batch_size)
+        predictions[DISTILLED_ROW] = score(distilled_model(tokenizer, vectors, projection, cfg.max_tokens_per_phrase), valid, cfg.eval_batch_size)
     t0 = time.time()
     model = fine_tune(train, tokenizer, vectors, cfg, seed, progress)
     t_fine_tune = time.time() - t0
