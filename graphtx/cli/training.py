@@ -166,9 +166,9 @@ def add_parsers(sub) -> None:
         "--node-dim", type=at_least(1, "the node size"), help="distilled projection size = model.node_dim (default 256, configs/small.yaml's)"
     )
     p.add_argument("--word-order", choices=WORD_ORDERS, help="the node encoder's word-order channel = model.word_order of the models "
-                   "meant to start from it (default: config distil_phrases.word_order)")  # fmt: skip
+                   "meant to start from it (default: config distil_phrases.word_order, none; configs/small-word-order.yaml: trigram)")  # fmt: skip
     p.add_argument("--epochs", type=at_least(1, "the number of epochs"), help="student passes over the pool (default 40)")
-    p.add_argument("--teacher-epochs", type=at_least(0, "the number of epochs"), help="teacher passes over --pairs (default 1; 0 = as shipped)")
+    p.add_argument("--teacher-epochs", type=at_least(0, "the number of epochs"), help="teacher passes over --pairs (default 2; 0 = as shipped)")
     p.add_argument("--max-phrases", type=at_least(1, "the number of phrases"), help="corpus phrases distilled (default 150000)")
     p.add_argument("--seed", type=at_least(0, "the seed"), help="dev split, pool draw and batch order (default: the config's seed)")
     add_common(p)
