@@ -56,7 +56,7 @@ def init_model(config: ModelConfig, tokens_dir: str | Path, seed: int) -> tuple[
         elif tuple(projection.weight.shape) == tuple(model.swem.proj.weight.shape):
             model.swem.load_projection(projection.weight, projection.bias, projection.ngram)
         else:
-            print(f"note: {tokens_dir}'s distilled node projection is {projection[0].shape[0]}-d, the model's node_dim is "
+            print(f"note: {tokens_dir}'s distilled node projection is {projection.weight.shape[0]}-d, the model's node_dim is "
                   f"{config.node_dim}: the model keeps its seeded projection (distil with --node-dim {config.node_dim})", file=sys.stderr)  # fmt: skip
     if config.token_weighting != "none":
         model.swem.load_token_weights(load_token_idf(tokens_dir))
