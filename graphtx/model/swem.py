@@ -137,6 +137,8 @@ class SWEMNodeEncoder(nn.Module):
         """(t, c) token vectors in text order, (t,) their nodes (non-decreasing) -> [mean, max] of GELU(layer(window))
         over each node's windows of ``width`` consecutive tokens, (n, c) each."""
         t = len(token_node)
+        if t < width:  # no window at all (the slices below assume t >= width)
+            return [e.new_zeros(num_nodes, layer.out_features)] * 2
         inside = token_node[width - 1 :] == token_node[: t - width + 1]  # (t-w+1,) the window starting at i lies in one node
         window = torch.cat([e[k : t - width + 1 + k][inside] for k in range(width)], dim=-1)  # (p, w*c)
         g = F.gelu(layer(window))  # (p, c)

@@ -142,6 +142,10 @@ def test_word_order_tells_reordered_tokens_apart_and_never_reads_across_nodes():
     torch.testing.assert_close(ordered(forward, nodes, types)[1], ordered(backward, nodes, types)[1])  # node 1 untouched
     other_next = torch.tensor([3, 4, 5, 9, 7])  # only node 1's first token changes: no window of node 0 reaches it
     torch.testing.assert_close(ordered(forward, nodes, types)[0], ordered(other_next, nodes, types)[0])
+    trigram = SWEMNodeEncoder(16, 4, 6, word_order="trigram").eval()
+    for tokens in ([], [3], [3, 4]):  # fewer tokens in the whole batch than a window: no window, no error
+        ids = torch.tensor(tokens, dtype=torch.long)
+        assert trigram(ids, torch.zeros(len(tokens), dtype=torch.long), torch.zeros(1, dtype=torch.long)).shape == (1, 6)
     single = ordered(torch.tensor([3]), torch.tensor([0]), torch.zeros(1, dtype=torch.long))  # one token: no pair, zeros there
     pooled = torch.cat([ordered.embedding.weight[3], ordered.embedding.weight[3], torch.zeros(8)])
     torch.testing.assert_close(single[0], ordered.proj(pooled))
