@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from graphtx.metrics import pearson_spearman
+from graphtx.model.config import WORD_ORDERS
 from graphtx.model.swem import PhraseTokens
 from graphtx.text.phrase_pairs import read_phrase_pairs, split_by_anchor
 from graphtx.text.pretrain import load_token_idf, load_tokens
@@ -61,7 +62,7 @@ def main():
     ap.add_argument("--temperature", type=float, default=0.05)
     ap.add_argument("--neighbours", type=int, default=0, choices=range(0, 9))
     ap.add_argument("--weighting", default="none", choices=("none", "learned"))
-    ap.add_argument("--order", default="none", choices=("none", "bigram", "trigram"), help="the SWEM's word-order channel")
+    ap.add_argument("--order", default="none", choices=WORD_ORDERS, help="the SWEM's word-order channel (model.word_order)")
     ap.add_argument("--epochs", type=int, default=20)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--batch-size", type=int, default=512)

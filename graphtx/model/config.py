@@ -18,7 +18,8 @@ from typing import Any
 
 NUM_NODE_TYPES = 2  # feature, relation (graphtx.graphs.graph.NODE_TYPES)
 NUM_EDGE_TYPES = 3  # part_of, example_of, functional (graphtx.graphs.graph.EDGE_TYPES)
-WORD_ORDERS = ("none", "bigram", "trigram")  # SWEM: a bag of tokens, + width-2 (+ width-3) convolutions over consecutive tokens
+WORD_ORDER_WIDTHS = {"none": (), "bigram": (2,), "trigram": (2, 3)}  # SWEM: a bag of tokens, + convolutions of these widths over consecutive tokens
+WORD_ORDERS = tuple(WORD_ORDER_WIDTHS)
 TOKEN_WEIGHTINGS = ("none", "idf", "learned")  # SWEM's mean pooling: plain, IDF-weighted, IDF-initialised and trained
 
 

@@ -36,7 +36,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch_geometric.utils import scatter
 
-from graphtx.model.config import NUM_NODE_TYPES
+from graphtx.model.config import NUM_NODE_TYPES, WORD_ORDER_WIDTHS
 from graphtx.model.config import TOKEN_WEIGHTINGS as WEIGHTINGS
 from graphtx.model.config import WORD_ORDERS as ORDERS
 
@@ -56,7 +56,7 @@ class SWEMNodeEncoder(nn.Module):
             self.register_buffer("token_log_weight", torch.zeros(vocab_size))  # (vocab,) log IDF; 0 until load_token_weights
         elif weighting == "learned":
             self.token_log_weight = nn.Parameter(torch.zeros(vocab_size))  # (vocab,)
-        self.widths = {"none": (), "bigram": (2,), "trigram": (2, 3)}[word_order]  # convolution widths over consecutive tokens
+        self.widths = WORD_ORDER_WIDTHS[word_order]  # convolution widths over consecutive tokens
         self.ngram = nn.ModuleList(nn.Linear(w * token_dim, token_dim) for w in self.widths)  # [e_i ; ... ; e_{i+w-1}] -> g_i
         self.pooled_dim = (2 + 2 * len(self.widths)) * token_dim  # what the projection reads
         self.proj = nn.Linear(self.pooled_dim, node_dim)

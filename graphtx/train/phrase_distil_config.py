@@ -13,9 +13,7 @@ from graphtx.model.config import WORD_ORDERS
 class PhraseDistilConfig:
     peer: str = "minilm"  # the teacher: an offline peer (graphtx/text/peers.py), its sha256 checked
     max_tokens: int = 32  # teacher input cut; node phrases are a few words
-    teacher_epochs: int = (
-        2  # passes of the teacher over the labelled pairs (--pairs) before it teaches; 0 = as shipped (2: +0.005 student dev Pearson over 1)
-    )
+    teacher_epochs: int = 2  # teacher passes over the labelled pairs (--pairs) before it teaches; 0 = as shipped
     teacher_lr: float = 2e-5  # AdamW, linear warm-up over the first 10% of steps then linear decay
     teacher_batch_size: int = 32  # pairs a step
     dev_fraction: float = 0.1  # share of the pairs' anchors held out to select the teacher's and the student's epoch
