@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import re
 import statistics
 from collections import defaultdict
 
@@ -41,8 +42,11 @@ def read_rows(spec: str) -> tuple[list[dict], str]:
 
 
 def split_specs(files: str) -> list[str]:
-    """CSV[,CSV...]; with a ';' anywhere the files are split on ';' (a system label may hold commas)."""
-    return files.split(";") if ";" in files else files.split(",")
+    """CSV[,CSV...]; with a ';' anywhere the files are split on ';'. Without one, a comma splits only where a
+    .csv path follows it, so a label with commas ("learned, no graph features") needs no ';'."""
+    if ";" in files:
+        return [f for f in files.split(";") if f]
+    return re.split(r",(?=[^,:]*\.csv)", files)
 
 
 def group_rows(specs: list[str]) -> tuple[list[dict], list[float], list[float], str]:

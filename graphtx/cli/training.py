@@ -24,10 +24,11 @@ def cmd_init_model(args, config) -> int:
 
 
 def cmd_encode(args, config) -> int:
+    from graphtx.model.chunks import resolve_device
     from graphtx.model.embed import embed_graphs, encode_report
     from graphtx.model.io import load_model
 
-    loaded = load_model(args.model)
+    loaded = load_model(args.model, map_location=resolve_device(args.device))
     model, tokenizer = loaded.model, loaded.tokenizer
     n = embed_graphs(model, tokenizer, args.graphs, args.kind, args.out, batch_size=args.batch_size, progress=progress(args),
                      engine=args.engine, model_dir=args.model, ray_address=args.ray_address, ray_workers=args.ray_workers,
@@ -188,6 +189,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--kind", default="description", choices=KIND_CHOICES)
     p.add_argument("--out", required=True, help="vectors.parquet to write")
     p.add_argument("--batch-size", type=at_least(1, "the batch size"), default=64, help="graphs per forward pass")
+    p.add_argument("--device", default="cpu", help="where the model runs (engine local): cpu | cuda | auto; the vectors are float32 either way")
     add_engine(p, "--ray-workers encoder actors")
     p.add_argument("--ray-workers", type=at_least(1, "the number of Ray workers"), default=2, help="encoder actors with --engine ray (default 2)")
     add_ray_gpus(p)

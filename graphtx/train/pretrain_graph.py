@@ -159,7 +159,7 @@ def distill_loss(
 
     queries (b, D) and candidates (m, D) L2-normalised; targets (b, m) rows sum to 1; the student is
     softmax(cos / temperature) over the same m candidates (every one allowed)."""
-    allowed = torch.ones(int(valid.sum()), len(candidates), dtype=torch.bool)  # (v, m)
+    allowed = torch.ones(int(valid.sum()), len(candidates), dtype=torch.bool, device=candidates.device)  # (v, m)
     return masked_distill_loss(queries[valid], candidates, targets[valid], allowed, temperature)
 
 
@@ -195,7 +195,7 @@ def masked_distill_loss(
     logits = (queries @ candidates.T / temperature).masked_fill(~allowed, float("-inf"))  # (t, m)
     log_p = F.log_softmax(logits, dim=1).masked_fill(~allowed, 0.0)
     kl = (torch.xlogy(targets, targets) - targets * log_p).sum(1)  # (t,)
-    return kl.sum(), torch.tensor(float(len(kl)))
+    return kl.sum(), torch.tensor(float(len(kl)), device=kl.device)
 
 
 class PeerTeacher:
@@ -362,8 +362,10 @@ class PretrainTrainer:
         out_dir: Path,
         progress: bool | None = None,
         tokenizer_file: Path | None = None,
+        device: torch.device | str = "cpu",
     ):
-        self.model, self.tokenizer, self.pool, self.evaluator = model, tokenizer, pool, evaluator
+        self.device = torch.device(device)  # the model trains here; batches are built on the CPU and moved
+        self.model, self.tokenizer, self.pool, self.evaluator = model.to(self.device), tokenizer, pool, evaluator
         self.cfg, self.seed, self.out_dir, self.progress, self.tokenizer_file = cfg, seed, Path(out_dir), progress, tokenizer_file
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=cfg.pretrain_lr, weight_decay=cfg.weight_decay)
         self.state = PretrainState()
@@ -375,7 +377,8 @@ class PretrainTrainer:
         if (self.out_dir / DONE_FILE).exists():
             self.state = PretrainState(**json.loads((self.out_dir / DONE_FILE).read_text())["state"])
             return self.state
-        with torch.random.fork_rng(devices=[]):
+        devices = [self.device.index or 0] if self.device.type == "cuda" else []
+        with torch.random.fork_rng(devices=devices):
             torch.manual_seed(self.seed * 1_000 + 900)
             return self._run(stop_after_steps)
 
@@ -446,8 +449,10 @@ class PretrainTrainer:
         graphs = inp["spans"] + inp["anchor_graphs"] + inp["taught_graphs"] + inp["cloze_queries"] + inp["cloze_contexts"] + inp["candidate_graphs"]
         gb = collate(graphs, self.tokenizer, self.model.config.max_tokens_per_node)
         g = torch.Generator().manual_seed(int(rng.integers(2**62)))
-        gb = node_dropout(gb, cfg.node_dropout_max, cfg.node_dropout_half, g)
-        vectors = self.model(gb, lexical=cfg.pretrain_lexical_in_loss).float()  # (S + A + T + 2C + M, D), D + lexical_dim with the switch
+        gb = node_dropout(gb, cfg.node_dropout_max, cfg.node_dropout_half, g).to(self.device)
+        dev = self.device
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=cfg.amp and dev.type == "cuda"):  # bf16 on a GPU, as stage base
+            vectors = self.model(gb, lexical=cfg.pretrain_lexical_in_loss).float()  # (S + A + T + 2C + M, D), D + lexical_dim with the switch
         s, a, t, c = len(inp["spans"]), len(inp["anchors"]), len(inp["taught"]), len(inp["cloze_queries"])
         spans, anchors = vectors[:s], vectors[s : s + a]  # (S, D), (A, D)
         taught = vectors[s + a : s + a + t]  # (T, D)
@@ -456,24 +461,24 @@ class PretrainTrainer:
         loss = vectors.new_zeros(())
         views = bm25 = peer = cloze = float("nan")
         if c > 1:  # in-batch InfoNCE: each span's own rest is its positive, the other documents' rests its negatives
-            positive, allowed = torch.arange(c), torch.ones(c, c, dtype=torch.bool)
+            positive, allowed = torch.arange(c, device=dev), torch.ones(c, c, dtype=torch.bool, device=dev)
             total, denom, _ = contrastive_loss(cloze_q, cloze_ctx, positive, allowed, cfg.temperature)
             cloze_loss = total / denom.clamp(min=1.0)
             loss = loss + cfg.pretrain_cloze_weight * cloze_loss
             cloze = float(cloze_loss.detach())
         if a:
             positive, allowed = view_pairs(inp["anchors"], inp["candidates"])
-            total, denom, _ = contrastive_loss(anchors, cands, positive, allowed, cfg.temperature)
+            total, denom, _ = contrastive_loss(anchors, cands, positive.to(dev), allowed.to(dev), cfg.temperature)
             views_loss = total / denom.clamp(min=1.0)
             loss = loss + cfg.pretrain_views_weight * views_loss
             views = float(views_loss.detach())
         if s and bool(inp["valid"].any()):
-            total, denom = distill_loss(spans, cands, inp["targets"], inp["valid"], cfg.temperature)
+            total, denom = distill_loss(spans, cands, inp["targets"].to(dev), inp["valid"].to(dev), cfg.temperature)
             bm25_loss = total / denom.clamp(min=1.0)
             loss = loss + cfg.pretrain_bm25_weight * bm25_loss
             bm25 = float(bm25_loss.detach())
         if t:
-            total, denom = masked_distill_loss(taught, cands, inp["peer_targets"], inp["peer_allowed"], cfg.temperature)
+            total, denom = masked_distill_loss(taught, cands, inp["peer_targets"].to(dev), inp["peer_allowed"].to(dev), cfg.temperature)
             peer_loss = total / denom.clamp(min=1.0)
             loss = loss + cfg.pretrain_teacher_weight * peer_loss
             peer = float(peer_loss.detach())
@@ -505,6 +510,7 @@ class PretrainTrainer:
     def _save_checkpoint(self) -> None:
         payload = {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "state": asdict(self.state),
                    "torch_rng": torch.get_rng_state(), "log_lines": _count_lines(self.out_dir / LOG_FILE),
+                   "cuda_rng": torch.cuda.get_rng_state(self.device) if self.device.type == "cuda" else None,
                    "eval_lines": _count_lines(self.out_dir / EVALS_FILE)}  # fmt: skip
         with replacing(self.out_dir / CHECKPOINT_FILE) as tmp:  # graphtx/atomic.py: the old or the new checkpoint
             torch.save(payload, tmp)
@@ -518,6 +524,8 @@ class PretrainTrainer:
         self.optimizer.load_state_dict(payload["optimizer"])
         self.state = PretrainState(**payload["state"])
         torch.set_rng_state(payload["torch_rng"])
+        if payload.get("cuda_rng") is not None and self.device.type == "cuda":  # dropout on the GPU draws from its own generator
+            torch.cuda.set_rng_state(payload["cuda_rng"], self.device)
         for name, keep in ((LOG_FILE, payload["log_lines"]), (EVALS_FILE, payload["eval_lines"])):
             p = self.out_dir / name
             if p.exists():

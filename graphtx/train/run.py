@@ -356,7 +356,8 @@ def run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, eval
         teacher = run_teacher_dir(config, corpus_dir, extra, out, progress, log)
         cfg = with_overrides(cfg, pretrain_teacher=str(teacher))
     pool_store = load_pool_store([graphs_dir, *extra], kinds) if extra else store
-    trainer = PretrainTrainer(model, tokenizer, PretrainPool(pool_store, cfg), evaluator, cfg, seed, out / "pretrain", progress, tokenizer_file)
+    trainer = PretrainTrainer(model, tokenizer, PretrainPool(pool_store, cfg), evaluator, cfg, seed, out / "pretrain", progress, tokenizer_file,
+                              device=ctx.device)  # fmt: skip
     state = trainer.run(stop_after_steps)
     _record_pretrain(asdict(state), len(trainer.pool.doc_ids), len(trainer.pool.two_views), cfg, results, scores)
     return trainer.load_best().train() if state.stopped else None

@@ -53,7 +53,11 @@ def test_final_stage_is_the_best_validated_one_ties_to_the_later():
 def test_killed_run_resumes_to_identical_weights(synthetic, tmp_path):
     config = load_config(synthetic / "tiny.yaml")
     kwargs = dict(
-        tokens_dir=str(synthetic / "tokens"), citations=str(synthetic / "train.tsv"), valid_citations=str(synthetic / "valid.tsv"), progress=False
+        tokens_dir=str(synthetic / "tokens"),
+        citations=str(synthetic / "train.tsv"),
+        valid_citations=str(synthetic / "valid.tsv"),
+        progress=False,
+        device="cpu",  # bit for bit is the CPU's promise; on a GPU atomic scatter-adds sum in any order (tests/train/test_cuda.py)
     )
     import dataclasses
 
@@ -103,7 +107,7 @@ def test_kill_9_from_the_cli_then_same_command_resumes(synthetic, tmp_path):
     cfg.write_text(yaml.safe_dump(data))
 
     def command(out):
-        args = _train_args(synthetic, out)
+        args = _train_args(synthetic, out, "--device", "cpu")  # bit for bit: the CPU's promise (see above)
         args[args.index("--config") + 1] = str(cfg)
         return [sys.executable, "-m", "graphtx.cli", *args]
 
