@@ -46,6 +46,8 @@ def split_specs(files: str) -> list[str]:
     .csv path follows it, so a label with commas ("learned, no graph features") needs no ';'."""
     if ";" in files:
         return [f for f in files.split(";") if f]
+    if ".csv" not in files:  # files named otherwise: every comma splits
+        return files.split(",")
     return re.split(r",(?=[^,:]*\.csv)", files)
 
 

@@ -23,6 +23,7 @@ def test_a_comma_splits_files_only_where_a_csv_path_follows(compare_runs):
     assert compare_runs.split_specs("a.csv,b.csv:bm25,c.csv") == ["a.csv", "b.csv:bm25", "c.csv"]
     assert compare_runs.split_specs("a.csv:learned, no graph,b.csv:learned, no graph") == ["a.csv:learned, no graph", "b.csv:learned, no graph"]
     assert compare_runs.split_specs("a.csv:x, y;b.csv:x, y;") == ["a.csv:x, y", "b.csv:x, y"]
+    assert compare_runs.split_specs("run0.tsv,run1.tsv") == ["run0.tsv", "run1.tsv"]
 
 
 def test_groups_average_seeds_query_by_query_and_pick_the_named_system(compare_runs, tmp_path):

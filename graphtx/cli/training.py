@@ -28,7 +28,8 @@ def cmd_encode(args, config) -> int:
     from graphtx.model.embed import embed_graphs, encode_report
     from graphtx.model.io import load_model
 
-    loaded = load_model(args.model, map_location=resolve_device(args.device))
+    device = resolve_device(args.device)  # checked first: a bad name or a missing GPU in words, not as a damaged model
+    loaded = load_model(args.model, map_location=device if args.engine == "local" else "cpu")  # ray: the actors load their own
     model, tokenizer = loaded.model, loaded.tokenizer
     n = embed_graphs(model, tokenizer, args.graphs, args.kind, args.out, batch_size=args.batch_size, progress=progress(args),
                      engine=args.engine, model_dir=args.model, ray_address=args.ray_address, ray_workers=args.ray_workers,

@@ -156,7 +156,9 @@ class Index(Rankers):
             mend = MODEL_MEND
         if isinstance(model, (str, Path)):
             model_dir = Path(model)
-            loaded = load_model(model_dir, map_location=device, mend=mend)
+            from graphtx.model.chunks import resolve_device
+
+            loaded = load_model(model_dir, map_location=resolve_device(device), mend=mend)
             encoder, tokenizer = loaded.model, loaded.tokenizer
         else:
             encoder, tokenizer = model

@@ -16,9 +16,23 @@ import torch
 
 
 def resolve_device(device: str) -> str:
-    """``auto`` -> ``cuda`` when a GPU is visible, else ``cpu``; any other name as given."""
+    """``auto`` -> ``cuda`` when a GPU is visible, else ``cpu``; ``cpu``, ``cuda`` and ``cuda:N`` as given once checked.
+
+    Raises ValueError, in words, for another name or for a GPU that PyTorch does not see here (rather than the
+    error torch raises later, at the first tensor moved)."""
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, TypeError):
+        parsed = None
+    if parsed is None or parsed.type not in ("cpu", "cuda"):
+        raise ValueError(f"device {device!r}: give cpu, cuda, cuda:N or auto")
+    if parsed.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"device {device!r}: PyTorch sees no CUDA GPU here (torch {torch.__version__}); give cpu or auto")
+        if parsed.index is not None and parsed.index >= torch.cuda.device_count():
+            raise ValueError(f"device {device!r}: PyTorch sees {torch.cuda.device_count()} GPU(s) here, numbered from 0")
     return device
 
 

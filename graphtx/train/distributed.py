@@ -44,6 +44,9 @@ def init_distributed(device: str = "auto") -> DistContext:
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     local = int(os.environ.get("LOCAL_RANK", "0"))
+    from graphtx.model.chunks import resolve_device
+
+    resolve_device(device)  # a clear error for a bad name, or for cuda where PyTorch sees no GPU
     use_cuda = torch.cuda.is_available() if device == "auto" else device.startswith("cuda")
     dev = torch.device(f"cuda:{local}" if use_cuda else "cpu")
     if world > 1 and not dist.is_initialized():

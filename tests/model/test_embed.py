@@ -63,3 +63,27 @@ def test_init_model_takes_vocab_and_token_vectors_from_the_tokens(dirs, tmp_path
 def test_encode_with_a_missing_model_is_a_clear_error(dirs, tmp_path, capsys):
     assert main(["encode", "--model", str(tmp_path / "none"), "--graphs", str(dirs / "graphs"), "--out", str(tmp_path / "v.parquet")]) == 2
     assert "error" in capsys.readouterr().err
+
+
+def test_a_bad_device_is_named_before_the_model_is_read(dirs, tiny_yaml, tmp_path, capsys):
+    """`--device gpu` or a GPU PyTorch does not see: said in words, not as a damaged model directory."""
+    import torch
+
+    from graphtx.model.chunks import resolve_device
+
+    model_dir = tmp_path / "model"
+    assert main(["init-model", "--config", str(tiny_yaml), "--tokens", str(dirs / "tokens"), "--out", str(model_dir), "--quiet"]) == 0
+    base = ["encode", "--model", str(model_dir), "--graphs", str(dirs / "graphs"), "--out", str(tmp_path / "v.parquet")]
+    capsys.readouterr()
+    assert main([*base, "--device", "gpu"]) == 2
+    err = capsys.readouterr().err
+    assert "give cpu, cuda, cuda:N or auto" in err and "cannot be read" not in err
+    assert not (tmp_path / "v.parquet").exists()
+    assert resolve_device("cpu") == "cpu" and resolve_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")
+    if not torch.cuda.is_available():
+        assert main([*base, "--device", "cuda"]) == 2
+        assert "sees no CUDA GPU" in capsys.readouterr().err
+        with pytest.raises(ValueError, match="sees no CUDA GPU"):
+            resolve_device("cuda:0")
+    with pytest.raises(ValueError, match="GPU\\(s\\) here|sees no CUDA GPU"):
+        resolve_device("cuda:99")
