@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import time
 
 import torch
+from machine import basics
 
 from graphtx.model.batch import collate
 from graphtx.model.config import ModelConfig
@@ -28,8 +28,7 @@ from graphtx.train.data import GraphStore
 
 def machine(device: str) -> str:
     gpu = f"; GPU {torch.cuda.get_device_name(0)}" if device.startswith("cuda") else ""
-    return (f"{platform.processor() or platform.machine()}; {os.cpu_count()} cores{gpu}; Python {platform.python_version()}; "
-            f"torch {torch.__version__}; load average (1 min) {os.getloadavg()[0]:.2f}")  # fmt: skip
+    return f"{basics()}{gpu}; torch {torch.__version__}; load average (1 min) {os.getloadavg()[0]:.2f}"
 
 
 def sync(device: torch.device) -> None:

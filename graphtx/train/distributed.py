@@ -39,6 +39,16 @@ class DistContext:
         return self.world_size > 1
 
 
+def bf16_autocast(device: torch.device, enabled: bool):
+    """The forward's context: bf16 autocast on a CUDA device when ``enabled`` (``train.amp``), a no-op on the CPU."""
+    return torch.autocast("cuda", dtype=torch.bfloat16, enabled=enabled and device.type == "cuda")
+
+
+def rng_devices(device: torch.device) -> list[int]:
+    """The CUDA devices whose RNG ``torch.random.fork_rng`` forks for a model on ``device`` (none on the CPU)."""
+    return [device.index or 0] if device.type == "cuda" else []
+
+
 def init_distributed(device: str = "auto") -> DistContext:
     """Join the torchrun process group when WORLD_SIZE > 1; otherwise a single-process context."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
@@ -46,8 +56,7 @@ def init_distributed(device: str = "auto") -> DistContext:
     local = int(os.environ.get("LOCAL_RANK", "0"))
     from graphtx.model.chunks import resolve_device
 
-    resolve_device(device)  # a clear error for a bad name, or for cuda where PyTorch sees no GPU
-    use_cuda = torch.cuda.is_available() if device == "auto" else device.startswith("cuda")
+    use_cuda = resolve_device(device).startswith("cuda")  # checked: a bad name, or cuda where PyTorch sees no GPU, in words
     dev = torch.device(f"cuda:{local}" if use_cuda else "cpu")
     if world > 1 and not dist.is_initialized():
         if use_cuda:

@@ -40,7 +40,16 @@ from graphtx.train.augment import choose_kinds, node_dropout
 from graphtx.train.batching import SizeAwareBatcher, shard_for_rank
 from graphtx.train.config import TrainConfig
 from graphtx.train.data import GraphStore
-from graphtx.train.distributed import DistContext, all_gather_objects, all_reduce_sum, barrier, broadcast_object, gather_rows
+from graphtx.train.distributed import (
+    DistContext,
+    all_gather_objects,
+    all_reduce_sum,
+    barrier,
+    bf16_autocast,
+    broadcast_object,
+    gather_rows,
+    rng_devices,
+)
 from graphtx.train.evaluate import CitationEvaluator, EvalResult
 from graphtx.train.loss import allowed_negatives, contrastive_loss, contrastive_loss_from_scores, triplet_loss, triplet_loss_from_distances
 from graphtx.train.pairs import Pair
@@ -117,8 +126,7 @@ class StageTrainer:
         if (self.out_dir / DONE_FILE).exists():
             self.state = StageState(**json.loads((self.out_dir / DONE_FILE).read_text())["state"])
             return self.state
-        devices = [self.ctx.device.index or 0] if self.ctx.device.type == "cuda" else []
-        with torch.random.fork_rng(devices=devices):  # model dropout draws from a seeded RNG; the caller's is left alone
+        with torch.random.fork_rng(devices=rng_devices(self.ctx.device)):  # model dropout draws from a seeded RNG; the caller's is left alone
             torch.manual_seed(self.seed * 1_000 + STAGE_INDEX[self.stage] * 100 + self.ctx.rank)
             return self._run(stop_after_steps)
 
@@ -207,7 +215,7 @@ class StageTrainer:
         g = torch.Generator().manual_seed(int(rng.integers(2**62)) + ctx.rank)
         gb = node_dropout(gb, cfg.node_dropout_max, cfg.node_dropout_half, g).to(ctx.device)
         late = self.model.late is not None and cfg.late_interaction_weight > 0
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=cfg.amp and ctx.device.type == "cuda"):
+        with bf16_autocast(ctx.device, cfg.amp):
             out = (self.ddp or self.model)(gb, return_details=late, lexical=cfg.lexical_in_loss)
             vectors = (out.vectors if late else out).float()  # (b + m, D), D = out_dim (+ lexical_dim with lexical_in_loss)
         anchors, cands = vectors[: len(pairs)], vectors[len(pairs) :]  # (b, D), (m, D)

@@ -74,6 +74,7 @@ from graphtx.text.teacher import load_teacher_vectors
 from graphtx.train.augment import node_dropout
 from graphtx.train.config import TrainConfig
 from graphtx.train.data import GraphStore
+from graphtx.train.distributed import bf16_autocast, rng_devices
 from graphtx.train.loss import contrastive_loss
 
 STAGE = "pretrain"
@@ -377,8 +378,7 @@ class PretrainTrainer:
         if (self.out_dir / DONE_FILE).exists():
             self.state = PretrainState(**json.loads((self.out_dir / DONE_FILE).read_text())["state"])
             return self.state
-        devices = [self.device.index or 0] if self.device.type == "cuda" else []
-        with torch.random.fork_rng(devices=devices):
+        with torch.random.fork_rng(devices=rng_devices(self.device)):
             torch.manual_seed(self.seed * 1_000 + 900)
             return self._run(stop_after_steps)
 
@@ -451,7 +451,7 @@ class PretrainTrainer:
         g = torch.Generator().manual_seed(int(rng.integers(2**62)))
         gb = node_dropout(gb, cfg.node_dropout_max, cfg.node_dropout_half, g).to(self.device)
         dev = self.device
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=cfg.amp and dev.type == "cuda"):  # bf16 on a GPU, as stage base
+        with bf16_autocast(dev, cfg.amp):  # bf16 on a GPU, as stage base
             vectors = self.model(gb, lexical=cfg.pretrain_lexical_in_loss).float()  # (S + A + T + 2C + M, D), D + lexical_dim with the switch
         s, a, t, c = len(inp["spans"]), len(inp["anchors"]), len(inp["taught"]), len(inp["cloze_queries"])
         spans, anchors = vectors[:s], vectors[s : s + a]  # (S, D), (A, D)
@@ -510,7 +510,7 @@ class PretrainTrainer:
     def _save_checkpoint(self) -> None:
         payload = {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "state": asdict(self.state),
                    "torch_rng": torch.get_rng_state(), "log_lines": _count_lines(self.out_dir / LOG_FILE),
-                   "cuda_rng": torch.cuda.get_rng_state(self.device) if self.device.type == "cuda" else None,
+                   "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,  # as stage base's
                    "eval_lines": _count_lines(self.out_dir / EVALS_FILE)}  # fmt: skip
         with replacing(self.out_dir / CHECKPOINT_FILE) as tmp:  # graphtx/atomic.py: the old or the new checkpoint
             torch.save(payload, tmp)
@@ -524,8 +524,8 @@ class PretrainTrainer:
         self.optimizer.load_state_dict(payload["optimizer"])
         self.state = PretrainState(**payload["state"])
         torch.set_rng_state(payload["torch_rng"])
-        if payload.get("cuda_rng") is not None and self.device.type == "cuda":  # dropout on the GPU draws from its own generator
-            torch.cuda.set_rng_state(payload["cuda_rng"], self.device)
+        if payload.get("cuda_rng") is not None and torch.cuda.is_available():  # dropout on the GPU draws from its own generator
+            torch.cuda.set_rng_state_all(payload["cuda_rng"])
         for name, keep in ((LOG_FILE, payload["log_lines"]), (EVALS_FILE, payload["eval_lines"])):
             p = self.out_dir / name
             if p.exists():
