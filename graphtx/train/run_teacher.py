@@ -84,7 +84,8 @@ def run_teacher_dir(config, corpus_dir: str | Path, extra_graphs: list[str | Pat
     require_run_teacher(config)
     log(f"teacher: encoding the pool's documents with {peer} into {directory} (once; a killed run continues)")
     report = write_teacher_vectors(corpora, directory, peer=peer, fields=RUN_TEACHER_FIELDS, max_tokens=max_tokens,
-                                   cache_dir=config.eval.peer_cache_dir, progress=progress)  # fmt: skip
+                                   cache_dir=config.eval.peer_cache_dir, progress=progress,
+                                   vector_cache_dir=config.eval.peer_vector_cache_dir)  # fmt: skip
     for line in report.lines():
         log(f"teacher: {line}")
     return directory

@@ -53,7 +53,7 @@ def fake_peer(monkeypatch, tmp_path):
 
 def test_teacher_text_reads_fields_then_falls_back():
     doc = _doc("A", title="Pump", abstract="A rotary pump.", description="Long text.")
-    assert teacher.teacher_text(doc, ("title", "abstract")) == "Pump A rotary pump."
+    assert teacher.teacher_text(doc, ("title", "abstract")) == "Pump\nA rotary pump."
     assert teacher.teacher_text(_doc("B", description="x" * 5000), ("title", "abstract")) == "x" * teacher.FALLBACK_CHARS
     assert teacher.teacher_text(_doc("C", claims=(Claim(1, "A valve.", True),)), ("abstract",)) == "A valve."
     assert teacher.teacher_text(_doc("D"), ("title", "abstract")) == ""
