@@ -216,7 +216,7 @@ class SentenceEncoderSystem(DenseSystem):
         return f"{self.name}:{self.sha256[:16]}:{self.max_tokens}"
 
     def fit(self, corpus: EvalCorpus) -> SentenceEncoderSystem:
-        from graphtx.text.peer_cache import encode_cached, peer_namespace
+        from graphtx.text.peer_cache import PeerVectorCache, encode_cached, peer_namespace
 
         path = self.model_path()  # the weights are checked before any work, cached vectors or not
         super().fit(corpus)
@@ -228,12 +228,12 @@ class SentenceEncoderSystem(DenseSystem):
                 model = load_peer(path, self.max_tokens, self.dtype)
             return encode_texts(model, texts, self.batch_size)
 
-        namespace = peer_namespace(self.name, self.sha256, self.max_tokens, self.dtype)
         started = time.time()
-        cand, hits = encode_cached(corpus.candidate_texts, encode, self.vector_cache_dir, namespace)
+        cache = PeerVectorCache.open(self.vector_cache_dir, peer_namespace(self.name, self.sha256, self.max_tokens, self.dtype))
+        cand, hits = encode_cached(corpus.candidate_texts, encode, cache)
         self.cached = hits
         if not corpus.same_texts:
-            query, hits = encode_cached(corpus.query_texts, encode, self.vector_cache_dir, namespace)
+            query, hits = encode_cached(corpus.query_texts, encode, cache)
             self.cached += hits
         else:
             query = cand

@@ -4,14 +4,15 @@ A peer text embedder is the slowest part of an evaluation on a CPU (all-mpnet-ba
 the 3,603 EV-battery abstracts on 2 cores), and a benchmark encodes the same corpus again for every ranker fit
 and evaluation. With a cache folder (``eval.peer_vector_cache_dir``; "" = none) each text is encoded once::
 
-    CACHE/<namespace>/chunk-<sha256 of the file>.npz     keys (n,) S32: sha256 of each text (UTF-8)
+    CACHE/<namespace>/chunk-<sha256 of the file>.npz     keys (n, 32) uint8: sha256 of each text (UTF-8)
                                                          vectors (n, dim) float32, what the peer gave
 
 ``namespace`` names the peer, its weights' sha256, the input cut and the dtype (``peer_namespace``), so a
-vector is only reused where encoding again would give it. A chunk is written atomically and named by its own
-checksum; at open each chunk is hashed again, and one that does not match (a damaged disk, a hand edit) is left
-out with a warning, so its texts are encoded again. Several processes may share a folder: chunks are only
-ever added, never rewritten.
+vector is only reused for the same text under the same encoding; it equals a fresh encoding up to float noise
+(padding within a batch moves the last digits). A chunk is written atomically and named by its own checksum; at
+open each chunk is hashed again, and one that does not match (a damaged disk, a hand edit) or cannot be read is
+left out with a warning, so its texts are encoded again. Several processes may share a folder: chunks are only
+ever added, never rewritten (where two hold the same text, the chunk whose name sorts last gives its vector).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 from graphtx.atomic import atomic_write_bytes
 
 CHUNK_GLOB = "chunk-*.npz"
+KEY_BYTES = 32  # sha256
 
 
 def peer_namespace(peer: str, sha256: str, max_tokens: int, dtype: str) -> str:
@@ -38,60 +40,70 @@ def text_key(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()
 
 
-def _load(folder: Path, warn: Callable[[str], None]) -> dict[bytes, np.ndarray]:
-    """Every intact chunk of ``folder``: text key -> (dim,) float32 vector."""
-    known: dict[bytes, np.ndarray] = {}
-    for path in sorted(folder.glob(CHUNK_GLOB)):
+class PeerVectorCache:
+    """One namespace of a cache folder, read once at open; ``add`` writes a chunk and keeps its vectors in memory."""
+
+    def __init__(self, folder: Path, warn: Callable[[str], None] | None = None):
+        self.folder = folder
+        self.warn = warn or (lambda message: print(message, file=sys.stderr))
+        self.known: dict[bytes, np.ndarray] = {}  # text key -> (dim,) float32
+        for path in sorted(folder.glob(CHUNK_GLOB)) if folder.is_dir() else ():
+            self._read(path)
+
+    @classmethod
+    def open(cls, cache_dir: str | Path, namespace: str, warn: Callable[[str], None] | None = None) -> PeerVectorCache | None:
+        """The cache of ``namespace`` under ``cache_dir``; None when ``cache_dir`` is "" (no cache)."""
+        return cls(Path(cache_dir).expanduser() / namespace, warn) if cache_dir else None
+
+    def _read(self, path: Path) -> None:
         data = path.read_bytes()
         if hashlib.sha256(data).hexdigest() != path.stem.removeprefix("chunk-"):
-            warn(f"peer vector cache: {path} does not match its checksum; left out (its texts are encoded again)")
-            continue
-        with np.load(io.BytesIO(data), allow_pickle=False) as z:
-            keys, vectors = z["keys"], z["vectors"]  # (n,) S32, (n, dim)
-        known.update(zip(keys.tolist(), vectors))
-    return known
+            self.warn(f"peer vector cache: {path} does not match its checksum; left out (its texts are encoded again)")
+            return
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as z:
+                keys, vectors = z["keys"], z["vectors"]  # (n, 32) uint8, (n, dim) float32
+        except (KeyError, ValueError, OSError) as err:
+            self.warn(f"peer vector cache: {path} cannot be read ({err}); left out (its texts are encoded again)")
+            return
+        if keys.dtype != np.uint8 or keys.ndim != 2 or keys.shape[1] != KEY_BYTES or vectors.ndim != 2 or len(keys) != len(vectors):
+            self.warn(f"peer vector cache: {path} is not a chunk of this version; left out (its texts are encoded again)")
+            return
+        self.known.update(zip((bytes(k) for k in keys), vectors))
+
+    def add(self, keys: Sequence[bytes], vectors: np.ndarray) -> Path:
+        """Write one chunk of ``keys`` (each 32 bytes) and their (n, dim) vectors, atomically, named by its checksum."""
+        buffer = io.BytesIO()
+        key_rows = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), KEY_BYTES)  # (n, 32)
+        np.savez(buffer, keys=key_rows, vectors=np.asarray(vectors, dtype=np.float32))
+        data = buffer.getvalue()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.folder / f"chunk-{hashlib.sha256(data).hexdigest()}.npz"
+        atomic_write_bytes(path, data)
+        self.known.update(zip(keys, np.asarray(vectors, dtype=np.float32)))
+        return path
 
 
-def _store(folder: Path, keys: Sequence[bytes], vectors: np.ndarray) -> Path:
-    buffer = io.BytesIO()
-    np.savez(buffer, keys=np.array(keys, dtype="S32"), vectors=np.asarray(vectors, dtype=np.float32))
-    data = buffer.getvalue()
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"chunk-{hashlib.sha256(data).hexdigest()}.npz"
-    atomic_write_bytes(path, data)
-    return path
+def encode_cached(texts: Sequence[str], encode: Callable[[list[str]], np.ndarray], cache: PeerVectorCache | None) -> tuple[np.ndarray, int]:
+    """(len(texts), dim) float32 vectors of ``texts`` and how many came from ``cache``.
 
-
-def encode_cached(
-    texts: Sequence[str],
-    encode: Callable[[list[str]], np.ndarray],
-    cache_dir: str | Path,
-    namespace: str,
-    warn: Callable[[str], None] | None = None,
-) -> tuple[np.ndarray, int]:
-    """(len(texts), dim) float32 vectors of ``texts`` and how many came from the cache.
-
-    ``encode(list of texts) -> (m, dim)`` is called once, on the texts the cache lacks (each distinct text
-    once), and only if some are missing; with ``cache_dir`` "" it encodes everything and keeps nothing.
+    ``encode(list of texts) -> (m, dim)`` is called once, on the texts the cache lacks (each distinct text once),
+    and only if some are missing; without a cache it encodes everything and keeps nothing.
     """
     texts = list(texts)
-    if not cache_dir:
+    if cache is None:
         return np.asarray(encode(texts), dtype=np.float32), 0
-    warn = warn or (lambda message: print(message, file=sys.stderr))
-    folder = Path(cache_dir).expanduser() / namespace
     keys = [text_key(t) for t in texts]
-    known = _load(folder, warn) if folder.is_dir() else {}
-    hits = sum(k in known for k in keys)
+    hits = sum(k in cache.known for k in keys)
     missing: dict[bytes, str] = {}
     for key, text in zip(keys, texts):
-        if key not in known:
+        if key not in cache.known:
             missing.setdefault(key, text)
     if missing:
         fresh = np.asarray(encode(list(missing.values())), dtype=np.float32)  # (len(missing), dim)
-        if fresh.shape[0] != len(missing):
+        if fresh.ndim != 2 or fresh.shape[0] != len(missing):
             raise ValueError(f"the peer gave {fresh.shape[0]} vectors for {len(missing)} texts")
-        _store(folder, list(missing), fresh)
-        known.update(zip(missing, fresh))
+        cache.add(list(missing), fresh)
     if not texts:
-        return np.zeros((0, 0), dtype=np.float32), 0
-    return np.stack([known[k] for k in keys]).astype(np.float32, copy=False), hits
+        return np.asarray(encode([]), dtype=np.float32), 0
+    return np.stack([cache.known[k] for k in keys]), hits

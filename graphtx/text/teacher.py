@@ -34,7 +34,7 @@ from graphtx import integrity
 from graphtx.atomic import StagedDir, atomic_write_json, atomic_write_table
 from graphtx.corpus.schema import PatentDocument
 from graphtx.corpus.store import documents_path, iter_documents
-from graphtx.text.peer_cache import encode_cached, peer_namespace
+from graphtx.text.peer_cache import PeerVectorCache, encode_cached, peer_namespace
 from graphtx.text.peers import PEER_NAMES, encode_texts, load_peer, peer_path, peer_sha256
 
 VECTORS_FILE, MANIFEST_FILE, JOB_FILE = "vectors.parquet", "manifest.json", "job.json"
@@ -102,7 +102,8 @@ def teacher_job(corpus_dirs: Sequence[str | Path], peer: str, sha: str, fields: 
         p = documents_path(c)
         st = p.stat()
         files.append({"path": str(p.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns})
-    return {"corpora": files, "peer": peer, "sha256": sha, "fields": list(fields), "max_tokens": max_tokens, "chunk_docs": CHUNK_DOCS}
+    return {"corpora": files, "peer": peer, "sha256": sha, "fields": list(fields), "max_tokens": max_tokens, "chunk_docs": CHUNK_DOCS,
+            "text": "fields joined by newlines"}  # fmt: skip
 
 
 def write_teacher_vectors(
@@ -150,13 +151,13 @@ def write_teacher_vectors(
                 model = load_peer(path, max_tokens)
             return encode_texts(model, batch, batch_size)
 
-        namespace = peer_namespace(peer, sha, max_tokens, "float32")  # as the evaluation's peer baselines
+        cache = PeerVectorCache.open(vector_cache_dir, peer_namespace(peer, sha, max_tokens, "float32"))  # the baselines' namespace
         disable = None if progress is None else not progress
         with tqdm(total=len(ids), desc=f"teacher {peer}", unit="doc", disable=disable, file=sys.stderr) as bar:
             for k in range(n_chunks):
                 lo, hi = k * CHUNK_DOCS, min(len(ids), (k + 1) * CHUNK_DOCS)
                 if k not in done:
-                    vectors, _ = encode_cached(texts[lo:hi], encode, vector_cache_dir, namespace)  # (hi - lo, dim)
+                    vectors, _ = encode_cached(texts[lo:hi], encode, cache)  # (hi - lo, dim)
                     tmp = chunks_dir / f"{k:05d}.tmp.npy"
                     np.save(tmp, vectors)
                     tmp.replace(chunks_dir / f"{k:05d}.npy")

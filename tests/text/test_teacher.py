@@ -120,3 +120,33 @@ def test_cli_errors_are_clear(tmp_path, fake_peer, capsys):
     assert "nothing to encode" in capsys.readouterr().err
     assert main(["teacher", str(a), "--out", str(tmp_path / "t"), "--quiet"]) == 0
     assert "encoded 1 documents with all-MiniLM-L6-v2" in capsys.readouterr().out
+
+
+def test_the_teacher_fills_the_vector_cache_the_evaluation_peer_reads(tmp_path, fake_peer, monkeypatch):
+    """`graphtx teacher` with a cache folder: a second teacher run and the evaluation's MiniLM baseline over the same
+    title + abstract texts load no peer at all."""
+    from types import SimpleNamespace
+
+    from graphtx.eval import baselines
+    from graphtx.eval.data import document_text
+    from graphtx.eval.systems import DenseSystem
+    from graphtx.text.peers import MINILM_SHA256
+
+    monkeypatch.setattr(teacher, "peer_sha256", lambda name: MINILM_SHA256)  # the baseline's namespace
+    docs = [_doc("A", title="Pump", abstract="rotary pump vane"), _doc("B", title="Valve", abstract="valve spring")]
+    a = _corpus(tmp_path / "a", docs)
+    cache = tmp_path / "cache"
+    teacher.write_teacher_vectors([a], tmp_path / "t", peer="minilm", progress=False, vector_cache_dir=str(cache))
+    assert fake_peer.calls == 1
+    teacher.write_teacher_vectors([a], tmp_path / "u", peer="minilm", progress=False, vector_cache_dir=str(cache))
+    assert fake_peer.calls == 1  # every text came from the cache
+    assert np.array_equal(teacher.load_teacher_vectors(tmp_path / "t").vectors, teacher.load_teacher_vectors(tmp_path / "u").vectors)
+
+    monkeypatch.setattr(baselines, "load_peer", lambda *a, **k: pytest.fail("the baseline loaded its peer"))
+    monkeypatch.setattr(baselines.MiniLMSystem, "model_path", lambda self: tmp_path)
+    monkeypatch.setattr(DenseSystem, "fit", lambda self, corpus: self)
+    monkeypatch.setattr(DenseSystem, "set_vectors", lambda self, q, c: setattr(self, "vectors", c))
+    texts = tuple(document_text(d, ("title", "abstract")) for d in docs)
+    system = baselines.MiniLMSystem(vector_cache_dir=str(cache)).fit(SimpleNamespace(candidate_texts=texts, same_texts=True))
+    assert system.cached == 2
+    assert np.array_equal(system.vectors, teacher.load_teacher_vectors(tmp_path / "t").vectors)
