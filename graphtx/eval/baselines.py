@@ -33,7 +33,7 @@ from graphtx.eval import BASELINES
 from graphtx.eval.config import EvalConfig
 from graphtx.eval.data import EvalCorpus
 from graphtx.eval.systems import DenseSystem, System
-from graphtx.text.peers import MINILM_SHA256, MPNET_SHA256, PEER_NAMES, encode_texts, load_peer, minilm_path, mpnet_path
+from graphtx.text.peers import MINILM_SHA256, MPNET_SHA256, PEER_NAMES, lazy_encoder, minilm_path, mpnet_path
 
 # --- lexical ---------------------------------------------------------------------
 
@@ -220,14 +220,7 @@ class SentenceEncoderSystem(DenseSystem):
 
         path = self.model_path()  # the weights are checked before any work, cached vectors or not
         super().fit(corpus)
-        model = None
-
-        def encode(texts: list[str]) -> np.ndarray:
-            nonlocal model
-            if model is None:
-                model = load_peer(path, self.max_tokens, self.dtype)
-            return encode_texts(model, texts, self.batch_size)
-
+        encode = lazy_encoder(path, self.max_tokens, self.batch_size, self.dtype)
         started = time.time()
         cache = PeerVectorCache.open(self.vector_cache_dir, peer_namespace(self.name, self.sha256, self.max_tokens, self.dtype))
         cand, hits = encode_cached(corpus.candidate_texts, encode, cache)

@@ -91,7 +91,7 @@ def encode_cached(texts: Sequence[str], encode: Callable[[list[str]], np.ndarray
     and only if some are missing; without a cache it encodes everything and keeps nothing.
     """
     texts = list(texts)
-    if cache is None:
+    if cache is None or not texts:
         return np.asarray(encode(texts), dtype=np.float32), 0
     keys = [text_key(t) for t in texts]
     hits = sum(k in cache.known for k in keys)
@@ -104,6 +104,4 @@ def encode_cached(texts: Sequence[str], encode: Callable[[list[str]], np.ndarray
         if fresh.ndim != 2 or fresh.shape[0] != len(missing):
             raise ValueError(f"the peer gave {fresh.shape[0]} vectors for {len(missing)} texts")
         cache.add(list(missing), fresh)
-    if not texts:
-        return np.asarray(encode([]), dtype=np.float32), 0
     return np.stack([cache.known[k] for k in keys]), hits

@@ -137,3 +137,17 @@ def encode_texts(model, texts: Sequence[str], batch_size: int = 64) -> np.ndarra
     with torch.inference_mode():
         v = model.encode(list(texts), batch_size=batch_size, convert_to_tensor=True, normalize_embeddings=True, show_progress_bar=False)
     return v.float().cpu().numpy()
+
+
+def lazy_encoder(path: str | Path, max_tokens: int, batch_size: int, dtype: str = "float32"):
+    """``encode(texts) -> (len(texts), dim)`` that loads the peer at its first call: a run whose texts all come from
+    the peer vector cache (graphtx/text/peer_cache.py) never loads the model."""
+    model = None
+
+    def encode(texts: list[str]) -> np.ndarray:
+        nonlocal model
+        if model is None:
+            model = load_peer(path, max_tokens, dtype)
+        return encode_texts(model, texts, batch_size)
+
+    return encode

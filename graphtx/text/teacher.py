@@ -35,7 +35,7 @@ from graphtx.atomic import StagedDir, atomic_write_json, atomic_write_table
 from graphtx.corpus.schema import PatentDocument
 from graphtx.corpus.store import documents_path, iter_documents
 from graphtx.text.peer_cache import PeerVectorCache, encode_cached, peer_namespace
-from graphtx.text.peers import PEER_NAMES, encode_texts, load_peer, peer_path, peer_sha256
+from graphtx.text.peers import PEER_NAMES, lazy_encoder, peer_path, peer_sha256
 
 VECTORS_FILE, MANIFEST_FILE, JOB_FILE = "vectors.parquet", "manifest.json", "job.json"
 TEACHER_FIELDS = ("title", "abstract", "description", "claims")
@@ -143,14 +143,7 @@ def write_teacher_vectors(
         chunks_dir.mkdir(exist_ok=True)
         n_chunks = (len(ids) + CHUNK_DOCS - 1) // CHUNK_DOCS
         done = {int(f.stem) for f in chunks_dir.glob("*.npy")}
-        model = None
-
-        def encode(batch: list[str]) -> np.ndarray:  # (len(batch), dim); the model is loaded at the first text not cached
-            nonlocal model
-            if model is None:
-                model = load_peer(path, max_tokens)
-            return encode_texts(model, batch, batch_size)
-
+        encode = lazy_encoder(path, max_tokens, batch_size)  # the model is loaded at the first text not cached
         cache = PeerVectorCache.open(vector_cache_dir, peer_namespace(peer, sha, max_tokens, "float32"))  # the baselines' namespace
         disable = None if progress is None else not progress
         with tqdm(total=len(ids), desc=f"teacher {peer}", unit="doc", disable=disable, file=sys.stderr) as bar:

@@ -103,10 +103,11 @@ def test_the_evaluation_peer_reads_the_cache_and_loads_no_model(tmp_path, monkey
 
     from graphtx.eval import baselines
     from graphtx.eval.systems import DenseSystem
+    from graphtx.text import peers
 
     loads = []
-    monkeypatch.setattr(baselines, "load_peer", lambda *a, **k: loads.append(a) or object())
-    monkeypatch.setattr(baselines, "encode_texts", lambda model, texts, batch_size: CountingEncoder()(list(texts)))
+    monkeypatch.setattr(peers, "load_peer", lambda *a, **k: loads.append(a) or object())
+    monkeypatch.setattr(peers, "encode_texts", lambda model, texts, batch_size: CountingEncoder()(list(texts)))
     monkeypatch.setattr(baselines.MiniLMSystem, "model_path", lambda self: tmp_path)
     monkeypatch.setattr(DenseSystem, "fit", lambda self, corpus: self)
     monkeypatch.setattr(DenseSystem, "set_vectors", lambda self, q, c: setattr(self, "vectors", (q, c)))

@@ -7,6 +7,7 @@ import hashlib
 import numpy as np
 import pytest
 
+import graphtx.text.peers as peers
 import graphtx.text.teacher as teacher
 from graphtx.cli import main
 from graphtx.corpus.schema import Claim, PatentDocument
@@ -46,7 +47,7 @@ class _HashPeer:
 def fake_peer(monkeypatch, tmp_path):
     monkeypatch.setattr(teacher, "peer_path", lambda name, cache_dir="": tmp_path)
     monkeypatch.setattr(teacher, "peer_sha256", lambda name: "0" * 64)
-    monkeypatch.setattr(teacher, "load_peer", lambda path, max_tokens, dtype="float32": _HashPeer())
+    monkeypatch.setattr(peers, "load_peer", lambda path, max_tokens, dtype="float32": _HashPeer())
     _HashPeer.calls = 0
     return _HashPeer
 
@@ -94,12 +95,12 @@ def test_a_killed_run_continues_from_its_chunks(tmp_path, fake_peer, monkeypatch
             raise KeyboardInterrupt
         return teacher_encode(model, texts, batch_size)
 
-    teacher_encode = teacher.encode_texts
-    monkeypatch.setattr(teacher, "encode_texts", dies_on_third_chunk)
+    teacher_encode = peers.encode_texts
+    monkeypatch.setattr(peers, "encode_texts", dies_on_third_chunk)
     with pytest.raises(KeyboardInterrupt):
         teacher.write_teacher_vectors([a], tmp_path / "t", progress=False)
     assert len(list((tmp_path / "t" / ".partial" / "chunks").glob("*.npy"))) == 2
-    monkeypatch.setattr(teacher, "encode_texts", teacher_encode)
+    monkeypatch.setattr(peers, "encode_texts", teacher_encode)
     report = teacher.write_teacher_vectors([a], tmp_path / "t", progress=False)
     assert report.resumed_chunks == 2 and report.documents == 5
     fresh = teacher.write_teacher_vectors([a], tmp_path / "u", progress=False)
@@ -142,7 +143,7 @@ def test_the_teacher_fills_the_vector_cache_the_evaluation_peer_reads(tmp_path, 
     assert fake_peer.calls == 1  # every text came from the cache
     assert np.array_equal(teacher.load_teacher_vectors(tmp_path / "t").vectors, teacher.load_teacher_vectors(tmp_path / "u").vectors)
 
-    monkeypatch.setattr(baselines, "load_peer", lambda *a, **k: pytest.fail("the baseline loaded its peer"))
+    monkeypatch.setattr(peers, "load_peer", lambda *a, **k: pytest.fail("the baseline loaded its peer"))
     monkeypatch.setattr(baselines.MiniLMSystem, "model_path", lambda self: tmp_path)
     monkeypatch.setattr(DenseSystem, "fit", lambda self, corpus: self)
     monkeypatch.setattr(DenseSystem, "set_vectors", lambda self, q, c: setattr(self, "vectors", c))
