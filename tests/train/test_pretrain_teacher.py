@@ -13,6 +13,7 @@ import pytest
 import torch
 import yaml
 
+import graphtx.text.peers as peers_io
 import graphtx.text.teacher as teacher_io
 import graphtx.train.pretrain_graph as pg
 from graphtx.cli import main
@@ -103,7 +104,7 @@ class _TopicPeer:
 @pytest.mark.timeout(240)
 def test_distilling_a_teacher_beats_the_untrained_model_from_the_cli(synthetic, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(teacher_io, "peer_path", lambda name, cache_dir="": tmp_path)
-    monkeypatch.setattr(teacher_io, "load_peer", lambda path, max_tokens, dtype="float32": _TopicPeer())
+    monkeypatch.setattr(peers_io, "load_peer", lambda path, max_tokens, dtype="float32": _TopicPeer())
     assert main(["teacher", str(synthetic / "corpus"), "--out", str(tmp_path / "teacher"), "--quiet"]) == 0
     capsys.readouterr()
     config = tmp_path / "teach.yaml"
@@ -133,7 +134,7 @@ def test_a_peer_named_teacher_is_encoded_by_the_run_then_fine_tuned_at_the_fine_
 
     monkeypatch.setattr(peers, "require_peer", lambda name, cache_dir="": tmp_path)
     monkeypatch.setattr(teacher_io, "peer_path", lambda name, cache_dir="": tmp_path)
-    monkeypatch.setattr(teacher_io, "load_peer", lambda path, max_tokens, dtype="float32": _TopicPeer())
+    monkeypatch.setattr(peers_io, "load_peer", lambda path, max_tokens, dtype="float32": _TopicPeer())
     config = tmp_path / "distil.yaml"
     config.write_text(yaml.safe_dump({"extends": str(synthetic / "tiny.yaml"),
                                       "train": {"stages": ["pretrain", "base"], "pretrain_teacher": "minilm", "pretrain_steps": 4,
@@ -153,7 +154,7 @@ def test_a_peer_named_teacher_is_encoded_by_the_run_then_fine_tuned_at_the_fine_
     base = [json.loads(x) for x in (out / "base" / "log.jsonl").read_text().splitlines()]
     assert base and max(r["lr"] for r in base) <= 0.00002 + 1e-12  # the fine-tune rate, not train.lr (1e-3)
     # the same command again: the finished stages are reused; the teacher is neither encoded again nor needed
-    monkeypatch.setattr(teacher_io, "load_peer", lambda *a, **k: pytest.fail("the teacher was encoded again"))
+    monkeypatch.setattr(peers_io, "load_peer", lambda *a, **k: pytest.fail("the teacher was encoded again"))
     monkeypatch.setattr(peers, "require_peer", lambda *a, **k: pytest.fail("a finished pre-training asked for the peer"))
     assert main(args) == 0
     assert "teacher:" not in capsys.readouterr().err
@@ -168,7 +169,7 @@ def test_the_run_teacher_is_reused_while_its_corpus_is_unchanged_and_encoded_aga
     monkeypatch.setattr(peers, "require_peer", lambda name, cache_dir="": tmp_path)
     monkeypatch.setattr(teacher_io, "peer_path", lambda name, cache_dir="": tmp_path)
     encoded = []
-    monkeypatch.setattr(teacher_io, "load_peer", lambda path, max_tokens, dtype="float32": encoded.append(max_tokens) or _TopicPeer())
+    monkeypatch.setattr(peers_io, "load_peer", lambda path, max_tokens, dtype="float32": encoded.append(max_tokens) or _TopicPeer())
     corpus = tmp_path / "corpus"
     shutil.copytree(synthetic / "corpus", corpus)
     config = load_config(synthetic / "tiny.yaml")
@@ -259,7 +260,7 @@ def test_a_killed_distillation_resumes_from_its_checkpoint_to_identical_weights(
     from graphtx.train.run import train
 
     monkeypatch.setattr(teacher_io, "peer_path", lambda name, cache_dir="": tmp_path)
-    monkeypatch.setattr(teacher_io, "load_peer", lambda path, max_tokens, dtype="float32": _TopicPeer())
+    monkeypatch.setattr(peers_io, "load_peer", lambda path, max_tokens, dtype="float32": _TopicPeer())
     assert main(["teacher", str(synthetic / "corpus"), "--out", str(tmp_path / "teacher"), "--quiet"]) == 0
     config = load_config(synthetic / "tiny.yaml")
     config = replace(config, train=replace(config.train, stages=("pretrain",), pretrain_steps=9, pretrain_evals=1, checkpoint_every_steps=4,
