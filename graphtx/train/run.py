@@ -55,6 +55,7 @@ from graphtx.train.run_teacher import needs_run_teacher, require_run_teacher
 
 if TYPE_CHECKING:  # the whole experiment config (graphtx.config assembles every stage; imported by the command, not here)
     from graphtx.config import GraphtxConfig
+    from graphtx.train.loop import StageState
 
 
 @dataclass
@@ -309,16 +310,22 @@ def train(
             results[stage] = {"best_recall": state.best_recall, "best_ndcg": state.best_ndcg, "best_step": state.best_step,
                               "steps": state.step, "evals": state.evals, "stopped": state.stopped}  # fmt: skip
 
-        final_stage = pick_final_stage(cfg.stages, scores)
+        candidates = tuple(cfg.stages)
+        start = starting_point(out, cfg, init_model_dir)  # fine-tuning an --init model: it competes with the stages
+        if start is not None:
+            scores[INIT_STAGE], candidates = selection_score(start, cfg.select_metric), (INIT_STAGE, *candidates)
+            results[INIT_STAGE] = {"best_recall": start.best_recall, "best_ndcg": start.best_ndcg, "model": str(init_model_dir)}
+        final_stage = pick_final_stage(candidates, scores)
+        best = Path(init_model_dir) if final_stage == INIT_STAGE else out / final_stage / "best"
         if final_stage != cfg.stages[-1]:
-            model = load_model(out / final_stage / "best").model
+            model = load_model(best).model
         summary = {"data": data_report, "stages": results, "final_stage": final_stage, "select_metric": cfg.select_metric,
                    "k": cfg.eval_k, "ndcg_k": cfg.eval_ndcg_k}  # fmt: skip
         if ctx.is_main:
-            best, previous = out / final_stage / "best", out / "model"
+            previous = out / "model"
             same = (previous / "fingerprint.txt").is_file() and (previous / "fingerprint.txt").read_text() == (best / "fingerprint.txt").read_text()
             with replacing(out / "model") as tmp:  # the previous RUN/model stays whole until the new one is in
-                shutil.copytree(best, tmp)
+                shutil.copytree(best, tmp, ignore=shutil.ignore_patterns("ranker") if final_stage == INIT_STAGE else None)  # its ranker: other data
                 if same and (previous / "ranker").is_dir():  # a rerun of a finished run: the ranker fitted on this very model stays
                     shutil.copytree(previous / "ranker", tmp / "ranker")
             if prepared.test:
@@ -408,6 +415,26 @@ def check_stage_order(out: Path, stages) -> None:
         return
 
 
+INIT_STAGE = "init"  # summary.json's name for the --init model when it competes with the run's stages
+
+
+def starting_point(out: Path, cfg: TrainConfig, init_model_dir: str | None) -> StageState | None:
+    """The --init model's validation score, as a stage state, when the run fine-tunes it without stage pretrain: the
+    first stage's step-0 reference evaluation (RUN/STAGE/evals.jsonl). None otherwise, or when there is none."""
+    from graphtx.train.loop import EVALS_FILE, StageState
+
+    if not init_model_dir or "pretrain" in cfg.stages:
+        return None
+    path = out / cfg.stages[0] / EVALS_FILE
+    if not path.is_file():
+        return None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if record.get("reference"):
+            return StageState(best_recall=record["recall"], best_ndcg=record["ndcg"], best_step=0)
+    return None
+
+
 def pick_final_stage(stages, scores: dict[str, float]) -> str:
     """The run's model is its best validated stage (ties: the later, smaller one): a reduction stage that
     ends below the base model does not ship."""
@@ -424,6 +451,10 @@ def summary_lines(summary: dict, out_dir: str | Path) -> list[str]:
         f"citations not used for training: {sum(d['skipped_citations'].values())} (reasons in {Path(out_dir) / 'skipped_citations.jsonl'})",
     ]
     for stage, r in summary["stages"].items():
+        if stage == INIT_STAGE:
+            kept = "; no stage beat it: it is the run's model" if summary["final_stage"] == INIT_STAGE else ""
+            lines.append(f"start (--init {r['model']}): Recall@{k} {r['best_recall']:.4f}, nDCG@{nk} {r['best_ndcg']:.4f}{kept}")
+            continue
         lines.append(f"{stage}: best Recall@{k} {r['best_recall']:.4f}, nDCG@{nk} {r['best_ndcg']:.4f} at step {r['best_step']} "
                      f"of {r['steps']} ({r['evals']} evaluations, {r['stopped']})")  # fmt: skip
     if "test" in summary:

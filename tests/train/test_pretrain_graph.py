@@ -231,6 +231,28 @@ def test_pretrain_stage_then_fine_tuning_starts_from_its_weights(synthetic, tmp_
     assert start["reference"] and start["step"] == 0
     best_pre = next(e for e in evals if e["step"] == summary["stages"]["pretrain"]["best_step"])
     assert (start["recall"], start["ndcg"]) == pytest.approx((best_pre["recall"], best_pre["ndcg"]))
+    fine_summary = json.loads((fine / "summary.json").read_text())  # the start competes: RUN/model is whichever scored best
+    assert fine_summary["stages"]["init"]["best_recall"] == pytest.approx(start["recall"])
+    shipped = "init" if start["recall"] > fine_summary["stages"]["base"]["best_recall"] else "base"
+    assert fine_summary["final_stage"] == shipped
+    shipped_dir = (pre / "model") if shipped == "init" else (fine / "base" / "best")
+    assert (fine / "model" / "fingerprint.txt").read_text() == (shipped_dir / "fingerprint.txt").read_text()
+    # fine-tuning that wrecks the model (lr 3.0) ships the --init model, not the wreck, and leaves the start's ranker behind
+    wreck = tmp_path / "wreck"
+    (pre / "model" / "ranker").mkdir()
+    config = load_config(synthetic / "tiny.yaml")
+    config = dataclasses.replace(config, train=dataclasses.replace(config.train, finetune_lr=3.0, warmup_steps=0, stages=("base",), max_steps=2))
+    from graphtx.train.run import train as run_train
+
+    wrecked = run_train(config, str(synthetic / "corpus"), str(synthetic / "graphs"), str(wreck), citations=str(synthetic / "train.tsv"),
+                        valid_citations=str(synthetic / "valid.tsv"), init_model_dir=str(pre / "model"), progress=False)  # fmt: skip
+    assert wrecked["stages"]["base"]["best_recall"] < start["recall"] and wrecked["final_stage"] == "init"
+    assert (wreck / "model" / "fingerprint.txt").read_text() == (pre / "model" / "fingerprint.txt").read_text()
+    assert not (wreck / "model" / "ranker").exists()
+    from graphtx.train.run import summary_lines
+
+    assert any(line.startswith("start (--init") and "no stage beat it" in line for line in summary_lines(wrecked, wreck))
+    (pre / "model" / "ranker").rmdir()
     # unlabelled pre-training on the planted topics alone finds citations better than the untrained model
     scratch = tmp_path / "scratch"
     assert main(["train", *base, "--tokens", str(synthetic / "tokens"), "--stages", "base", "--max-steps", "1", "--out", str(scratch)]) == 0
