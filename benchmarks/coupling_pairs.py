@@ -57,7 +57,9 @@ def is_valid(citing_id: str, share: float, seed: int) -> bool:
 
 
 def write_tsv(path: Path, pairs) -> None:
-    path.write_text("citing_id\tcited_id\n" + "".join(f"{a}\t{b}\n" for a, b in sorted(pairs)))
+    from graphtx.atomic import atomic_write_text
+
+    atomic_write_text(path, "citing_id\tcited_id\n" + "".join(f"{a}\t{b}\n" for a, b in sorted(pairs)))
 
 
 def write_graphs_subset(graphs_dir: Path, keep: set[str], out: Path) -> int:
@@ -66,18 +68,19 @@ def write_graphs_subset(graphs_dir: Path, keep: set[str], out: Path) -> int:
     import pyarrow.parquet as pq
 
     from graphtx import integrity
+    from graphtx.atomic import atomic_write_json, atomic_write_table
     from graphtx.graphs.parse import graphs_path
 
     table = pq.read_table(graphs_path(graphs_dir))  # checked against its manifest
     sub = table.filter(pa.array([d in keep for d in table.column("doc_id").to_pylist()]))
     out.mkdir(parents=True, exist_ok=True)
-    pq.write_table(sub, out / "graphs.parquet")
+    atomic_write_table(out / "graphs.parquet", sub)
     manifest = json.loads((graphs_dir / "manifest.json").read_text())
     manifest.pop("manifest_sha256", None)
     manifest.update(documents=len(set(sub.column("doc_id").to_pylist())), graphs=dict(collections.Counter(sub.column("kind").to_pylist())),
                     subset_of=str(graphs_dir))  # fmt: skip
     manifest[integrity.CHECKSUMS_KEY] = integrity.record(out, ["graphs.parquet"])
-    (out / "manifest.json").write_text(json.dumps(integrity.seal(manifest), indent=1))
+    atomic_write_json(out / "manifest.json", integrity.seal(manifest))
     return sub.num_rows
 
 
@@ -93,6 +96,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--others", type=int, default=2000)
     p.add_argument("--out", required=True)
     a = p.parse_args(argv)
+    if not 0 <= a.valid_share < 1 or abs(a.valid_share * 10 - round(a.valid_share * 10)) > 1e-9:
+        p.error(f"--valid-share {a.valid_share}: give tenths from 0.0 to 0.9 (the split hashes citing documents into ten buckets)")
     import pyarrow.parquet as pq
 
     from graphtx.corpus.store import documents_path
