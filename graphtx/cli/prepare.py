@@ -82,13 +82,15 @@ def cmd_mine_citations(args, config) -> int:
 
 
 def cmd_teacher(args, config) -> int:
+    from graphtx.model.chunks import resolve_device
     from graphtx.text.teacher import write_teacher_vectors
 
     fields = tuple(f.strip() for f in args.fields.split(",") if f.strip())
     max_tokens = args.max_tokens or (config.eval.minilm_max_tokens if args.peer == "minilm" else config.eval.mpnet_max_tokens)  # as the baselines
     report = write_teacher_vectors(args.corpora, args.out, peer=args.peer, fields=fields, max_tokens=max_tokens,
                                    batch_size=args.batch_size, cache_dir=config.eval.peer_cache_dir, progress=progress(args),
-                                   vector_cache_dir=config.eval.peer_vector_cache_dir)  # fmt: skip
+                                   vector_cache_dir=config.eval.peer_vector_cache_dir, passages=args.passages,
+                                   device=resolve_device(args.device))  # fmt: skip
     say(args, report.to_json(), report.lines())
     return EXIT_OK
 
@@ -127,6 +129,14 @@ def add_parsers(sub) -> None:
         help="cut inputs at this many tokens (default: eval.minilm_max_tokens 256, eval.mpnet_max_tokens 384)",
     )
     p.add_argument("--batch-size", type=at_least(1, "the batch size"), default=64, help="texts per forward pass (default 64)")
+    p.add_argument(
+        "--passages",
+        type=at_least(1, "the number of passages"),
+        default=1,
+        help="read up to this many windows of --max-tokens tokens of each document and average their vectors (default 1: the start "
+        "only); with --fields title,abstract,description the teacher reads the description beyond its start",
+    )
+    p.add_argument("--device", default="auto", help="auto (a GPU when PyTorch sees one), cpu, cuda or cuda:N (default auto)")
     add_common(p)
     p.set_defaults(func=cmd_teacher)
 

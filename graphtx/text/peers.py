@@ -115,15 +115,15 @@ def peer_sha256(name: str) -> str:
     return {"minilm": MINILM_SHA256, "mpnet": MPNET_SHA256}[name]
 
 
-def load_peer(path: str | Path, max_tokens: int, dtype: str = "float32"):
-    """A SentenceTransformer from a checked local directory, on the CPU, offline."""
+def load_peer(path: str | Path, max_tokens: int, dtype: str = "float32", device: str = "cpu"):
+    """A SentenceTransformer from a checked local directory, offline, on ``device`` (cpu, cuda, cuda:N; already checked)."""
     import torch
 
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError:
         raise ValueError(SENTENCE_TRANSFORMERS_MISSING) from None
-    model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+    model = SentenceTransformer(str(path), device=device, local_files_only=True)
     model.max_seq_length = max_tokens
     if dtype == "bfloat16":
         model = model.to(torch.bfloat16)
@@ -139,15 +139,68 @@ def encode_texts(model, texts: Sequence[str], batch_size: int = 64) -> np.ndarra
     return v.float().cpu().numpy()
 
 
-def lazy_encoder(path: str | Path, max_tokens: int, batch_size: int, dtype: str = "float32"):
+CHARS_PER_TOKEN_BOUND = 12  # a word piece of patent English spans well under 12 characters on average
+MIN_PASSAGE_TOKENS = 16  # a last passage shorter than this is left out (a heading's tail, not a passage)
+
+
+def passage_windows(token_ids: Sequence[Sequence[int]], window: int, passages: int) -> list[tuple[int, list[int]]]:
+    """(text index, token ids) of each passage: a text's tokens cut into up to ``passages`` consecutive windows of
+    ``window`` tokens. The first window is what a one-passage encoding reads; a later window shorter than
+    MIN_PASSAGE_TOKENS is left out; a text without tokens keeps one empty window (the peer's vector of an empty text)."""
+    out = []
+    for i, ids in enumerate(token_ids):
+        ids = list(ids)[: window * passages]
+        out.append((i, ids[:window]))
+        for start in range(window, len(ids), window):
+            chunk = ids[start : start + window]
+            if len(chunk) >= MIN_PASSAGE_TOKENS:
+                out.append((i, chunk))
+    return out
+
+
+def encode_passages(model, texts: Sequence[str], passages: int, batch_size: int = 64) -> np.ndarray:
+    """(len(texts), dim) float32 unit vectors: the renormalised mean of each text's passage vectors (``passage_windows``
+    over the peer's tokens, windows of its ``max_seq_length`` less the two special tokens). ``passages`` 1 is
+    ``encode_texts`` up to float noise: the same tokens, the same cut."""
+    import torch
+
+    tokenizer = model.tokenizer
+    window = model.max_seq_length - 2  # [CLS]/<s> ... [SEP]/</s>
+    chars = window * passages * CHARS_PER_TOKEN_BOUND  # no need to tokenise a 100k-character description whole
+    ids = tokenizer([t[:chars] for t in texts], add_special_tokens=False, truncation=True, max_length=window * passages)["input_ids"]
+    windows = passage_windows(ids, window, passages)
+    order = sorted(range(len(windows)), key=lambda j: -len(windows[j][1]))  # long first: little padding in a batch
+    dim = (getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension)()  # renamed in sentence-transformers 6.1
+    sums = np.zeros((len(texts), dim), dtype=np.float64)  # (texts, dim)
+    device = model.device
+    with torch.inference_mode():
+        for lo in range(0, len(order), batch_size):
+            batch = [windows[j] for j in order[lo : lo + batch_size]]
+            width = max(len(c) for _, c in batch) + 2
+            input_ids = torch.full((len(batch), width), tokenizer.pad_token_id, dtype=torch.long)  # (b, width)
+            mask = torch.zeros((len(batch), width), dtype=torch.long)
+            for r, (_, chunk) in enumerate(batch):
+                row = [tokenizer.cls_token_id, *chunk, tokenizer.sep_token_id]
+                input_ids[r, : len(row)] = torch.tensor(row)
+                mask[r, : len(row)] = 1
+            features = {"input_ids": input_ids.to(device), "attention_mask": mask.to(device)}
+            vectors = torch.nn.functional.normalize(model(features)["sentence_embedding"].float(), dim=-1).cpu().numpy()  # (b, dim)
+            np.add.at(sums, [i for i, _ in batch], vectors)
+    norms = np.linalg.norm(sums, axis=1, keepdims=True)
+    return (sums / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def lazy_encoder(path: str | Path, max_tokens: int, batch_size: int, dtype: str = "float32", device: str = "cpu", passages: int = 1):
     """``encode(texts) -> (len(texts), dim)`` that loads the peer at its first call: a run whose texts all come from
-    the peer vector cache (graphtx/text/peer_cache.py) never loads the model."""
+    the peer vector cache (graphtx/text/peer_cache.py) never loads the model. ``passages`` > 1: ``encode_passages``."""
     model = None
 
     def encode(texts: list[str]) -> np.ndarray:
         nonlocal model
         if model is None:
-            model = load_peer(path, max_tokens, dtype)
+            model = load_peer(path, max_tokens, dtype, device)
+        if passages > 1:
+            return encode_passages(model, texts, passages, batch_size)
         return encode_texts(model, texts, batch_size)
 
     return encode

