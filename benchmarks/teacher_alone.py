@@ -9,6 +9,14 @@ corpus and its cut-off (``--cutoff``, default ``priority``, the searcher's proto
 listed with their reasons) and the retrieval protocol. Reusing the vectors a run wrote, a 42k-document teacher costs
 seconds here instead of a re-encoding (`graphtx eval --baselines minilm`). Prints the machine, the load and one row;
 ``--per-query`` writes the per-query CSV of `graphtx eval citations --per-query`, which compare_runs.py pairs.
+
+The headroom a teacher offers a student (``--student MODEL --graphs GRAPHS``): two more rows, the student model
+alone and the reciprocal rank fusion of student and teacher (graphtx/eval/fusion.py, the evaluation's own RRF). If the
+fusion is not above the student, a student that learned the teacher perfectly would still not beat its start there
+(full-text development set, run 9: 1.05x / 1.00x).
+
+    python benchmarks/teacher_alone.py ft/masked teacher-passages ft/citations_all.tsv --student models/untrained \
+        --graphs ft/graphs --per-query headroom.csv
 """
 
 from __future__ import annotations
@@ -43,6 +51,16 @@ class TeacherSystem(DenseSystem):
         return self
 
 
+def headroom_systems(teacher, student_dir, graphs_dir, cfg, corpus) -> list:
+    """[the student alone, RRF(student, teacher)], fitted; the student queries as `graphtx eval citations` does."""
+    from graphtx.eval.fusion import FusionSystem
+    from graphtx.eval.systems import ModelSystem
+
+    student = ModelSystem(student_dir, graphs_dir, cfg.query_kind, cfg.candidate_kind, cfg.batch_size, label="student",
+                          query_kind_fixed=False).fit(corpus)  # fmt: skip
+    return [student, FusionSystem.from_config([student, teacher], cfg, label="RRF(student, teacher)").fit(corpus)]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("corpus", type=Path, help="corpus directory (`graphtx ingest`)")
@@ -50,7 +68,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("citations", type=Path, help="citations TSV (citing_id, cited_id[, category])")
     p.add_argument("--cutoff", default="priority", choices=("none", "priority", "year"))
     p.add_argument("--per-query", type=Path, help="write the per-query CSV here")
+    p.add_argument("--student", type=Path, help="a graphtx model directory: add it alone and fused with the teacher (RRF)")
+    p.add_argument("--graphs", type=Path, help="the corpus's graphs directory (`graphtx parse`), with --student")
     args = p.parse_args(argv)
+    if bool(args.student) != bool(args.graphs):
+        p.error("--student and --graphs go together")
 
     from machine import basics
 
@@ -66,14 +88,17 @@ def main(argv: list[str] | None = None) -> int:
     for reason, n in sorted(judged.skipped.items()):
         print(f"skipped {n} pairs: {reason}", file=sys.stderr)
     system = TeacherSystem(args.teacher).fit(corpus)
-    result = evaluate_retrieval(system, corpus, judged, cfg)
+    systems = [system, *headroom_systems(system, args.student, args.graphs, cfg, corpus)] if args.student else [system]
+    results = [evaluate_retrieval(s, corpus, judged, cfg) for s in systems]
     print(f"machine: {basics()}; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"\n| system (cut-off {args.cutoff}) | queries | pairs | Recall@{cfg.recall_k} | nDCG@{cfg.ndcg_k} | without a vector |\n"
-          f"|---|---|---|---|---|---|\n| {result.system} | {result.queries} | {result.pairs} | "
-          f"{result.metrics[f'Recall@{cfg.recall_k}']:.4f} | {result.metrics[f'nDCG@{cfg.ndcg_k}']:.4f} | "
-          f"{system.coverage()['candidates_without_vector']} |")  # fmt: skip
+          f"|---|---|---|---|---|---|")  # fmt: skip
+    for s, result in zip(systems, results, strict=True):
+        missing = s.coverage()["candidates_without_vector"] if hasattr(s, "coverage") else ""
+        print(f"| {result.system} | {result.queries} | {result.pairs} | {result.metrics[f'Recall@{cfg.recall_k}']:.4f} | "
+              f"{result.metrics[f'nDCG@{cfg.ndcg_k}']:.4f} | {missing} |")  # fmt: skip
     if args.per_query:
-        write_per_query([result], args.per_query)  # the evaluation's own writer: same columns, replaced atomically
+        write_per_query(results, args.per_query)  # the evaluation's own writer: same columns, replaced atomically
     return 0
 
 

@@ -60,3 +60,40 @@ def test_a_document_without_a_teacher_vector_ranks_below_every_scored_one(teache
     row = scored("none", {"Q": {"B": 1.0}}, teacher_dir)  # the query's twin, but no vector: last
     assert row["top3"].split() == ["A", "B", "LATE"]
     assert row["hits@3"] == 1
+
+
+def test_headroom_fuses_the_student_with_the_teacher(teacher_dir, monkeypatch):
+    """--student: the student alone and RRF(student, teacher). Teacher order for Q (cut-off none): LATE, A, B; a student
+    that ranks B, A, LATE; fused by RRF (k 60), each system's favourite (ranks 1 and 3: 1/61 + 1/63) edges out A (ranks 2
+    and 2: 2/62), the favourites tie and fall to the smaller id."""
+    from graphtx.eval import systems
+
+    class Student(systems.DenseSystem):
+        name = "graphtx"
+
+        def __init__(self, model_dir, graphs_dir, *args, label="", **kw):
+            super().__init__()
+            self.label = label
+
+        def fit(self, corpus):
+            super().fit(corpus)
+            v = np.array([{"A": [0.8, 0.6], "B": [1.0, 0.0], "LATE": [0.0, 1.0], "Q": [1.0, 0.05]}[d] for d in corpus.ids])
+            self.set_vectors(v, v)
+            return self
+
+    monkeypatch.setattr(systems, "ModelSystem", Student)
+    cfg = EvalConfig(cutoff="none")
+    corpus = EvalCorpus(ids=IDS, query_texts=IDS, candidate_texts=IDS, codes=((),) * 4, dates=("2005", "2006", "2012", "2010-01-01"),
+                        priority=("", "", "", "2009-06-01"), cutoff_policy="none")  # fmt: skip
+    judged = Judgements({"Q": {"A": 1.0}}, 1, {})
+    teacher = teacher_alone.TeacherSystem("unused").fit(corpus)
+    student, fused = teacher_alone.headroom_systems(teacher, "m", "g", cfg, corpus)
+    assert (student.label, fused.label) == ("student", "RRF(student, teacher)")
+    rows = [evaluate_retrieval(s, corpus, judged, cfg).per_query[0] for s in (teacher, student, fused)]
+    assert [r["top3"].split() for r in rows] == [["LATE", "A", "B"], ["B", "A", "LATE"], ["B", "LATE", "A"]]
+    assert rows[2]["hits@3"] == 1 and rows[2]["nDCG@150"] == pytest.approx(1 / math.log2(4))
+
+
+def test_student_needs_graphs():
+    with pytest.raises(SystemExit):
+        teacher_alone.main(["c", "t", "x.tsv", "--student", "m"])
