@@ -104,7 +104,7 @@ class _TopicPeer:
 @pytest.mark.timeout(240)
 def test_distilling_a_teacher_beats_the_untrained_model_from_the_cli(synthetic, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(teacher_io, "peer_path", lambda name, cache_dir="": tmp_path)
-    monkeypatch.setattr(peers_io, "load_peer", lambda path, max_tokens, dtype="float32": _TopicPeer())
+    monkeypatch.setattr(peers_io, "load_peer", lambda path, max_tokens, dtype="float32", device="cpu": _TopicPeer())
     assert main(["teacher", str(synthetic / "corpus"), "--out", str(tmp_path / "teacher"), "--quiet"]) == 0
     capsys.readouterr()
     config = tmp_path / "teach.yaml"
@@ -134,7 +134,7 @@ def test_a_peer_named_teacher_is_encoded_by_the_run_then_fine_tuned_at_the_fine_
 
     monkeypatch.setattr(peers, "require_peer", lambda name, cache_dir="": tmp_path)
     monkeypatch.setattr(teacher_io, "peer_path", lambda name, cache_dir="": tmp_path)
-    monkeypatch.setattr(peers_io, "load_peer", lambda path, max_tokens, dtype="float32": _TopicPeer())
+    monkeypatch.setattr(peers_io, "load_peer", lambda path, max_tokens, dtype="float32", device="cpu": _TopicPeer())
     config = tmp_path / "distil.yaml"
     config.write_text(yaml.safe_dump({"extends": str(synthetic / "tiny.yaml"),
                                       "train": {"stages": ["pretrain", "base"], "pretrain_teacher": "minilm", "pretrain_steps": 4,
@@ -169,7 +169,7 @@ def test_the_run_teacher_is_reused_while_its_corpus_is_unchanged_and_encoded_aga
     monkeypatch.setattr(peers, "require_peer", lambda name, cache_dir="": tmp_path)
     monkeypatch.setattr(teacher_io, "peer_path", lambda name, cache_dir="": tmp_path)
     encoded = []
-    monkeypatch.setattr(peers_io, "load_peer", lambda path, max_tokens, dtype="float32": encoded.append(max_tokens) or _TopicPeer())
+    monkeypatch.setattr(peers_io, "load_peer", lambda path, max_tokens, dtype="float32", device="cpu": encoded.append(max_tokens) or _TopicPeer())
     corpus = tmp_path / "corpus"
     shutil.copytree(synthetic / "corpus", corpus)
     config = load_config(synthetic / "tiny.yaml")
@@ -260,7 +260,7 @@ def test_a_killed_distillation_resumes_from_its_checkpoint_to_identical_weights(
     from graphtx.train.run import train
 
     monkeypatch.setattr(teacher_io, "peer_path", lambda name, cache_dir="": tmp_path)
-    monkeypatch.setattr(peers_io, "load_peer", lambda path, max_tokens, dtype="float32": _TopicPeer())
+    monkeypatch.setattr(peers_io, "load_peer", lambda path, max_tokens, dtype="float32", device="cpu": _TopicPeer())
     assert main(["teacher", str(synthetic / "corpus"), "--out", str(tmp_path / "teacher"), "--quiet"]) == 0
     config = load_config(synthetic / "tiny.yaml")
     config = replace(config, train=replace(config.train, stages=("pretrain",), pretrain_steps=9, pretrain_evals=1, checkpoint_every_steps=4,
