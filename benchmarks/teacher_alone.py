@@ -13,7 +13,7 @@ seconds here instead of a re-encoding (`graphtx eval --baselines minilm`). Print
 The headroom a teacher offers a student (``--student MODEL --graphs GRAPHS``): two more rows, the student model
 alone and the reciprocal rank fusion of student and teacher (graphtx/eval/fusion.py, the evaluation's own RRF). If the
 fusion is not above the student, a student that learned the teacher perfectly would still not beat its start there
-(full-text development set, run 9: 1.05x / 1.00x).
+(full-text development set, run 9: 1.05x / 1.01x).
 
     python benchmarks/teacher_alone.py ft/masked teacher-passages ft/citations_all.tsv --student models/untrained \
         --graphs ft/graphs --per-query headroom.csv

@@ -1,10 +1,10 @@
 """Has the graph part learned its teacher? How closely a vectors file's part follows a teacher's similarities.
 
-    python benchmarks/teacher_imitation.py TEACHER_DIR CITATIONS.tsv untrained=vec/u-go.parquet trained=vec/t-go.parquet \
-        lexical=vec/u-go.parquet:lexical
+    python benchmarks/teacher_imitation.py TEACHER_DIR CITATIONS.tsv --model MODEL untrained=vec/u-go.parquet \
+        trained=vec/t-go.parquet lexical=vec/u-go.parquet:lexical
 
 For each query of CITATIONS.tsv (its citing ids) the cosines of the query to every document of the vectors file, from
-the chosen part (``graph``, the first ``--graph-dim`` columns, default; ``lexical``, the rest; `graphtx encode` writes
+the chosen part (``graph``, the first ``--graph-dim`` columns, the model's out_dim with ``--model``; default; ``lexical``, the rest; `graphtx encode` writes
 [graph ; lexical]), are set against the teacher's cosines over the same documents: the share of the teacher's top
 ``--top`` also in the part's top ``--top``, and the Spearman correlation over ``--sample`` seeded documents. No cut-off
 and no judgement: an agreement, not a retrieval score (`teacher_alone.py` scores the teacher as a retriever). A part
@@ -56,10 +56,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("teacher", type=Path, help="a `graphtx teacher` directory or a run's teacher/")
     p.add_argument("citations", type=Path, help="citations TSV: its citing ids are the queries")
     p.add_argument("files", nargs="+", help="NAME=VECTORS.parquet[:graph|:lexical] (`graphtx encode` output, e.g. re-mixed by reweight_vectors.py)")
-    p.add_argument("--graph-dim", type=int, default=256, help="columns of the graph part (the model's base_dim; small config 256)")
-    p.add_argument("--top", type=int, default=100)
-    p.add_argument("--sample", type=int, default=2000)
+    width = p.add_mutually_exclusive_group(required=True)
+    width.add_argument("--model", type=Path, help="the model that wrote the vectors: its out_dim is the graph part's width")
+    width.add_argument("--graph-dim", type=int, help="columns of the graph part (the model's out_dim: small config 256, 64 with its MoE head)")
+    p.add_argument("--top", type=int, default=100, help="the top this many of each ranking are compared (default 100)")
+    p.add_argument("--sample", type=int, default=2000, help="documents in each Spearman correlation (default 2000)")
     args = p.parse_args(argv)
+    if args.top < 1 or args.sample < 2:
+        p.error("--top must be >= 1 and --sample >= 2")
+    if args.model:
+        from graphtx.model.io import load_model
+
+        args.graph_dim = load_model(args.model).model.config.out_dim
 
     from machine import basics
 
@@ -84,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         ids = [ids[i] for i in keep]
         row = {d: i for i, d in enumerate(ids)}
         rows = [row[q] for q in citing if q in row]
+        if args.top >= len(ids) - 1:
+            p.error(f"{path}: --top {args.top} leaves nothing out of {len(ids)} documents")
         if not rows:
             p.error(f"{path}: none of the {len(citing)} queries has a vector and a teacher vector")
         overlap, rho = agreement(unit(part[keep]), unit(teacher.vectors[[teacher_row[d] for d in ids]]), rows, args.top, args.sample)

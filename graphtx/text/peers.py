@@ -146,14 +146,17 @@ MIN_PASSAGE_TOKENS = 16  # a last passage shorter than this is left out (a headi
 def passage_windows(token_ids: Sequence[Sequence[int]], window: int, passages: int) -> list[tuple[int, list[int]]]:
     """(text index, token ids) of each passage: a text's tokens cut into up to ``passages`` consecutive windows of
     ``window`` tokens. The first window is what a one-passage encoding reads; a later window shorter than
-    MIN_PASSAGE_TOKENS is left out; a text without tokens keeps one empty window (the peer's vector of an empty text)."""
+    MIN_PASSAGE_TOKENS (or than ``window`` itself, when that is shorter) is left out; a text without tokens keeps one empty window (the peer's vector of an empty text)."""
+    if window < 1 or passages < 1:
+        raise ValueError(f"passages need a window of at least 1 token and at least 1 passage, got {window} and {passages}")
+    stub = min(MIN_PASSAGE_TOKENS, window)  # a window shorter than MIN_PASSAGE_TOKENS keeps its full-length passages
     out = []
     for i, ids in enumerate(token_ids):
         ids = list(ids)[: window * passages]
         out.append((i, ids[:window]))
         for start in range(window, len(ids), window):
             chunk = ids[start : start + window]
-            if len(chunk) >= MIN_PASSAGE_TOKENS:
+            if len(chunk) >= stub:
                 out.append((i, chunk))
     return out
 

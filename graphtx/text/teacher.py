@@ -13,7 +13,7 @@ with no text at all is skipped and listed in the manifest. With ``--passages N``
 to N consecutive windows of ``--max-tokens`` tokens and its vector is their renormalised mean (a teacher over
 descriptions then sees more than their start; ``--device`` puts the peer on a GPU). A document id seen in two corpora: the
 first corpus wins. The encoding is done in chunks kept in ``DIR/.partial/``: a killed run continues
-where it stopped (the same command), a different job (corpora, peer, fields, tokens) starts over.
+where it stopped (the same command), a different job (corpora, peer, fields, tokens, passages) starts over.
 
 The stage ``pretrain`` reads the file (``train.pretrain_teacher``) and distils the teacher's
 document-to-document similarities into the graph encoder (graphtx/train/pretrain_graph.py, (c)).
@@ -37,7 +37,7 @@ from graphtx.atomic import StagedDir, atomic_write_json, atomic_write_table
 from graphtx.corpus.schema import PatentDocument
 from graphtx.corpus.store import documents_path, iter_documents
 from graphtx.text.peer_cache import PeerVectorCache, encode_cached, peer_namespace
-from graphtx.text.peers import PEER_NAMES, lazy_encoder, peer_path, peer_sha256
+from graphtx.text.peers import MIN_PASSAGE_TOKENS, PEER_NAMES, lazy_encoder, peer_path, peer_sha256
 
 VECTORS_FILE, MANIFEST_FILE, JOB_FILE = "vectors.parquet", "manifest.json", "job.json"
 TEACHER_FIELDS = ("title", "abstract", "description", "claims")
@@ -133,6 +133,8 @@ def write_teacher_vectors(
         raise ValueError(f"teacher fields must be some of {', '.join(TEACHER_FIELDS)}; got {', '.join(bad) or 'none'}")
     if batch_size < 1 or max_tokens < 1 or passages < 1:
         raise ValueError("--batch-size, --max-tokens and --passages must be >= 1")
+    if passages > 1 and max_tokens <= 2:
+        raise ValueError(f"--passages {passages} needs --max-tokens of at least 3 (two of them are the peer's special tokens)")
     started = time.time()
     path = peer_path(peer, cache_dir)  # checks the weights before any work
     sha = peer_sha256(peer)
@@ -152,7 +154,9 @@ def write_teacher_vectors(
         n_chunks = (len(ids) + CHUNK_DOCS - 1) // CHUNK_DOCS
         done = {int(f.stem) for f in chunks_dir.glob("*.npy")}
         encode = lazy_encoder(path, max_tokens, batch_size, device=device, passages=passages)  # loaded at the first text not cached
-        namespace = peer_namespace(peer, sha, max_tokens, "float32") + (f"-passages{passages}" if passages > 1 else "")  # the baselines' for 1
+        namespace = peer_namespace(peer, sha, max_tokens, "float32") + (
+            f"-passages{passages}-stub{MIN_PASSAGE_TOKENS}" if passages > 1 else ""
+        )  # the baselines' for 1
         cache = PeerVectorCache.open(vector_cache_dir, namespace)
         disable = None if progress is None else not progress
         with tqdm(total=len(ids), desc=f"teacher {peer}", unit="doc", disable=disable, file=sys.stderr) as bar:

@@ -46,3 +46,7 @@ def test_the_cli_reads_the_graph_or_lexical_part(tmp_path, monkeypatch, capsys):
     assert rows[1].startswith("| l:lexical | 2 |") and rows[1] != "| l:lexical | 2 | 1.000 | 1.000 |"
     with pytest.raises(SystemExit):
         imitation.main(["t", str(tmp_path / "c.tsv"), f"g={path}", "--graph-dim", "10"])
+    with pytest.raises(SystemExit):  # the width is not guessed
+        imitation.main(["t", str(tmp_path / "c.tsv"), f"g={path}"])
+    with pytest.raises(SystemExit):  # a top as large as the corpus compares nothing
+        imitation.main(["t", str(tmp_path / "c.tsv"), f"g={path}", "--graph-dim", "4", "--top", "39"])

