@@ -23,16 +23,13 @@ import numpy as np
 
 
 def read_vectors(path: str | Path) -> tuple[list[str], np.ndarray]:
+    """(doc ids, (n, D) vectors) of a `graphtx encode` vectors file (graphtx/model/embed.py reads it)."""
     import pyarrow.parquet as pq
 
-    table = pq.read_table(path, columns=["doc_id", "vector"])
-    ids = table.column("doc_id").to_pylist()
-    flat = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-    return ids, np.asarray(flat, dtype=np.float32).reshape(len(ids), -1)  # (n, D)
+    from graphtx.model.embed import table_vectors
 
-
-def unit(x: np.ndarray) -> np.ndarray:
-    return x / np.linalg.norm(x, axis=1, keepdims=True).clip(1e-12)
+    ids, vectors, _ = table_vectors(pq.read_table(path))
+    return ids, vectors
 
 
 def agreement(part: np.ndarray, teacher: np.ndarray, rows: list[int], top: int, sample: int, seed: int = 0) -> tuple[float, float]:
@@ -72,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     from machine import basics
 
     from graphtx.corpus.citations import read_citations
+    from graphtx.eval.systems import l2_normalise
     from graphtx.text.teacher import load_teacher_vectors
 
     teacher = load_teacher_vectors(args.teacher)
@@ -96,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"{path}: --top {args.top} leaves nothing out of {len(ids)} documents")
         if not rows:
             p.error(f"{path}: none of the {len(citing)} queries has a vector and a teacher vector")
-        overlap, rho = agreement(unit(part[keep]), unit(teacher.vectors[[teacher_row[d] for d in ids]]), rows, args.top, args.sample)
+        overlap, rho = agreement(l2_normalise(part[keep]), l2_normalise(teacher.vectors[[teacher_row[d] for d in ids]]), rows, args.top, args.sample)
         print(f"| {name}{':' + which if which else ''} | {len(rows)} | {overlap:.3f} | {rho:.3f} |")
     return 0
 

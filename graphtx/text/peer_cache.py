@@ -31,9 +31,13 @@ CHUNK_GLOB = "chunk-*.npz"
 KEY_BYTES = 32  # sha256
 
 
-def peer_namespace(peer: str, sha256: str, max_tokens: int, dtype: str) -> str:
-    """The cache subfolder of one peer encoding: its name, weights, input cut and dtype."""
-    return f"{peer}-{sha256[:16]}-{max_tokens}-{dtype}"
+def peer_namespace(peer: str, sha256: str, max_tokens: int, dtype: str, passages: int = 1) -> str:
+    """The cache subfolder of one peer encoding: its name, weights, input cut and dtype, and the passages read with the
+    rule that drops a short last one (graphtx/text/peers.py; one passage: the evaluation baselines' namespace)."""
+    from graphtx.text.peers import MIN_PASSAGE_TOKENS
+
+    read = f"-passages{passages}-stub{MIN_PASSAGE_TOKENS}" if passages > 1 else ""
+    return f"{peer}-{sha256[:16]}-{max_tokens}-{dtype}{read}"
 
 
 def text_key(text: str) -> bytes:

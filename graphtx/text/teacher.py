@@ -37,7 +37,7 @@ from graphtx.atomic import StagedDir, atomic_write_json, atomic_write_table
 from graphtx.corpus.schema import PatentDocument
 from graphtx.corpus.store import documents_path, iter_documents
 from graphtx.text.peer_cache import PeerVectorCache, encode_cached, peer_namespace
-from graphtx.text.peers import MIN_PASSAGE_TOKENS, PEER_NAMES, lazy_encoder, peer_path, peer_sha256
+from graphtx.text.peers import PEER_NAMES, lazy_encoder, peer_path, peer_sha256
 
 VECTORS_FILE, MANIFEST_FILE, JOB_FILE = "vectors.parquet", "manifest.json", "job.json"
 TEACHER_FIELDS = ("title", "abstract", "description", "claims")
@@ -154,10 +154,7 @@ def write_teacher_vectors(
         n_chunks = (len(ids) + CHUNK_DOCS - 1) // CHUNK_DOCS
         done = {int(f.stem) for f in chunks_dir.glob("*.npy")}
         encode = lazy_encoder(path, max_tokens, batch_size, device=device, passages=passages)  # loaded at the first text not cached
-        namespace = peer_namespace(peer, sha, max_tokens, "float32") + (
-            f"-passages{passages}-stub{MIN_PASSAGE_TOKENS}" if passages > 1 else ""
-        )  # the baselines' for 1
-        cache = PeerVectorCache.open(vector_cache_dir, namespace)
+        cache = PeerVectorCache.open(vector_cache_dir, peer_namespace(peer, sha, max_tokens, "float32", passages))  # the baselines' for 1
         disable = None if progress is None else not progress
         with tqdm(total=len(ids), desc=f"teacher {peer}", unit="doc", disable=disable, file=sys.stderr) as bar:
             for k in range(n_chunks):

@@ -11,7 +11,9 @@ imitation = pytest.importorskip("teacher_imitation")
 
 
 def _docs(n=120, d=8, seed=0):
-    return imitation.unit(np.random.default_rng(seed).normal(size=(n, d)))
+    from graphtx.eval.systems import l2_normalise
+
+    return l2_normalise(np.random.default_rng(seed).normal(size=(n, d)))
 
 
 def test_a_copy_of_the_teacher_agrees_fully_and_noise_does_not():
@@ -37,7 +39,8 @@ def test_the_cli_reads_the_graph_or_lexical_part(tmp_path, monkeypatch, capsys):
                         lambda d: teacher_mod.TeacherVectors(tuple(ids), teacher, {"model": "fixed", "fields": ["title"]}))  # fmt: skip
     joined = np.hstack([teacher, _docs(40, 6, seed=3)]).astype(np.float32)  # [graph = the teacher ; lexical = noise]
     path = tmp_path / "v.parquet"
-    pq.write_table(pa.table({"doc_id": ids, "vector": pa.FixedSizeListArray.from_arrays(pa.array(joined.reshape(-1)), 10)}), path)
+    table = pa.table({"doc_id": ids, "vector": pa.FixedSizeListArray.from_arrays(pa.array(joined.reshape(-1)), 10)})
+    pq.write_table(table.replace_schema_metadata({"dim": "10"}), path)  # as `graphtx encode` writes it
     (tmp_path / "c.tsv").write_text("citing_id\tcited_id\nD1\tD2\nD3\tD4\nNOPE\tD5\n")
     args = ["t", str(tmp_path / "c.tsv"), f"g={path}", f"l={path}:lexical", "--graph-dim", "4", "--top", "5", "--sample", "20"]
     assert imitation.main(args) == 0
