@@ -17,6 +17,10 @@ fusion is not above the student, a student that learned the teacher perfectly wo
 
     python benchmarks/teacher_alone.py ft/masked teacher-passages ft/citations_all.tsv --student models/untrained \
         --graphs ft/graphs --per-query headroom.csv
+
+What the teacher adds to BM25 (``--bm25``): BM25 alone over ``--fields`` (default: the configuration's, title and
+abstract; full texts: title,abstract,description) and RRF(BM25, teacher), the evaluation's own fusion (``--hybrid``'s
+constant and depth).
 """
 
 from __future__ import annotations
@@ -61,6 +65,15 @@ def headroom_systems(teacher, student_dir, graphs_dir, cfg, corpus) -> list:
     return [student, FusionSystem.from_config([student, teacher], cfg, label="RRF(student, teacher)").fit(corpus)]
 
 
+def bm25_systems(teacher, cfg, corpus) -> list:
+    """[BM25 alone, RRF(BM25, teacher)], fitted: what the teacher adds to the lexical baseline."""
+    from graphtx.eval.baselines import BM25System
+    from graphtx.eval.fusion import FusionSystem
+
+    bm25 = BM25System.from_config(cfg).fit(corpus)
+    return [bm25, FusionSystem.from_config([bm25, teacher], cfg, label="RRF(BM25, teacher)").fit(corpus)]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("corpus", type=Path, help="corpus directory (`graphtx ingest`)")
@@ -70,9 +83,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--per-query", type=Path, help="write the per-query CSV here")
     p.add_argument("--student", type=Path, help="a graphtx model directory: add it alone and fused with the teacher (RRF)")
     p.add_argument("--graphs", type=Path, help="the corpus's graphs directory (`graphtx parse`), with --student")
+    p.add_argument("--bm25", action="store_true", help="add BM25 alone and RRF(BM25, teacher)")
+    p.add_argument("--fields", help="with --bm25: BM25's text fields for queries and candidates, e.g. title,abstract,description")
     args = p.parse_args(argv)
     if bool(args.student) != bool(args.graphs):
         p.error("--student and --graphs go together")
+    if args.fields and not args.bm25:
+        p.error("--fields is BM25's: give --bm25")
 
     from machine import basics
 
@@ -83,12 +100,17 @@ def main(argv: list[str] | None = None) -> int:
     from graphtx.eval.report import write_per_query
 
     cfg = dataclasses.replace(EvalConfig(), cutoff=args.cutoff)
+    if args.fields:
+        fields = tuple(f.strip() for f in args.fields.split(",") if f.strip())
+        cfg = dataclasses.replace(cfg, query_fields=fields, candidate_fields=fields)
     corpus = EvalCorpus.load(args.corpus, cfg)
     judged = judgements(read_citations(args.citations), corpus, cfg)
     for reason, n in sorted(judged.skipped.items()):
         print(f"skipped {n} pairs: {reason}", file=sys.stderr)
     system = TeacherSystem(args.teacher).fit(corpus)
     systems = [system, *headroom_systems(system, args.student, args.graphs, cfg, corpus)] if args.student else [system]
+    if args.bm25:
+        systems += bm25_systems(system, cfg, corpus)
     results = [evaluate_retrieval(s, corpus, judged, cfg) for s in systems]
     print(f"machine: {basics()}; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"\n| system (cut-off {args.cutoff}) | queries | pairs | Recall@{cfg.recall_k} | nDCG@{cfg.ndcg_k} | without a vector |\n"

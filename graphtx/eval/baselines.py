@@ -270,7 +270,13 @@ class MPNetSystem(SentenceEncoderSystem):
         return mpnet_path(self.cache_dir)
 
 
-def make_baseline(name: str, cfg: EvalConfig, tokens_dir: str | Path | None = None) -> System:
+def make_baseline(name: str, cfg: EvalConfig, tokens_dir: str | Path | None = None, peer_vectors: dict[str, Path] | None = None) -> System:
+    """The baseline ``name``; a peer named in ``peer_vectors`` ({peer: `graphtx teacher` directory}) reads its vectors there
+    instead of encoding (graphtx/eval/peer_vectors.py)."""
+    if peer_vectors and name in peer_vectors:
+        from graphtx.eval.peer_vectors import PeerVectorsSystem
+
+        return PeerVectorsSystem(peer_vectors[name])
     if name == "bm25":
         return BM25System.from_config(cfg)
     if name == "tfidf":

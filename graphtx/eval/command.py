@@ -2,6 +2,7 @@
 
     graphtx eval citations CORPUS [--citations FILE ...] [--baselines bm25,tfidf,fasttext-avg,minilm]
         [--tokens DIR] [--vectors F | --query-vectors F --candidate-vectors F | --model DIR --graphs DIR | --index DIR]
+        [--ranker-peer PEER DIR] [--peer-vectors DIR ...]
         [--hybrid] [--late [--rerank-depth N] [--late-storage int8|fp16|float32]]
         [--tune] [--extra-citations FILE ...] [--paecter-samples F] [--out DIR] [--per-query CSV] [--plot PNG] [--json]
 
@@ -82,6 +83,13 @@ def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = Fals
         nargs=2,
         metavar=("PEER", "DIR"),
         help="also a ranker of `graphtx rank-fit --peer PEER` (minilm, mpnet) from DIR, over that peer's cosines + BM25",
+    )
+    g.add_argument(
+        "--peer-vectors",
+        nargs="+",
+        metavar="DIR",
+        help="peer vectors already written by `graphtx teacher` (e.g. on a GPU): the peer of each directory's manifest "
+        "(minilm, mpnet) reads its cosines there instead of encoding, in --baselines and --ranker-peer",
     )
     p.add_argument(
         "--extra-citations", nargs="+", default=[], help="citation files used only to find PaECTER hard negatives (e.g. the training citations)"
@@ -183,7 +191,7 @@ def _ranker_systems(args, cfg, graphtx, systems: list) -> list:
     return [RankerSystem(directory, EVAL_KINDS[name], bm25, graphtx, cfg.leave_out_self) for name in names]
 
 
-def _peer_ranker_systems(args, cfg, systems: list) -> list:
+def _peer_ranker_systems(args, cfg, systems: list, peer_vectors: dict) -> list:
     """--ranker-peer PEER DIR: the learned ranker fitted over a peer embedder's cosines (and its peer row, BM25's when missing)."""
     from graphtx.eval.baselines import make_baseline
     from graphtx.eval.ranker import RankerSystem
@@ -199,7 +207,7 @@ def _peer_ranker_systems(args, cfg, systems: list) -> list:
         added.append(bm25)
     dense = next((s for s in systems if s.name == peer), None)
     if dense is None:
-        dense = make_baseline(peer, cfg)
+        dense = make_baseline(peer, cfg, peer_vectors=peer_vectors)
         added.append(dense)
     return [RankerSystem(Path(directory), "learned", bm25, dense, cfg.leave_out_self, peer=peer), *added]
 
@@ -217,7 +225,15 @@ def build_systems(args, cfg) -> list:
     unknown = [n for n in names if n not in BASELINES]
     if unknown:
         raise ValueError(f"unknown baseline(s) {', '.join(unknown)}; known: {', '.join(BASELINES)} (or all, none)")
-    systems = [make_baseline(n, cfg, args.tokens) for n in dict.fromkeys(names)]
+    from graphtx.eval.peer_vectors import peer_vector_dirs
+
+    peer_vectors = peer_vector_dirs(getattr(args, "peer_vectors", None))
+    ranker_peer = (getattr(args, "ranker_peer", None) or (None,))[0]
+    unused = [p for p in peer_vectors if p not in names and p != ranker_peer]
+    if unused:
+        raise ValueError(f"--peer-vectors: {', '.join(f'{p} ({peer_vectors[p]})' for p in unused)} used by nothing: "
+                         f"add it to --baselines or give --ranker-peer {unused[0]} DIR")  # fmt: skip
+    systems = [make_baseline(n, cfg, args.tokens, peer_vectors) for n in dict.fromkeys(names)]
     graphtx = _graphtx_system(args, cfg)
     if graphtx is not None:
         systems.insert(0, graphtx)
@@ -252,7 +268,7 @@ def build_systems(args, cfg) -> list:
         args.rankers = rankers
         systems[1:1] = _ranker_systems(args, cfg, graphtx, systems)
     if getattr(args, "ranker_peer", None):
-        systems.extend(_peer_ranker_systems(args, cfg, systems))
+        systems.extend(_peer_ranker_systems(args, cfg, systems, peer_vectors))
     if not systems:
         raise ValueError("nothing to evaluate: give --baselines and/or a graphtx system (--vectors, --model, --index)")
     return systems

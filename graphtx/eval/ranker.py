@@ -219,6 +219,12 @@ def add_rank_fit_arguments(p) -> None:
         help="fit over a peer text embedder's cosines (all-MiniLM-L6-v2, all-mpnet-base-v2) in place of the graph model's: "
         "the ranker one could assemble without graphtx, for comparison (needs --citations and --out)",
     )
+    p.add_argument(
+        "--peer-vectors",
+        metavar="DIR",
+        help="with --peer: that peer's vectors already written by `graphtx teacher` (e.g. on a GPU), read instead of encoding; "
+        "evaluate the ranker with `graphtx eval citations --peer-vectors` over vectors made the same way",
+    )
     p.add_argument("--citations", nargs="+", help="training citations to fit on (default: RUN/ranker_citations.tsv); never validation citations")
     p.add_argument("--out", help="ranker directory to write (default: MODEL/ranker)")
     from graphtx.eval.cutoff import add_cutoff_argument
@@ -238,6 +244,8 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
     model_dir = Path(args.model) if args.model else (run / "model" if run else None)
     if peer and (model_dir is not None or not args.citations or not args.out):
         raise ValueError("--peer fits over the peer's cosines in place of a graph model: give --citations and --out, not --run or --model")
+    if getattr(args, "peer_vectors", None) and not peer:
+        raise ValueError("--peer-vectors goes with --peer (the ranker over that peer's cosines)")
     if model_dir is None and not peer:
         raise ValueError("give --run (a `graphtx train` run directory) or --model (or --peer)")
     if not peer and not args.graphs:
@@ -268,8 +276,12 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
             )
     if peer:
         from graphtx.eval.baselines import make_baseline
+        from graphtx.eval.peer_vectors import peer_vector_dirs
 
-        dense = make_baseline(peer, cfg)  # its cosines take the graph model's place in the dense features
+        vectors = peer_vector_dirs([args.peer_vectors] if getattr(args, "peer_vectors", None) else [])
+        if vectors and peer not in vectors:
+            raise ValueError(f"--peer-vectors {args.peer_vectors} holds {next(iter(vectors))} vectors, not {peer}'s")
+        dense = make_baseline(peer, cfg, peer_vectors=vectors)  # its cosines take the graph model's place in the dense features
     else:
         dense = ModelSystem(model_dir, args.graphs, cfg.query_kind, cfg.candidate_kind, cfg.batch_size, query_kind_fixed=False)  # as eval citations
     source = PoolSource(corpus, BM25System.from_config(cfg), dense)
@@ -279,6 +291,7 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
     ranker.report["query_kind"] = getattr(dense, "query_kind", "text")
     ranker.report["model"] = str(model_dir) if model_dir else ""
     ranker.report["peer"] = peer or ""
+    ranker.report["peer_vectors"] = str(getattr(args, "peer_vectors", None) or "")
     out = ranker.save(Path(args.out) if args.out else model_dir / "ranker")
     r = ranker.report
     lines = [

@@ -97,3 +97,24 @@ def test_headroom_fuses_the_student_with_the_teacher(teacher_dir, monkeypatch):
 def test_student_needs_graphs():
     with pytest.raises(SystemExit):
         teacher_alone.main(["c", "t", "x.tsv", "--student", "m"])
+
+
+def test_bm25_and_its_fusion_with_the_teacher(teacher_dir):
+    """--bm25: BM25 alone over the texts (it finds B, the one sharing the query's words) and RRF(BM25, teacher), whose
+    top two are each system's favourite: B (BM25's first) and LATE (the teacher's)."""
+    texts = ("valve", "rotary pump vane", "spring", "rotary pump vane housing")  # A, B, LATE, Q
+    cfg = EvalConfig(cutoff="none")
+    corpus = EvalCorpus(ids=IDS, query_texts=texts, candidate_texts=texts, codes=((),) * 4, dates=("2005", "2006", "2012", "2010-01-01"),
+                        priority=("", "", "", "2009-06-01"), cutoff_policy="none")  # fmt: skip
+    judged = Judgements({"Q": {"B": 1.0}}, 1, {})
+    teacher = teacher_alone.TeacherSystem("unused").fit(corpus)
+    bm25, fused = teacher_alone.bm25_systems(teacher, cfg, corpus)
+    assert fused.label == "RRF(BM25, teacher)"
+    rows = [evaluate_retrieval(s, corpus, judged, cfg).per_query[0] for s in (teacher, bm25, fused)]
+    assert rows[0]["top3"].split()[0] == "LATE" and rows[1]["top3"].split()[0] == "B"
+    assert set(rows[2]["top3"].split()[:2]) == {"B", "LATE"}
+
+
+def test_fields_need_bm25():
+    with pytest.raises(SystemExit):
+        teacher_alone.main(["c", "t", "x.tsv", "--fields", "title"])

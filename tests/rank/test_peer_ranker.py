@@ -28,7 +28,9 @@ class _FakePeer(baselines.TfidfSystem):
 def fake_peer(monkeypatch):
     real = baselines.make_baseline
     monkeypatch.setattr(
-        baselines, "make_baseline", lambda name, cfg, tokens_dir=None: _FakePeer() if name == "minilm" else real(name, cfg, tokens_dir)
+        baselines,
+        "make_baseline",
+        lambda name, cfg, tokens_dir=None, peer_vectors=None: _FakePeer() if name == "minilm" else real(name, cfg, tokens_dir, peer_vectors),
     )
 
 

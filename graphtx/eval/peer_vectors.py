@@ -1,0 +1,99 @@
+"""A peer embedder's cosines read from vectors it already wrote (``--peer-vectors DIR``), not encoded again.
+
+all-mpnet-base-v2 over 42k full texts takes about five hours on two CPU cores and minutes on a GPU. ``graphtx teacher
+--device cuda`` writes those vectors once (a ``graphtx teacher`` directory, sealed, its manifest saying which peer read
+which fields, at how many tokens, in how many passages); ``graphtx eval citations --peer-vectors DIR`` and ``graphtx
+rank-fit --peer PEER --peer-vectors DIR`` then use them wherever that peer appears: its baseline row, ``--ranker-peer``
+and the ranker fitted over its cosines. A document the directory has no vector for is unknown (DenseSystem's rules:
+never ranked as a candidate; as a query, it ranks by id only), and the row's coverage says how many.
+
+A ranker is tied to what its dense features mean: :attr:`PeerVectorsSystem.fingerprint` is the peer's weights and its
+input length, as the encoding baseline's (``mpnet:<sha>:384``), with the number of passages when more than one. A ranker
+fitted over title + abstract vectors therefore accepts vectors of another directory made the same way, and refuses
+passage vectors (fit one over those). The fields read are not part of it, as they are not for the encoding baseline.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from graphtx.eval.systems import DenseSystem
+from graphtx.text.peers import PEER_NAMES, peer_sha256
+
+
+def read_peer_manifest(directory: str | Path) -> dict:
+    """The manifest of a ``graphtx teacher`` directory, its peer known and its weights the checked ones (else ValueError)."""
+    from graphtx.text.teacher import MANIFEST_FILE
+
+    path = Path(directory) / MANIFEST_FILE
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"--peer-vectors {directory}: no {MANIFEST_FILE} there; write one with `graphtx teacher CORPUS --peer PEER --out {directory}`"
+        )
+    try:
+        manifest = json.loads(path.read_text())
+    except json.JSONDecodeError as err:
+        raise ValueError(f"--peer-vectors {directory}: {path} is not JSON ({err})") from None
+    peer = manifest.get("peer")
+    if peer not in PEER_NAMES:
+        raise ValueError(f"--peer-vectors {directory}: written by peer {peer!r}, not one of {', '.join(PEER_NAMES)}")
+    if manifest.get("sha256") != peer_sha256(peer):
+        raise ValueError(f"--peer-vectors {directory}: its {peer} weights (sha256 {str(manifest.get('sha256'))[:12]}…) are not the checked ones")
+    return manifest
+
+
+def peer_vector_dirs(directories: Sequence[str | Path] | None) -> dict[str, Path]:
+    """{peer: directory} of ``--peer-vectors``; one directory a peer (ValueError for a second)."""
+    out: dict[str, Path] = {}
+    for directory in directories or ():
+        peer = read_peer_manifest(directory)["peer"]
+        if peer in out:
+            raise ValueError(f"--peer-vectors: {out[peer]} and {directory} are both {peer} vectors; give one directory a peer")
+        out[peer] = Path(directory)
+    return out
+
+
+class PeerVectorsSystem(DenseSystem):
+    """Cosines of a peer's vectors from a ``graphtx teacher`` directory; ``name`` is the peer's, as its encoding baseline."""
+
+    def __init__(self, directory: str | Path, label: str = ""):
+        super().__init__()
+        self.directory = Path(directory)
+        self.manifest = read_peer_manifest(self.directory)  # checked now: a wrong directory fails before any work
+        self.name = self.manifest["peer"]
+        self.fixed_label = label
+        self.label = label or self._describe()
+
+    @property
+    def passages(self) -> int:
+        return int(self.manifest.get("passages", 1) or 1)
+
+    @property
+    def fingerprint(self) -> str:
+        """What a ranker over these cosines is tied to: the weights, the input length and (when > 1) the passages."""
+        m = self.manifest
+        return f"{self.name}:{m['sha256'][:16]}:{m.get('max_tokens', '?')}" + (f"x{self.passages}" if self.passages > 1 else "")
+
+    def _describe(self) -> str:
+        m = self.manifest
+        read = f"{self.passages} passages of {m.get('max_tokens', '?')} tokens" if self.passages > 1 else f"{m.get('max_tokens', '?')} tokens"
+        return f"{PEER_NAMES[self.name]} ({', '.join(m.get('fields', []))}; {read}; vectors of {self.directory.name})"
+
+    def fit(self, corpus) -> PeerVectorsSystem:
+        from graphtx.eval.systems import vectors_by_id
+        from graphtx.text.teacher import load_teacher_vectors
+
+        super().fit(corpus)
+        read = load_teacher_vectors(self.directory)  # seal and checksums verified
+        self.manifest = read.manifest
+        vectors, known = vectors_by_id(list(read.doc_ids), read.vectors, corpus, f"--peer-vectors {self.directory}")
+        self.set_vectors(vectors, vectors, known, known)
+        return self
+
+    def info(self) -> dict:
+        m = self.manifest
+        return {"peer_vectors": str(self.directory), "peer": self.name, "sha256": m.get("sha256"), "fields": m.get("fields"),
+                "max_tokens": m.get("max_tokens"), "passages": self.passages, "documents": m.get("documents"),
+                "vectors_fingerprint": m.get("fingerprint"), **self.coverage()}  # fmt: skip
