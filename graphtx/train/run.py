@@ -360,7 +360,7 @@ def run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, eval
             raise ValueError(f"train.pretrain_graphs: {d} is not a graphs directory (no graphs.parquet): run `graphtx parse` on its corpus first")
     if needs_run_teacher(config):
         log = (lambda line: None) if progress is False else (lambda line: print(line, file=sys.stderr))  # noqa: E731
-        teacher = run_teacher_dir(config, corpus_dir, extra, out, progress, log)
+        teacher = run_teacher_dir(config, corpus_dir, extra, out, progress, log, device=str(ctx.device))
         cfg = with_overrides(cfg, pretrain_teacher=str(teacher))
     pool_store = load_pool_store([graphs_dir, *extra], kinds) if extra else store
     trainer = PretrainTrainer(model, tokenizer, PretrainPool(pool_store, cfg), evaluator, cfg, seed, out / "pretrain", progress, tokenizer_file,

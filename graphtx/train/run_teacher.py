@@ -4,8 +4,11 @@
 the name of an offline peer (``minilm``, ``mpnet``; graphtx/text/peers.py). Given a name, the run writes
 the teacher vectors itself, once, into ``RUN_DIR/teacher/``: every document of ``--corpus`` and of the
 corpora behind ``train.pretrain_graphs`` (read from their graphs manifests), encoded as ``graphtx teacher``
-does (title + abstract, the eval's token cut). A killed run continues the encoding; a finished one is
-reused while its job is the same (the corpora's documents files, unchanged; the peer and its weights; the input).
+does: ``train.pretrain_teacher_fields`` (title + abstract by default) at the eval's token cut, in
+``train.pretrain_teacher_passages`` windows of it (one by default; four read a full text's description far
+beyond its start), on the training device (a GPU encodes in minutes what two CPU cores take hours for).
+A killed run continues the encoding; a finished one is reused while its job is the same (the corpora's
+documents files, unchanged; the peer and its weights; the fields, the cut and the passages).
 
 What it gives the stage: the directory the pre-training reads (see graphtx/train/pretrain_graph.py, (c)).
 """
@@ -20,7 +23,6 @@ from pathlib import Path
 from graphtx.text.peers import PEERS
 
 TEACHER_DIR = "teacher"
-RUN_TEACHER_FIELDS = ("title", "abstract")  # what the run's teacher reads of each document
 
 
 def names_peer(value: str) -> bool:
@@ -66,8 +68,9 @@ def pool_corpora(corpus_dir: str | Path, extra_graphs: list[str | Path]) -> list
 
 
 def run_teacher_dir(config, corpus_dir: str | Path, extra_graphs: list[str | Path], out: Path, progress: bool | None,
-                    log: Callable[[str], None]) -> Path:  # fmt: skip
-    """Write (or reuse) the teacher vectors of peer ``config.train.pretrain_teacher`` for the run in ``out``; the directory."""
+                    log: Callable[[str], None], device: str = "cpu") -> Path:  # fmt: skip
+    """Write (or reuse) the teacher vectors of peer ``config.train.pretrain_teacher`` for the run in ``out``; the directory.
+    ``device``: where the peer encodes (the training's)."""
     from graphtx import integrity
     from graphtx.text.peers import peer_sha256
     from graphtx.text.teacher import MANIFEST_FILE, MEND, teacher_job, write_teacher_vectors
@@ -76,16 +79,18 @@ def run_teacher_dir(config, corpus_dir: str | Path, extra_graphs: list[str | Pat
     directory = out / TEACHER_DIR
     corpora = pool_corpora(corpus_dir, extra_graphs)
     max_tokens = config.eval.minilm_max_tokens if peer == "minilm" else config.eval.mpnet_max_tokens
-    job = teacher_job(corpora, peer, peer_sha256(peer), RUN_TEACHER_FIELDS, max_tokens)
+    fields, passages = tuple(config.train.pretrain_teacher_fields), config.train.pretrain_teacher_passages
+    job = teacher_job(corpora, peer, peer_sha256(peer), fields, max_tokens, passages)
     done = integrity.read_manifest(directory / MANIFEST_FILE, what="teacher vectors", mend=MEND)
     if done is not None and done.get("job") == job:
         log(f"teacher: {done.get('documents', 0):,} {peer} vectors already in {directory}")
         return directory
     require_run_teacher(config)
-    log(f"teacher: encoding the pool's documents with {peer} into {directory} (once; a killed run continues)")
-    report = write_teacher_vectors(corpora, directory, peer=peer, fields=RUN_TEACHER_FIELDS, max_tokens=max_tokens,
+    read = f"{', '.join(fields)}" + (f", {passages} passages of {max_tokens} tokens" if passages > 1 else f", {max_tokens} tokens")
+    log(f"teacher: encoding the pool's documents with {peer} ({read}, on {device}) into {directory} (once; a killed run continues)")
+    report = write_teacher_vectors(corpora, directory, peer=peer, fields=fields, max_tokens=max_tokens,
                                    cache_dir=config.eval.peer_cache_dir, progress=progress,
-                                   vector_cache_dir=config.eval.peer_vector_cache_dir)  # fmt: skip
+                                   vector_cache_dir=config.eval.peer_vector_cache_dir, passages=passages, device=device)  # fmt: skip
     for line in report.lines():
         log(f"teacher: {line}")
     return directory

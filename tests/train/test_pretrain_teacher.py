@@ -186,6 +186,37 @@ def test_the_run_teacher_is_reused_while_its_corpus_is_unchanged_and_encoded_aga
     assert len(encoded) == 2  # encoded again, not trusted
 
 
+def test_the_run_teacher_reads_its_fields_and_passages_on_the_training_device(synthetic, tmp_path, monkeypatch):
+    """train.pretrain_teacher_fields / _passages reach the encoding (and its job: a change encodes again); the peer is loaded on
+    the device given (the training's)."""
+    import graphtx.text.peers as peers
+    from graphtx.config import load_config
+    from graphtx.train.run_teacher import run_teacher_dir
+
+    monkeypatch.setattr(peers, "require_peer", lambda name, cache_dir="": tmp_path)
+    monkeypatch.setattr(teacher_io, "peer_path", lambda name, cache_dir="": tmp_path)
+    loaded, read = [], []
+    monkeypatch.setattr(peers_io, "load_peer", lambda path, max_tokens, dtype="float32", device="cpu": loaded.append(device) or _TopicPeer())
+    monkeypatch.setattr(peers_io, "encode_passages",
+                        lambda model, texts, passages, batch_size=64: read.append(passages) or model.encode(texts).numpy())  # fmt: skip
+    config = load_config(synthetic / "tiny.yaml")
+    config = replace(config, train=replace(config.train, pretrain_teacher="minilm", pretrain_teacher_fields=("title", "abstract", "description"),
+                                           pretrain_teacher_passages=3))  # fmt: skip
+    lines = []
+    directory = run_teacher_dir(config, synthetic / "corpus", [], tmp_path / "run", False, lines.append, device="cuda:0")
+    manifest = json.loads((directory / "manifest.json").read_text())
+    assert manifest["fields"] == ["title", "abstract", "description"] and manifest["passages"] == 3
+    assert loaded == ["cuda:0"] and set(read) == {3}
+    assert any("3 passages of" in x and "on cuda:0" in x for x in lines)
+    config = replace(config, train=replace(config.train, pretrain_teacher_passages=1))
+    run_teacher_dir(config, synthetic / "corpus", [], tmp_path / "run", False, lines.append)
+    assert loaded == ["cuda:0", "cpu"]  # another job: encoded again, on the default device
+    with pytest.raises(ValueError, match="pretrain_teacher_fields"):
+        replace(config.train, pretrain_teacher_fields=("summary",))
+    with pytest.raises(ValueError, match="pretrain_teacher_passages"):
+        replace(config.train, pretrain_teacher_passages=0)
+
+
 def test_a_later_stage_left_by_another_run_is_refused_not_reused(tmp_path):
     from graphtx.train.run import check_stage_order
 
