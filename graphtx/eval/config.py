@@ -41,6 +41,7 @@ class EvalConfig:
     # a folder outside the output (e.g. ~/.cache/graphtx/peer-vectors) where the peers' vectors are kept by text, weights and input
     # cut (graphtx/text/peer_cache.py): a peer encodes a text once across evaluations, rank fits and `graphtx teacher`; "" = none
     peer_vector_cache_dir: str = ""
+    peer_device: str = "auto"  # where the peers encode: auto (a GPU when PyTorch sees one), cpu, cuda or cuda:N
     minilm_dtype: str = "float32"  # all-MiniLM-L6-v2 weights: float32, or bfloat16 (the reference's; ~6x slower on a CPU without native bf16)
     batch_size: int = 64  # texts / graphs per forward pass of the neural systems
     query_chunk: int = 256  # queries scored at once: bounds the (queries x candidates) score matrix
@@ -80,6 +81,8 @@ class EvalConfig:
             )
         if self.minilm_dtype not in ("bfloat16", "float32"):
             raise ValueError("eval.minilm_dtype must be bfloat16 or float32")
+        if not (self.peer_device in ("auto", "cpu", "cuda") or self.peer_device.startswith("cuda:")):
+            raise ValueError(f"eval.peer_device must be auto, cpu, cuda or cuda:N, not {self.peer_device!r}")
 
     def gain(self, category: str) -> float:
         return dict(self.gains).get(category, self.default_gain)

@@ -116,3 +116,32 @@ def test_the_evaluation_peer_reads_the_cache_and_loads_no_model(tmp_path, monkey
     second = baselines.MiniLMSystem(vector_cache_dir=str(tmp_path / "cache")).fit(corpus)
     assert len(loads) == 1 and first.cached == 1 and second.cached == 3
     np.testing.assert_array_equal(first.vectors[1], second.vectors[1])
+
+
+def test_the_evaluation_peer_encodes_on_eval_peer_device(tmp_path, monkeypatch):
+    """eval.peer_device reaches the peer's loading (auto -> cpu without a GPU); a GPU PyTorch does not see is refused in
+    words before any loading; a device name that is no device is refused by the configuration."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from graphtx.eval import baselines
+    from graphtx.eval.config import EvalConfig
+    from graphtx.eval.systems import DenseSystem
+    from graphtx.text import peers
+
+    devices = []
+    monkeypatch.setattr(peers, "load_peer", lambda path, max_tokens, dtype="float32", device="cpu": devices.append(device) or object())
+    monkeypatch.setattr(peers, "encode_texts", lambda model, texts, batch_size: CountingEncoder()(list(texts)))
+    monkeypatch.setattr(baselines.MiniLMSystem, "model_path", lambda self: tmp_path)
+    monkeypatch.setattr(DenseSystem, "fit", lambda self, corpus: self)
+    monkeypatch.setattr(DenseSystem, "set_vectors", lambda self, q, c: None)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    corpus = SimpleNamespace(candidate_texts=("a cell",), query_texts=("a cell",), same_texts=True)
+    system = baselines.MiniLMSystem.from_config(EvalConfig()).fit(corpus)  # peer_device auto
+    assert devices == ["cpu"] and system.device == "cpu"
+    with pytest.raises(ValueError, match="sees no CUDA GPU"):
+        baselines.MiniLMSystem.from_config(EvalConfig(peer_device="cuda")).fit(corpus)
+    assert devices == ["cpu"]
+    with pytest.raises(ValueError, match="eval.peer_device"):
+        EvalConfig(peer_device="tpu")
