@@ -18,8 +18,8 @@ fusion is not above the student, a student that learned the teacher perfectly wo
     python benchmarks/teacher_alone.py ft/masked teacher-passages ft/citations_all.tsv --student models/untrained \
         --graphs ft/graphs --per-query headroom.csv
 
-What the teacher adds to BM25 (``--bm25``): BM25 alone over ``--fields`` (default: the configuration's, title and
-abstract; full texts: title,abstract,description) and RRF(BM25, teacher), the evaluation's own fusion (``--hybrid``'s
+What the teacher adds to BM25 (``--bm25``): BM25 alone over ``--fields`` (default: EvalConfig's, title and abstract;
+full texts: title,abstract,description) and RRF(BM25, teacher), the evaluation's own fusion (``--hybrid``'s
 constant and depth).
 """
 
@@ -102,7 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     cfg = dataclasses.replace(EvalConfig(), cutoff=args.cutoff)
     if args.fields:
         fields = tuple(f.strip() for f in args.fields.split(",") if f.strip())
-        cfg = dataclasses.replace(cfg, query_fields=fields, candidate_fields=fields)
+        try:
+            cfg = dataclasses.replace(cfg, query_fields=fields, candidate_fields=fields)
+        except ValueError as err:
+            p.error(f"--fields: {err}")
     corpus = EvalCorpus.load(args.corpus, cfg)
     judged = judgements(read_citations(args.citations), corpus, cfg)
     for reason, n in sorted(judged.skipped.items()):

@@ -281,7 +281,7 @@ def make_baseline(name: str, cfg: EvalConfig, tokens_dir: str | Path | None = No
     if peer_vectors and name in peer_vectors:
         from graphtx.eval.peer_vectors import PeerVectorsSystem
 
-        return PeerVectorsSystem(peer_vectors[name])
+        return PeerVectorsSystem(peer_vectors[name], query_fields=cfg.query_fields, candidate_fields=cfg.candidate_fields)
     if name == "bm25":
         return BM25System.from_config(cfg)
     if name == "tfidf":

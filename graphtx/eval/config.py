@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -81,7 +82,7 @@ class EvalConfig:
             )
         if self.minilm_dtype not in ("bfloat16", "float32"):
             raise ValueError("eval.minilm_dtype must be bfloat16 or float32")
-        if not (self.peer_device in ("auto", "cpu", "cuda") or self.peer_device.startswith("cuda:")):
+        if not (self.peer_device in ("auto", "cpu", "cuda") or re.fullmatch(r"cuda:\d+", self.peer_device)):
             raise ValueError(f"eval.peer_device must be auto, cpu, cuda or cuda:N, not {self.peer_device!r}")
 
     def gain(self, category: str) -> float:

@@ -10,7 +10,9 @@ never ranked as a candidate; as a query, it ranks by id only), and the row's cov
 A ranker is tied to what its dense features mean: :attr:`PeerVectorsSystem.fingerprint` is the peer's weights and its
 input length, as the encoding baseline's (``mpnet:<sha>:384``), with the number of passages when more than one. A ranker
 fitted over title + abstract vectors therefore accepts vectors of another directory made the same way, and refuses
-passage vectors (fit one over those). The fields read are not part of it, as they are not for the encoding baseline.
+passage vectors (fit one over those). Like the encoding baseline's, it names the encoder (weights, cut, passages), not
+the text fields it read: a ranker fitted on abstracts and used zero-shot on full texts is a transfer one may want, and the
+report notes when the vectors' fields are not the evaluation's.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ def read_peer_manifest(directory: str | Path) -> dict:
         manifest = json.loads(path.read_text())
     except json.JSONDecodeError as err:
         raise ValueError(f"--peer-vectors {directory}: {path} is not JSON ({err})") from None
+    if not isinstance(manifest, dict):
+        raise ValueError(f"--peer-vectors {directory}: {path} is not a teacher vectors manifest (a JSON object)")
     peer = manifest.get("peer")
     if peer not in PEER_NAMES:
         raise ValueError(f"--peer-vectors {directory}: written by peer {peer!r}, not one of {', '.join(PEER_NAMES)}")
@@ -47,7 +51,7 @@ def read_peer_manifest(directory: str | Path) -> dict:
 def peer_vector_dirs(directories: Sequence[str | Path] | None) -> dict[str, Path]:
     """{peer: directory} of ``--peer-vectors``; one directory a peer (ValueError for a second)."""
     out: dict[str, Path] = {}
-    for directory in directories or ():
+    for directory in dict.fromkeys(Path(d).resolve() for d in directories or ()):  # the same directory twice is once
         peer = read_peer_manifest(directory)["peer"]
         if peer in out:
             raise ValueError(f"--peer-vectors: {out[peer]} and {directory} are both {peer} vectors; give one directory a peer")
@@ -58,10 +62,20 @@ def peer_vector_dirs(directories: Sequence[str | Path] | None) -> dict[str, Path
 class PeerVectorsSystem(DenseSystem):
     """Cosines of a peer's vectors from a ``graphtx teacher`` directory; ``name`` is the peer's, as its encoding baseline."""
 
-    def __init__(self, directory: str | Path, label: str = ""):
+    def __init__(self, directory: str | Path, label: str = "", query_fields: Sequence[str] = (), candidate_fields: Sequence[str] = ()):
+        """``query_fields`` / ``candidate_fields``: what the evaluation reads (its ``query_fields``, ``candidate_fields``).
+        One vector a document serves both sides, so they must be the same; when they are not what the vectors read, the
+        report notes it (a ranker fitted on abstracts, evaluated on full texts over title + abstract vectors, is one such
+        zero-shot transfer)."""
         super().__init__()
         self.directory = Path(directory)
         self.manifest = read_peer_manifest(self.directory)  # checked now: a wrong directory fails before any work
+        if tuple(query_fields) != tuple(candidate_fields):
+            raise ValueError(f"--peer-vectors {directory}: one vector a document cannot read {'+'.join(query_fields)} for queries and "
+                             f"{'+'.join(candidate_fields)} for candidates (e.g. --known-item); encode the peer instead (no --peer-vectors)")  # fmt: skip
+        read = tuple(self.manifest.get("fields", ()))
+        self.fields_note = (f"its vectors read {'+'.join(read)}, this evaluation's text is {'+'.join(query_fields)}"
+                            if query_fields and tuple(query_fields) != read else "")  # fmt: skip
         self.name = self.manifest["peer"]
         self.fixed_label = label
         self.label = label or self._describe()
@@ -96,4 +110,5 @@ class PeerVectorsSystem(DenseSystem):
         m = self.manifest
         return {"peer_vectors": str(self.directory), "peer": self.name, "sha256": m.get("sha256"), "fields": m.get("fields"),
                 "max_tokens": m.get("max_tokens"), "passages": self.passages, "documents": m.get("documents"),
-                "vectors_fingerprint": m.get("fingerprint"), **self.coverage()}  # fmt: skip
+                "vectors_fingerprint": m.get("fingerprint"), **self.coverage(),
+                **({"fields_note": self.fields_note} if self.fields_note else {})}  # fmt: skip

@@ -246,6 +246,11 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
         raise ValueError("--peer fits over the peer's cosines in place of a graph model: give --citations and --out, not --run or --model")
     if getattr(args, "peer_vectors", None) and not peer:
         raise ValueError("--peer-vectors goes with --peer (the ranker over that peer's cosines)")
+    from graphtx.eval.peer_vectors import peer_vector_dirs
+
+    vectors = peer_vector_dirs([args.peer_vectors] if getattr(args, "peer_vectors", None) else [])  # checked before the corpus is read
+    if vectors and peer not in vectors:
+        raise ValueError(f"--peer-vectors {args.peer_vectors} holds {next(iter(vectors))} vectors, not {peer}'s")
     if model_dir is None and not peer:
         raise ValueError("give --run (a `graphtx train` run directory) or --model (or --peer)")
     if not peer and not args.graphs:
@@ -276,11 +281,7 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
             )
     if peer:
         from graphtx.eval.baselines import make_baseline
-        from graphtx.eval.peer_vectors import peer_vector_dirs
 
-        vectors = peer_vector_dirs([args.peer_vectors] if getattr(args, "peer_vectors", None) else [])
-        if vectors and peer not in vectors:
-            raise ValueError(f"--peer-vectors {args.peer_vectors} holds {next(iter(vectors))} vectors, not {peer}'s")
         dense = make_baseline(peer, cfg, peer_vectors=vectors)  # its cosines take the graph model's place in the dense features
     else:
         dense = ModelSystem(model_dir, args.graphs, cfg.query_kind, cfg.candidate_kind, cfg.batch_size, query_kind_fixed=False)  # as eval citations
@@ -292,12 +293,19 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
     ranker.report["model"] = str(model_dir) if model_dir else ""
     ranker.report["peer"] = peer or ""
     ranker.report["peer_vectors"] = str(getattr(args, "peer_vectors", None) or "")
+    if hasattr(dense, "coverage"):  # documents the dense features had no vector for (peer vectors of another corpus, say)
+        ranker.report["dense_coverage"] = dense.coverage()
     out = ranker.save(Path(args.out) if args.out else model_dir / "ranker")
     r = ranker.report
     lines = [
         f"pools cut as --cutoff {cfg.cutoff}: {corpus.cutoff.describe()}",
         *([f"note: {dense.query_kind_note}"] if getattr(dense, "query_kind_note", "") else []),
         *([f"dense features: {dense.label} cosines in place of a graph model's"] if peer else []),
+        *(
+            [f"note: {n:,} of {len(corpus):,} documents have no {dense.label} vector"]
+            if (n := ranker.report.get("dense_coverage", {}).get("candidates_without_vector", 0))
+            else []
+        ),  # fmt: skip
         f"fitted on {r['queries']} queries ({r['pairs']} pairs, {r['pool_recall']:.1%} of them in the pools of ~{r['mean_pool_size']:.0f} candidates)",
         f"convex: {ranker.convex['norm']} normalisation, BM25 weight {ranker.convex['weight']:g} "
         + "("

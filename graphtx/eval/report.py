@@ -92,7 +92,9 @@ def format_report(report) -> list[str]:
         + f"; ties broken by id; query {'left out of' if cfg.leave_out_self else 'kept in'} its own ranking",
         cutoff_line(c),
     ]  # fmt: skip
-    lines += [f"note: {s['label']}: {s['info'][k]}" for s in report.systems for k in ("query_kind_note", "cutoff_note") if s["info"].get(k)]
+    lines += [
+        f"note: {s['label']}: {s['info'][k]}" for s in report.systems for k in ("query_kind_note", "cutoff_note", "fields_note") if s["info"].get(k)
+    ]
     if report.retrieval:
         r0 = report.retrieval[0]
         lines += [

@@ -88,6 +88,7 @@ def mpnet_path(cache_dir: str | Path = "") -> Path:
 
 
 PEERS = ("minilm", "mpnet")
+TEACHER_FIELDS = ("title", "abstract", "description", "claims")  # document fields a peer can read (graphtx teacher --fields)
 SENTENCE_TRANSFORMERS_MISSING = "the peer text embedders need sentence-transformers (`pip install 'graphtx[peers]'`)"
 PEER_NAMES = {"minilm": "all-MiniLM-L6-v2", "mpnet": "all-mpnet-base-v2"}
 

@@ -37,10 +37,9 @@ from graphtx.atomic import StagedDir, atomic_write_json, atomic_write_table
 from graphtx.corpus.schema import PatentDocument
 from graphtx.corpus.store import documents_path, iter_documents
 from graphtx.text.peer_cache import PeerVectorCache, encode_cached, peer_namespace
-from graphtx.text.peers import PEER_NAMES, lazy_encoder, peer_path, peer_sha256
+from graphtx.text.peers import PEER_NAMES, TEACHER_FIELDS, lazy_encoder, peer_path, peer_sha256
 
 VECTORS_FILE, MANIFEST_FILE, JOB_FILE = "vectors.parquet", "manifest.json", "job.json"
-TEACHER_FIELDS = ("title", "abstract", "description", "claims")
 CHUNK_DOCS = 1024  # documents per resumable chunk
 FALLBACK_CHARS = 2000  # a document without the asked fields: this much of its description or claims
 MEND = "Re-run `graphtx teacher` to write it again (a training run's RUN/teacher: delete it, the same `graphtx train` writes it again)."

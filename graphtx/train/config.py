@@ -107,11 +107,9 @@ class TrainConfig:
     pretrain_query_max_share: float = 0.6  # upper end of that share
     # (c) teacher distillation:
     pretrain_teacher: str = ""  # a `graphtx teacher` directory, or a peer (minilm, mpnet) whose vectors the run writes to RUN_DIR/teacher; "" = off
-    pretrain_teacher_fields: tuple[str, ...] = (
-        "title",
-        "abstract",
-    )  # what a named peer reads of each document (title, abstract, description, claims)
-    pretrain_teacher_passages: int = 1  # a named peer reads this many windows of the eval's token cut and averages them (graphtx teacher --passages)
+    # what a named peer reads of each document (some of title, abstract, description, claims; graphtx teacher --fields)
+    pretrain_teacher_fields: tuple[str, ...] = ("title", "abstract")
+    pretrain_teacher_passages: int = 1  # a named peer reads this many windows of the eval's cut and averages them (--passages)
     pretrain_teacher_weight: float = 0.0  # (c) KL to the teacher's softmax over the batch's other documents; 0 = off
     pretrain_teacher_neighbours: int = 3  # per document: its nearest pool documents by the teacher, added to the batch
     pretrain_teacher_temperature: float = 0.05  # teacher softmax temperature on its cosines (the student keeps `temperature`)
@@ -169,9 +167,10 @@ class TrainConfig:
             raise ValueError(
                 "train.pretrain_views_weight, pretrain_bm25_weight, pretrain_teacher_weight and pretrain_cloze_weight must be >= 0, not all 0"
             )
-        teacher_fields = ("title", "abstract", "description", "claims")  # graphtx/text/teacher.py TEACHER_FIELDS
-        if not self.pretrain_teacher_fields or any(f not in teacher_fields for f in self.pretrain_teacher_fields):
-            raise ValueError(f"train.pretrain_teacher_fields must be some of {', '.join(teacher_fields)}, not {list(self.pretrain_teacher_fields)}")
+        from graphtx.text.peers import TEACHER_FIELDS
+
+        if not self.pretrain_teacher_fields or any(f not in TEACHER_FIELDS for f in self.pretrain_teacher_fields):
+            raise ValueError(f"train.pretrain_teacher_fields must be some of {', '.join(TEACHER_FIELDS)}, not {list(self.pretrain_teacher_fields)}")
         if self.pretrain_teacher_passages < 1:
             raise ValueError("train.pretrain_teacher_passages must be >= 1")
         if self.pretrain_teacher_temperature <= 0 or self.pretrain_teacher_neighbours < 0:

@@ -348,7 +348,7 @@ def run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, eval
     when ``stop_after_steps``, tests, cut it short).
     ``train.pretrain_teacher`` naming a peer: its vectors of the pool's corpora are written first (graphtx/train/run_teacher.py)."""
     from graphtx.train.pretrain_graph import PretrainPool, PretrainTrainer, load_pool_store
-    from graphtx.train.run_teacher import run_teacher_dir
+    from graphtx.train.run_teacher import note_directory_teacher, run_teacher_dir
 
     cfg = config.train
     if ctx.enabled or (out / "pretrain" / "done.json").is_file():  # finished (data-parallel: it must be, see below)
@@ -358,10 +358,12 @@ def run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, eval
     for d in extra:
         if not (Path(d) / "graphs.parquet").exists():
             raise ValueError(f"train.pretrain_graphs: {d} is not a graphs directory (no graphs.parquet): run `graphtx parse` on its corpus first")
+    log = (lambda line: None) if progress is False else (lambda line: print(line, file=sys.stderr))  # noqa: E731
     if needs_run_teacher(config):
-        log = (lambda line: None) if progress is False else (lambda line: print(line, file=sys.stderr))  # noqa: E731
         teacher = run_teacher_dir(config, corpus_dir, extra, out, progress, log, device=str(ctx.device))
         cfg = with_overrides(cfg, pretrain_teacher=str(teacher))
+    else:
+        note_directory_teacher(config, lambda line: print(line, file=sys.stderr))  # a warning: printed even when quiet
     pool_store = load_pool_store([graphs_dir, *extra], kinds) if extra else store
     trainer = PretrainTrainer(model, tokenizer, PretrainPool(pool_store, cfg), evaluator, cfg, seed, out / "pretrain", progress, tokenizer_file,
                               device=ctx.device)  # fmt: skip

@@ -94,3 +94,20 @@ def run_teacher_dir(config, corpus_dir: str | Path, extra_graphs: list[str | Pat
     for line in report.lines():
         log(f"teacher: {line}")
     return directory
+
+
+def note_directory_teacher(config, log: Callable[[str], None]) -> None:
+    """A teacher given as a directory keeps what it read: say so when train.pretrain_teacher_fields / _passages ask for
+    something else (they describe what a named peer reads)."""
+    cfg = config.train
+    if cfg.pretrain_teacher_weight <= 0 or not cfg.pretrain_teacher or names_peer(cfg.pretrain_teacher):
+        return
+    try:
+        manifest = json.loads((Path(cfg.pretrain_teacher) / "manifest.json").read_text())
+        read = (tuple(manifest.get("fields", ())), int(manifest.get("passages", 1) or 1))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return  # the stage's own reading of the directory says what is wrong with it
+    asked = (tuple(cfg.pretrain_teacher_fields), cfg.pretrain_teacher_passages)
+    if asked != (("title", "abstract"), 1) and asked != read:
+        log(f"warning: teacher: {cfg.pretrain_teacher} holds vectors of {', '.join(read[0])} in {read[1]} passage(s); "
+            f"train.pretrain_teacher_fields / _passages ({', '.join(asked[0])}; {asked[1]}) apply to a named peer only and are not used")  # fmt: skip

@@ -113,8 +113,13 @@ def test_bm25_and_its_fusion_with_the_teacher(teacher_dir):
     rows = [evaluate_retrieval(s, corpus, judged, cfg).per_query[0] for s in (teacher, bm25, fused)]
     assert rows[0]["top3"].split()[0] == "LATE" and rows[1]["top3"].split()[0] == "B"
     assert set(rows[2]["top3"].split()[:2]) == {"B", "LATE"}
+    assert rows[2]["top3"].split()[2] == "A"  # ranks 2 and 2 or worse in both: third
 
 
-def test_fields_need_bm25():
+def test_fields_need_bm25_and_must_be_fields(capsys):
     with pytest.raises(SystemExit):
         teacher_alone.main(["c", "t", "x.tsv", "--fields", "title"])
+    assert "--fields is BM25's" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        teacher_alone.main(["c", "t", "x.tsv", "--bm25", "--fields", "title,summary"])
+    assert "--fields: eval.query_fields must be" in capsys.readouterr().err

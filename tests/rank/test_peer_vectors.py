@@ -78,6 +78,7 @@ def test_a_ranker_fitted_over_peer_vectors_is_evaluated_over_them(ranked, tmp_pa
     meta = json.loads((out / "ranker.json").read_text())
     assert meta["model_fingerprint"] == PeerVectorsSystem(vectors).fingerprint
     assert meta["report"]["peer_vectors"] == str(vectors)
+    assert meta["report"]["dense_coverage"] == {"queries_without_vector": 0, "candidates_without_vector": 0}
     capsys.readouterr()
     assert _eval(ranked, tmp_path, "--baselines", "bm25,minilm", "--peer-vectors", str(vectors), "--ranker-peer", "minilm", str(out)) == 0
     report = json.loads(capsys.readouterr().out)
@@ -131,12 +132,33 @@ def test_arguments_and_directories_are_checked(ranked, tmp_path, vectors_of, cap
     assert "holds minilm vectors, not mpnet's" in capsys.readouterr().err
     assert _eval(ranked, tmp_path, "--baselines", "bm25", "--peer-vectors", str(vectors)) == 2
     assert "used by nothing" in capsys.readouterr().err
-    assert _eval(ranked, tmp_path, "--baselines", "minilm", "--peer-vectors", str(tmp_path / "nowhere")) != 0
+    assert _eval(ranked, tmp_path, "--baselines", "minilm", "--peer-vectors", str(tmp_path / "nowhere")) == 2
     assert "no manifest.json there" in capsys.readouterr().err
-    manifest = json.loads((vectors / teacher.MANIFEST_FILE).read_text())
+    assert _eval(ranked, tmp_path, "--baselines", "minilm", "--peer-vectors", str(vectors), "--known-item") == 2
+    assert "one vector a document cannot read first_claim for queries" in capsys.readouterr().err
+    assert peer_vector_dirs([vectors, tmp_path / "." / "v"]) == {"minilm": vectors.resolve()}  # the same directory twice: once
+    other = vectors_of("w")
     with pytest.raises(ValueError, match="both minilm vectors"):
-        peer_vector_dirs([vectors, vectors])
-    manifest["sha256"] = "1" * 64
-    (vectors / teacher.MANIFEST_FILE).write_text(json.dumps(manifest))
-    with pytest.raises(ValueError, match="not the checked ones"):
-        PeerVectorsSystem(vectors)
+        peer_vector_dirs([vectors, other])
+    path = vectors / teacher.MANIFEST_FILE
+    manifest = json.loads(path.read_text())
+    for text, message in ((json.dumps(manifest | {"sha256": "1" * 64}), "not the checked ones"),
+                          (json.dumps(manifest | {"peer": "bert"}), "written by peer 'bert'"),
+                          ("[1, 2]", "not a teacher vectors manifest"), ("{not json", "is not JSON")):  # fmt: skip
+        path.write_text(text)
+        with pytest.raises(ValueError, match=message):
+            PeerVectorsSystem(vectors)
+
+
+def test_the_report_notes_vectors_of_other_fields_than_the_evaluations(ranked, tmp_path, vectors_of, capsys):
+    """Title + abstract vectors in an evaluation reading title, abstract and claims: allowed (a zero-shot transfer), noted."""
+    (tmp_path / "rank.yaml").write_text(RANK_YAML)
+    vectors = vectors_of("ta")
+    fields = "title,abstract,claims"
+    assert (
+        _eval(ranked, tmp_path, "--baselines", "minilm", "--peer-vectors", str(vectors), "--query-fields", fields, "--candidate-fields", fields) == 0
+    )
+    info = {s["name"]: s["info"] for s in json.loads(capsys.readouterr().out)["systems"]}["minilm"]
+    assert info["fields_note"] == "its vectors read title+abstract, this evaluation's text is title+abstract+claims"
+    assert _eval(ranked, tmp_path, "--baselines", "minilm", "--peer-vectors", str(vectors)) == 0
+    assert "fields_note" not in {s["name"]: s["info"] for s in json.loads(capsys.readouterr().out)["systems"]}["minilm"]

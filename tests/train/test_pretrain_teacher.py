@@ -217,6 +217,22 @@ def test_the_run_teacher_reads_its_fields_and_passages_on_the_training_device(sy
         replace(config.train, pretrain_teacher_passages=0)
 
 
+def test_a_teacher_directory_keeps_what_it_read_and_says_so(tmp_path):
+    """train.pretrain_teacher_fields / _passages describe a named peer: with a directory that read something else, a warning."""
+    from types import SimpleNamespace
+
+    from graphtx.train.run_teacher import note_directory_teacher
+
+    (tmp_path / "manifest.json").write_text(json.dumps({"fields": ["title", "abstract"], "passages": 1}))
+    lines = []
+    for fields, passages, warned in ((("title", "abstract"), 1, False), (("title", "abstract", "description"), 4, True)):
+        train = TrainConfig(pretrain_teacher=str(tmp_path), pretrain_teacher_weight=1.0, pretrain_teacher_fields=fields,
+                            pretrain_teacher_passages=passages)  # fmt: skip
+        note_directory_teacher(SimpleNamespace(train=train), lines.append)
+        assert bool(lines) == warned
+    assert "are not used" in lines[0] and "title, abstract in 1 passage(s)" in lines[0]
+
+
 def test_a_later_stage_left_by_another_run_is_refused_not_reused(tmp_path):
     from graphtx.train.run import check_stage_order
 
