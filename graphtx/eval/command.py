@@ -200,6 +200,10 @@ def _peer_ranker_systems(args, cfg, systems: list, peer_vectors: dict) -> list:
     peer, directory = args.ranker_peer
     if peer not in PEERS:
         raise ValueError(f"--ranker-peer: unknown peer {peer!r}; known: {', '.join(PEERS)}")
+    from graphtx.rank.store import has_ranker
+
+    if not has_ranker(Path(directory)):  # said before any corpus work, not after it
+        raise FileNotFoundError(f"--ranker-peer {peer} {directory}: no ranker there; fit one with `graphtx rank-fit CORPUS --peer {peer} ...`")
     added = []
     bm25 = next((s for s in systems if s.name == "bm25"), None)
     if bm25 is None:

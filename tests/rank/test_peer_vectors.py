@@ -132,6 +132,8 @@ def test_arguments_and_directories_are_checked(ranked, tmp_path, vectors_of, cap
     assert "holds minilm vectors, not mpnet's" in capsys.readouterr().err
     assert _eval(ranked, tmp_path, "--baselines", "bm25", "--peer-vectors", str(vectors)) == 2
     assert "used by nothing" in capsys.readouterr().err
+    assert _eval(ranked, tmp_path, "--baselines", "bm25", "--peer-vectors", str(vectors), "--ranker-peer", "minilm", str(tmp_path / "none")) == 2
+    assert "no ranker there; fit one with `graphtx rank-fit CORPUS --peer minilm" in capsys.readouterr().err
     assert _eval(ranked, tmp_path, "--baselines", "minilm", "--peer-vectors", str(tmp_path / "nowhere")) == 2
     assert "no manifest.json there" in capsys.readouterr().err
     assert _eval(ranked, tmp_path, "--baselines", "minilm", "--peer-vectors", str(vectors), "--known-item") == 2
