@@ -31,28 +31,18 @@ import os
 import sys
 from pathlib import Path
 
-from graphtx.eval.systems import DenseSystem
+from graphtx.eval.peer_vectors import PeerVectorsSystem
 
 
-class TeacherSystem(DenseSystem):
-    """The cosine of two documents' teacher vectors; a document without one is unknown (DenseSystem's rules)."""
-
-    name = "teacher"
+class TeacherSystem(PeerVectorsSystem):
+    """The cosine of two documents' teacher vectors (graphtx/eval/peer_vectors.py's rules), as the row "teacher"."""
 
     def __init__(self, directory: str | Path):
-        super().__init__()
-        self.directory = Path(directory)
+        from graphtx.text.teacher import teacher_label
 
-    def fit(self, corpus) -> TeacherSystem:
-        from graphtx.eval.systems import vectors_by_id
-        from graphtx.text.teacher import load_teacher_vectors
-
-        super().fit(corpus)
-        teacher = load_teacher_vectors(self.directory)
-        self.label = f"teacher {teacher.label}"
-        vectors, known = vectors_by_id(list(teacher.doc_ids), teacher.vectors, corpus, str(self.directory))
-        self.set_vectors(vectors, vectors, known, known)
-        return self
+        super().__init__(directory)
+        self.name = "teacher"
+        self.label = f"teacher {teacher_label(self.manifest)}"
 
 
 def headroom_systems(teacher, student_dir, graphs_dir, cfg, corpus) -> list:

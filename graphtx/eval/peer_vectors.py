@@ -17,7 +17,6 @@ report notes when the vectors' fields are not the evaluation's.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,20 +25,15 @@ from graphtx.text.peers import PEER_NAMES, peer_sha256
 
 
 def read_peer_manifest(directory: str | Path) -> dict:
-    """The manifest of a ``graphtx teacher`` directory, its peer known and its weights the checked ones (else ValueError)."""
-    from graphtx.text.teacher import MANIFEST_FILE
+    """The manifest of a ``graphtx teacher`` directory (its seal checked), its peer known and its weights the checked ones."""
+    from graphtx import integrity
+    from graphtx.text.teacher import MANIFEST_FILE, MEND
 
-    path = Path(directory) / MANIFEST_FILE
-    if not path.is_file():
+    manifest = integrity.read_manifest(Path(directory) / MANIFEST_FILE, what="teacher vectors", mend=MEND)
+    if manifest is None:
         raise FileNotFoundError(
             f"--peer-vectors {directory}: no {MANIFEST_FILE} there; write one with `graphtx teacher CORPUS --peer PEER --out {directory}`"
         )
-    try:
-        manifest = json.loads(path.read_text())
-    except json.JSONDecodeError as err:
-        raise ValueError(f"--peer-vectors {directory}: {path} is not JSON ({err})") from None
-    if not isinstance(manifest, dict):
-        raise ValueError(f"--peer-vectors {directory}: {path} is not a teacher vectors manifest (a JSON object)")
     peer = manifest.get("peer")
     if peer not in PEER_NAMES:
         raise ValueError(f"--peer-vectors {directory}: written by peer {peer!r}, not one of {', '.join(PEER_NAMES)}")
@@ -62,7 +56,7 @@ def peer_vector_dirs(directories: Sequence[str | Path] | None) -> dict[str, Path
 class PeerVectorsSystem(DenseSystem):
     """Cosines of a peer's vectors from a ``graphtx teacher`` directory; ``name`` is the peer's, as its encoding baseline."""
 
-    def __init__(self, directory: str | Path, label: str = "", query_fields: Sequence[str] = (), candidate_fields: Sequence[str] = ()):
+    def __init__(self, directory: str | Path, query_fields: Sequence[str] = (), candidate_fields: Sequence[str] = ()):
         """``query_fields`` / ``candidate_fields``: what the evaluation reads (its ``query_fields``, ``candidate_fields``).
         One vector a document serves both sides, so they must be the same; when they are not what the vectors read, the
         report notes it (a ranker fitted on abstracts, evaluated on full texts over title + abstract vectors, is one such
@@ -77,8 +71,7 @@ class PeerVectorsSystem(DenseSystem):
         self.fields_note = (f"its vectors read {'+'.join(read)}, this evaluation's text is {'+'.join(query_fields)}"
                             if query_fields and tuple(query_fields) != read else "")  # fmt: skip
         self.name = self.manifest["peer"]
-        self.fixed_label = label
-        self.label = label or self._describe()
+        self.label = self._describe()
 
     @property
     def passages(self) -> int:
@@ -91,9 +84,9 @@ class PeerVectorsSystem(DenseSystem):
         return f"{self.name}:{m['sha256'][:16]}:{m.get('max_tokens', '?')}" + (f"x{self.passages}" if self.passages > 1 else "")
 
     def _describe(self) -> str:
-        m = self.manifest
-        read = f"{self.passages} passages of {m.get('max_tokens', '?')} tokens" if self.passages > 1 else f"{m.get('max_tokens', '?')} tokens"
-        return f"{PEER_NAMES[self.name]} ({', '.join(m.get('fields', []))}; {read}; vectors of {self.directory.name})"
+        from graphtx.text.teacher import teacher_label
+
+        return f"{teacher_label(self.manifest)}, vectors of {self.directory.name}"
 
     def fit(self, corpus) -> PeerVectorsSystem:
         from graphtx.eval.systems import vectors_by_id

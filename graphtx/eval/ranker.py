@@ -244,13 +244,14 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
     model_dir = Path(args.model) if args.model else (run / "model" if run else None)
     if peer and (model_dir is not None or not args.citations or not args.out):
         raise ValueError("--peer fits over the peer's cosines in place of a graph model: give --citations and --out, not --run or --model")
-    if getattr(args, "peer_vectors", None) and not peer:
+    peer_vectors = getattr(args, "peer_vectors", None)
+    if peer_vectors and not peer:
         raise ValueError("--peer-vectors goes with --peer (the ranker over that peer's cosines)")
     from graphtx.eval.peer_vectors import peer_vector_dirs
 
-    vectors = peer_vector_dirs([args.peer_vectors] if getattr(args, "peer_vectors", None) else [])  # checked before the corpus is read
+    vectors = peer_vector_dirs([peer_vectors] if peer_vectors else [])  # checked before the corpus is read
     if vectors and peer not in vectors:
-        raise ValueError(f"--peer-vectors {args.peer_vectors} holds {next(iter(vectors))} vectors, not {peer}'s")
+        raise ValueError(f"--peer-vectors {peer_vectors} holds {next(iter(vectors))} vectors, not {peer}'s")
     if model_dir is None and not peer:
         raise ValueError("give --run (a `graphtx train` run directory) or --model (or --peer)")
     if not peer and not args.graphs:
@@ -292,20 +293,16 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
     ranker.report["query_kind"] = getattr(dense, "query_kind", "text")
     ranker.report["model"] = str(model_dir) if model_dir else ""
     ranker.report["peer"] = peer or ""
-    ranker.report["peer_vectors"] = str(getattr(args, "peer_vectors", None) or "")
-    if hasattr(dense, "coverage"):  # documents the dense features had no vector for (peer vectors of another corpus, say)
-        ranker.report["dense_coverage"] = dense.coverage()
+    ranker.report["peer_vectors"] = str(peer_vectors or "")
+    ranker.report["dense_coverage"] = dense.coverage()  # documents the dense features had no vector for (peer vectors of another corpus, say)
+    missing = ranker.report["dense_coverage"]["candidates_without_vector"]
     out = ranker.save(Path(args.out) if args.out else model_dir / "ranker")
     r = ranker.report
     lines = [
         f"pools cut as --cutoff {cfg.cutoff}: {corpus.cutoff.describe()}",
         *([f"note: {dense.query_kind_note}"] if getattr(dense, "query_kind_note", "") else []),
         *([f"dense features: {dense.label} cosines in place of a graph model's"] if peer else []),
-        *(
-            [f"note: {n:,} of {len(corpus):,} documents have no {dense.label} vector"]
-            if (n := ranker.report.get("dense_coverage", {}).get("candidates_without_vector", 0))
-            else []
-        ),  # fmt: skip
+        *([f"note: {missing:,} of {len(corpus):,} documents have no {dense.label} vector"] if missing else []),
         f"fitted on {r['queries']} queries ({r['pairs']} pairs, {r['pool_recall']:.1%} of them in the pools of ~{r['mean_pool_size']:.0f} candidates)",
         f"convex: {ranker.convex['norm']} normalisation, BM25 weight {ranker.convex['weight']:g} "
         + "("

@@ -190,9 +190,14 @@ class TeacherVectors:
 
     @property
     def label(self) -> str:
-        passages = int(self.manifest.get("passages", 1) or 1)
-        read = f"; {passages} passages of {self.manifest.get('max_tokens', '?')} tokens" if passages > 1 else ""
-        return f"{self.manifest.get('model', '?')} ({', '.join(self.manifest.get('fields', []))}{read})"
+        return teacher_label(self.manifest)
+
+
+def teacher_label(manifest: dict) -> str:
+    """What a teacher vectors directory holds, in words: its peer, the fields read and (when > 1) the passages."""
+    passages = int(manifest.get("passages", 1) or 1)
+    read = f"; {passages} passages of {manifest.get('max_tokens', '?')} tokens" if passages > 1 else ""
+    return f"{manifest.get('model', '?')} ({', '.join(manifest.get('fields', []))}{read})"
 
 
 def load_teacher_vectors(directory: str | Path) -> TeacherVectors:

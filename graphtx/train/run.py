@@ -358,8 +358,8 @@ def run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, eval
     for d in extra:
         if not (Path(d) / "graphs.parquet").exists():
             raise ValueError(f"train.pretrain_graphs: {d} is not a graphs directory (no graphs.parquet): run `graphtx parse` on its corpus first")
-    log = (lambda line: None) if progress is False else (lambda line: print(line, file=sys.stderr))  # noqa: E731
     if needs_run_teacher(config):
+        log = (lambda line: None) if progress is False else (lambda line: print(line, file=sys.stderr))  # noqa: E731
         teacher = run_teacher_dir(config, corpus_dir, extra, out, progress, log, device=str(ctx.device))
         cfg = with_overrides(cfg, pretrain_teacher=str(teacher))
     else:

@@ -21,6 +21,7 @@ VECTORS = {"Q": [1.0, 0.0], "A": [0.8, 0.6], "B": [0.0, 1.0], "LATE": [1.0, 0.0]
 @pytest.fixture
 def teacher_dir(monkeypatch):
     """TeacherSystem.fit reads hand-set vectors in place of a `graphtx teacher` directory (ids outside the corpus ignored)."""
+    import graphtx.eval.peer_vectors as peer_vectors
     import graphtx.text.teacher as teacher
 
     def load(directory):
@@ -30,6 +31,7 @@ def teacher_dir(monkeypatch):
 
     load.without = set()
     monkeypatch.setattr(teacher, "load_teacher_vectors", load)
+    monkeypatch.setattr(peer_vectors, "read_peer_manifest", lambda directory: {"peer": "minilm", "model": "fixed", "fields": ["title"]})
     return load
 
 

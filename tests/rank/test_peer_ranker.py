@@ -23,6 +23,9 @@ class _FakePeer(baselines.TfidfSystem):
     def fingerprint(self) -> str:
         return "minilm:fake"
 
+    def coverage(self) -> dict:  # as every dense system says (DenseSystem): TF-IDF scores every document
+        return {"queries_without_vector": 0, "candidates_without_vector": 0}
+
 
 @pytest.fixture
 def fake_peer(monkeypatch):

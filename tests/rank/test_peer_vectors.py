@@ -11,6 +11,7 @@ import pytest
 
 import graphtx.text.peers as peers
 import graphtx.text.teacher as teacher
+from graphtx import integrity
 from graphtx.cli import main
 from graphtx.eval.baselines import MiniLMSystem
 from graphtx.eval.peer_vectors import PeerVectorsSystem, peer_vector_dirs
@@ -144,9 +145,10 @@ def test_arguments_and_directories_are_checked(ranked, tmp_path, vectors_of, cap
         peer_vector_dirs([vectors, other])
     path = vectors / teacher.MANIFEST_FILE
     manifest = json.loads(path.read_text())
-    for text, message in ((json.dumps(manifest | {"sha256": "1" * 64}), "not the checked ones"),
-                          (json.dumps(manifest | {"peer": "bert"}), "written by peer 'bert'"),
-                          ("[1, 2]", "not a teacher vectors manifest"), ("{not json", "is not JSON")):  # fmt: skip
+    for text, message in ((json.dumps(integrity.seal(manifest | {"sha256": "1" * 64})), "not the checked ones"),
+                          (json.dumps(integrity.seal(manifest | {"peer": "bert"})), "written by peer 'bert'"),
+                          (json.dumps(manifest | {"peer": "bert"}), "do not match its manifest_sha256"),  # edited, not resealed
+                          ("[1, 2]", "not a JSON object"), ("{not json", "not valid JSON")):  # fmt: skip
         path.write_text(text)
         with pytest.raises(ValueError, match=message):
             PeerVectorsSystem(vectors)
