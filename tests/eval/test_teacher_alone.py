@@ -125,3 +125,50 @@ def test_fields_need_bm25_and_must_be_fields(capsys):
     with pytest.raises(SystemExit):
         teacher_alone.main(["c", "t", "x.tsv", "--bm25", "--fields", "title,summary"])
     assert "--fields: eval.query_fields must be" in capsys.readouterr().err
+
+
+def _write_student_vectors(path, ids, graph, lexical, weight):
+    """A `graphtx encode` file: [sqrt(1 - weight) graph ; sqrt(weight) lexical] per document (unit parts)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from graphtx.model.embed import vectors_schema
+
+    joined = np.hstack([np.asarray(graph) * (1 - weight) ** 0.5, np.asarray(lexical) * weight**0.5]).astype(np.float32)
+    schema = vectors_schema(joined.shape[1], "student")
+    vector = pa.FixedSizeListArray.from_arrays(pa.array(joined.reshape(-1), pa.float32()), joined.shape[1])
+    pq.write_table(pa.table({"doc_id": list(ids), "kind": ["description"] * len(ids), "vector": vector}, schema=schema), path)
+
+
+def test_perfect_student_is_the_teacher_beside_the_students_lexical_part(teacher_dir, tmp_path):
+    """--perfect-student: the student's graph part is replaced by the teacher's vector, its lexical part kept, joined at
+    the model's weight; cosines are then (1 - b) cos(teacher) + b cos(lexical) exactly, whatever the graph part was."""
+    weight = 0.25
+    graph = [[0.0, 1.0], [1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]  # A, B, LATE, Q: a graph part that prefers B and LATE
+    lexical = [[1.0, 0.0], [0.6, 0.8], [0.0, 1.0], [1.0, 0.0]]  # the lexical part: A is the query's twin
+    _write_student_vectors(tmp_path / "v.parquet", IDS, graph, lexical, weight)
+    corpus = EvalCorpus(ids=IDS, query_texts=IDS, candidate_texts=IDS, codes=((),) * 4, dates=("2005", "2006", "2012", "2010-01-01"),
+                        priority=("", "", "", "2009-06-01"), cutoff_policy="none")  # fmt: skip
+    perfect = teacher_alone.PerfectStudent("unused", tmp_path / "v.parquet", out_dim=2, weight=weight).fit(corpus)
+    teacher = np.array([VECTORS[d] for d in IDS])
+    lex = np.array(lexical)
+    expected = (1 - weight) * teacher[3] @ teacher.T + weight * lex[3] @ lex.T  # query Q against A, B, LATE, Q
+    assert np.allclose(perfect.scores(np.array([3]))[0], expected)
+    row = evaluate_retrieval(perfect, corpus, Judgements({"Q": {"A": 1.0}}, 1, {}), EvalConfig(cutoff="none")).per_query[0]
+    assert row["top3"].split() == ["A", "LATE", "B"]  # A: 0.75*0.8 + 0.25*1; LATE: 0.75; B: 0.25*0.6
+    assert "weight 0.25" in perfect.label
+
+
+def test_perfect_student_leaves_out_documents_the_teacher_has_no_vector_for(teacher_dir, tmp_path):
+    teacher_dir.without = {"A"}
+    _write_student_vectors(tmp_path / "v.parquet", IDS, [[1.0, 0.0]] * 4, [[1.0, 0.0]] * 4, 0.4)
+    corpus = EvalCorpus(ids=IDS, query_texts=IDS, candidate_texts=IDS, codes=((),) * 4, dates=("2005",) * 4, priority=("",) * 4,
+                        cutoff_policy="none")  # fmt: skip
+    perfect = teacher_alone.PerfectStudent("unused", tmp_path / "v.parquet", out_dim=2, weight=0.4).fit(corpus)
+    assert perfect.coverage() == {"queries_without_vector": 1, "candidates_without_vector": 1}
+
+
+def test_perfect_student_needs_the_model(capsys):
+    with pytest.raises(SystemExit):
+        teacher_alone.main(["c", "t", "x.tsv", "--perfect-student", "v.parquet"])
+    assert "--perfect-student and --model go together" in capsys.readouterr().err
