@@ -4,14 +4,14 @@
     python benchmarks/resketch_vectors.py VECTORS MODEL GRAPHS --dim 1024 --top-tokens 256 --out OUT
 
 ``graphtx encode`` writes [sqrt(1 - b) g ; sqrt(b) l] (graphtx/model/lexical.py): l is a count sketch of a graph's
-IDF-weighted tokens in ``model.lexical_dim`` buckets. On long documents (description graphs, about 160 nodes and over a
-thousand distinct tokens) many tokens share a bucket; a larger sketch, or one of the ``--top-tokens`` heaviest tokens
-only, collides less. The graph part g does not depend on the sketch, so it is kept from VECTORS and only l is made
-again: MODEL's tokenizer and token IDF read GRAPHS' ``--kind`` graphs (no transformer runs: about 95 s for 42,356
-description graphs on 2 cores, against about 400 s to encode them). At MODEL's own size and without ``--top-tokens``
-the sketch is the encoder's own (checked: the script says how far it is from VECTORS' lexical part). The same as
-`benchmarks/lexical_channel.py --dim N` then `graphtx encode`, without the encode. The output goes to
-``graphtx eval citations --vectors OUT`` (benchmarks/results/full-text-dev-set.md, run 11).
+IDF-weighted tokens in ``model.lexical_dim`` buckets. A description graph of the full texts holds about 300 distinct
+weighted tokens (median 311, at most 443 in 1,000 sampled), and some share a bucket of 1,024; a larger sketch, or one
+of each graph's ``--top-tokens`` heaviest tokens only, collides less. The graph part g does not depend on the sketch,
+so it is kept from VECTORS and only l is made again: MODEL's tokenizer and token IDF read GRAPHS' graphs of the kind
+VECTORS holds (no transformer runs: 83-95 s for 42,356 description graphs on 2 cores, against about 400 s to encode
+them). VECTORS must be MODEL's own (fingerprint checked). The result equals `benchmarks/lexical_channel.py --dim N`
+then `graphtx encode` (tests/eval/test_resketch_vectors.py), without the encode. The output goes to ``graphtx eval
+citations --vectors OUT`` (benchmarks/results/full-text-dev-set.md, run 11).
 """
 
 from __future__ import annotations
@@ -25,30 +25,11 @@ from pathlib import Path
 import numpy as np
 
 
-def sketch(lexical_channel, batch, num_graphs: int, top_tokens: int = 0):
-    """(num_graphs, dim) unit sketches of a collated batch; ``top_tokens`` > 0: each graph's heaviest tokens only."""
-    import torch
-    import torch.nn.functional as F
-
-    if not top_tokens:
-        return lexical_channel(batch.token_ids, batch.token_node, batch.node_graph, num_graphs)
-    graph, token, weight = lexical_channel._weighted_pairs(batch.token_ids, batch.token_node, batch.node_graph)  # (p,) each
-    order = np.lexsort((-weight.numpy(), graph.numpy()))  # by graph, heaviest first
-    graph_sorted = graph.numpy()[order]
-    rank = np.arange(len(order)) - np.searchsorted(graph_sorted, graph_sorted, side="left")  # rank within its graph
-    keep = torch.from_numpy(order[rank < top_tokens])
-    out = torch.zeros(num_graphs, lexical_channel.dim)
-    kept_token = token[keep]
-    out.index_put_((graph[keep], lexical_channel.bucket[kept_token]), weight[keep] * lexical_channel.sign[kept_token], accumulate=True)
-    return F.normalize(out, dim=-1)
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("vectors", help="vectors.parquet of `graphtx encode` (its graph part is kept)")
     p.add_argument("model", help="the model directory that wrote them (tokenizer, token IDF, graph width, weight)")
     p.add_argument("graphs", help="the graphs directory they were encoded from (`graphtx parse`)")
-    p.add_argument("--kind", default="description", help="the graph kind encoded (default: description)")
     p.add_argument("--dim", type=int, required=True, help="sketch buckets")
     p.add_argument("--top-tokens", type=int, default=0, help="sketch each graph's N heaviest tokens only (default 0: all)")
     p.add_argument("--out", required=True, help="vectors.parquet to write")
@@ -59,12 +40,12 @@ def main(argv: list[str] | None = None) -> int:
     import pyarrow.parquet as pq
     import torch
     from machine import basics
-    from reweight_vectors import join_parts, split_parts
+    from reweight_vectors import check_written_by, join_parts, split_parts
 
     from graphtx.atomic import replacing
     from graphtx.graphs.parse import iter_graphs
     from graphtx.model.batch import collate
-    from graphtx.model.embed import table_vectors
+    from graphtx.model.embed import table_vectors, vectors_schema
     from graphtx.model.io import load_model
     from graphtx.model.lexical import LexicalChannel
 
@@ -74,34 +55,35 @@ def main(argv: list[str] | None = None) -> int:
     if not config.lexical_dim:
         raise SystemExit(f"{args.model} has no lexical channel: nothing to sketch again")
     table = pq.read_table(args.vectors)
-    ids, vectors, _ = table_vectors(table)
-    if vectors.shape[1] != config.out_dim + config.lexical_dim:
-        raise SystemExit(f"{args.vectors} holds {vectors.shape[1]}-d vectors, {args.model} writes {config.out_dim + config.lexical_dim}-d")
+    ids, vectors, meta = table_vectors(table)
+    check_written_by(meta, args.model, args.vectors)
+    kinds = set(table.column("kind").to_pylist())
+    if len(kinds) != 1:
+        raise SystemExit(f"{args.vectors} holds graphs of {len(kinds)} kinds ({', '.join(sorted(map(str, kinds)))}): one kind a file")
+    kind = kinds.pop()
     graph_part, old_lexical = split_parts(np.asarray(vectors, dtype=np.float32), config.out_dim, config.lexical_weight)
     channel = LexicalChannel(config.vocab_size, args.dim)
     channel.idf.copy_(loaded.model.lexical.idf)
     position = {doc_id: i for i, doc_id in enumerate(ids)}
     lexical = np.zeros((len(ids), args.dim), dtype=np.float32)  # (n, dim), rows in VECTORS' order
-    found = 0
-    graphs = iter_graphs(args.graphs, kind=args.kind, ids=set(ids))
+    seen = np.zeros(len(ids), dtype=bool)
+    graphs = iter_graphs(args.graphs, kind=kind, ids=set(ids))
     with torch.no_grad():
         for chunk in iter(lambda: list(itertools.islice(graphs, 256)), []):
             batch = collate(chunk, loaded.tokenizer, config.max_tokens_per_node)
             rows = [position[g.doc_id] for g in chunk]
-            lexical[rows] = sketch(channel, batch, len(chunk), args.top_tokens).numpy()
-            found += len(chunk)
-    if found != len(ids):
-        raise SystemExit(f"{args.graphs} holds {found} of the {len(ids)} {args.kind} graphs of {args.vectors}: not the graphs it was encoded from")
+            lexical[rows] = channel(batch.token_ids, batch.token_node, batch.node_graph, len(chunk), top_tokens=args.top_tokens).numpy()
+            seen[rows] = True
+    if not seen.all():
+        raise SystemExit(
+            f"{args.graphs} lacks {int((~seen).sum())} of the {len(ids)} {kind} graphs of {args.vectors}: not the graphs it was encoded from"
+        )
     if args.dim == config.lexical_dim and not args.top_tokens:
         print(f"largest difference from the encoder's own sketch: {float(np.abs(lexical - old_lexical).max()):.2e}")
     out = join_parts(graph_part, lexical, config.lexical_weight)  # (n, out_dim + dim)
-    vector = pa.FixedSizeListArray.from_arrays(pa.array(out.reshape(-1), pa.float32()), out.shape[1])
-    metadata = dict(table.schema.metadata or {})
     # no longer the model's own vectors: the fingerprint says so (an index built from them matches no model)
-    metadata[b"model_fingerprint"] = metadata.get(b"model_fingerprint", b"") + f"+lexical_dim={args.dim}+top_tokens={args.top_tokens}".encode()
-    metadata[b"dim"] = str(out.shape[1]).encode()
-    schema = pa.schema([table.schema.field("doc_id"), table.schema.field("kind"), pa.field("vector", pa.list_(pa.float32(), out.shape[1]))],
-                       metadata=metadata)  # fmt: skip
+    schema = vectors_schema(out.shape[1], f"{meta.get('model_fingerprint', '')}+lexical_dim={args.dim}+top_tokens={args.top_tokens}")
+    vector = pa.FixedSizeListArray.from_arrays(pa.array(out.reshape(-1), pa.float32()), out.shape[1])
     with replacing(Path(args.out)) as tmp:
         pq.write_table(pa.table({"doc_id": table.column("doc_id"), "kind": table.column("kind"), "vector": vector}, schema=schema), tmp,
                        compression="zstd")  # fmt: skip

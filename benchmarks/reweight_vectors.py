@@ -31,6 +31,24 @@ def split_parts(vectors: np.ndarray, graph_dim: int, weight: float) -> tuple[np.
     return graph, lexical
 
 
+def check_written_by(meta: dict, model_dir: str | Path, what: str) -> None:
+    """Refuse vectors that ``model_dir`` did not write (another model's, or a file already re-mixed or re-sketched): the
+    parts are split at that model's own weight, so another weight would split them wrongly. ``meta``: read_vectors'."""
+    from graphtx.model.io import FINGERPRINT_FILE
+
+    expected = (Path(model_dir) / FINGERPRINT_FILE).read_text().strip()
+    written = str(meta.get("model_fingerprint", ""))
+    if written == expected:
+        return
+    if written.startswith(expected):  # re-mixed or re-sketched: the suffix says how
+        raise SystemExit(
+            f"{what} is not as {model_dir} wrote it ({written[len(expected) :]}): its parts cannot be split at that model's weight again"
+        )
+    raise SystemExit(
+        f"{what} was written by model {written[:16] or '(none recorded)'}, not by {model_dir} ({expected[:16]}): give the model that encoded it"
+    )
+
+
 def join_parts(graph: np.ndarray, lexical: np.ndarray, weight: float) -> np.ndarray:
     """Unit parts (n, D), (n, L) -> (n, D + L) float32, joined by the encoder's own ``graphtx.model.lexical.join``."""
     import torch
@@ -81,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     if not config.lexical_dim:
         raise SystemExit(f"{args.model} has no lexical channel: nothing to re-mix")
     table = pq.read_table(args.vectors)
-    ids, vectors, _ = table_vectors(table)
+    ids, vectors, meta = table_vectors(table)
+    check_written_by(meta, args.model, args.vectors)
     if vectors.shape[1] != config.out_dim + config.lexical_dim:
         raise SystemExit(f"{args.vectors} holds {vectors.shape[1]}-d vectors, {args.model} writes {config.out_dim + config.lexical_dim}-d")
     weight = args.weight

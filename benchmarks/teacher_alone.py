@@ -22,12 +22,14 @@ What the teacher adds to BM25 (``--bm25``): BM25 alone over ``--fields`` (defaul
 full texts: title,abstract,description) and RRF(BM25, teacher), the evaluation's own fusion (``--hybrid``'s
 constant and depth).
 
-The ceiling of distillation itself (``--perfect-student VECTORS --model MODEL``): two more rows, the student's
+What exact imitation of the teacher gives (``--perfect-student VECTORS --model MODEL``): two more rows, the student's
 vectors as `graphtx encode` wrote them ([sqrt(1 - b) g ; sqrt(b) l], graphtx/model/lexical.py) and a student that
 imitates the teacher exactly: the teacher's vector in place of the graph part g, joined to the student's own
-lexical part l at the model's ``lexical_weight`` b (no weight is fitted). Nothing is encoded: it reads the vectors
-file. If the perfect student is not above the untrained student, no amount of distillation from this teacher
-lifts the searched vector (full-text development set, run 11: 1.04x / 0.98x the untrained model).
+lexical part l at the model's ``lexical_weight`` b (``--weight``: another b; none is fitted). Nothing is encoded: it
+reads the vectors file, which must be the model's own (fingerprint checked). What exact imitation of the teacher
+would give: a reference, not a strict bound (a student can combine its parts otherwise: on EV the pre-trained student
+passes it at nDCG@150). On the full-text development set it is 1.04x / 0.98x the untrained model, and the student
+distilled from that teacher equals it (run 11).
 
     python benchmarks/teacher_alone.py ft/masked teacher-passages ft/citations_all.tsv \
         --perfect-student vec/untrained.parquet --model models/untrained --per-query ceiling.csv
@@ -69,52 +71,44 @@ def headroom_systems(teacher, student_dir, graphs_dir, cfg, corpus) -> list:
 class PerfectStudent(DenseSystem):
     """[sqrt(1 - b) teacher ; sqrt(b) the student's lexical part]: the searched vector of a student equal to its teacher.
 
-    ``vectors_path``: the student's `graphtx encode` output, ``out_dim`` its graph part's width, ``weight`` its
-    ``lexical_weight``. Documents the teacher has no vector for are unknown (DenseSystem's rules)."""
+    Built from two fitted systems over the same corpus: ``teacher`` (its vectors, unit rows) and ``student`` (a
+    VectorSystem over `graphtx encode` output, whose graph part is ``out_dim`` wide and joined at ``student_weight``).
+    ``weight``: the perfect student's lexical weight (default: the student's). A document either side lacks is unknown
+    (DenseSystem's rules)."""
 
     name = "perfect-student"
 
-    def __init__(self, teacher_dir: str | Path, vectors_path: str | Path, out_dim: int, weight: float):
+    def __init__(self, teacher: DenseSystem, student: DenseSystem, out_dim: int, student_weight: float, weight: float | None = None):
         super().__init__()
-        self.teacher_dir, self.vectors_path, self.out_dim, self.weight = Path(teacher_dir), Path(vectors_path), out_dim, weight
-        self.label = f"perfect student (teacher + the lexical part of {self.vectors_path.name}, weight {weight:g})"
+        self.teacher, self.student, self.out_dim, self.student_weight = teacher, student, out_dim, student_weight
+        self.weight = student_weight if weight is None else weight
+        self.label = f"perfect student (teacher + the lexical part of {student.label}, weight {self.weight:g})"
 
     def fit(self, corpus) -> PerfectStudent:
         import numpy as np
         from reweight_vectors import join_parts, split_parts
 
-        from graphtx.eval.systems import vectors_by_id
-        from graphtx.model.embed import read_vectors
-        from graphtx.text.teacher import load_teacher_vectors
-
         super().fit(corpus)
-        ids, vectors, _ = read_vectors(self.vectors_path)
-        _, lexical = split_parts(np.asarray(vectors, dtype=np.float32), self.out_dim, self.weight)  # (n, L) unit rows
-        teacher = load_teacher_vectors(self.teacher_dir)  # seal and checksums verified
-        row = {doc_id: i for i, doc_id in enumerate(teacher.doc_ids)}
-        both = [i for i, doc_id in enumerate(ids) if doc_id in row]
-        if not both:
-            raise ValueError(f"--perfect-student {self.vectors_path}: no document has a vector there and in {self.teacher_dir}")
-        taught = np.asarray(teacher.vectors, dtype=np.float32)[[row[ids[i]] for i in both]]  # (m, D_teacher)
-        taught /= np.maximum(np.linalg.norm(taught, axis=1, keepdims=True), 1e-12)
-        joined = join_parts(taught, lexical[both], self.weight)  # (m, D_teacher + L)
-        matrix, known = vectors_by_id([ids[i] for i in both], joined, corpus, f"--perfect-student {self.vectors_path}")
-        self.set_vectors(matrix, matrix, known, known)
+        _, lexical = split_parts(self.student.query_vectors.astype(np.float32), self.out_dim, self.student_weight)  # (docs, L)
+        joined = join_parts(self.teacher.query_vectors.astype(np.float32), lexical, self.weight)  # (docs, D_teacher + L)
+        known = self.teacher.query_known & self.student.query_known  # (docs,)
+        self.set_vectors(joined, joined, known, known)
         return self
 
 
-def perfect_student_systems(teacher_dir, vectors_path, model_dir, corpus) -> list:
-    """[the student's vectors, the perfect student], fitted; ``model_dir`` gives the graph part's width and the weight."""
-    from graphtx.eval.systems import VectorSystem
-    from graphtx.model.io import load_model
+def perfect_student_systems(teacher, vectors_path, model_dir, corpus, weight: float | None = None) -> list:
+    """[the student's vectors, the perfect student], fitted; ``model_dir``: the model that wrote the vectors (checked)."""
+    from reweight_vectors import check_written_by
 
-    config = load_model(model_dir).model.config
+    from graphtx.eval.systems import VectorSystem
+    from graphtx.model.io import load_config_file
+
+    config = load_config_file(model_dir)
     if not config.lexical_dim:
         raise SystemExit(f"--model {model_dir} has no lexical channel: the perfect student is the teacher alone")
     student = VectorSystem(vectors_path, label=f"student ({Path(vectors_path).name})").fit(corpus)
-    if student.meta["query"]["dim"] != config.out_dim + config.lexical_dim:
-        raise SystemExit(f"{vectors_path} holds {student.meta['query']['dim']}-d vectors, {model_dir} writes {config.out_dim + config.lexical_dim}-d")
-    return [student, PerfectStudent(teacher_dir, vectors_path, config.out_dim, config.lexical_weight).fit(corpus)]
+    check_written_by(student.meta["query"], model_dir, str(vectors_path))
+    return [student, PerfectStudent(teacher, student, config.out_dim, config.lexical_weight, weight).fit(corpus)]
 
 
 def bm25_systems(teacher, cfg, corpus) -> list:
@@ -144,9 +138,12 @@ def main(argv: list[str] | None = None) -> int:
         help="a student's `graphtx encode` vectors: add them and a student equal to the teacher (needs --model)",
     )
     p.add_argument("--model", type=Path, help="with --perfect-student: the model that wrote the vectors")
+    p.add_argument("--weight", type=float, help="with --perfect-student: its lexical weight (default: the model's)")
     args = p.parse_args(argv)
     if bool(args.perfect_student) != bool(args.model):
         p.error("--perfect-student and --model go together")
+    if args.weight is not None and not (args.perfect_student and 0.0 < args.weight < 1.0):
+        p.error("--weight is the perfect student's: give --perfect-student, and a weight in (0, 1)")
     if bool(args.student) != bool(args.graphs):
         p.error("--student and --graphs go together")
     if args.fields and not args.bm25:
@@ -176,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.bm25:
         systems += bm25_systems(system, cfg, corpus)
     if args.perfect_student:
-        systems += perfect_student_systems(args.teacher, args.perfect_student, args.model, corpus)
+        systems += perfect_student_systems(system, args.perfect_student, args.model, corpus, args.weight)
     results = [evaluate_retrieval(s, corpus, judged, cfg) for s in systems]
     print(f"machine: {basics()}; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"\n| system (cut-off {args.cutoff}) | queries | pairs | Recall@{cfg.recall_k} | nDCG@{cfg.ndcg_k} | without a vector |\n"

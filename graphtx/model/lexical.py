@@ -63,13 +63,28 @@ class LexicalChannel(nn.Module):
         return out
 
     def forward(
-        self, token_ids: torch.Tensor, token_node: torch.Tensor, node_graph: torch.Tensor, num_graphs: int, normalize: bool = True
+        self,
+        token_ids: torch.Tensor,
+        token_node: torch.Tensor,
+        node_graph: torch.Tensor,
+        num_graphs: int,
+        normalize: bool = True,
+        top_tokens: int = 0,
     ) -> torch.Tensor:
-        """(t,), (t,), (n,) -> (b, L) sketches, unit length unless ``normalize`` is False (zero for a graph without weighted tokens)."""
+        """(t,), (t,), (n,) -> (b, L) sketches, unit length unless ``normalize`` is False (zero for a graph without weighted tokens).
+
+        ``top_tokens`` > 0: each graph's heaviest tokens only (ties by token id); a study option
+        (benchmarks/resketch_vectors.py), not something a saved model does."""
         out = torch.zeros(num_graphs, self.dim, device=token_ids.device)  # (b, L)
         if token_ids.numel() == 0:
             return out
-        graph, token, weight = self._weighted_pairs(token_ids, token_node, node_graph)  # (p,) each
+        graph, token, weight = self._weighted_pairs(token_ids, token_node, node_graph)  # (p,) each, sorted by graph
+        if top_tokens > 0:
+            order = torch.sort(-weight, stable=True).indices  # heaviest first ...
+            order = order[torch.sort(graph[order], stable=True).indices]  # ... within each graph
+            first = torch.searchsorted(graph[order], graph[order])  # (p,) first pair of each pair's graph
+            keep = order[torch.arange(len(order), device=order.device) - first < top_tokens]
+            graph, token, weight = graph[keep], token[keep], weight[keep]
         out.index_put_((graph, self.bucket[token]), weight * self.sign[token], accumulate=True)
         return F.normalize(out, dim=-1) if normalize else out
 

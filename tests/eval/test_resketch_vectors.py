@@ -1,52 +1,45 @@
-"""benchmarks/resketch_vectors.py: the lexical part sketched again, at another size or from the heaviest tokens only."""
+"""benchmarks/resketch_vectors.py: the lexical part sketched again, equal to encoding with a channel of that size."""
 
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
-
-from graphtx.model.lexical import LexicalChannel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 resketch_vectors = pytest.importorskip("resketch_vectors")
 
 
-class Batch:
-    """The three tensors of a collated batch the lexical channel reads: two graphs, three nodes."""
+@pytest.mark.timeout(120)
+def test_resketched_file_equals_encoding_with_a_channel_of_that_size(tiny, tmp_path):
+    from graphtx.model.embed import embed_graphs, read_vectors
+    from graphtx.model.io import load_model, save_model
 
-    token_ids = torch.tensor([2, 3, 3, 4, 5, 2, 6])  # (t,)
-    token_node = torch.tensor([0, 0, 1, 1, 1, 2, 2])  # (t,) graph 0 = nodes 0-1, graph 1 = node 2
-    node_graph = torch.tensor([0, 0, 1])  # (n,)
-
-
-def _channel(dim: int) -> LexicalChannel:
-    channel = LexicalChannel(vocab_size=8, dim=dim)
-    channel.load_token_idf(np.array([1.0, 1.0, 0.5, 2.0, 1.5, 3.0, 0.7, 1.0]))
-    return channel
-
-
-def test_without_a_token_limit_the_sketch_is_the_encoders_own():
-    channel = _channel(16)
-    expected = channel(Batch.token_ids, Batch.token_node, Batch.node_graph, 2)
-    torch.testing.assert_close(resketch_vectors.sketch(channel, Batch, 2), expected)
-    torch.testing.assert_close(resketch_vectors.sketch(channel, Batch, 2, top_tokens=10), expected)  # more than any graph holds
-
-
-def test_the_top_tokens_keep_each_graphs_heaviest():
-    channel = _channel(16)
-    one = resketch_vectors.sketch(channel, Batch, 2, top_tokens=1)  # graph 0: token 3 (tf 2, idf 2); graph 1: token 2 (idf 0.5) < 6 (0.7)
-    for graph, token in ((0, 3), (1, 6)):
-        expected = torch.zeros(16)
-        expected[channel.bucket[token]] = channel.sign[token]
-        torch.testing.assert_close(one[graph], expected)
-    two = resketch_vectors.sketch(channel, Batch, 2, top_tokens=2)  # graph 0: tokens 3 and 5 (idf 3), token 4 (idf 1.5) and 2 left out
-    weights = {3: (1 + np.log(2)) * 2.0, 5: 3.0}
-    expected = torch.zeros(16)
-    for token, w in weights.items():
-        expected[channel.bucket[token]] += w * channel.sign[token]
-    torch.testing.assert_close(two[0], expected / expected.norm())
+    src = load_model(tiny["model"])
+    idf = np.linspace(1.0, 3.0, src.model.config.vocab_size)
+    for name, dim in (("d64", 64), ("d128", 128)):
+        save_model(tmp_path / name, src.model.with_lexical_channel(dim, 0.4, idf), tokenizer=src.tokenizer)
+        m = load_model(tmp_path / name)
+        embed_graphs(m.model, m.tokenizer, tiny["graphs"], "first_claim", tmp_path / f"{name}.parquet", progress=False)
+    args = [str(tmp_path / "d64.parquet"), str(tmp_path / "d64"), str(tiny["graphs"])]
+    assert resketch_vectors.main([*args, "--dim", "128", "--out", str(tmp_path / "re.parquet")]) == 0
+    ids, vectors, meta = read_vectors(tmp_path / "re.parquet")
+    want_ids, want, _ = read_vectors(tmp_path / "d128.parquet")
+    assert ids == want_ids
+    np.testing.assert_allclose(vectors, want, atol=1e-5)  # the graph part kept, the sketch the encoder's at 128
+    assert meta["model_fingerprint"].endswith("+lexical_dim=128+top_tokens=0")
+    assert resketch_vectors.main([*args, "--dim", "64", "--top-tokens", "2", "--out", str(tmp_path / "top.parquet")]) == 0
+    _, top, _ = read_vectors(tmp_path / "top.parquet")
+    assert top.shape == (len(ids), src.model.config.out_dim + 64) and not np.allclose(top, read_vectors(tmp_path / "d64.parquet")[1])
+    with pytest.raises(SystemExit, match="not as .* wrote it"):  # already re-sketched: not split again
+        resketch_vectors.main(
+            [str(tmp_path / "re.parquet"), str(tmp_path / "d64"), str(tiny["graphs"]), "--dim", "64", "--out", str(tmp_path / "x.parquet")]
+        )
+    with pytest.raises(SystemExit, match="not by"):  # another model's vectors
+        resketch_vectors.main(
+            [str(tmp_path / "d128.parquet"), str(tmp_path / "d64"), str(tiny["graphs"]), "--dim", "64", "--out", str(tmp_path / "x.parquet")]
+        )
+    assert not (tmp_path / "x.parquet").exists()
 
 
 def test_bad_sizes_are_refused(capsys):

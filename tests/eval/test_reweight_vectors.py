@@ -61,3 +61,14 @@ def test_remixed_file_equals_encoding_at_that_weight(tiny, tmp_path):
     assert meta["model_fingerprint"].endswith("+lexical_weight=0.7")
     with pytest.raises(SystemExit, match="no lexical channel"):
         reweight_vectors.main([str(tmp_path / "at4.parquet"), str(tiny["model"]), "--weight", "0.5", "--out", str(tmp_path / "x.parquet")])
+
+
+@pytest.mark.timeout(30)
+def test_vectors_another_model_wrote_are_refused(tmp_path):
+    (tmp_path / "fingerprint.txt").write_text("abc\n")
+    reweight_vectors.check_written_by({"model_fingerprint": "abc"}, tmp_path, "v.parquet")
+    for written in ("abd", ""):
+        with pytest.raises(SystemExit, match="not by"):
+            reweight_vectors.check_written_by({"model_fingerprint": written}, tmp_path, "v.parquet")
+    with pytest.raises(SystemExit, match=r"not as .* wrote it \(\+lexical_weight=0.7\)"):
+        reweight_vectors.check_written_by({"model_fingerprint": "abc+lexical_weight=0.7"}, tmp_path, "v.parquet")

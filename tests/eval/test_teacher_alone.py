@@ -140,16 +140,26 @@ def _write_student_vectors(path, ids, graph, lexical, weight):
     pq.write_table(pa.table({"doc_id": list(ids), "kind": ["description"] * len(ids), "vector": vector}, schema=schema), path)
 
 
+def _perfect(tmp_path, graph, lexical, weight, corpus, order=IDS[::-1]):
+    """The perfect student over a student file written in ``order`` (not the corpus's: rows are matched by id)."""
+    from graphtx.eval.systems import VectorSystem
+
+    rows = [IDS.index(d) for d in order]
+    _write_student_vectors(tmp_path / "v.parquet", order, np.array(graph)[rows], np.array(lexical)[rows], weight)
+    teacher = teacher_alone.TeacherSystem("unused").fit(corpus)
+    student = VectorSystem(tmp_path / "v.parquet").fit(corpus)
+    return teacher_alone.PerfectStudent(teacher, student, out_dim=2, student_weight=weight).fit(corpus)
+
+
 def test_perfect_student_is_the_teacher_beside_the_students_lexical_part(teacher_dir, tmp_path):
     """--perfect-student: the student's graph part is replaced by the teacher's vector, its lexical part kept, joined at
     the model's weight; cosines are then (1 - b) cos(teacher) + b cos(lexical) exactly, whatever the graph part was."""
     weight = 0.25
     graph = [[0.0, 1.0], [1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]  # A, B, LATE, Q: a graph part that prefers B and LATE
     lexical = [[1.0, 0.0], [0.6, 0.8], [0.0, 1.0], [1.0, 0.0]]  # the lexical part: A is the query's twin
-    _write_student_vectors(tmp_path / "v.parquet", IDS, graph, lexical, weight)
     corpus = EvalCorpus(ids=IDS, query_texts=IDS, candidate_texts=IDS, codes=((),) * 4, dates=("2005", "2006", "2012", "2010-01-01"),
                         priority=("", "", "", "2009-06-01"), cutoff_policy="none")  # fmt: skip
-    perfect = teacher_alone.PerfectStudent("unused", tmp_path / "v.parquet", out_dim=2, weight=weight).fit(corpus)
+    perfect = _perfect(tmp_path, graph, lexical, weight, corpus)
     teacher = np.array([VECTORS[d] for d in IDS])
     lex = np.array(lexical)
     expected = (1 - weight) * teacher[3] @ teacher.T + weight * lex[3] @ lex.T  # query Q against A, B, LATE, Q
@@ -157,15 +167,18 @@ def test_perfect_student_is_the_teacher_beside_the_students_lexical_part(teacher
     row = evaluate_retrieval(perfect, corpus, Judgements({"Q": {"A": 1.0}}, 1, {}), EvalConfig(cutoff="none")).per_query[0]
     assert row["top3"].split() == ["A", "LATE", "B"]  # A: 0.75*0.8 + 0.25*1; LATE: 0.75; B: 0.25*0.6
     assert "weight 0.25" in perfect.label
+    other = teacher_alone.PerfectStudent(perfect.teacher, perfect.student, out_dim=2, student_weight=weight, weight=0.5).fit(corpus)
+    assert np.allclose(other.scores(np.array([3]))[0], 0.5 * teacher[3] @ teacher.T + 0.5 * lex[3] @ lex.T)  # --weight
 
 
 def test_perfect_student_leaves_out_documents_the_teacher_has_no_vector_for(teacher_dir, tmp_path):
     teacher_dir.without = {"A"}
-    _write_student_vectors(tmp_path / "v.parquet", IDS, [[1.0, 0.0]] * 4, [[1.0, 0.0]] * 4, 0.4)
     corpus = EvalCorpus(ids=IDS, query_texts=IDS, candidate_texts=IDS, codes=((),) * 4, dates=("2005",) * 4, priority=("",) * 4,
                         cutoff_policy="none")  # fmt: skip
-    perfect = teacher_alone.PerfectStudent("unused", tmp_path / "v.parquet", out_dim=2, weight=0.4).fit(corpus)
+    perfect = _perfect(tmp_path, [[1.0, 0.0]] * 4, [[1.0, 0.0]] * 4, 0.4, corpus)
     assert perfect.coverage() == {"queries_without_vector": 1, "candidates_without_vector": 1}
+    scores = perfect.scores(np.array([3]))[0]  # Q against A, B, LATE, Q
+    assert scores[0] == -np.inf and np.isfinite(scores[1:]).all()
 
 
 def test_perfect_student_needs_the_model(capsys):

@@ -54,6 +54,28 @@ def test_sketch_equals_a_brute_force_count_sketch():
     assert np.all(got[3] == 0)  # a graph without nodes: the zero vector
 
 
+def test_top_tokens_sketch_each_graphs_heaviest_tokens_by_hand():
+    """``top_tokens`` (a study option, benchmarks/resketch_vectors.py): the brute-force sketch of each graph's k heaviest
+    tokens (ties by token id); at least as many as a graph holds is the full sketch."""
+    model = _model()
+    graphs = [snowthrower(), lamp(), single_node(), no_nodes()]
+    tok = HashTokenizer(VOCAB)
+    m = model.config.max_tokens_per_node
+    batch = collate(graphs, tok, m)
+    for k in (1, 3):
+        got = model.lexical(batch.token_ids, batch.token_node, batch.node_graph, batch.num_graphs, top_tokens=k).numpy()  # (4, 16)
+        for graph, row in zip(graphs, got, strict=True):
+            weights = _hand_weights(graph, model.lexical, tok, m)
+            kept = sorted(weights, key=lambda t: (-weights[t], t))[:k]
+            want = np.zeros(model.lexical.dim)
+            for t in kept:
+                want[int(model.lexical.bucket[t])] += weights[t] * float(model.lexical.sign[t])
+            norm = np.linalg.norm(want)
+            np.testing.assert_allclose(row, want / norm if norm > 0 else want, rtol=1e-5, atol=1e-6)
+    full = model.lexical(batch.token_ids, batch.token_node, batch.node_graph, batch.num_graphs)
+    torch.testing.assert_close(model.lexical(batch.token_ids, batch.token_node, batch.node_graph, batch.num_graphs, top_tokens=10_000), full)
+
+
 def test_encode_appends_the_channel_and_the_cosine_splits_by_the_weight():
     model = _model()
     tok = HashTokenizer(VOCAB)
