@@ -4,8 +4,8 @@
     python benchmarks/resketch_vectors.py VECTORS MODEL GRAPHS --dim 1024 --top-tokens 256 --out OUT
 
 ``graphtx encode`` writes [sqrt(1 - b) g ; sqrt(b) l] (graphtx/model/lexical.py): l is a count sketch of a graph's
-IDF-weighted tokens in ``model.lexical_dim`` buckets. A description graph of the full texts holds about 300 distinct
-weighted tokens (median 311, at most 443 in 1,000 sampled), and some share a bucket of 1,024; a larger sketch, or one
+IDF-weighted tokens in ``model.lexical_dim`` buckets. A description graph of the full texts holds a few hundred distinct
+weighted tokens (the script prints how many), and some share a bucket of 1,024; a larger sketch, or one
 of each graph's ``--top-tokens`` heaviest tokens only, collides less. The graph part g does not depend on the sketch,
 so it is kept from VECTORS and only l is made again: MODEL's tokenizer and token IDF read GRAPHS' graphs of the kind
 VECTORS holds (no transformer runs: 83-95 s for 42,356 description graphs on 2 cores, against about 400 s to encode
@@ -67,17 +67,22 @@ def main(argv: list[str] | None = None) -> int:
     position = {doc_id: i for i, doc_id in enumerate(ids)}
     lexical = np.zeros((len(ids), args.dim), dtype=np.float32)  # (n, dim), rows in VECTORS' order
     seen = np.zeros(len(ids), dtype=bool)
+    distinct = np.zeros(len(ids), dtype=np.int64)  # (n,) distinct weighted tokens of each graph
     graphs = iter_graphs(args.graphs, kind=kind, ids=set(ids))
     with torch.no_grad():
         for chunk in iter(lambda: list(itertools.islice(graphs, 256)), []):
             batch = collate(chunk, loaded.tokenizer, config.max_tokens_per_node)
             rows = [position[g.doc_id] for g in chunk]
             lexical[rows] = channel(batch.token_ids, batch.token_node, batch.node_graph, len(chunk), top_tokens=args.top_tokens).numpy()
+            distinct[rows] = channel.distinct_tokens(batch.token_ids, batch.token_node, batch.node_graph, len(chunk)).numpy()
             seen[rows] = True
     if not seen.all():
         raise SystemExit(
             f"{args.graphs} lacks {int((~seen).sum())} of the {len(ids)} {kind} graphs of {args.vectors}: not the graphs it was encoded from"
         )
+    print(f"distinct weighted tokens a graph: median {np.median(distinct):.0f}, 90th percentile {np.percentile(distinct, 90):.0f}, "
+          f"max {distinct.max()}" + (f"; {int((distinct > args.top_tokens).sum()):,} of {len(ids):,} graphs hold more than {args.top_tokens}"
+                                     if args.top_tokens else ""))  # fmt: skip
     if args.dim == config.lexical_dim and not args.top_tokens:
         print(f"largest difference from the encoder's own sketch: {float(np.abs(lexical - old_lexical).max()):.2e}")
     out = join_parts(graph_part, lexical, config.lexical_weight)  # (n, out_dim + dim)

@@ -26,9 +26,8 @@ What exact imitation of the teacher gives (``--perfect-student VECTORS --model M
 vectors as `graphtx encode` wrote them ([sqrt(1 - b) g ; sqrt(b) l], graphtx/model/lexical.py) and a student that
 imitates the teacher exactly: the teacher's vector in place of the graph part g, joined to the student's own
 lexical part l at the model's ``lexical_weight`` b (``--weight``: another b; none is fitted). Nothing is encoded: it
-reads the vectors file, which must be the model's own (fingerprint checked). What exact imitation of the teacher
-would give: a reference, not a strict bound (a student can combine its parts otherwise: on EV the pre-trained student
-passes it at nDCG@150). On the full-text development set it is 1.04x / 0.98x the untrained model, and the student
+reads the vectors file, which must be the model's own (fingerprint checked). A reference, not a strict bound (a
+student can combine its parts otherwise: on EV the pre-trained student passes it at nDCG@150). On the full-text development set it is 1.04x / 0.98x the untrained model, and the student
 distilled from that teacher equals it (run 11).
 
     python benchmarks/teacher_alone.py ft/masked teacher-passages ft/citations_all.tsv \

@@ -22,16 +22,6 @@ from pathlib import Path
 import numpy as np
 
 
-def read_vectors(path: str | Path) -> tuple[list[str], np.ndarray]:
-    """(doc ids, (n, D) vectors) of a `graphtx encode` vectors file (graphtx/model/embed.py reads it)."""
-    import pyarrow.parquet as pq
-
-    from graphtx.model.embed import table_vectors
-
-    ids, vectors, _ = table_vectors(pq.read_table(path))
-    return ids, vectors
-
-
 def agreement(part: np.ndarray, teacher: np.ndarray, rows: list[int], top: int, sample: int, seed: int = 0) -> tuple[float, float]:
     """(mean top-``top`` overlap, mean Spearman over ``sample`` seeded documents) of ``part`` (n, d) against ``teacher``
     (n, D), both unit rows in the same document order, over the query ``rows`` (the query itself left out)."""
@@ -70,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from graphtx.corpus.citations import read_citations
     from graphtx.eval.systems import l2_normalise
+    from graphtx.model.embed import read_vectors
     from graphtx.text.teacher import load_teacher_vectors
 
     teacher = load_teacher_vectors(args.teacher)
@@ -82,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         path, _, which = rest.partition(":")
         if not name or not path or which not in ("", "graph", "lexical"):
             p.error(f"{spec!r}: give NAME=VECTORS.parquet[:graph|:lexical]")
-        ids, vectors = read_vectors(path)
+        ids, vectors, _ = read_vectors(path)
         if not 0 < args.graph_dim < vectors.shape[1]:
             p.error(f"{path}: --graph-dim {args.graph_dim} does not split its {vectors.shape[1]} columns")
         part = vectors[:, args.graph_dim :] if which == "lexical" else vectors[:, : args.graph_dim]

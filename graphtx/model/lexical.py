@@ -62,6 +62,13 @@ class LexicalChannel(nn.Module):
                     out[graph][token] = weight
         return out
 
+    def distinct_tokens(self, token_ids: torch.Tensor, token_node: torch.Tensor, node_graph: torch.Tensor, num_graphs: int) -> torch.Tensor:
+        """(t,), (t,), (n,) -> (b,) long: how many distinct weighted tokens each graph's sketch hashes."""
+        if token_ids.numel() == 0:
+            return torch.zeros(num_graphs, dtype=torch.long, device=token_ids.device)
+        graph, _, weight = self._weighted_pairs(token_ids, token_node, node_graph)  # (p,) each
+        return torch.bincount(graph[weight > 0], minlength=num_graphs)
+
     def forward(
         self,
         token_ids: torch.Tensor,

@@ -15,6 +15,7 @@ What it gives the stage: the directory the pre-training reads (see graphtx/train
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from collections.abc import Callable
@@ -102,12 +103,15 @@ def note_directory_teacher(config, log: Callable[[str], None]) -> None:
     cfg = config.train
     if cfg.pretrain_teacher_weight <= 0 or not cfg.pretrain_teacher or names_peer(cfg.pretrain_teacher):
         return
+    from graphtx.text.teacher import MANIFEST_FILE
+
     try:
-        manifest = json.loads((Path(cfg.pretrain_teacher) / "manifest.json").read_text())
+        manifest = json.loads((Path(cfg.pretrain_teacher) / MANIFEST_FILE).read_text())
         read = (tuple(manifest.get("fields", ())), int(manifest.get("passages", 1) or 1))
     except (OSError, ValueError, TypeError, AttributeError):
         return  # the stage's own reading of the directory says what is wrong with it
+    default = {f.name: f.default for f in dataclasses.fields(cfg)}
     asked = (tuple(cfg.pretrain_teacher_fields), cfg.pretrain_teacher_passages)
-    if asked != (("title", "abstract"), 1) and asked != read:
+    if asked != (default["pretrain_teacher_fields"], default["pretrain_teacher_passages"]) and asked != read:
         log(f"warning: teacher: {cfg.pretrain_teacher} holds vectors of {', '.join(read[0])} in {read[1]} passage(s); "
             f"train.pretrain_teacher_fields / _passages ({', '.join(asked[0])}; {asked[1]}) apply to a named peer only and are not used")  # fmt: skip

@@ -76,6 +76,16 @@ def test_top_tokens_sketch_each_graphs_heaviest_tokens_by_hand():
     torch.testing.assert_close(model.lexical(batch.token_ids, batch.token_node, batch.node_graph, batch.num_graphs, top_tokens=10_000), full)
 
 
+def test_distinct_tokens_count_what_each_graph_hashes():
+    model = _model()
+    graphs = [snowthrower(), lamp(), single_node(), no_nodes()]
+    tok = HashTokenizer(VOCAB)
+    m = model.config.max_tokens_per_node
+    batch = collate(graphs, tok, m)
+    got = model.lexical.distinct_tokens(batch.token_ids, batch.token_node, batch.node_graph, batch.num_graphs).tolist()
+    assert got == [len(_hand_weights(g, model.lexical, tok, m)) for g in graphs] and got[3] == 0 and got[0] > 1
+
+
 def test_encode_appends_the_channel_and_the_cosine_splits_by_the_weight():
     model = _model()
     tok = HashTokenizer(VOCAB)
