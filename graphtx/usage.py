@@ -122,6 +122,17 @@ def share(text: str) -> float:
     return value
 
 
+def share_above_zero(text: str) -> float:
+    """A share in (0, 1]: ``--max-shared-text 0.5``."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"the share must be a number in (0, 1] (got {text!r})") from None
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(f"the share must be in (0, 1] (got {text})")
+    return value
+
+
 def port(text: str) -> int:
     """A TCP port, 0 (any free port) to 65535."""
     value = at_least(0, "the port")(text)

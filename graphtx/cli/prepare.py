@@ -6,7 +6,7 @@ from pathlib import Path
 
 from graphtx.cli.common import EXIT_OK, EXIT_SKIPPED, KIND_CHOICES, add_common, add_engine, progress, say
 from graphtx.text.peers import PEERS
-from graphtx.usage import at_least, positive_float, share
+from graphtx.usage import at_least, positive_float, share, share_above_zero
 
 
 def cmd_ingest(args, config) -> int:
@@ -76,7 +76,8 @@ def cmd_pretrain(args, config) -> int:
 def cmd_mine_citations(args, config) -> int:
     from graphtx.corpus.mentions import mine_citations
 
-    report = mine_citations(args.corpus, args.out, valid_share=args.valid_share)
+    report = mine_citations(args.corpus, args.out, valid_share=args.valid_share, max_shared_text=args.max_shared_text,
+                            seed=config.seed if args.seed is None else args.seed)  # fmt: skip
     say(args, report.to_json(), report.lines())
     return EXIT_OK
 
@@ -112,6 +113,12 @@ def add_parsers(sub) -> None:
     p.add_argument("--out", required=True, help="folder for citations_train.tsv, citations_validation.tsv and mentions.jsonl")
     p.add_argument(
         "--valid-share", type=share, default=0.2, help="share of citing documents, the latest by date, whose citations validate (default 0.2)"
+    )
+    p.add_argument("--max-shared-text", type=share_above_zero, default=0.3,
+                   help="drop a pair whose documents share at least this share of the shorter one's word 8-grams: a family member "
+                        "repeating its parent (default 0.3)")  # fmt: skip
+    p.add_argument(
+        "--seed", type=at_least(0, "the seed"), help="seed of the random pairs behind the same-applicant base rate (default: the config's)"
     )
     add_common(p)
     p.set_defaults(func=cmd_mine_citations)

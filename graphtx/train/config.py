@@ -41,6 +41,9 @@ class TrainConfig:
     valid_from_year: int = 0  # split=year: citing year >= this is validation ...
     test_from_year: int = 0  # ... and >= this is test (0 = no test set)
     ranker_holdout: float = 0.0  # share of training citing families kept out of training for `graphtx rank-fit` (RUN/ranker_citations.tsv)
+    # the selection split: the latest share of the (remaining) training queries by citing date, kept out of training; they
+    # select checkpoints, early stopping and the shipped stage. Validation and test citations are scored once, at the end.
+    selection_share: float = 0.15
     # --- batches ----------------------------------------------------------------------
     max_nodes_per_batch: int = 6000  # size-aware batches: node budget over all graphs of a batch
     max_pairs_per_batch: int = 128  # and at most this many (citing, cited) pairs
@@ -85,7 +88,7 @@ class TrainConfig:
     init_from: str = ""  # model directory to start from (a pretrain run's model/): what --init gives; "" = a fresh model from --tokens
     max_epochs: int = 30  # per stage
     max_steps: int = 0  # per stage, 0 = no cap (tests and smoke runs)
-    evals_per_epoch: int = 3  # evaluations on the validation citations per epoch
+    evals_per_epoch: int = 3  # evaluations on the selection split (held-out training queries) per epoch
     early_stop_evals: int = 3  # stop a stage after this many evaluations without Recall@k gain
     eval_k: int = 3  # Recall@k that selects checkpoints
     select_metric: str = "recall"  # recall (Recall@eval_k, the paper's) | ndcg (nDCG@eval_ndcg_k: steadier on a few hundred judged pairs)
@@ -98,7 +101,7 @@ class TrainConfig:
     pretrain_steps: int = 400  # optimiser steps of the stage
     pretrain_batch_docs: int = 32  # pool documents per step (each gives a span, a candidate graph and maybe a view anchor)
     pretrain_lr: float = 1e-3  # AdamW peak learning rate (warm-up, then cosine decay to min_lr)
-    pretrain_evals: int = 5  # evaluations on the validation citations (zero-shot); the best is kept
+    pretrain_evals: int = 5  # evaluations on the selection split (zero-shot); the best is kept
     pretrain_views_weight: float = 1.0  # (a) InfoNCE: query view (first claim / abstract) -> own candidate view (description); 0 = off
     pretrain_bm25_weight: float = 1.0  # (b) KL to BM25's softmax over the batch's candidates for a span cut from the document; 0 = off
     pretrain_bm25_candidates: int = 3  # per span: its top BM25 documents (not itself) added to the batch's candidates
@@ -124,6 +127,8 @@ class TrainConfig:
         for name in ("query_kind", "candidate_kind", "augment_kind"):
             if getattr(self, name) not in GRAPH_KINDS:
                 raise ValueError(f"train.{name} must be one of {GRAPH_KINDS}")
+        if not 0.0 < self.selection_share < 1.0:
+            raise ValueError("train.selection_share must be in (0, 1): checkpoints and stages are selected on held-out training queries")
         for name in ("graph_type_augment_p", "node_dropout_max", "valid_share", "test_share", "ranker_holdout"):
             if not 0.0 <= getattr(self, name) < 1.0:
                 raise ValueError(f"train.{name} must be in [0, 1)")

@@ -1,6 +1,7 @@
 """Validation during training: Recall@k and nDCG@k of held-out citations over the whole candidate corpus.
 
-Queries are the citing documents of the validation citations, encoded from their
+Queries are the citing documents of the held-out citations (the selection split during training;
+validation and test once at the end), encoded from their
 query graph (first claim); candidates are every document of the graph store,
 encoded from their candidate graph (description); a query is left out of its own
 ranking. Binary gain; Recall@k over (query, cited) pairs (graphtx.metrics).
@@ -32,7 +33,7 @@ class EvalResult:
     queries: int
     pairs: int
     candidates: int
-    skipped: int  # validation citations whose query or cited document has no graph
+    skipped: int  # held-out citations whose query or cited document has no graph
 
 
 class CitationEvaluator:

@@ -9,7 +9,7 @@ Per step (global batch = pair indices of ``SizeAwareBatcher``)::
        candidates, mixed in by ``train.late_interaction_weight``)
 
 Evaluation runs ``evals_per_epoch`` times an epoch (Recall@k, nDCG@k on the
-validation citations over all candidates); the learning rate is halved after
+selection split, held-out training queries, over all candidates); the learning rate is halved after
 ``plateau_patience`` evaluations without a Recall@k (or, with ``select_metric: ndcg``, nDCG@k) gain, the stage stops after
 ``early_stop_evals`` of them (evaluations during LR warm-up count for selection but not
 for patience), and the best evaluation's weights are kept.

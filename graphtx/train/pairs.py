@@ -132,6 +132,46 @@ def _assign(citations: list[Citation], which, family: Mapping[str, str]) -> Spli
     return Split(train, sets["valid"], sets["test"], skipped)
 
 
+def carve_selection(
+    citations: list[Citation], date: Mapping[str, str], family: Mapping[str, str], share: float, seed: int
+) -> tuple[list[Citation], list[Citation], list[Skipped]]:
+    """The selection split: the latest ``share`` of the training queries (citing families), by citing date
+    (ties: a seeded hash), as validation is later than training. ``(train, selection, skipped)``.
+
+    Selection queries select checkpoints and stages in place of the validation citations, which a run
+    only scores at its end. A training citation whose cited document is a selection query (or of its
+    family) is dropped and listed, so a selection query's text is never a training target. At least one
+    family goes to each side when there are two or more.
+    """
+    key = lambda c: family.get(c.citing_id) or c.citing_id  # noqa: E731
+    latest: dict[str, str] = {}
+    for c in citations:
+        f = key(c)
+        latest[f] = max(latest.get(f, ""), date.get(c.citing_id, "") or "")
+    order = sorted(latest, key=lambda f: (latest[f], _hash(f, seed + 29)))  # oldest first
+    citing_per_family: dict[str, set[str]] = defaultdict(set)
+    for c in citations:
+        citing_per_family[key(c)].add(c.citing_id)
+    total = sum(len(v) for v in citing_per_family.values())
+    chosen: set[str] = set()
+    taken = 0
+    for f in reversed(order):
+        if len(chosen) >= len(order) - 1 or taken >= share * total:
+            break
+        chosen.add(f)
+        taken += len(citing_per_family[f])
+    held = chosen | {q for f in chosen for q in citing_per_family[f]}
+    train, selection, skipped = [], [], []
+    for c in citations:
+        if key(c) in chosen:
+            selection.append(c)
+        elif c.cited_id in held or (family.get(c.cited_id) or c.cited_id) in held:
+            skipped.append(Skipped(c.citing_id, c.cited_id, "cited document is a selection query (or its family)"))
+        else:
+            train.append(c)
+    return train, selection, skipped
+
+
 def drop_held_out_targets(train: list[Citation], held_out_queries: set[str]) -> tuple[list[Citation], list[Skipped]]:
     """Pre-split files: drop training citations whose *citing* side is a held-out query (leak)."""
     keep, skipped = [], []

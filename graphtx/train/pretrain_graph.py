@@ -47,7 +47,7 @@ Per step (batch = a seeded function of (seed, step))::
       ─▶ model ─▶ (B + A + T + 2C + M, D)
       ─▶ w_views · InfoNCE + w_bm25 · KL(BM25 ‖ student) + w_teacher · KL(peer ‖ student) + w_cloze · InfoNCE ─▶ AdamW
 
-With validation citations the stage evaluates ``pretrain_evals`` times (the zero-shot citation
+With selection queries the stage evaluates ``pretrain_evals`` times (the zero-shot citation
 score) and keeps the best weights by ``select_metric``; run directory RUN_DIR/pretrain/ holds
 log.jsonl, evals.jsonl, checkpoint.pt (while running), best/ and done.json, as the other stages.
 """

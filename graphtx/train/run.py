@@ -5,14 +5,21 @@ Run directory (plain files)::
     RUN_DIR/config.yaml             the full config of the run
     RUN_DIR/data.json               pairs, splits, groups, skipped citations by reason
     RUN_DIR/skipped_citations.jsonl every citation not used for training, with its reason
-    RUN_DIR/valid_citations.tsv     the validation (and test_citations.tsv the test) judgements used
+    RUN_DIR/selection_citations.tsv the selection split: held-out training queries that select checkpoints and stages
+    RUN_DIR/valid_citations.tsv     the validation (and test_citations.tsv the test) judgements scored, written at the end
     RUN_DIR/ranker_citations.tsv    training citations held out of training for `graphtx rank-fit` (train.ranker_holdout)
     RUN_DIR/teacher/                train.pretrain_teacher naming a peer: its vectors of the pool (graphtx/train/run_teacher.py)
     RUN_DIR/pretrain/               stage pretrain (self-supervised, graphtx/train/pretrain_graph.py): the same files
     RUN_DIR/base/                   log.jsonl, evals.jsonl, checkpoint.pt (while running), best/, done.json
     RUN_DIR/reduced/                the same for the MoE stage
     RUN_DIR/model/                  the final model directory (best of the last stage; graphtx index takes it)
-    RUN_DIR/summary.json            best validation (and test) metrics per stage
+    RUN_DIR/summary.json            per stage its best selection metrics; the shipped model's validation (and test) metrics
+
+Selection never reads the validation citations: early stopping, the best checkpoint of a stage and the
+stage that ships are chosen on the selection split (``train.selection_share``: the latest training
+queries by citing date, after the ranker's hold-out). ``--valid-citations`` and ``--test-citations``
+are read once, after the model is chosen, and scored (``summary.json``: ``selection`` and ``validation``
+entries apart).
 
 Running the same command again resumes: finished stages are skipped, a stage with a
 checkpoint continues from it.
@@ -24,7 +31,7 @@ import json
 import shutil
 import sys
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,7 +51,7 @@ from graphtx.train.distributed import DistContext, init_distributed, shutdown
 from graphtx.train.negatives import bm25_negatives, paecter_negatives
 from graphtx.train.pairs import (
     Skipped,
-    drop_held_out_targets,
+    carve_selection,
     make_pairs,
     positives_by_citing,
     split_by_year,
@@ -68,6 +75,7 @@ class Documents:
     classes: dict[str, tuple[str, ...]]  # IPC, else CPC
     cpc: dict[str, tuple[str, ...]]
     text: dict[str, str]  # title + abstract (or first claim): for text clusters
+    date: dict[str, str] = field(default_factory=dict)  # publication date (YYYY-MM-DD or shorter; "" unknown): orders the selection split
 
     @classmethod
     def read(cls, corpus_dir: str | Path) -> Documents:
@@ -84,6 +92,7 @@ class Documents:
             classes={r["id"]: tuple(r["ipc"] or ()) or tuple(r["cpc"] or ()) for r in t},
             cpc={r["id"]: tuple(r["cpc"] or ()) for r in t},
             text=text,
+            date={r["id"]: r["date"] or "" for r in t},
         )
 
 
@@ -94,6 +103,8 @@ class PreparedData:
     test: list[Citation]
     skipped: list[Skipped]
     ranker: list[Citation] = field(default_factory=list)  # training citations held out for the ranker (train.ranker_holdout)
+    selection: list[Citation] = field(default_factory=list)  # held-out training citations that select checkpoints and stages
+    held_out_files: tuple[str | None, str | None] = (None, None)  # train.split = files: (validation, test) files, read at the end
 
 
 def hold_out_for_ranker(data: PreparedData, share: float, family: dict, seed: int) -> PreparedData:
@@ -104,7 +115,13 @@ def hold_out_for_ranker(data: PreparedData, share: float, family: dict, seed: in
     if share <= 0:
         return data
     held = lambda c: _hash(family.get(c.citing_id) or c.citing_id, seed + 41) / 2**64 < share  # noqa: E731
-    return PreparedData([c for c in data.train if not held(c)], data.valid, data.test, data.skipped, [c for c in data.train if held(c)])
+    return replace(data, train=[c for c in data.train if not held(c)], ranker=[c for c in data.train if held(c)])
+
+
+def hold_out_for_selection(data: PreparedData, share: float, docs: Documents, seed: int) -> PreparedData:
+    """Move the latest ``share`` of the training queries (by citing date) to ``data.selection`` (graphtx.train.pairs.carve_selection)."""
+    train, selection, skipped = carve_selection(data.train, docs.date, docs.family, share, seed)
+    return replace(data, train=train, selection=selection, skipped=data.skipped + skipped)
 
 
 def resolve_ids(citations: list[Citation], known_ids: list[str]) -> list[Citation]:
@@ -122,14 +139,13 @@ def split_citations(
     cfg: TrainConfig, docs: Documents, seed: int, citations: str | None, valid: str | None, test: str | None, corpus_dir: str
 ) -> PreparedData:
     all_train = resolve_ids(read_citations(citations or corpus_dir), docs.ids)
-    if cfg.split == "files":
+    if cfg.split == "files":  # validation and test are read at the end (read_held_out): nothing before it may depend on them
         if not valid:
             raise ValueError("train.split = files needs --valid-citations (or set train.split to random or year)")
-        v = resolve_ids(read_citations(valid), docs.ids)
-        te = resolve_ids(read_citations(test), docs.ids) if test else []
-        held = {c.citing_id for c in v + te}
-        train, skipped = drop_held_out_targets(all_train, held)
-        return PreparedData(train, v, te, skipped)
+        for flag, path in (("--valid-citations", valid), ("--test-citations", test)):
+            if path and not Path(path).is_file():
+                raise FileNotFoundError(f"{flag} {path} does not exist")
+        return PreparedData(all_train, [], [], [], held_out_files=(valid, test))
     if cfg.split == "random":
         s = split_random(all_train, docs.family, cfg.valid_share, cfg.test_share, seed)
     else:
@@ -137,29 +153,42 @@ def split_citations(
     return PreparedData(s.train, s.valid, s.test, s.skipped)
 
 
+def read_held_out(data: PreparedData, docs: Documents) -> PreparedData:
+    """The validation and test citations of ``train.split = files``, read once the model is chosen."""
+    valid, test = data.held_out_files
+    if valid is None:
+        return data
+    v = resolve_ids(read_citations(valid), docs.ids)
+    te = resolve_ids(read_citations(test), docs.ids) if test else []
+    return replace(data, valid=v, test=te, held_out_files=(None, None))
+
+
 def known_item_split(cfg: TrainConfig, store: GraphStore, seed: int, unusable: list[Citation] = ()) -> PreparedData:
-    """For a corpus without citations: held-out documents (valid_share / test_share, seeded hash)
-    are validation / test queries whose one relevant candidate is their own description graph.
+    """For a corpus without citations: held-out documents (valid_share / test_share, then selection_share of the rest,
+    seeded hash) are validation / test / selection queries whose one relevant candidate is their own description graph.
     Their trivial pairs are kept out of training (build_training_set leaves held-out queries out)."""
     from graphtx.train.pairs import _hash
 
     eligible = [d for d in store.doc_ids if store.has(d, cfg.query_kind) and store.has(d, cfg.candidate_kind)
                 and store.get(d, cfg.query_kind).node_text != store.get(d, cfg.candidate_kind).node_text]  # fmt: skip
-    valid, test = [], []
+    valid, test, selection = [], [], []
+    held = cfg.test_share + cfg.valid_share
     for d in eligible:
         u = _hash(d, seed + 17) / 2**64
         if u < cfg.test_share:
             test.append(Citation(d, d, TRIVIAL))
-        elif u < cfg.test_share + cfg.valid_share:
+        elif u < held:
             valid.append(Citation(d, d, TRIVIAL))
-    return PreparedData(list(unusable), valid, test, [])  # unusable citations go on to be listed as skipped
+        elif u < held + cfg.selection_share * (1 - held):
+            selection.append(Citation(d, d, TRIVIAL))
+    return PreparedData(list(unusable), valid, test, [], selection=selection)  # unusable citations go on to be listed as skipped
 
 
 def build_training_set(cfg: TrainConfig, docs: Documents, store: GraphStore, data: PreparedData, seed: int, tokenizer, token_vectors):
     from graphtx.train.loop import TrainingSet
 
     pairs, skipped = make_pairs(data.train, store.ids_with(cfg.query_kind), store.ids_with(cfg.candidate_kind), cfg)
-    held_out = {c.citing_id for c in data.valid + data.test}
+    held_out = {c.citing_id for c in data.valid + data.test + data.selection}  # (train.split = files: validation is not known yet)
     eligible = [
         d
         for d in store.doc_ids
@@ -252,36 +281,37 @@ def train(
             if c.citing_id != c.cited_id and store.has(c.citing_id, cfg.query_kind) and store.has(c.cited_id, cfg.candidate_kind)
         ]
         known_item = cfg.split == "random" and not usable
-        if known_item:  # no citation inside the corpus: validate on held-out documents finding their own description
+        if known_item:  # no citation inside the corpus: select and validate on held-out documents finding their own description
             prepared = known_item_split(cfg, store, seed, unusable=prepared.train + prepared.valid + prepared.test)
-        elif cfg.ranker_holdout > 0:
-            prepared = hold_out_for_ranker(prepared, cfg.ranker_holdout, docs.family, seed)
+        else:
+            if cfg.ranker_holdout > 0:
+                prepared = hold_out_for_ranker(prepared, cfg.ranker_holdout, docs.family, seed)
+            prepared = hold_out_for_selection(prepared, cfg.selection_share, docs, seed)
         data, skipped_pairs, n_trivial = build_training_set(cfg, docs, store, prepared, seed, tokenizer, token_vectors)
         skipped = prepared.skipped + skipped_pairs
-        evaluator = CitationEvaluator(prepared.valid, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size, known_item,
+        evaluator = CitationEvaluator(prepared.selection, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size, known_item,
                                   cfg.select_rerank_depth)  # fmt: skip
         if not evaluator.query_ids:
-            raise ValueError("no validation queries with graphs: check --valid-citations / train.split")
+            raise ValueError(f"no selection queries with graphs: the latest {cfg.selection_share:.0%} of the training queries (train.selection_share) "
+                             "select checkpoints and stages; give more training citations with graphs on both sides")  # fmt: skip
         data_report = {
             "documents": len(docs.ids), "documents_with_graphs": len(store.doc_ids),
-            "train_citations": len(prepared.train), "ranker_citations": len(prepared.ranker), "valid_citations": len(prepared.valid), "test_citations": len(prepared.test),
+            "train_citations": len(prepared.train), "ranker_citations": len(prepared.ranker), "selection_citations": len(prepared.selection),
             "citation_pairs": len(data.pairs) - n_trivial, "trivial_pairs": n_trivial,
             "groups": len(set(data.groups)), "group_by": cfg.group_by,
             "validation": "known-item (first claim -> own description)" if known_item else "citations",
-            "valid_queries": len(evaluator.query_ids), "valid_pairs": sum(len(v) for v in evaluator.relevant.values()),
-            "valid_skipped": evaluator.skipped, "candidates": len(evaluator.candidate_ids),
+            "selection": {"rule": selection_rule(cfg, known_item), "queries": len(evaluator.query_ids),
+                          "pairs": sum(len(v) for v in evaluator.relevant.values()), "skipped": evaluator.skipped,
+                          "dates": _date_range(docs, evaluator.query_ids)},
+            "candidates": len(evaluator.candidate_ids),
             "skipped_citations": dict(Counter(s.reason for s in skipped)),
         }  # fmt: skip
         if ctx.is_main:
             atomic_write_json(out / "data.json", data_report)
             atomic_write_text(out / "skipped_citations.jsonl", "".join(json.dumps(asdict(s)) + "\n" for s in skipped))
-            for name, cites in (("valid", prepared.valid), ("test", prepared.test)) + (
-                (("ranker", prepared.ranker),) if prepared.ranker else ()
-            ):  # the held-out judgements, for graphtx eval
-                atomic_write_text(
-                    out / f"{name}_citations.tsv",
-                    "citing_id\tcited_id\tcategory\n" + "".join(f"{c.citing_id}\t{c.cited_id}\t{c.category}\n" for c in cites),
-                )
+            for name, cites in (("selection", prepared.selection), ("ranker", prepared.ranker)):
+                if cites:
+                    write_citations(out / f"{name}_citations.tsv", cites)
 
         results, scores = {}, {}
         pretrained = bool(init_model_dir)  # the base stage then fine-tunes (train.finetune_lr)
@@ -320,7 +350,7 @@ def train(
         if final_stage != cfg.stages[-1]:
             model = load_model(best).model
         summary = {"data": data_report, "stages": results, "final_stage": final_stage, "select_metric": cfg.select_metric,
-                   "k": cfg.eval_k, "ndcg_k": cfg.eval_ndcg_k}  # fmt: skip
+                   "selected_on": "selection", "k": cfg.eval_k, "ndcg_k": cfg.eval_ndcg_k}  # fmt: skip
         if ctx.is_main:
             previous = out / "model"
             same = (previous / "fingerprint.txt").is_file() and (previous / "fingerprint.txt").read_text() == (best / "fingerprint.txt").read_text()
@@ -328,18 +358,54 @@ def train(
                 shutil.copytree(best, tmp, ignore=shutil.ignore_patterns("ranker") if final_stage == INIT_STAGE else None)  # its ranker: other data
                 if same and (previous / "ranker").is_dir():  # a rerun of a finished run: the ranker fitted on this very model stays
                     shutil.copytree(previous / "ranker", tmp / "ranker")
-            if prepared.test:
-                test_eval = CitationEvaluator(prepared.test, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size, known_item,
-                                  cfg.select_rerank_depth)  # fmt: skip
-                if test_eval.query_ids:
-                    summary["test"] = asdict(test_eval(model, tokenizer))
+            summary |= report_held_out(read_held_out(prepared, docs), data, store, model, tokenizer, cfg, known_item, out)
             atomic_write_json(out / "summary.json", summary)
+            if summary.get("validation", {}).get("queries") == 0:
+                raise ValueError(f"no validation queries with graphs on both sides in {valid_citations or 'the validation split'} (ids not in the "
+                                 f"corpus?): nothing was scored; the model is trained and saved in {out / 'model'}")  # fmt: skip
         return summary if ctx.is_main else {}
     except BaseException:
         clean_exit = False
         raise
     finally:
         shutdown(ctx, clean=clean_exit)
+
+
+def report_held_out(prepared: PreparedData, data, store: GraphStore, model, tokenizer, cfg: TrainConfig, known_item: bool, out: Path) -> dict:
+    """The chosen model scored once on the validation and test citations (nothing was selected on them), their
+    judgements written beside the run (``valid_citations.tsv``, ``test_citations.tsv``, for graphtx eval).
+    A query that training saw as a citing document (a citation or trivial pair) is left out and counted."""
+    from graphtx.train.evaluate import CitationEvaluator
+
+    trained = {p.citing for p in data.pairs}
+    entries = {}
+    for name, file, cites in (("validation", "valid", prepared.valid), ("test", "test", prepared.test)):
+        scored = [c for c in cites if c.citing_id not in trained]
+        write_citations(out / f"{file}_citations.tsv", scored)
+        if not cites:
+            continue
+        ev = CitationEvaluator(scored, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size, known_item,
+                               cfg.select_rerank_depth)  # fmt: skip
+        left_out = len({c.citing_id for c in cites} - {c.citing_id for c in scored})
+        entries[name] = {**(asdict(ev(model, tokenizer)) if ev.query_ids else {"queries": 0}), "trained_queries_left_out": left_out}
+    return entries
+
+
+def write_citations(path: Path, citations: list[Citation]) -> None:
+    atomic_write_text(path, "citing_id\tcited_id\tcategory\n" + "".join(f"{c.citing_id}\t{c.cited_id}\t{c.category}\n" for c in citations))
+
+
+def selection_rule(cfg: TrainConfig, known_item: bool) -> str:
+    """How the run's selection queries were chosen, in words (summary.json, the printed summary)."""
+    if known_item:
+        return f"{cfg.selection_share:.0%} of the documents outside validation and test (seeded), each finding its own {cfg.candidate_kind}"
+    after = f" left after the ranker's {cfg.ranker_holdout:.0%}" if cfg.ranker_holdout > 0 else ""
+    return f"the latest {cfg.selection_share:.0%} of the training queries{after}, by citing date"
+
+
+def _date_range(docs: Documents, ids: list[str]) -> list[str]:
+    dates = sorted(d for d in (docs.date.get(i, "") for i in ids) if d)
+    return [dates[0], dates[-1]] if dates else []
 
 
 def run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, evaluator, config, corpus_dir, seed, out, ctx, progress, results, scores,
@@ -438,7 +504,7 @@ def starting_point(out: Path, cfg: TrainConfig, init_model_dir: str | None) -> S
 
 
 def pick_final_stage(stages, scores: dict[str, float]) -> str:
-    """The run's model is its best validated stage (ties: the later, smaller one): a reduction stage that
+    """The run's model is its best stage on the selection split (ties: the later, smaller one): a reduction stage that
     ends below the base model does not ship."""
     return max(stages, key=lambda s: (scores[s], list(stages).index(s)))
 
@@ -447,9 +513,10 @@ def summary_lines(summary: dict, out_dir: str | Path) -> list[str]:
     """What ``graphtx train`` prints from its summary: the data, each stage's best checkpoint, the test scores, where the model is."""
     k, nk = summary["k"], summary["ndcg_k"]
     d = summary["data"]
+    sel = d["selection"]
     lines = [
-        f"training data: {d['citation_pairs']} citation pairs + {d['trivial_pairs']} trivial pairs in {d['groups']} groups ({d['group_by']}); "
-        f"validation: {d['valid_queries']} queries, {d['valid_pairs']} pairs over {d['candidates']} candidates",
+        f"training data: {d['citation_pairs']} citation pairs + {d['trivial_pairs']} trivial pairs in {d['groups']} groups ({d['group_by']})",
+        f"selection (checkpoints, early stop, stage): {sel['queries']} queries, {sel['pairs']} pairs over {d['candidates']} candidates, {sel['rule']}",
         f"citations not used for training: {sum(d['skipped_citations'].values())} (reasons in {Path(out_dir) / 'skipped_citations.jsonl'})",
     ]
     for stage, r in summary["stages"].items():
@@ -457,10 +524,14 @@ def summary_lines(summary: dict, out_dir: str | Path) -> list[str]:
             kept = "; no stage beat it: it is the run's model" if summary["final_stage"] == INIT_STAGE else ""
             lines.append(f"start (--init {r['model']}): Recall@{k} {r['best_recall']:.4f}, nDCG@{nk} {r['best_ndcg']:.4f}{kept}")
             continue
-        lines.append(f"{stage}: best Recall@{k} {r['best_recall']:.4f}, nDCG@{nk} {r['best_ndcg']:.4f} at step {r['best_step']} "
+        lines.append(f"{stage}: selection's best Recall@{k} {r['best_recall']:.4f}, nDCG@{nk} {r['best_ndcg']:.4f} at step {r['best_step']} "
                      f"of {r['steps']} ({r['evals']} evaluations, {r['stopped']})")  # fmt: skip
-    if "test" in summary:
-        lines.append(f"test: Recall@{k} {summary['test']['recall']:.4f}, nDCG@{nk} {summary['test']['ndcg']:.4f}")
+    for name in ("validation", "test"):  # scored once, on the shipped model
+        r = summary.get(name)
+        if r and r.get("queries"):
+            left = f"; {r['trained_queries_left_out']} queries training saw left out" if r["trained_queries_left_out"] else ""
+            lines.append(f"{name} (scored once, nothing selected on it): Recall@{k} {r['recall']:.4f}, nDCG@{nk} {r['ndcg']:.4f} "
+                         f"({r['queries']} queries, {r['pairs']} pairs{left})")  # fmt: skip
     lines.append(f"model: {Path(out_dir) / 'model'}; curves: graphtx plot {out_dir}")
     return lines
 

@@ -102,3 +102,83 @@ def test_a_share_outside_zero_to_one_is_refused(tmp_path, capsys):
 
     assert main(["mine-citations", str(tmp_path), "--out", str(tmp_path / "m"), "--valid-share", "1.5"]) == 2
     assert "the share must be in [0, 1)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "paragraph",
+    [
+        # the family words far from the mention, in the same paragraph (beyond the 200 characters read before)
+        "This application is a division of application Ser. No. 10 325 997 filed Dec. 19 2002. "
+        + "The government has rights. " * 12
+        + "It names U.S. Pat. No. 6,888,297 too.",
+        "The background section of parent U.S. Pat. No. 6,888,297 includes further details.",
+        "This patent application is related to U.S. Pat. Nos. 7 840 482 and 6 888 297 as well as published applications.",
+        "This application is also related to U.S. patent application Ser. No. 12 033 539 U.S. Pat. No. 6 888 297 filed on Feb. 19 2008.",
+    ],
+)
+def test_a_family_word_anywhere_in_the_paragraph_beside_an_application_marks_the_mention(paragraph):
+    number, start, end = [m for m in patent_numbers(paragraph) if m[0] == "US6888297"][0]
+    assert is_related_application(paragraph, start, end)
+
+
+def test_application_as_a_word_of_software_prose_is_not_an_application_reference():
+    text = ("A continuation token is returned to the application by the server. " * 6
+            + "Paging of this kind is known from U.S. Pat. No. 6,888,297.")  # fmt: skip
+    (number, start, end), *_ = patent_numbers(text)
+    assert not is_related_application(text, start, end)
+    text = "The present invention is related to data processing. U.S. Pat. No. 6,888,297 shows a cache."
+    (number, start, end), *_ = patent_numbers(text)
+    assert not is_related_application(text, start, end)
+
+
+def test_shared_text_and_applicants():
+    from graphtx.corpus.mentions import applicant_key, same_applicant, shared_text, shingles
+
+    a = shingles("one two three four five six seven eight nine ten eleven")
+    assert len(a) == 4 and shared_text(a, a) == 1.0 and shared_text(a, set()) == 0.0
+    b = shingles("one two three four five six seven eight nine something else entirely here now")
+    assert shared_text(a, b) == pytest.approx(2 / 4)  # two of the smaller set's four 8-grams
+    assert applicant_key("International Business Machines Corp.") == applicant_key("INTERNATIONAL BUSINESS MACHINES CORPORATION")
+    assert same_applicant(["Sideband Networks Inc."], ["Sideband Networks, Inc.", "X"]) and not same_applicant(["A Corp"], [])
+    assert not same_applicant(["Secretary of the Army"], ["Secretary of the Navy"])
+
+
+def test_mining_drops_family_pairs_by_any_mention_and_by_shared_text_and_reports_applicants(tmp_path, capsys):
+    from graphtx.cli import main
+
+    spec = " ".join(f"word{i}" for i in range(300))  # a long shared specification: a continuation repeats its parent
+    docs = [
+        {"id": "US-2000001", "date": "2001-01-01", "title": "parent", "abstract": "a", "description": spec, "applicants": ["Acme Corp."]},
+        {"id": "US-2000002", "date": "2002-01-01", "title": "child U.S. Pat. No. 2,000,001", "abstract": "b U.S. Pat. No. 2,000,001 made it",
+         "description": "Prior art: U.S. Pat. No. 2,000,001 shows a pump. " + spec, "applicants": ["ACME Corporation"]},
+        {"id": "US-2000003", "date": "2003-01-01", "title": "seat", "abstract": "c", "applicants": ["Acme, Inc."],
+         "description": "U.S. Pat. No. 2,000,002 shows a valve.\nThe background of parent U.S. Pat. No. 2,000,001 has more. "
+                        "\nU.S. Pat. No. 2,000,004 is prior art here. A second sentence."},
+        {"id": "US-2000004", "date": "2000-01-01", "title": "ring", "abstract": "d", "description": "A ring.", "applicants": ["Zeta LLC"]},
+        {"id": "US-2000005", "date": "2004-01-01", "title": "cap", "abstract": "e", "applicants": ["Acme Corp"],
+         "description": "See U.S. Pat. No. 2,000,004 for rings.\nThis application claims priority to application Ser. No. 1 filed Jan. 1 "
+                        "2003. Unrelated words. U.S. Pat. No. 2,000,004 again."},
+    ]  # fmt: skip
+    corpus = _corpus(tmp_path, docs)
+    capsys.readouterr()
+    assert main(["mine-citations", str(corpus), "--out", str(tmp_path / "mined"), "--valid-share", "0.01", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    kept = [json.loads(line) for line in (tmp_path / "mined" / "kept_pairs.jsonl").read_text().splitlines()]
+    # 2 -> 1 shares its whole specification; 5 -> 4 is named in a priority paragraph once: both are family pairs
+    assert [(k["citing_id"], k["cited_id"]) for k in kept] == [("US-2000003", "US-2000002"), ("US-2000003", "US-2000004")]
+    assert summary["dropped"]["the two documents share most of their text (a family member)"] == 1
+    assert summary["dropped"]["named as a related application by another mention in the same document"] == 1  # 5 -> 4's first
+    assert summary["same_applicant"] == 1 and summary["with_applicants"] == 2  # 3 -> 2: Acme, Inc. and ACME Corporation; 3 -> 4: no
+    assert (
+        kept[0]["same_applicant"]
+        and not kept[1]["same_applicant"]
+        and kept[0]["shared_text"] < 0.3
+        and "U.S. Pat. No. 2,000,002" in kept[0]["context"]
+    )
+    all_pairs = (tmp_path / "mined" / "citations_all.tsv").read_text().splitlines()
+    assert all_pairs == ["citing_id\tcited_id", "US-2000003\tUS-2000002", "US-2000003\tUS-2000004"]
+    # the citing document's mentions are masked in every field a query reads
+    masked = [json.loads(line) for line in (tmp_path / "mined" / "masked_citing.jsonl").read_text().splitlines()]
+    assert [m["id"] for m in masked] == ["US-2000003"] and "Pat. No" not in json.dumps(masked[0])
+    assert main(["mine-citations", str(corpus), "--out", str(tmp_path / "m2"), "--max-shared-text", "0", "--quiet"]) == 2
+    assert "the share must be in (0, 1]" in capsys.readouterr().err

@@ -73,7 +73,9 @@ def test_two_gloo_processes_match_one_process(synthetic, tmp_path, loss):
     ddp = torch.load(result, weights_only=False)
     assert abs(ddp["loss"] - record["loss"]) < 1e-5
     for name, p in single.model.named_parameters():
-        torch.testing.assert_close(ddp["grads"][name], p.grad, rtol=1e-3, atol=1e-7, msg=lambda m: f"gradient of {name}: {m}")
+        torch.testing.assert_close(
+            ddp["grads"][name], p.grad, rtol=1e-3, atol=5e-7, msg=lambda m: f"gradient of {name}: {m}"
+        )  # float noise of two summation orders
     # AdamW turns float noise in near-zero gradients into steps of up to lr: compare weights at that scale
     lr = single.optimizer.param_groups[0]["lr"]
     for name, p in single.model.state_dict().items():

@@ -27,8 +27,16 @@ def test_training_beats_the_untrained_model_and_writes_a_run(synthetic, tmp_path
     untrained = evals[0]["recall"]
     chance = 3 / 95  # top 3 of 95 candidates
     assert summary["stages"]["base"]["best_recall"] > max(untrained + 0.15, 3 * chance)
-    assert summary["data"]["citation_pairs"] == 144 and summary["data"]["valid_queries"] == 24
-    assert summary["data"]["trivial_pairs"] == round(0.2 * 144)
+    d = summary["data"]
+    # 144 training citations: the latest 15% of their queries (the 2005 documents) select, the rest train, minus those citing a selection query
+    assert d["citation_pairs"] + d["selection_citations"] + d["skipped_citations"]["cited document is a selection query (or its family)"] == 144
+    assert d["selection"]["queries"] == 11 and d["selection"]["dates"] == ["2005-01-01", "2005-01-01"]
+    assert d["trivial_pairs"] == round(0.2 * d["citation_pairs"])
+    selection = {line.split("\t")[0] for line in (out / "selection_citations.tsv").read_text().splitlines()[1:]}
+    assert len(selection) == 11 and all(q.endswith("-5") for q in selection)  # the latest training year
+    # validation: scored once at the end, on the 24 queries less those a trivial pair trained on
+    v = summary["validation"]
+    assert v["queries"] + v["trained_queries_left_out"] == 24 and v["pairs"] == 2 * v["queries"] and summary["selected_on"] == "selection"
     # the run's model is its best validated stage (the reduction stage ships only when it is at least as good)
     final = summary["final_stage"]
     assert summary["stages"][final]["best_recall"] == max(s["best_recall"] for s in summary["stages"].values())
@@ -40,6 +48,36 @@ def test_training_beats_the_untrained_model_and_writes_a_run(synthetic, tmp_path
     log = [json.loads(line) for line in (out / "base" / "log.jsonl").read_text().splitlines()]
     assert {"loss", "active_triplets", "graphs", "nodes", "graphs_per_s", "lr"} <= set(log[0])
     assert main(["plot", str(out), "--quiet"]) == 0 and (out / "curves.png").stat().st_size > 10_000
+
+
+def test_training_never_reads_the_validation_citations_before_its_final_report(synthetic, tmp_path, monkeypatch, capsys):
+    """The validation file is malformed (reading it raises) until the run has chosen its model: selection,
+    early stopping and the stage that ships are decided on held-out training queries alone."""
+    import graphtx.train.run as run
+
+    valid = tmp_path / "valid.tsv"
+    valid.write_text("this line is not a citation\n")
+    chosen = []
+
+    def read_at_the_end(prepared, docs):
+        chosen.append((tmp_path / "run" / "base" / "done.json").is_file() and (tmp_path / "run" / "reduced" / "done.json").is_file())
+        valid.write_text((synthetic / "valid.tsv").read_text())
+        return real(prepared, docs)
+
+    real = run.read_held_out
+    monkeypatch.setattr(run, "read_held_out", read_at_the_end)
+    args = _train_args(synthetic, tmp_path / "run", "--json")
+    args[args.index("--valid-citations") + 1] = str(valid)
+    assert main(args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert chosen == [True]  # read once, after both stages finished
+    assert summary["validation"]["queries"] > 0 and summary["data"]["selection"]["queries"] == 11
+    # unpatched, the malformed file fails the run only at its end, naming the file (the stages are kept)
+    monkeypatch.setattr(run, "read_held_out", real)
+    valid.write_text("this line is not a citation\n")
+    with pytest.raises(ValueError, match="valid.tsv: line 1"):
+        run.train(load_config(synthetic / "tiny.yaml"), str(synthetic / "corpus"), str(synthetic / "graphs"), str(tmp_path / "run"),
+                  tokens_dir=str(synthetic / "tokens"), citations=str(synthetic / "train.tsv"), valid_citations=str(valid), progress=False)  # fmt: skip
 
 
 def test_final_stage_is_the_best_validated_one_ties_to_the_later():
@@ -84,8 +122,13 @@ def test_bad_inputs_give_clear_errors(synthetic, tmp_path, capsys):
     assert "--valid-citations" in capsys.readouterr().err
     (tmp_path / "none.tsv").write_text("X-1\tY-2\n")
     args[i + 1] = str(tmp_path / "none.tsv")
-    assert main(args) == 2
-    assert "no validation queries" in capsys.readouterr().err
+    assert main(args) == 2  # said at the end: the run never reads the validation file before its final report
+    err = capsys.readouterr().err
+    assert "no validation queries" in err and "the model is trained and saved" in err
+    (tmp_path / "missing.tsv").unlink(missing_ok=True)
+    args[i + 1] = str(tmp_path / "missing.tsv")
+    assert main(args) == 2  # a path that does not exist: said before any training
+    assert "--valid-citations" in capsys.readouterr().err and not (tmp_path / "r2").exists()
 
 
 @pytest.mark.timeout(420)
@@ -146,8 +189,9 @@ def test_corpus_without_citations_trains_on_trivial_pairs_with_known_item_valida
     summary = json.loads(capsys.readouterr().out)
     d = summary["data"]
     assert d["validation"].startswith("known-item") and d["citation_pairs"] == 0
-    assert d["trivial_pairs"] + d["valid_queries"] + d["test_citations"] == 96  # every document has distinct graphs
-    assert 0 < summary["test"]["recall"] <= 1
+    # every document has distinct graphs: each trains, selects, validates or tests, once
+    assert d["trivial_pairs"] + d["selection"]["queries"] + summary["validation"]["queries"] + summary["test"]["queries"] == 96
+    assert d["selection"]["queries"] > 0 and summary["test"]["queries"] > 0 and 0 < summary["test"]["ndcg"] <= 1
 
 
 def test_evaluations_during_warmup_spend_no_patience(synthetic, tmp_path):
@@ -256,4 +300,5 @@ def test_train_fits_the_learned_ranker_on_its_held_out_queries(synthetic, tmp_pa
     assert main([a for a in args if a != "--json"]) == 0  # the finished run again: the ranker fitted on this model is kept
     assert "already fitted on this model" in capsys.readouterr().out
     assert main([*[a for a in args if a != "--json"], "--no-rank-fit"]) == 0
-    assert "ranker" not in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "ranker (graphtx rank-fit" not in printed and "already fitted" not in printed

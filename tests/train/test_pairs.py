@@ -68,3 +68,24 @@ def test_year_split_and_held_out_filter():
 def test_known_positives_include_self():
     pairs, _ = make_pairs([Citation("A", "B")], {"A"}, {"B"}, TrainConfig())
     assert positives_by_citing(pairs) == {"A": {"A", "B"}}
+
+
+def test_the_selection_split_takes_the_latest_training_queries_by_family():
+    from graphtx.train.pairs import carve_selection
+
+    cites = [Citation(q, c) for q, c in (("A", "X"), ("B", "X"), ("C", "Y"), ("D", "Y"), ("D", "Z"), ("E", "C"), ("F", "D"))]
+    date = {"A": "2001-01-01", "B": "2002-05-01", "C": "2007-01-01", "D": "2006-03-01", "E": "2003", "F": "2004"}
+    family = {"C": "fam", "E": "fam"}  # E's family has a 2007 member: the whole family is late
+    train, selection, skipped = carve_selection(cites, date, family, 0.3, seed=0)
+    # 6 queries, 30% = 1.8: the latest family (C + E: 2 queries) is enough
+    assert {c.citing_id for c in selection} == {"C", "E"}
+    assert {c.citing_id for c in train} == {"A", "B", "D", "F"} - {c.citing_id for c in skipped}
+    assert [(s.citing, s.cited) for s in skipped] == []  # nothing cites C or E here
+    train, selection, skipped = carve_selection(cites, date, family, 0.5, seed=0)
+    assert {c.citing_id for c in selection} == {"C", "E", "D"}
+    assert [(s.citing, s.cited) for s in skipped] == [("F", "D")]  # a selection query's text is never a training target
+    assert len(train) + len(selection) + len(skipped) == len(cites)
+    # one family each side at the least; a share near 1 leaves the oldest to train
+    train, selection, _ = carve_selection(cites, date, family, 0.99, seed=0)
+    assert {c.citing_id for c in train} == {"A"}
+    assert carve_selection(cites, date, family, 0.3, seed=0) == carve_selection(cites, date, family, 0.3, seed=0)
