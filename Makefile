@@ -11,7 +11,7 @@ DEMO_CONFIG ?= configs/demo.yaml
 GX := $(BIN)/graphtx
 SHARED ?= ../shared/data
 
-.PHONY: setup demo test test-slow lint docs bench-parse demo-corpus clean
+.PHONY: setup demo test test-slow lint docs results bench-parse demo-corpus clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -52,7 +52,7 @@ demo: setup
 	@echo "  index/             FAISS index directory (graphtx search --index $(RUN)/index --text '...')"
 	@echo "  explain/           query and hit graphs with matched features shaded, one PNG a hit"
 	@echo "  eval/, eval_metric_vs_k.png   evaluation tables (results.json, per_query.csv) and Recall@k / nDCG@k plot"
-	@echo "real examiner citations (EV batteries, vs BM25), under the searcher's protocol (priority-date cut-off, eval.cutoff) and the paper's: benchmarks/RESULTS.md"
+	@echo "real examiner citations (EV batteries, vs BM25), under the searcher's protocol (priority-date cut-off, eval.cutoff) and the paper's: benchmarks/RESULTS.md, generated from benchmarks/regressions/"
 
 test: setup
 	$(BIN)/python -m pytest -q --durations=15
@@ -71,6 +71,11 @@ lint: setup
 docs: setup
 	$(BIN)/python -m graphtx.cli.reference docs
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# the tables and figures of README.md, benchmarks/RESULTS.md and docs/results.md, from benchmarks/regressions/*.json
+# (run a regression first: python benchmarks/regress.py benchmarks/regressions/NAME.yaml)
+results: setup
+	$(BIN)/python benchmarks/results_tables.py
 
 bench-parse: setup
 	$(BIN)/python benchmarks/bench_parse.py --grants $(SHARED)/uspto-grants --workers 1
