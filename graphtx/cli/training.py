@@ -52,6 +52,16 @@ def cmd_train(args, config) -> int:
     if not (args.tokens or args.init or train_cfg.init_from):
         raise ValueError("give --tokens (a graphtx pretrain directory), --init (a model directory) or train.init_from")
     config = with_overrides(config, train=train_cfg, seed=args.seed)
+    if _adapts_instead(args, train_cfg):
+        from graphtx.train.adapt import adapt
+        from graphtx.train.adapt import summary_lines as adapt_lines
+
+        print(f"no citations in {args.corpus} and none given: adapting the model to its documents without labels (as `graphtx adapt`), "
+              "not training on trivial citations", file=sys.stderr)  # fmt: skip
+        summary = adapt(config, args.corpus, args.graphs, args.out, model_dir=args.init or train_cfg.init_from or None, tokens_dir=args.tokens,
+                        device=args.device, progress=progress(args))  # fmt: skip
+        say(args, summary, adapt_lines(summary, args.out))
+        return EXIT_OK
     kwargs = dict(
         config=config, corpus_dir=args.corpus, graphs_dir=args.graphs, out_dir=args.out, tokens_dir=args.tokens, init_model_dir=args.init,
         citations=args.citations, valid_citations=args.valid_citations, test_citations=args.test_citations,
@@ -74,6 +84,34 @@ def cmd_train(args, config) -> int:
             summary["ranker"] = ranker
         lines += ranker_lines
     say(args, summary, lines)
+    return EXIT_OK
+
+
+def _adapts_instead(args, train_cfg) -> bool:
+    """A corpus without citations, none given, and a config that distils a teacher (configs/small.yaml): the label-free
+    route (graphtx adapt) is the better one, so `graphtx train` takes it."""
+    from graphtx.corpus.citations import read_citations
+
+    if args.citations or args.valid_citations or args.test_citations or args.engine != "local":
+        return False
+    if "pretrain" not in train_cfg.stages or not train_cfg.pretrain_teacher or train_cfg.pretrain_teacher_weight <= 0:
+        return False
+    return not read_citations(args.corpus)
+
+
+def cmd_adapt(args, config) -> int:
+    from graphtx.from_dict import with_overrides
+    from graphtx.train.adapt import adapt, summary_lines
+
+    train_cfg = config.train
+    if args.teacher:
+        train_cfg = with_overrides(train_cfg, pretrain_teacher=args.teacher)
+    if args.steps:
+        train_cfg = with_overrides(train_cfg, pretrain_steps=args.steps)
+    config = with_overrides(config, train=train_cfg, seed=args.seed)
+    summary = adapt(config, args.corpus, args.graphs, args.out, model_dir=args.model, tokens_dir=args.tokens, device=args.device,
+                    progress=progress(args))  # fmt: skip
+    say(args, summary, summary_lines(summary, args.out))
     return EXIT_OK
 
 
@@ -248,6 +286,21 @@ def add_parsers(sub) -> None:
     p.add_argument("--ray-workers", type=at_least(1, "the number of Ray workers"), default=2, help="DDP workers with --engine ray (default 2)")
     add_common(p)
     p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("adapt", help="a model adapted to a corpus without citations: the teacher distilled on its own documents")
+    p.add_argument("--corpus", required=True, help="corpus directory (`graphtx ingest`): the documents the teacher reads")
+    p.add_argument("--graphs", required=True, help="graphs directory of `graphtx parse` over that corpus")
+    p.add_argument("--out", required=True, help="run directory (RUN/model for `graphtx index`); the same command resumes a killed run")
+    start = p.add_mutually_exclusive_group(required=True)
+    start.add_argument("--model", help="model directory to adapt (a trained run's model/)")
+    start.add_argument("--tokens", help="tokens directory of `graphtx pretrain`: adapt a fresh model")
+    p.add_argument("--teacher", help="a `graphtx teacher` directory, or a peer (minilm, mpnet) whose vectors the run writes to OUT/teacher "
+                                     "(default: train.pretrain_teacher)")  # fmt: skip
+    p.add_argument("--steps", type=at_least(1, "the number of steps"), help="distillation steps (default: train.pretrain_steps)")
+    p.add_argument("--seed", type=at_least(0, "the seed"), help="default: the config's seed")
+    p.add_argument("--device", default="auto", help="auto | cpu | cuda")
+    add_common(p)
+    p.set_defaults(func=cmd_adapt)
 
     p = sub.add_parser("plot", help="training curves of a run directory -> PNG")
     p.add_argument("run", help="run directory of `graphtx train`")

@@ -236,9 +236,7 @@ def train(
     stop_after_steps: int = 0,
 ) -> dict:
     """Run (or resume) every configured stage; returns the summary written to summary.json."""
-    from graphtx.model.embed import init_model
     from graphtx.model.io import load_model
-    from graphtx.text.pretrain import load_tokens
     from graphtx.train.evaluate import CitationEvaluator
     from graphtx.train.loop import StageTrainer, selection_score
 
@@ -257,20 +255,7 @@ def train(
         if ctx.is_main:
             atomic_write_text(out / "config.yaml", yaml.safe_dump(_config_dict(config), sort_keys=False))
         init_model_dir = init_model_dir or cfg.init_from or None
-        if init_model_dir:
-            if not (Path(init_model_dir) / "config.yaml").exists():
-                raise ValueError(f"--init / train.init_from {init_model_dir} is not a model directory (no config.yaml): give a run's model/ folder")
-            init = load_model(init_model_dir)
-            model = init.model.train()
-            tokenizer, tokenizer_file = init.tokenizer, Path(init_model_dir) / "tokenizer.json"
-            token_vectors = model.swem.embedding.weight.detach().cpu().numpy()
-        elif tokens_dir:
-            base_cfg = config.model.as_base() if cfg.stages[0] in ("pretrain", "base") else config.model
-            model, tokenizer = init_model(base_cfg, tokens_dir, seed)
-            tokenizer_file = Path(tokens_dir) / "tokenizer.json"
-            _, token_vectors = load_tokens(tokens_dir)
-        else:
-            raise ValueError("give --tokens (a graphtx pretrain directory) or --init (a model directory)")
+        model, tokenizer, tokenizer_file, token_vectors = starting_model(config, init_model_dir, tokens_dir, seed)
 
         docs = Documents.read(corpus_dir)
         store = GraphStore.load(graphs_dir, {cfg.query_kind, cfg.candidate_kind, cfg.augment_kind})
@@ -406,6 +391,26 @@ def selection_rule(cfg: TrainConfig, known_item: bool) -> str:
 def _date_range(docs: Documents, ids: list[str]) -> list[str]:
     dates = sorted(d for d in (docs.date.get(i, "") for i in ids) if d)
     return [dates[0], dates[-1]] if dates else []
+
+
+def starting_model(config: GraphtxConfig, init_model_dir: str | None, tokens_dir: str | None, seed: int):
+    """The model a run starts from: ``init_model_dir`` (a model directory) or a fresh one over ``tokens_dir``.
+    ``(model in train mode, tokenizer, tokenizer file, token vectors (vocab, token_dim))``."""
+    from graphtx.model.embed import init_model
+    from graphtx.model.io import load_model
+    from graphtx.text.pretrain import load_tokens
+
+    if init_model_dir:
+        if not (Path(init_model_dir) / "config.yaml").exists():
+            raise ValueError(f"--init / train.init_from {init_model_dir} is not a model directory (no config.yaml): give a run's model/ folder")
+        init = load_model(init_model_dir)
+        model = init.model.train()
+        return model, init.tokenizer, Path(init_model_dir) / "tokenizer.json", model.swem.embedding.weight.detach().cpu().numpy()
+    if tokens_dir:
+        base_cfg = config.model.as_base() if config.train.stages[0] in ("pretrain", "base") else config.model
+        model, tokenizer = init_model(base_cfg, tokens_dir, seed)
+        return model, tokenizer, Path(tokens_dir) / "tokenizer.json", load_tokens(tokens_dir)[1]
+    raise ValueError("give --tokens (a graphtx pretrain directory) or --init (a model directory)")
 
 
 def run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, evaluator, config, corpus_dir, seed, out, ctx, progress, results, scores,

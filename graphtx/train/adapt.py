@@ -1,0 +1,96 @@
+"""``graphtx adapt``: label-free adaptation of a model to a corpus, no citation read.
+
+Stage ``pretrain`` on the target corpus's own documents (graphtx/train/pretrain_graph.py): the teacher's document
+similarities (``train.pretrain_teacher``, a peer whose vectors of the corpus the run writes once, or a ``graphtx
+teacher`` directory) distilled into the graph encoder, starting from a trained model (``--model``) or from a fresh
+one over a tokens directory (``--tokens``). With nothing to select on, the last weights ship: the number of steps is
+``train.pretrain_steps``, set before the run, never tuned on the corpus.
+
+Run directory, as ``graphtx train``'s::
+
+    RUN/config.yaml, RUN/teacher/ (a named peer's vectors), RUN/pretrain/ (log.jsonl, checkpoint.pt while running,
+    best/, done.json), RUN/model/ (what `graphtx index` takes), RUN/summary.json
+
+The source model's learned ranker was fitted on the source model's vectors: it does not describe the adapted
+vectors, so the adapted model ships without one (its fingerprint differs, and `search --ranker learned` says so);
+search it with the dense or hybrid ranker. A killed run resumes with the same command.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import yaml
+
+from graphtx.atomic import atomic_write_json, atomic_write_text, replacing
+from graphtx.from_dict import with_overrides
+
+if TYPE_CHECKING:
+    from graphtx.config import GraphtxConfig
+
+ADAPT_STAGES = ("pretrain",)
+
+
+def adapt(
+    config: GraphtxConfig,
+    corpus_dir: str,
+    graphs_dir: str,
+    out_dir: str,
+    model_dir: str | None = None,
+    tokens_dir: str | None = None,
+    device: str = "auto",
+    progress: bool | None = None,
+    stop_after_steps: int = 0,
+) -> dict:
+    """Adapt (or resume adapting) a model to the corpus; returns the summary written to RUN/summary.json."""
+    import torch
+
+    from graphtx.model.chunks import resolve_device
+    from graphtx.train.data import GraphStore
+    from graphtx.train.distributed import DistContext
+    from graphtx.train.run import _config_dict, run_pretrain_stage, starting_model
+    from graphtx.train.run_teacher import needs_run_teacher, require_run_teacher
+
+    cfg = config.train
+    if cfg.pretrain_teacher_weight <= 0 or not cfg.pretrain_teacher:
+        raise ValueError("adapting needs a teacher: set train.pretrain_teacher (minilm, mpnet or a `graphtx teacher` directory) "
+                         "and train.pretrain_teacher_weight > 0, as configs/small.yaml does, or give --teacher")  # fmt: skip
+    config = with_overrides(config, train=with_overrides(cfg, stages=ADAPT_STAGES, pretrain_evals=1))
+    ctx = DistContext(device=torch.device(resolve_device(device)))  # one process (stage pretrain is not data-parallel); a bad device: said first
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if needs_run_teacher(config) and not (out / "pretrain" / "done.json").is_file():
+        require_run_teacher(config)  # said before any data work
+    atomic_write_text(out / "config.yaml", yaml.safe_dump(_config_dict(config), sort_keys=False))
+    model, tokenizer, tokenizer_file, _ = starting_model(config, model_dir, tokens_dir, config.seed)
+    store = GraphStore.load(graphs_dir, {cfg.query_kind, cfg.candidate_kind})
+    if not store.doc_ids:
+        raise ValueError(f"{graphs_dir} holds no graph with nodes: nothing to adapt to")
+    results, scores = {}, {}
+    model = run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, None, config, corpus_dir, config.seed, out, ctx,
+                               progress, results, scores, stop_after_steps=stop_after_steps)  # fmt: skip
+    if model is None:  # simulated kill (tests)
+        return {"interrupted": "pretrain", "step": results["pretrain"]["steps"]}
+    best = out / "pretrain" / "best"
+    with replacing(out / "model") as tmp:  # the adapted weights; no ranker: the source's was fitted on other vectors
+        shutil.copytree(best, tmp, ignore=shutil.ignore_patterns("ranker"))
+    summary = {
+        "mode": "adapt", "from": str(model_dir) if model_dir else f"a fresh model over {tokens_dir}",
+        "documents_with_graphs": len(store.doc_ids), "stages": results, "final_stage": "pretrain",
+        "teacher": str(config.train.pretrain_teacher), "steps": config.train.pretrain_steps, "seed": config.seed,
+        "ranker": "none: the source model's ranker was fitted on other vectors; search with --ranker dense or hybrid",
+    }  # fmt: skip
+    atomic_write_json(out / "summary.json", summary)
+    return summary
+
+
+def summary_lines(summary: dict, out_dir: str | Path) -> list[str]:
+    """What ``graphtx adapt`` prints."""
+    stage = summary["stages"]["pretrain"]
+    return [
+        f"adapted {summary['from']} to {summary['documents_with_graphs']:,} documents: {stage['steps']} distillation steps "
+        f"from teacher {summary['teacher']} (no citation read; the last weights ship)",
+        f"model: {Path(out_dir) / 'model'} (no learned ranker: {summary['ranker'].split(': ', 1)[1]})",
+    ]

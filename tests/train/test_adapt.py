@@ -1,0 +1,72 @@
+"""`graphtx adapt`: a model adapted to a corpus without citations (stage pretrain on its own documents, no citation read)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+import yaml
+
+import graphtx.text.peers as peers_io
+import graphtx.text.teacher as teacher_io
+from graphtx.cli import main
+from graphtx.model.io import load_model
+from tests.train.test_pretrain_teacher import _TopicPeer
+
+
+def _peer(monkeypatch, tmp_path):
+    monkeypatch.setattr(peers_io, "require_peer", lambda name, cache_dir="": tmp_path)
+    monkeypatch.setattr(teacher_io, "peer_path", lambda name, cache_dir="": tmp_path)
+    monkeypatch.setattr(peers_io, "load_peer", lambda path, max_tokens, dtype="float32", device="cpu": _TopicPeer())
+
+
+def _config(synthetic, tmp_path, **train):
+    path = tmp_path / "adapt.yaml"
+    path.write_text(yaml.safe_dump({"extends": str(synthetic / "tiny.yaml"), "train": {
+        "stages": ["pretrain", "base"], "pretrain_teacher": "minilm", "pretrain_steps": 6, "pretrain_views_weight": 0.0,
+        "pretrain_bm25_weight": 0.0, "pretrain_teacher_weight": 1.0, **train}}))  # fmt: skip
+    return path
+
+
+@pytest.mark.timeout(240)
+def test_adapt_distils_the_teacher_on_the_corpus_from_a_trained_model_without_reading_citations(synthetic, tmp_path, monkeypatch, capsys):
+    import graphtx.corpus.citations as citations
+
+    _peer(monkeypatch, tmp_path)
+    config = _config(synthetic, tmp_path)
+    assert main(["init-model", "--config", str(config), "--tokens", str(synthetic / "tokens"), "--out", str(tmp_path / "source"), "--quiet"]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(citations, "read_citations", lambda *a, **k: pytest.fail("adapt read citations"))
+    args = ["adapt", "--config", str(config), "--corpus", str(synthetic / "corpus"), "--graphs", str(synthetic / "graphs"),
+            "--model", str(tmp_path / "source"), "--out", str(tmp_path / "run"), "--json"]  # fmt: skip
+    assert main(args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["mode"] == "adapt" and summary["stages"]["pretrain"]["steps"] == 6 and summary["documents_with_graphs"] == 96
+    log = [json.loads(x) for x in (tmp_path / "run" / "pretrain" / "log.jsonl").read_text().splitlines()]
+    assert len(log) == 6 and all(r["teacher_queries"] > 0 for r in log)
+    source, adapted = load_model(tmp_path / "source").model, load_model(tmp_path / "run" / "model").model
+    assert not torch.equal(source.swem.proj.weight, adapted.swem.proj.weight)  # the weights moved
+    assert not (tmp_path / "run" / "model" / "ranker").exists()  # the source's ranker does not describe these vectors
+    assert main([a for a in args if a != "--json"]) == 0  # finished: the same command reuses it
+    assert "6 distillation steps" in capsys.readouterr().out
+
+
+def test_adapt_without_a_teacher_is_refused_in_words(synthetic, tmp_path, capsys):
+    config = _config(synthetic, tmp_path, pretrain_teacher="", pretrain_teacher_weight=0.0, pretrain_views_weight=1.0)
+    args = ["adapt", "--config", str(config), "--corpus", str(synthetic / "corpus"), "--graphs", str(synthetic / "graphs"),
+            "--tokens", str(synthetic / "tokens"), "--out", str(tmp_path / "run")]  # fmt: skip
+    assert main(args) == 2
+    assert "adapting needs a teacher" in capsys.readouterr().err
+
+
+@pytest.mark.timeout(240)
+def test_train_on_a_corpus_without_citations_adapts_and_says_so(synthetic, tmp_path, monkeypatch, capsys):
+    _peer(monkeypatch, tmp_path)
+    config = _config(synthetic, tmp_path, pretrain_steps=3)
+    args = ["train", "--config", str(config), "--corpus", str(synthetic / "corpus"), "--graphs", str(synthetic / "graphs"),
+            "--tokens", str(synthetic / "tokens"), "--out", str(tmp_path / "run"), "--quiet"]  # fmt: skip
+    assert main(args) == 0  # the synthetic corpus holds no citations (they are in train.tsv)
+    captured = capsys.readouterr()
+    assert "adapting the model to its documents without labels" in captured.err and "3 distillation steps" in captured.out
+    assert (tmp_path / "run" / "model" / "model.pt").is_file() and not (tmp_path / "run" / "base").exists()
