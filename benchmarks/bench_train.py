@@ -128,12 +128,13 @@ def main() -> int:
     summary = json.loads((run_dir / "summary.json").read_text())
     d = summary["data"]
     print(f"training data: {d['citation_pairs']} citation pairs + {d['trivial_pairs']} trivial pairs, {d['groups']} batch groups ({d['group_by']}); "
-          f"validation {d['valid_queries']} queries / {d['valid_pairs']} pairs over {d['candidates']} candidates")  # fmt: skip
+          f"selection {d['selection']['queries']} queries / {d['selection']['pairs']} pairs over {d['candidates']} candidates "
+          f"({d['selection']['rule']})")  # fmt: skip
     if timings:
         print("wall time: " + ", ".join(f"{k} {v:.0f} s" for k, v in timings.items()))
     print()
     print(
-        "| stage | steps | epochs | evaluations | training s | evaluation s | graphs/s | pairs/s | pairs/batch (median) | nodes/batch (median) | stopped | valid R@3 / nDCG@150 at start | best (step) |"
+        "| stage | steps | epochs | evaluations | training s | evaluation s | graphs/s | pairs/s | pairs/batch (median) | nodes/batch (median) | stopped | selection R@3 / nDCG@150 at start | best (step) |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for stage in ("base", "reduced"):

@@ -54,9 +54,12 @@ def split_specs(files: str) -> list[str]:
 def group_rows(specs: list[str]) -> tuple[list[dict], list[float], list[float], str]:
     """Per-query rows averaged over seeds, and each seed's Recall@3 and nDCG@150."""
     sums: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    recalls, ndcgs, label = [], [], ""
+    recalls, ndcgs, label, queries = [], [], "", None
     for spec in specs:
         rows, label = read_rows(spec)
+        if queries is not None and {r["query"] for r in rows} != queries:  # a mean over seeds needs every seed's queries
+            raise SystemExit(f"{spec}: its queries differ from the first seed's ({len(rows)} against {len(queries)}): not the same evaluation")
+        queries = {r["query"] for r in rows}
         recalls.append(sum(float(r["hits@3"]) for r in rows) / max(1.0, sum(float(r["relevant"]) for r in rows)))
         ndcgs.append(statistics.fmean(float(r["nDCG@150"]) for r in rows))
         for r in rows:

@@ -1,7 +1,7 @@
 """The results pages' tables and figures, generated from the regressions' result JSON (``make results``).
 
     python benchmarks/results_tables.py            # rewrite README.md, benchmarks/RESULTS.md, docs/results.md in place
-    python benchmarks/results_tables.py --check    # exit 1 and name each place that differs (tests/test_results_tables.py)
+    python benchmarks/results_tables.py --check    # exit 1 and name each place that differs (tests/test_regressions.py)
 
 A page holds generated parts between markers; everything between them is replaced:
 

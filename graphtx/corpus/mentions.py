@@ -62,22 +62,22 @@ NUMBER = re.compile(r"(RE)\.?\s?(\d{1,2})[ ,.]?(\d{3})(?![,.]?\d)|(\d{1,2})[ ,.]
 # words that make a mention a family member: strong ones alone; weak ones ("continuation", "priority to") only beside an
 # application reference ("application", "Ser. No.", "filed"), since they also occur in technical prose ("gives priority to")
 STRONG_RELATED = re.compile(
-    r"now\s+U\.?\s?S\.?\s+Pat|now\s+issued|issued\s+as\s+U\.?\s?S|cross[- ]reference|which\s+is\s+a\s+(?:continuation|division)"
-    r"|\bparent\s+(?:U\.?\s?S\.?\s+)?(?:Pat|patent|application)"
+    r"now\s+U\.?\s?S\.?\s+Pat|now\s+issued|issued\s+as\s+U\.?\s?S|cross[- ]reference\s+(?:to|is\s+made)|which\s+is\s+a\s+(?:continuation|division)"
+    r"|\bparent\s+(?:U\.?\s?S\.?\s+)?(?:Pat\b|patent\b)"
     r"|(?:application|invention|disclosure)\s+is\s+(?:also\s+)?related\s+to\s+(?:the\s+following\s+|commonly[- ]\w+\s+|co-?pending\s+)*"
-    r"(?:U\.?\s?S\.?\s+)?(?:Pat|patents?\b|(?:patent\s+)?applications?\b)",
+    r"(?:U\.?\s?S\.?\s+)?(?:Pat\b|patents?\b|(?:patent\s+)?applications?\b)",
     re.I,
 )
 WEAK_RELATED = re.compile(
     r"continuation|divisional|\bdivision\s+of|claims?\s+(?:the\s+)?(?:benefit|priority)|priority\s+(?:to|of|from)|parent\s+application"
     r"|related\s+(?:to\s+)?(?:(?:U\.?\s?S\.?|co-?pending|commonly[- ](?:owned|assigned))\s+)*(?:patent\s+)?applications?"
-    r"|co-?pending|reissue\s+of|benefit\s+of",
+    r"|co-?pending|reissue\s+of",
     re.I,
 )
 # an application named as such, near the mention or anywhere in its paragraph ("application" alone is common prose in
 # software patents: "a continuation token is returned to the application")
 APPLICATION_NAMED = re.compile(
-    r"Ser\.?\s*No|application\s+(?:No|number|Ser)|provisional\s+(?:patent\s+)?application|PCT/"
+    r"\bSer\.?\s*Nos?\b\.?\s*\d|\bapplication\s+(?:Nos?\b\.?|number)\s*\d|\bapplication\s+Ser\b|provisional\s+(?:patent\s+)?application|PCT/"
     r"|\bfiled\s+(?:on\s+)?(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
     r"|\b(?:this|present|instant|the\s+present)\s+(?:patent\s+)?application\s+(?:is|claims|was|has)",
     re.I,
@@ -152,24 +152,28 @@ def mention_context(text: str, start: int, end: int, before: int = 500, after: i
     return text[max(para_start, start - before) : min(para_end, end + after)]
 
 
-def shingles(text: str, words: int = SHINGLE_WORDS) -> set[str]:
-    """The word ``words``-grams of ``text`` (lower case, letters and digits), as a set."""
+def shingles(text: str, words: int = SHINGLE_WORDS) -> set[int]:
+    """The word ``words``-grams of ``text`` (lower case, letters and digits), as a set of 64-bit hashes."""
+    import hashlib
+
     tokens = re.findall(r"[a-z0-9]+", text.lower())
-    return {" ".join(tokens[i : i + words]) for i in range(max(0, len(tokens) - words + 1))}
+    return {int.from_bytes(hashlib.blake2b(" ".join(tokens[i : i + words]).encode(), digest_size=8).digest(), "big")
+            for i in range(max(0, len(tokens) - words + 1))}  # fmt: skip
 
 
-def shared_text(a: set[str], b: set[str]) -> float:
+def shared_text(a: set[int], b: set[int]) -> float:
     """The share of the smaller shingle set found in the other (0 when either is empty)."""
     return len(a & b) / min(len(a), len(b)) if a and b else 0.0
 
 
-_LEGAL_FORM = re.compile(r"\b(?:inc|incorporated|corp|corporation|co|company|ltd|limited|llc|lp|plc|gmbh|ag|sa|bv|nv|kk|the)\b")
+_LEGAL_FORM = re.compile(r"(?:\s+(?:inc|incorporated|corp|corporation|co|company|ltd|limited|llc|lp|plc|gmbh|ag|sa|bv|nv|kk))+$")  # at the end only
 
 
 def applicant_key(name: str) -> str:
     """An applicant's name without case, punctuation or legal form ("International Business Machines Corp." ->
     "international business machines")."""
-    return " ".join(_LEGAL_FORM.sub(" ", re.sub(r"[^a-z0-9 ]", " ", name.lower())).split())
+    words = " ".join(re.sub(r"[^a-z0-9 ]", " ", name.lower()).split())
+    return _LEGAL_FORM.sub("", words).removeprefix("the ").strip()
 
 
 def same_applicant(a, b) -> bool:

@@ -1,7 +1,7 @@
 """``graphtx plot RUN_DIR``: training curves of every stage as one PNG.
 
-Panels: loss (raw and smoothed) and active triplets per step; learning rate; validation
-Recall@k and nDCG@k per evaluation; throughput (graphs/s).
+Panels: loss (raw and smoothed) and active triplets per step; learning rate; Recall@k and
+nDCG@k per evaluation on the selection split (held-out training queries; validation is scored once, at the end); throughput (graphs/s).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def plot_run(run_dir: str | Path, out: str | Path | None = None) -> Path:
             axes[1][0].plot(xs, [r["recall"] for r in evals], marker="o", label=f"{stage} Recall@{k}")
             axes[1][0].plot(xs, [r["ndcg"] for r in evals], marker="s", label=f"{stage} nDCG")
         offset = max([offset] + steps + [offset + r["step"] for r in evals])
-    titles = [["training loss", "learning rate"], ["validation", "throughput"]]
+    titles = [["training loss", "learning rate"], ["selection (held-out training queries)", "throughput"]]
     for i in range(2):
         for j in range(2):
             axes[i][j].set_title(titles[i][j])

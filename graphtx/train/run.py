@@ -143,7 +143,7 @@ def split_citations(
         if not valid:
             raise ValueError("train.split = files needs --valid-citations (or set train.split to random or year)")
         for flag, path in (("--valid-citations", valid), ("--test-citations", test)):
-            if path and not Path(path).is_file():
+            if path and not Path(path).exists():
                 raise FileNotFoundError(f"{flag} {path} does not exist")
         return PreparedData(all_train, [], [], [], held_out_files=(valid, test))
     if cfg.split == "random":
@@ -188,11 +188,15 @@ def build_training_set(cfg: TrainConfig, docs: Documents, store: GraphStore, dat
     from graphtx.train.loop import TrainingSet
 
     pairs, skipped = make_pairs(data.train, store.ids_with(cfg.query_kind), store.ids_with(cfg.candidate_kind), cfg)
-    held_out = {c.citing_id for c in data.valid + data.test + data.selection}  # (train.split = files: validation is not known yet)
+    held_out = {c.citing_id for c in data.valid + data.test + data.selection}
+    # train.split = files: validation is not known yet; its queries are later than training's, so trivial pairs come from
+    # documents no later than the latest training query (a held-out query must not learn its own description)
+    latest = max((docs.date.get(c.citing_id, "") for c in data.train), default="") if data.held_out_files[0] else None
     eligible = [
         d
         for d in store.doc_ids
         if d not in held_out
+        and (latest is None or docs.date.get(d, "") <= latest)
         and store.has(d, cfg.query_kind)
         and store.has(d, cfg.candidate_kind)
         and (cfg.trivial_same_graph or store.get(d, cfg.query_kind).node_text != store.get(d, cfg.candidate_kind).node_text)
@@ -272,6 +276,7 @@ def train(
             if cfg.ranker_holdout > 0:
                 prepared = hold_out_for_ranker(prepared, cfg.ranker_holdout, docs.family, seed)
             prepared = hold_out_for_selection(prepared, cfg.selection_share, docs, seed)
+        check_selection(out, prepared.selection, cfg.stages)
         data, skipped_pairs, n_trivial = build_training_set(cfg, docs, store, prepared, seed, tokenizer, token_vectors)
         skipped = prepared.skipped + skipped_pairs
         evaluator = CitationEvaluator(prepared.selection, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size, known_item,
@@ -285,7 +290,8 @@ def train(
             "citation_pairs": len(data.pairs) - n_trivial, "trivial_pairs": n_trivial,
             "groups": len(set(data.groups)), "group_by": cfg.group_by,
             "validation": "known-item (first claim -> own description)" if known_item else "citations",
-            "selection": {"rule": selection_rule(cfg, known_item), "queries": len(evaluator.query_ids),
+            "selection": {"rule": selection_rule(cfg, known_item), "fingerprint": selection_fingerprint(prepared.selection),
+                          "queries": len(evaluator.query_ids),
                           "pairs": sum(len(v) for v in evaluator.relevant.values()), "skipped": evaluator.skipped,
                           "dates": _date_range(docs, evaluator.query_ids)},
             "candidates": len(evaluator.candidate_ids),
@@ -345,6 +351,10 @@ def train(
                     shutil.copytree(previous / "ranker", tmp / "ranker")
             summary |= report_held_out(read_held_out(prepared, docs), data, store, model, tokenizer, cfg, known_item, out)
             atomic_write_json(out / "summary.json", summary)
+            if summary.get("validation", {}).get("queries") == 0 and summary["validation"]["trained_queries_left_out"]:
+                raise ValueError(f"every validation query of {valid_citations or 'the validation split'} is also a training, selection or ranker "
+                                 f"query of this run (does --citations hold the validation citations?): nothing was scored; the model is "
+                                 f"trained and saved in {out / 'model'}")  # fmt: skip
             if summary.get("validation", {}).get("queries") == 0:
                 raise ValueError(f"no validation queries with graphs on both sides in {valid_citations or 'the validation split'} (ids not in the "
                                  f"corpus?): nothing was scored; the model is trained and saved in {out / 'model'}")  # fmt: skip
@@ -359,10 +369,11 @@ def train(
 def report_held_out(prepared: PreparedData, data, store: GraphStore, model, tokenizer, cfg: TrainConfig, known_item: bool, out: Path) -> dict:
     """The chosen model scored once on the validation and test citations (nothing was selected on them), their
     judgements written beside the run (``valid_citations.tsv``, ``test_citations.tsv``, for graphtx eval).
-    A query that training saw as a citing document (a citation or trivial pair) is left out and counted."""
+    A query that training saw as a citing document (a citation or trivial pair), or that was a selection or ranker query,
+    is left out, counted and warned about."""
     from graphtx.train.evaluate import CitationEvaluator
 
-    trained = {p.citing for p in data.pairs}
+    trained = {p.citing for p in data.pairs} | {c.citing_id for c in prepared.selection + prepared.ranker}  # seen, or selected on
     entries = {}
     for name, file, cites in (("validation", "valid", prepared.valid), ("test", "test", prepared.test)):
         scored = [c for c in cites if c.citing_id not in trained]
@@ -372,8 +383,34 @@ def report_held_out(prepared: PreparedData, data, store: GraphStore, model, toke
         ev = CitationEvaluator(scored, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size, known_item,
                                cfg.select_rerank_depth)  # fmt: skip
         left_out = len({c.citing_id for c in cites} - {c.citing_id for c in scored})
+        if left_out:
+            print(f"warning: {left_out} {name} queries are also training, selection or ranker queries of this run (the training citations "
+                  f"hold them?): left out of its {name} score", file=sys.stderr)  # fmt: skip
         entries[name] = {**(asdict(ev(model, tokenizer)) if ev.query_ids else {"queries": 0}), "trained_queries_left_out": left_out}
     return entries
+
+
+def selection_fingerprint(selection: list[Citation]) -> str:
+    """A hash of the selection pairs: the queries every evaluation of the run's stages was scored on."""
+    import hashlib
+
+    text = "".join(sorted(f"{c.citing_id}\t{c.cited_id}\n" for c in selection))
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def check_selection(out: Path, selection: list[Citation], stages) -> None:
+    """A run directory whose stages were scored on other queries (an older run, another --citations or selection_share,
+    a run from before the selection split) is not resumed: its best checkpoints were chosen on something else."""
+    begun = [s for s in (*stages, *STAGE_ORDER) if (out / s / "done.json").is_file() or (out / s / "checkpoint.pt").is_file()]
+    if not begun:
+        return
+    try:
+        before = json.loads((out / "data.json").read_text())["selection"]["fingerprint"]
+    except (OSError, ValueError, KeyError, TypeError):
+        before = None
+    if before != selection_fingerprint(selection):
+        raise ValueError(f"{out} holds stage {begun[0]} selected on other queries ({'a run from before the selection split' if before is None else 'another selection split'}): "
+                         "give a new --out, or delete the stage directories to train again")  # fmt: skip
 
 
 def write_citations(path: Path, citations: list[Citation]) -> None:

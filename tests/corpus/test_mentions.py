@@ -126,9 +126,15 @@ def test_application_as_a_word_of_software_prose_is_not_an_application_reference
             + "Paging of this kind is known from U.S. Pat. No. 6,888,297.")  # fmt: skip
     (number, start, end), *_ = patent_numbers(text)
     assert not is_related_application(text, start, end)
-    text = "The present invention is related to data processing. U.S. Pat. No. 6,888,297 shows a cache."
-    (number, start, end), *_ = patent_numbers(text)
-    assert not is_related_application(text, start, end)
+    for text in (
+        "The present invention is related to data processing. U.S. Pat. No. 6,888,297 shows a cache.",
+        "The present invention is related to pattern recognition, as in U.S. Pat. No. 6,888,297.",
+        "A continuation is sent once the user notification arrives (the browser notifies). U.S. Pat. No. 6,888,297 shows it.",
+        "The parent application spawns a child process, a continuation of the parent pattern. See U.S. Pat. No. 6,888,297.",
+        "A cross-reference index maps each application node to a continuation. U.S. Pat. No. 6,888,297 builds one.",
+    ):
+        (number, start, end), *_ = patent_numbers(text)
+        assert not is_related_application(text, start, end), text
 
 
 def test_shared_text_and_applicants():
@@ -140,6 +146,7 @@ def test_shared_text_and_applicants():
     assert shared_text(a, b) == pytest.approx(2 / 4)  # two of the smaller set's four 8-grams
     assert applicant_key("International Business Machines Corp.") == applicant_key("INTERNATIONAL BUSINESS MACHINES CORPORATION")
     assert same_applicant(["Sideband Networks Inc."], ["Sideband Networks, Inc.", "X"]) and not same_applicant(["A Corp"], [])
+    assert applicant_key("AG Leader Technology") == "ag leader technology" and applicant_key("The Boeing Company") == "boeing"
     assert not same_applicant(["Secretary of the Army"], ["Secretary of the Navy"])
 
 

@@ -34,9 +34,13 @@ def test_training_beats_the_untrained_model_and_writes_a_run(synthetic, tmp_path
     assert d["trivial_pairs"] == round(0.2 * d["citation_pairs"])
     selection = {line.split("\t")[0] for line in (out / "selection_citations.tsv").read_text().splitlines()[1:]}
     assert len(selection) == 11 and all(q.endswith("-5") for q in selection)  # the latest training year
-    # validation: scored once at the end, on the 24 queries less those a trivial pair trained on
+    # validation: scored once at the end, on all 24 queries: trivial pairs come from documents no later than training's queries
     v = summary["validation"]
-    assert v["queries"] + v["trained_queries_left_out"] == 24 and v["pairs"] == 2 * v["queries"] and summary["selected_on"] == "selection"
+    assert (v["queries"], v["pairs"], v["trained_queries_left_out"]) == (24, 48, 0) and summary["selected_on"] == "selection"
+    # the same run directory with another selection split is refused, not resumed on stages chosen on other queries
+    args = _train_args(synthetic, out, "--json")
+    assert main([*args[:1], "--config", str(_with_share(synthetic, tmp_path, 0.3)), *args[3:]]) == 2
+    assert "selected on other queries (another selection split)" in capsys.readouterr().err
     # the run's model is its best validated stage (the reduction stage ships only when it is at least as good)
     final = summary["final_stage"]
     assert summary["stages"][final]["best_recall"] == max(s["best_recall"] for s in summary["stages"].values())
@@ -48,6 +52,29 @@ def test_training_beats_the_untrained_model_and_writes_a_run(synthetic, tmp_path
     log = [json.loads(line) for line in (out / "base" / "log.jsonl").read_text().splitlines()]
     assert {"loss", "active_triplets", "graphs", "nodes", "graphs_per_s", "lr"} <= set(log[0])
     assert main(["plot", str(out), "--quiet"]) == 0 and (out / "curves.png").stat().st_size > 10_000
+
+
+def _with_share(synthetic, tmp_path, share: float):
+    import yaml
+
+    data = yaml.safe_load((synthetic / "tiny.yaml").read_text())
+    data["train"]["selection_share"] = share
+    path = tmp_path / f"share{share}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_validation_queries_in_the_training_file_are_left_out_of_the_report_and_warned_about(synthetic, tmp_path, capsys):
+    both = tmp_path / "both.tsv"  # the training file holds the validation citations too: they train (or select) and are not reported
+    both.write_text((synthetic / "train.tsv").read_text() + "".join(f"{line}\tX\n" for line in (synthetic / "valid.tsv").read_text().splitlines()))
+    args = _train_args(synthetic, tmp_path / "run", "--json", "--stages", "base", "--max-epochs", "1")
+    args[args.index("--citations") + 1] = str(both)
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "warning: 24 validation queries are also training, selection or ranker queries" in err
+    assert "every validation query of" in err and "does --citations hold the validation citations?" in err
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())  # written before the error: the model is there
+    assert summary["validation"] == {"queries": 0, "trained_queries_left_out": 24}
 
 
 def test_training_never_reads_the_validation_citations_before_its_final_report(synthetic, tmp_path, monkeypatch, capsys):
