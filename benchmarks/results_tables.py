@@ -5,8 +5,8 @@
 
 A page holds generated parts between markers; everything between them is replaced:
 
-* ``<!-- table: NAME -->`` ... ``<!-- /table -->``: the table of ``benchmarks/regressions/NAME.json`` (one row a
-  system: seeds, Recall@3 and nDCG@150 as mean ± sd over seeds, each ratio to a reference with its paired-bootstrap
+* ``<!-- table: NAME -->`` ... ``<!-- /table -->``: the table of ``benchmarks/regressions/NAME.json`` (``<!-- table:
+  NAME | SYSTEM; SYSTEM -->``: those systems only, in that order; one row a system: seeds, Recall@3 and nDCG@150 as mean ± sd over seeds, each ratio to a reference with its paired-bootstrap
   95% interval) and a line naming the regression file, its seeds and its cost;
 * ``<!-- v: NAME|SYSTEM|METRIC -->`` ... ``<!-- /v -->``: one system's mean (4 decimals);
   ``<!-- v: NAME|SYSTEM|METRIC|REFERENCE -->``: its ratio to the reference with the interval (``1.04x [0.92, 1.18]``);
@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 REGRESSIONS = REPO / "benchmarks" / "regressions"
 PAGES = (REPO / "README.md", REPO / "benchmarks" / "RESULTS.md", REPO / "docs" / "results.md")
-TABLE = re.compile(r"(<!-- table: (?P<name>[\w.-]+) -->\n)(?P<body>.*?)(<!-- /table -->)", re.S)
+TABLE = re.compile(r"(<!-- table: (?P<name>[\w.-]+)(?:\s*\|(?P<only>[^>]*?))? -->\n)(?P<body>.*?)(<!-- /table -->)", re.S)
 VALUE = re.compile(r"(<!-- v: (?P<spec>[^>]*?) -->)(?P<body>.*?)(<!-- /v -->)", re.S)
 METRICS = ("Recall@3", "nDCG@150")
 
@@ -55,8 +55,14 @@ def link(page: Path, name: str) -> str:
     return f"[{name}]({target.relative_to(page.parent).as_posix() if target.is_relative_to(page.parent) else target.relative_to(REPO).as_posix()})"
 
 
-def table(page: Path, name: str, cache: dict) -> str:
+def table(page: Path, name: str, cache: dict, only: str | None = None) -> str:
     r = result(name, cache)
+    if only:
+        wanted = [x.strip() for x in only.split(";") if x.strip()]
+        missing = [x for x in wanted if x not in r["systems"]]
+        if missing:
+            raise KeyError(f"{name}.json has no system {missing[0]!r} (it has {', '.join(r['systems'])})")
+        r = {**r, "systems": {x: r["systems"][x] for x in wanted}}
     refs = list(dict.fromkeys(ref for s in r["systems"].values() for ref in s["vs"]))
     head = ["system", "seeds", "queries", *METRICS, *(f"{m} / {ref} [95%]" for ref in refs for m in METRICS)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -104,7 +110,7 @@ def _fact(facts: dict, dotted: str):
 
 
 def render(page: Path, text: str, cache: dict) -> str:
-    text = TABLE.sub(lambda m: m.group(1) + table(page, m.group("name"), cache) + m.group(4), text)
+    text = TABLE.sub(lambda m: m.group(1) + table(page, m.group("name"), cache, m.group("only")) + m.group(5), text)
     return VALUE.sub(lambda m: m.group(1) + value(m.group("spec"), cache) + m.group(4), text)
 
 

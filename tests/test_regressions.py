@@ -125,3 +125,13 @@ def test_a_page_number_differing_from_its_json_is_found(tmp_path):
     assert good == f"BM25 scores <!-- v: {name}|BM25|Recall@3 -->0.1089<!-- /v -->."
     table = results_tables.render(page, f"<!-- table: {name} -->\nold\n<!-- /table -->", cache)
     assert "| TF-IDF | 1 | 257 | 0.0787 | 0.2450 | 0.72x [" in table and "regressions/bm25-ev.yaml" in table
+
+
+def test_a_table_may_name_the_systems_it_shows(tmp_path):
+    cache: dict = {}
+    page = tmp_path / "page.md"
+    text = results_tables.render(page, "<!-- table: bm25-ev | TF-IDF; BM25 -->\n<!-- /table -->", cache)
+    rows = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("| system")]
+    assert [r.split(" | ")[0] for r in rows] == ["| TF-IDF", "| BM25"]
+    with pytest.raises(KeyError, match="no system 'nope'"):
+        results_tables.render(page, "<!-- table: bm25-ev | nope -->\n<!-- /table -->", cache)
