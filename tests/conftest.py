@@ -33,6 +33,16 @@ def builder(parse_config):
     return GraphBuilder(parse_config)
 
 
+# --- the peer vector cache ---------------------------------------------------------------
+# eval.peer_vector_cache_dir defaults to a folder in the home directory: each test gets its own (no test reads another's
+# vectors, none writes into the user's cache); subprocesses inherit it.
+
+
+@pytest.fixture(autouse=True)
+def _own_peer_vector_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("GRAPHTX_PEER_VECTOR_CACHE", str(tmp_path_factory.mktemp("peer-vectors")))
+
+
 # --- one torch thread ---------------------------------------------------------------------
 # Tests of these places run tensors of a few dozen rows: intra-op threads only add overhead (100x
 # slower on a busy 2-core machine, where OpenMP threads wait for each other). Module-scoped: set

