@@ -37,6 +37,9 @@ class ParsedRecord:
     citations: tuple[Citation, ...] = ()
 
 
+NOT_A_PATENT = "not a patent document"  # the start of a SkippedRecord reason for a record that is no patent
+
+
 @dataclass(frozen=True)
 class SkippedRecord:
     """An input record that is not written, with the reason; one line of errors.jsonl.
@@ -52,6 +55,11 @@ class SkippedRecord:
 
     def to_json(self) -> str:
         return json.dumps({"file": self.file, "position": self.position, "id": self.id, "reason": self.reason}, ensure_ascii=False)
+
+    @property
+    def not_a_patent(self) -> bool:
+        """A record that is no patent document (a sequence listing): accounted for, not a failure to read a patent."""
+        return self.reason.startswith(NOT_A_PATENT)
 
 
 class RecordError(Exception):

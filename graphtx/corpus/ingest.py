@@ -37,21 +37,24 @@ class IngestReport:
     out_dir: Path
     records_written: int = 0  # documents + citation-only rows; records_seen == records_written + skipped
     fields_filled: dict | None = None  # per source path: documents, and how many filled each field (manifest's fields_filled)
+    not_patents: int = 0  # of the skipped: records that are no patent (sequence listings): listed, not a failure
 
     @property
     def complete(self) -> bool:
-        return self.skipped == 0
+        """Every patent document was read (records that are no patent, listed in errors.jsonl, do not count)."""
+        return self.skipped == self.not_patents
 
     def summary(self) -> dict:
         """``graphtx ingest --json``."""
         return {"out": str(self.out_dir), "records_seen": self.records_seen, "documents": self.documents, "citations": self.citations,
-                "skipped": self.skipped, "fields_filled": self.fields_filled}  # fmt: skip
+                "skipped": self.skipped, "not_patents": self.not_patents, "fields_filled": self.fields_filled}  # fmt: skip
 
     def lines(self) -> list[str]:
         """What ``graphtx ingest`` prints: counts, where the skipped records are listed, the fields each source filled."""
         return [
             f"ingested {self.documents} documents and {self.citations} citations into {self.out_dir}",
             f"records seen: {self.records_seen}; skipped: {self.skipped}"
+            + (f", of them {self.not_patents} not patents (sequence listings)" if self.not_patents else "")
             + (f" (each listed with its reason in {self.out_dir / 'errors.jsonl'})" if self.skipped else ""),
             *fields_lines(self.fields_filled or {}),
         ]
@@ -173,7 +176,8 @@ def ingest(sources: list[str | Path], out_dir: str | Path, cfg: IngestConfig = I
         manifest = writer.close(
             {"sources": [str(s) for s in sources], "records_seen": seen, "records_written": written, "fields_filled": filled.to_json()}
         )
-    return IngestReport(manifest["documents"], manifest["citations"], manifest["skipped"], seen, Path(out_dir), written, manifest["fields_filled"])
+    return IngestReport(manifest["documents"], manifest["citations"], manifest["skipped"], seen, Path(out_dir), written, manifest["fields_filled"],
+                        manifest["not_patents"])  # fmt: skip
 
 
 def fields_lines(filled: dict) -> list[str]:

@@ -98,6 +98,7 @@ class CorpusWriter:
         self._first_seen: dict[str, str] = {}  # id -> "file position"
         self._citation_keys: set[tuple[str, str, str]] = set()
         self.skipped = 0
+        self.not_patents = 0  # of the skipped: records that are no patent (sequence listings)
         self.duplicate_citations = 0
         self.started = time.time()
 
@@ -117,6 +118,7 @@ class CorpusWriter:
     def skip(self, record: SkippedRecord) -> None:
         self._errors.write(record.to_json() + "\n")
         self.skipped += 1
+        self.not_patents += record.not_a_patent
 
     def add_document(self, doc: PatentDocument, citations: tuple[Citation, ...], file: str, position: str) -> bool:
         where = f"{file} {position}"
@@ -148,6 +150,7 @@ class CorpusWriter:
             "citations": self.citations.count,
             "duplicate_citations_dropped": self.duplicate_citations,
             "skipped": self.skipped,
+            "not_patents": self.not_patents,
             "seconds": round(time.time() - self.started, 2),
             "pyarrow": pa.__version__,
             **(extra_manifest or {}),

@@ -14,6 +14,7 @@ from typing import BinaryIO
 from lxml import etree
 
 from graphtx.corpus.base import (
+    NOT_A_PATENT,
     ParsedRecord,
     RawRecord,
     RecordError,
@@ -47,7 +48,7 @@ def iter_raw(path: str, data_stream: BinaryIO) -> Iterator[RawRecord | SkippedRe
             yield SkippedRecord(
                 path,
                 f"record {n} at byte {offset}",
-                f"not a patent document: <{root.group(1).decode()}> (a sequence listing belonging to the grant before it)",
+                f"{NOT_A_PATENT}: <{root.group(1).decode()}> (a sequence listing belonging to the grant before it)",
             )
             continue
         yield RawRecord(FORMAT, path, f"record {n} at byte {offset}", piece)

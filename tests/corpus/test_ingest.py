@@ -129,3 +129,18 @@ def test_xml_to_parquet_to_objects_round_trip(tmp_path):
                     continue  # the malformed fixture record
     ingest([US_XML], tmp_path / "c", IngestConfig(), progress=False)
     assert list(iter_documents(tmp_path / "c")) == direct and direct
+
+
+def test_a_sequence_listing_is_accounted_for_not_a_failure(tmp_path, capsys):
+    """A weekly grant file holds sequence listings (<sequence-cwu>): listed with their reason, and ingest exits 0, so a
+    script with `set -e` or `&&` goes on; a record that fails to read as a patent still exits 3."""
+    from graphtx.cli import main
+
+    records = [b"<?xml" + r for r in US_XML.read_bytes().split(b"<?xml")[1:]]  # the fixture: grant, sequence listing, grant, a broken one
+    clean = tmp_path / "weekly.xml"
+    clean.write_bytes(b"".join(records[:3]))
+    assert main(["ingest", str(clean), "--out", str(tmp_path / "c"), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["skipped"] == summary["not_patents"] == 1 and summary["documents"] == 2
+    assert [e["reason"].split(":")[0] for e in read_errors(tmp_path / "c")] == ["not a patent document"]
+    assert main(["ingest", str(US_XML), "--out", str(tmp_path / "d"), "--quiet"]) == 3  # with the broken grant
