@@ -259,7 +259,7 @@ def add_parsers(sub) -> None:
     init.add_argument("--tokens", help="tokens directory of `graphtx pretrain`: start from a fresh model")
     init.add_argument("--init", help="model directory to start from, e.g. a --stages pretrain run's model/ (default: train.init_from)")
     p.add_argument("--citations", help="training citations TSV (citing_id, cited_id[, category]); default: the corpus's citations")
-    p.add_argument("--valid-citations", help="validation citations TSV (train.split = files)")
+    p.add_argument("--valid-citations", help="validation citations TSV (train.split = files), scored once at the end; nothing is selected on them")
     p.add_argument("--test-citations", help="test citations TSV, scored once at the end")
     p.add_argument("--stages", help="comma-separated, in order: pretrain,base,reduced (default: config)")
     p.add_argument(

@@ -139,9 +139,7 @@ def split_citations(
     cfg: TrainConfig, docs: Documents, seed: int, citations: str | None, valid: str | None, test: str | None, corpus_dir: str
 ) -> PreparedData:
     all_train = resolve_ids(read_citations(citations or corpus_dir), docs.ids)
-    if cfg.split == "files":  # validation and test are read at the end (read_held_out): nothing before it may depend on them
-        if not valid:
-            raise ValueError("train.split = files needs --valid-citations (or set train.split to random or year)")
+    if cfg.split == "files":  # validation and test, when given, are read at the end (read_held_out): nothing before may depend on them
         for flag, path in (("--valid-citations", valid), ("--test-citations", test)):
             if path and not Path(path).exists():
                 raise FileNotFoundError(f"{flag} {path} does not exist")
@@ -156,9 +154,9 @@ def split_citations(
 def read_held_out(data: PreparedData, docs: Documents) -> PreparedData:
     """The validation and test citations of ``train.split = files``, read once the model is chosen."""
     valid, test = data.held_out_files
-    if valid is None:
+    if valid is None and test is None:
         return data
-    v = resolve_ids(read_citations(valid), docs.ids)
+    v = resolve_ids(read_citations(valid), docs.ids) if valid else []
     te = resolve_ids(read_citations(test), docs.ids) if test else []
     return replace(data, valid=v, test=te, held_out_files=(None, None))
 
@@ -191,7 +189,7 @@ def build_training_set(cfg: TrainConfig, docs: Documents, store: GraphStore, dat
     held_out = {c.citing_id for c in data.valid + data.test + data.selection}
     # train.split = files: validation is not known yet; its queries are later than training's, so trivial pairs come from
     # documents no later than the latest training query (a held-out query must not learn its own description)
-    latest = max((docs.date.get(c.citing_id, "") for c in data.train), default="") if data.held_out_files[0] else None
+    latest = max((docs.date.get(c.citing_id, "") for c in data.train), default="") if any(data.held_out_files) else None
     eligible = [
         d
         for d in store.doc_ids
