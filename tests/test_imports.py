@@ -28,6 +28,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("eval",),
     ("serve",),
     ("config",),  # assembles every stage's config
+    ("build",),  # graphtx build: every stage in one command
     ("cli", "data", "__main__", "__init__"),  # the command, the demo-corpus builder, the package itself
 ]
 LAYER_OF = {name: i for i, names in enumerate(LAYERS) for name in names}

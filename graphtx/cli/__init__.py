@@ -11,6 +11,7 @@ SIGTERM, which stop worker processes too and leave the previous output in place)
 ``training``    init-model, encode, fit-late-head, train, plot, rank-fit
 ``search``      index, search, serve
 ``evaluate``    eval citations | paecter | run | phrases
+``build``       build: all of them in one resumable command
 ==============  ===============================================================================
 
 A subcommand is ``cmd_NAME(args, config) -> exit status``: ``main`` loads the config once
@@ -26,7 +27,7 @@ import signal
 import sys
 import threading
 
-from graphtx.cli import evaluate, prepare, search, training
+from graphtx.cli import build, evaluate, prepare, search, training
 from graphtx.cli.common import EXIT_FAILURE, EXIT_OK, EXIT_SKIPPED, EXIT_USAGE
 from graphtx.usage import GraphtxParser
 
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     training.add_parsers(sub)
     search.add_parsers(sub)
     evaluate.add_parsers(sub)
+    build.add_parsers(sub)
     return parser
 
 

@@ -1,0 +1,273 @@
+"""``graphtx build SOURCES... --out DIR``: ingest, parse, pretrain, train (or adapt), index, in one resumable command.
+
+Layout (each a plain output of its stage's own command, which the six commands still make one at a time)::
+
+    DIR/corpus   graphtx ingest      DIR/graphs  graphtx parse (the parse cache in ~/.cache/graphtx)
+    DIR/tokens   graphtx pretrain    DIR/run     graphtx train, or graphtx adapt without citations (DIR/run/model)
+    DIR/index    graphtx index       DIR/build.json  each step's fingerprint, projection and measured time
+
+A step is up to date when ``build.json`` holds its fingerprint (a hash of its settings, its seed and the
+fingerprints of the steps it reads) and it finished: running the same command again skips it. A step whose inputs
+or settings changed runs again from scratch, and so does every step after it; a step that was killed resumes (parse
+from its cache, training from its checkpoints, the index from its finished parts). ``until`` stops after a step.
+
+Route: with citations between documents of the corpus (in the XML, or a ``--citations`` file) the model trains on
+them as the config says (selection on held-out training queries, the learned ranker fitted at the end); without,
+the label-free route: the config's teacher distilled on the corpus's own documents (graphtx/train/adapt.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from graphtx.atomic import atomic_write_json
+from graphtx.build.plan import (
+    ENCODE_GRAPHS_PER_S,
+    PRETRAIN_S_PER_STEP,
+    TOKENS_DOCS_PER_S,
+    TOKENS_FIXED_S,
+    BuildPlan,
+    PlannedStep,
+    choose_teacher,
+    core_scale,
+    duration,
+    parse_seconds,
+    step_factor,
+    teacher_seconds,
+)
+from graphtx.config import GraphtxConfig
+from graphtx.from_dict import with_overrides
+
+STEPS = ("ingest", "parse", "tokens", "model", "index")
+STATE_FILE = "build.json"
+MIN_TRAINING_CITATIONS = 50  # fewer usable citation pairs than this: the label-free route
+
+
+@dataclass(frozen=True)
+class Layout:
+    out: Path
+
+    def __getattr__(self, name: str) -> Path:
+        if name in ("corpus", "graphs", "tokens", "run", "index"):
+            return self.out / name
+        raise AttributeError(name)
+
+    def output(self, step: str) -> Path:
+        """The file whose presence says a step's output is whole."""
+        return {"ingest": self.out / "corpus" / "manifest.json", "parse": self.out / "graphs" / "manifest.json",
+                "tokens": self.out / "tokens" / "manifest.json", "model": self.out / "run" / "model" / "fingerprint.txt",
+                "index": self.out / "index" / "manifest.json"}[step]  # fmt: skip
+
+    def directory(self, step: str) -> Path:
+        return {"ingest": self.corpus, "parse": self.graphs, "tokens": self.tokens, "model": self.run, "index": self.index}[step]
+
+
+def fingerprint(*parts) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def sources_fingerprint(paths: list[str]) -> list:
+    """Each source file's path, size and modification time (a folder: every file below it)."""
+    out = []
+    for p in map(Path, paths):
+        files = sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p]
+        out += [(str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files if f.exists()]
+    return out
+
+
+def corpus_counts(corpus: Path, cfg) -> tuple[int, int, int]:
+    """(documents, words, text bytes) the parse will read (title, abstract, claims, description, cut as the parse cuts)."""
+    docs = words = size = 0
+    for batch in pq.ParquetFile(corpus / "documents.parquet").iter_batches(batch_size=2048, columns=["title", "abstract", "claims", "description"]):
+        for r in batch.to_pylist():
+            claims = " ".join(c["text"] for c in r["claims"] or ())[: cfg.max_claims_chars]
+            text = " ".join(x for x in (r["title"], r["abstract"], claims, (r["description"] or "")[: cfg.max_description_chars]) if x)
+            docs, words, size = docs + 1, words + text.count(" ") + 1, size + len(text)
+    return docs, words, size
+
+
+def usable_citations(corpus: Path) -> int:
+    """Citation pairs whose two documents are both in the corpus (what training can learn from)."""
+    from graphtx.corpus.citations import read_citations
+
+    ids = set(pq.read_table(corpus / "documents.parquet", columns=["id"]).column("id").to_pylist())
+    from graphtx.train.run import resolve_ids
+
+    return sum(1 for c in resolve_ids(read_citations(corpus), sorted(ids)) if c.citing_id in ids and c.cited_id in ids and c.citing_id != c.cited_id)
+
+
+def build(
+    sources: list[str],
+    out_dir: str | Path,
+    config: GraphtxConfig,
+    citations: str | None = None,
+    until: str = "index",
+    plan_only: bool = False,
+    teacher: str | None = None,
+    device: str = "auto",
+    progress: bool | None = None,
+    log: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
+) -> dict:
+    """Run (or resume) the build; returns its summary (also DIR/build.json). ``plan_only``: ingest (to count what
+    follows), print the plan, stop."""
+    from graphtx.model.chunks import resolve_device
+
+    if until not in STEPS:
+        raise ValueError(f"--until must be one of {', '.join(STEPS)}")
+    device = resolve_device(device)  # a bad device in words, before any work
+    gpu = device.startswith("cuda")
+    layout = Layout(Path(out_dir))
+    layout.out.mkdir(parents=True, exist_ok=True)
+    state_path = layout.out / STATE_FILE
+    state = json.loads(state_path.read_text()) if state_path.is_file() else {"steps": {}}
+    inputs = [*sources, *([citations] if citations else [])]
+    keys: dict[str, str] = {}
+    keys["ingest"] = fingerprint("ingest", sources_fingerprint(inputs), asdict(config.ingest))
+    summary: dict = {"out": str(layout.out), "steps": {}}
+
+    def step(name: str, projected: float, work: Callable[[], object]) -> None:
+        entry = state["steps"].get(name, {})
+        if entry.get("fingerprint") == keys[name] and entry.get("finished") and layout.output(name).is_file():
+            log(f"{name}: up to date ({layout.directory(name)})")
+            summary["steps"][name] = {**entry, "skipped": True}
+            return
+        if entry.get("fingerprint") != keys[name] and layout.directory(name).exists():  # other inputs: start this step afresh
+            shutil.rmtree(layout.directory(name))
+        state["steps"][name] = {"fingerprint": keys[name], "projected_s": round(projected, 1), "finished": False}
+        atomic_write_json(state_path, state)
+        log(f"{name}: projected {duration(projected)} on this machine")
+        started = time.time()
+        result = work()
+        seconds = round(time.time() - started, 1)
+        state["steps"][name] = {"fingerprint": keys[name], "projected_s": round(projected, 1), "seconds": seconds, "finished": True,
+                                **({"result": result} if result else {})}  # fmt: skip
+        atomic_write_json(state_path, state)
+        log(f"{name}: {duration(seconds)} (projected {duration(projected)})")
+        summary["steps"][name] = state["steps"][name]
+
+    # 1. ingest: cheap, and what every projection needs
+    def do_ingest():
+        from graphtx.corpus.ingest import ingest
+
+        report = ingest(inputs, layout.corpus, config.ingest, progress=progress)
+        for line in report.lines():
+            log(f"ingest: {line}")
+        if not report.complete:
+            log(f"ingest: {report.skipped - report.not_patents} patent records could not be read (listed in {layout.corpus / 'errors.jsonl'}); "
+                "the build goes on with the others")  # fmt: skip
+        return {"documents": report.documents, "skipped": report.skipped, "not_patents": report.not_patents}
+
+    step("ingest", 1.0 + sum(s for _, s, _ in sources_fingerprint(inputs)) / 20e6, do_ingest)
+    documents, words, text_bytes = corpus_counts(layout.corpus, config.parse)
+    pairs = usable_citations(layout.corpus)
+    route = "train" if pairs >= MIN_TRAINING_CITATIONS else "adapt"
+    chosen, note = choose_teacher(config.train.pretrain_teacher, documents, gpu, asked=teacher is not None)
+    chosen = teacher or chosen
+    train_cfg = with_overrides(config.train, pretrain_teacher=chosen, split="files")
+    if route == "train" and "pretrain" not in train_cfg.stages:
+        train_cfg = with_overrides(train_cfg, stages=("pretrain", *train_cfg.stages)) if chosen else train_cfg
+    config = with_overrides(config, train=train_cfg)
+    scale = core_scale()
+    teach = teacher_seconds(documents, chosen, gpu) if chosen and "pretrain" in train_cfg.stages else 0.0
+    from graphtx.train.adapt import adapt_steps
+
+    steps = adapt_steps(train_cfg.pretrain_steps, documents, train_cfg.pretrain_batch_docs) if route == "adapt" else train_cfg.pretrain_steps
+    steps_s = steps * PRETRAIN_S_PER_STEP * step_factor(words / max(documents, 1)) * (0.1 if gpu else scale)
+    model_s = teach + steps_s * (1.4 if route == "train" else 1.0) + (120 * scale if route == "train" else 0)
+    plan = BuildPlan(documents, words, text_bytes, f"{route} ({pairs:,} citation pairs within the corpus)" if route == "train"
+                     else f"adapt (label-free: {pairs:,} citation pairs within the corpus)", chosen or "none", note)  # fmt: skip
+    projections = {"parse": parse_seconds(words, config.parse.workers), "tokens": TOKENS_FIXED_S + documents / TOKENS_DOCS_PER_S * scale, "model": model_s,
+                   "index": documents / ENCODE_GRAPHS_PER_S * scale}  # fmt: skip
+    keys["parse"] = fingerprint("parse", keys["ingest"], {k: v for k, v in asdict(config.parse).items() if k not in ("workers", "cache_dir")})
+    keys["tokens"] = fingerprint("tokens", keys["ingest"], asdict(config.pretrain), config.seed)
+    keys["model"] = fingerprint("model", keys["parse"], keys["tokens"], route, asdict(config.model), asdict(config.train), config.seed)
+    keys["index"] = fingerprint("index", keys["model"], keys["parse"], asdict(config.index))
+    for name in STEPS:
+        done = (state["steps"].get(name, {}).get("fingerprint") == keys.get(name) and state["steps"].get(name, {}).get("finished")
+                and layout.output(name).is_file())  # fmt: skip
+        what = {"ingest": f"{documents:,} documents into {layout.corpus}", "parse": f"three invention graphs a document into {layout.graphs}",
+                "tokens": f"BPE + FastText over the corpus into {layout.tokens}",
+                "model": (f"teacher {chosen} over {documents:,} documents ({duration(teach)}), {steps:,} distillation steps"
+                          + (", then the citations and the ranker" if route == "train" else ", no citation") + f" into {layout.run}"),
+                "index": f"description graphs encoded into {layout.index}"}[name]  # fmt: skip
+        plan.steps.append(PlannedStep(name, what, projections.get(name, 0.0), bool(done)))
+    for line in plan.lines():
+        log(line)
+    summary |= {"plan": {"documents": documents, "words": words, "route": route, "citation_pairs": pairs, "teacher": chosen,
+                         "projected_s": {s.name: round(s.seconds, 1) for s in plan.steps}}}  # fmt: skip
+    if plan_only:
+        return summary
+
+    def do_parse():
+        from graphtx.graphs.parse import parse_corpus
+
+        cfg = with_overrides(config.parse, cache_dir=config.parse.cache_dir or str(Path.home() / ".cache" / "graphtx"))
+        report = parse_corpus(layout.corpus, layout.graphs, cfg, progress=progress)
+        return {"graphs": report.graphs, "skipped": report.skipped}
+
+    def do_tokens():
+        from graphtx.text.pretrain import pretrain
+
+        pretrain([layout.corpus], layout.tokens, config.pretrain, seed=config.seed, progress=progress)
+
+    def do_model():
+        if route == "adapt":
+            from graphtx.train.adapt import adapt
+
+            adapt(config, str(layout.corpus), str(layout.graphs), str(layout.run), tokens_dir=str(layout.tokens), device=device, progress=progress)
+            return {"route": "adapt"}
+        from graphtx.train.run import train
+
+        result = train(
+            config, str(layout.corpus), str(layout.graphs), str(layout.run), tokens_dir=str(layout.tokens), device=device, progress=progress
+        )
+        return {"route": "train", "final_stage": result.get("final_stage"), "ranker": fit_ranker(layout, config, progress, log)}
+
+    def do_index():
+        from graphtx.index.build import build_index
+
+        report = build_index(layout.run / "model", layout.graphs, layout.index, with_overrides(config.index, bm25=True), corpus_dir=layout.corpus,
+                             seed=config.seed, device=device, progress=progress)  # fmt: skip
+        return {"documents": report.count}
+
+    for name, work in (("parse", do_parse), ("tokens", do_tokens), ("model", do_model), ("index", do_index)):
+        step(name, projections[name], work)
+        if name == until:
+            break
+    if until == "index":
+        log(f"search it:  graphtx search --index {layout.index} --text '1. A ...' --explain")
+        log(f"serve it:   graphtx serve --index {layout.index}   (then http://127.0.0.1:{config.serve.port}/)")
+    summary["until"] = until
+    return summary
+
+
+def fit_ranker(layout: Layout, config: GraphtxConfig, progress, log) -> str:
+    """The learned ranker on the training queries the run held out (as `graphtx train` does at its end)."""
+    import argparse
+    import importlib.util
+
+    if not (layout.run / "ranker_citations.tsv").is_file():
+        return "none: no training queries were held out (train.ranker_holdout)"
+    if importlib.util.find_spec("lightgbm") is None:
+        return "none: the learned ranker needs lightgbm (pip install 'graphtx[rank]')"
+    from graphtx.eval.ranker import run_rank_fit
+
+    args = argparse.Namespace(corpus=str(layout.corpus), run=str(layout.run), model=None, graphs=str(layout.graphs), citations=None, out=None,
+                              cutoff=None)  # fmt: skip
+    try:
+        _, lines = run_rank_fit(args, config, progress=progress)
+    except (ValueError, RuntimeError, OSError) as err:
+        log(f"model: ranker not fitted: {err}")
+        return f"none: {err}"
+    for line in lines:
+        log(f"model: {line}")
+    return "learned"

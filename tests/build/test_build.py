@@ -1,0 +1,70 @@
+"""`graphtx build`: sources to an index in one resumable command; up to date steps skipped, changed ones redone."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+import graphtx.text.peers as peers_io
+import graphtx.text.teacher as teacher_io
+from graphtx.cli import main
+from graphtx.config import REPO_ROOT
+from tests.train.test_pretrain_teacher import _TopicPeer
+
+GRANTS = REPO_ROOT / "tests" / "fixtures" / "us_grants_small.xml"  # two grants, a sequence listing, a broken grant
+
+
+def _config(tmp_path):
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump({"extends": str(REPO_ROOT / "configs" / "small.yaml"),
+        "pretrain": {"vocab_size": 300, "dim": 16, "epochs": 1, "buckets": 5000, "min_count": 1, "min_frequency": 1},
+        "model": {"vocab_size": 300, "token_dim": 16, "node_dim": 32, "heads": 2, "layers": 1, "ffn_mult": 2, "base_dim": 32,
+                  "reduced_dim": 8, "num_experts": 2, "lexical_dim": 64},
+        "train": {"pretrain_teacher": "minilm", "pretrain_batch_docs": 2, "pretrain_teacher_neighbours": 1}}))  # fmt: skip
+    return path
+
+
+def _peer(monkeypatch, tmp_path, loads: list):
+    monkeypatch.setattr(peers_io, "require_peer", lambda name, cache_dir="": tmp_path)
+    monkeypatch.setattr(teacher_io, "peer_path", lambda name, cache_dir="": tmp_path)
+    monkeypatch.setattr(peers_io, "load_peer", lambda path, max_tokens, dtype="float32", device="cpu": loads.append(1) or _TopicPeer())
+
+
+@pytest.mark.timeout(300)
+def test_build_makes_a_searchable_index_and_a_second_build_redoes_only_what_changed(tmp_path, monkeypatch, capsys):
+    loads: list = []
+    _peer(monkeypatch, tmp_path, loads)
+    out, config = tmp_path / "b", _config(tmp_path)
+    base = ["build", str(GRANTS), "--out", str(out), "--config", str(config), "--device", "cpu"]
+    assert main([*base, "--plan", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)["plan"]
+    assert plan["documents"] == 2 and plan["route"] == "adapt" and plan["teacher"] == "minilm"
+    assert not (out / "graphs").exists()  # the plan read the sources, nothing after
+    assert main([*base, "--json"]) == 0
+    captured = capsys.readouterr()
+    steps = json.loads((out / "build.json").read_text())["steps"]
+    assert list(steps) == ["ingest", "parse", "tokens", "model", "index"] and all(s["finished"] for s in steps.values())
+    assert steps["ingest"]["result"] == {"documents": 2, "skipped": 2, "not_patents": 1}  # the broken grant listed, the build went on
+    assert "graphtx search --index" in captured.err and loads == [1]
+    assert (
+        main(["search", "--index", str(out / "index"), "--text", "1. A method comprising a housing.", "-k", "2", "--ranker", "dense", "--json"]) == 0
+    )
+    assert len(json.loads(capsys.readouterr().out)["hits"]) == 2
+    # the same command again: every step up to date, the teacher not even loaded
+    assert main(base) == 0
+    assert capsys.readouterr().err.count("up to date") >= 5 and loads == [1]
+    # another seed: tokens, model and index again; ingest and parse kept; the teacher's vectors all from the cache
+    assert main([*base, "--seed", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "ingest: up to date" in err and "parse: up to date" in err and "tokens: projected" in err and loads == [1]
+    assert "2 of them from the peer vector cache" in err
+
+
+def test_build_until_stops_after_that_step(tmp_path, monkeypatch, capsys):
+    _peer(monkeypatch, tmp_path, [])
+    out = tmp_path / "b"
+    assert main(["build", str(GRANTS), "--out", str(out), "--config", str(_config(tmp_path)), "--until", "tokens", "--quiet"]) == 0
+    assert (out / "tokens" / "manifest.json").is_file() and not (out / "run").exists()
+    assert main(["build", str(GRANTS), "--out", str(out), "--until", "nope"]) == 2
