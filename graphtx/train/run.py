@@ -287,7 +287,7 @@ def train(
             "train_citations": len(prepared.train), "ranker_citations": len(prepared.ranker), "selection_citations": len(prepared.selection),
             "citation_pairs": len(data.pairs) - n_trivial, "trivial_pairs": n_trivial,
             "groups": len(set(data.groups)), "group_by": cfg.group_by,
-            "validation": "known-item (first claim -> own description)" if known_item else "citations",
+            "judgements": "known-item (first claim -> own description)" if known_item else "citations",  # of selection, validation, test
             "selection": {"rule": selection_rule(cfg, known_item), "fingerprint": selection_fingerprint(prepared.selection),
                           "queries": len(evaluator.query_ids),
                           "pairs": sum(len(v) for v in evaluator.relevant.values()), "skipped": evaluator.skipped,

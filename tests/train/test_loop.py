@@ -215,7 +215,7 @@ def test_corpus_without_citations_trains_on_trivial_pairs_with_known_item_valida
     assert main(args) == 0
     summary = json.loads(capsys.readouterr().out)
     d = summary["data"]
-    assert d["validation"].startswith("known-item") and d["citation_pairs"] == 0
+    assert d["judgements"].startswith("known-item") and d["citation_pairs"] == 0
     # every document has distinct graphs: each trains, selects, validates or tests, once
     assert d["trivial_pairs"] + d["selection"]["queries"] + summary["validation"]["queries"] + summary["test"]["queries"] == 96
     assert d["selection"]["queries"] > 0 and summary["test"]["queries"] > 0 and 0 < summary["test"]["ndcg"] <= 1
