@@ -30,6 +30,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from graphtx.atomic import atomic_write_json
+from graphtx.build import STEPS
 from graphtx.build.plan import (
     ENCODE_GRAPHS_PER_S,
     PRETRAIN_S_PER_STEP,
@@ -47,9 +48,15 @@ from graphtx.build.plan import (
 from graphtx.config import GraphtxConfig
 from graphtx.from_dict import with_overrides
 
-STEPS = ("ingest", "parse", "tokens", "model", "index")
 STATE_FILE = "build.json"
-MIN_TRAINING_CITATIONS = 50  # fewer usable citation pairs than this: the label-free route
+# settings that change how a step runs, not what it writes: left out of the fingerprints
+NOT_OUTPUT = {"ingest": ("workers", "chunk_size", "rows_per_group"), "parse": ("workers", "cache_dir", "shard_size"),
+              "train": ("checkpoint_every_steps", "log_every_steps", "encode_batch_size", "amp"),
+              "index": ("batch_size", "use_gpu", "copy_model", "chunk_size")}  # fmt: skip
+
+
+def settings(section, step: str) -> dict:
+    return {k: v for k, v in asdict(section).items() if k not in NOT_OUTPUT.get(step, ())}
 
 
 @dataclass(frozen=True)
@@ -78,7 +85,7 @@ def fingerprint(*parts) -> str:
 def sources_fingerprint(paths: list[str]) -> list:
     """Each source file's path, size and modification time (a folder: every file below it)."""
     out = []
-    for p in map(Path, paths):
+    for p in (Path(x).resolve() for x in paths):
         files = sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p]
         out += [(str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files if f.exists()]
     return out
@@ -95,17 +102,17 @@ def corpus_counts(corpus: Path, cfg) -> tuple[int, int, int]:
     return docs, words, size
 
 
-def usable_citations(corpus: Path) -> int:
-    """Citation pairs whose two documents are both in the corpus (what training can learn from)."""
-    from graphtx.corpus.citations import read_citations
+def build(sources: list[str], out_dir: str | Path, config: GraphtxConfig, **kwargs) -> dict:
+    """Run (or resume) the build under the build directory's lock (a second build of the same DIR stops at once);
+    keyword arguments: see ``_build``."""
+    from graphtx.lock import DirectoryLock
 
-    ids = set(pq.read_table(corpus / "documents.parquet", columns=["id"]).column("id").to_pylist())
-    from graphtx.train.run import resolve_ids
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    with DirectoryLock(out_dir, "graphtx build", "build directory"):
+        return _build(sources, out_dir, config, **kwargs)
 
-    return sum(1 for c in resolve_ids(read_citations(corpus), sorted(ids)) if c.citing_id in ids and c.cited_id in ids and c.citing_id != c.cited_id)
 
-
-def build(
+def _build(
     sources: list[str],
     out_dir: str | Path,
     config: GraphtxConfig,
@@ -120,9 +127,14 @@ def build(
     """Run (or resume) the build; returns its summary (also DIR/build.json). ``plan_only``: ingest (to count what
     follows), print the plan, stop."""
     from graphtx.model.chunks import resolve_device
+    from graphtx.train.run import MIN_TRAINING_QUERIES, citing_documents_within
 
     if until not in STEPS:
         raise ValueError(f"--until must be one of {', '.join(STEPS)}")
+    out_resolved = Path(out_dir).resolve()
+    inside = [s for s in sources if Path(s).is_dir() and out_resolved.is_relative_to(Path(s).resolve())]
+    if inside:
+        raise ValueError(f"--out {out_dir} lies inside the source folder {inside[0]}: the build would read its own outputs; give another --out")
     device = resolve_device(device)  # a bad device in words, before any work
     gpu = device.startswith("cuda")
     layout = Layout(Path(out_dir))
@@ -131,7 +143,7 @@ def build(
     state = json.loads(state_path.read_text()) if state_path.is_file() else {"steps": {}}
     inputs = [*sources, *([citations] if citations else [])]
     keys: dict[str, str] = {}
-    keys["ingest"] = fingerprint("ingest", sources_fingerprint(inputs), asdict(config.ingest))
+    keys["ingest"] = fingerprint("ingest", sources_fingerprint(inputs), settings(config.ingest, "ingest"))
     summary: dict = {"out": str(layout.out), "steps": {}}
 
     def step(name: str, projected: float, work: Callable[[], object]) -> None:
@@ -142,14 +154,15 @@ def build(
             return
         if entry.get("fingerprint") != keys[name] and layout.directory(name).exists():  # other inputs: start this step afresh
             shutil.rmtree(layout.directory(name))
-        state["steps"][name] = {"fingerprint": keys[name], "projected_s": round(projected, 1), "finished": False}
+        state["steps"][name] = {"fingerprint": keys[name], "projected_s": round(projected, 1), "finished": False,
+                                **({"teacher": chosen} if name == "model" else {})}  # fmt: skip
         atomic_write_json(state_path, state)
         log(f"{name}: projected {duration(projected)} on this machine")
         started = time.time()
         result = work()
         seconds = round(time.time() - started, 1)
         state["steps"][name] = {"fingerprint": keys[name], "projected_s": round(projected, 1), "seconds": seconds, "finished": True,
-                                **({"result": result} if result else {})}  # fmt: skip
+                                **({"teacher": chosen} if name == "model" else {}), **({"result": result} if result else {})}  # fmt: skip
         atomic_write_json(state_path, state)
         log(f"{name}: {duration(seconds)} (projected {duration(projected)})")
         summary["steps"][name] = state["steps"][name]
@@ -168,11 +181,16 @@ def build(
 
     step("ingest", 1.0 + sum(s for _, s, _ in sources_fingerprint(inputs)) / 20e6, do_ingest)
     documents, words, text_bytes = corpus_counts(layout.corpus, config.parse)
-    pairs = usable_citations(layout.corpus)
-    route = "train" if pairs >= MIN_TRAINING_CITATIONS else "adapt"
-    chosen, note = choose_teacher(config.train.pretrain_teacher, documents, gpu, asked=teacher is not None)
-    chosen = teacher or chosen
-    train_cfg = with_overrides(config.train, pretrain_teacher=chosen, split="files")
+    queries = citing_documents_within(layout.corpus)
+    route = "train" if queries >= MIN_TRAINING_QUERIES else "adapt"
+    before = state["steps"].get("model", {}).get("teacher")  # a build begun keeps its teacher (another machine would choose anew)
+    chosen, note = choose_teacher(config.train.pretrain_teacher, documents, gpu, asked=teacher is not None or before is not None)
+    chosen = teacher or before or chosen
+    weight = config.train.pretrain_teacher_weight or (1.0 if teacher else 0.0)  # naming a teacher turns distillation on
+    if route == "adapt" and (not chosen or weight <= 0):
+        raise ValueError(f"{queries} documents of the corpus cite another of them (training needs {MIN_TRAINING_QUERIES}), and the config has "
+                         "no teacher to adapt with: give --teacher minilm or mpnet, or a config with train.pretrain_teacher (configs/small.yaml)")  # fmt: skip
+    train_cfg = with_overrides(config.train, pretrain_teacher=chosen, pretrain_teacher_weight=weight, split="files")
     if route == "train" and "pretrain" not in train_cfg.stages:
         train_cfg = with_overrides(train_cfg, stages=("pretrain", *train_cfg.stages)) if chosen else train_cfg
     config = with_overrides(config, train=train_cfg)
@@ -183,14 +201,17 @@ def build(
     steps = adapt_steps(train_cfg.pretrain_steps, documents, train_cfg.pretrain_batch_docs) if route == "adapt" else train_cfg.pretrain_steps
     steps_s = steps * PRETRAIN_S_PER_STEP * step_factor(words / max(documents, 1)) * (0.1 if gpu else scale)
     model_s = teach + steps_s * (1.4 if route == "train" else 1.0) + (120 * scale if route == "train" else 0)
-    plan = BuildPlan(documents, words, text_bytes, f"{route} ({pairs:,} citation pairs within the corpus)" if route == "train"
-                     else f"adapt (label-free: {pairs:,} citation pairs within the corpus)", chosen or "none", note)  # fmt: skip
+    plan = BuildPlan(documents, words, text_bytes, f"train ({queries:,} documents cite others of the corpus)" if route == "train"
+                     else f"adapt (label-free: {queries:,} documents cite others of the corpus; training needs {MIN_TRAINING_QUERIES})",
+                     chosen or "none", note)  # fmt: skip
     projections = {"parse": parse_seconds(words, config.parse.workers), "tokens": TOKENS_FIXED_S + documents / TOKENS_DOCS_PER_S * scale, "model": model_s,
                    "index": documents / ENCODE_GRAPHS_PER_S * scale}  # fmt: skip
-    keys["parse"] = fingerprint("parse", keys["ingest"], {k: v for k, v in asdict(config.parse).items() if k not in ("workers", "cache_dir")})
-    keys["tokens"] = fingerprint("tokens", keys["ingest"], asdict(config.pretrain), config.seed)
-    keys["model"] = fingerprint("model", keys["parse"], keys["tokens"], route, asdict(config.model), asdict(config.train), config.seed)
-    keys["index"] = fingerprint("index", keys["model"], keys["parse"], asdict(config.index))
+    keys["parse"] = fingerprint("parse", keys["ingest"], settings(config.parse, "parse"))
+    keys["tokens"] = fingerprint("tokens", keys["ingest"], settings(config.pretrain, "tokens"), config.seed)
+    teacher_reads = {k: getattr(config.eval, k) for k in ("minilm_max_tokens", "mpnet_max_tokens", "minilm_dtype")}
+    keys["model"] = fingerprint("model", keys["parse"], keys["tokens"], route, settings(config.model, "model"), settings(config.train, "train"),
+                                teacher_reads, settings(config.rank, "rank"), config.eval.cutoff, config.seed)  # fmt: skip
+    keys["index"] = fingerprint("index", keys["model"], keys["parse"], settings(config.index, "index"))
     for name in STEPS:
         done = (state["steps"].get(name, {}).get("fingerprint") == keys.get(name) and state["steps"].get(name, {}).get("finished")
                 and layout.output(name).is_file())  # fmt: skip
@@ -202,7 +223,7 @@ def build(
         plan.steps.append(PlannedStep(name, what, projections.get(name, 0.0), bool(done)))
     for line in plan.lines():
         log(line)
-    summary |= {"plan": {"documents": documents, "words": words, "route": route, "citation_pairs": pairs, "teacher": chosen,
+    summary |= {"plan": {"documents": documents, "words": words, "route": route, "citing_documents": queries, "teacher": chosen,
                          "projected_s": {s.name: round(s.seconds, 1) for s in plan.steps}}}  # fmt: skip
     if plan_only:
         return summary
@@ -210,7 +231,13 @@ def build(
     def do_parse():
         from graphtx.graphs.parse import parse_corpus
 
-        cfg = with_overrides(config.parse, cache_dir=config.parse.cache_dir or str(Path.home() / ".cache" / "graphtx"))
+        cache = config.parse.cache_dir or str(Path.home() / ".cache" / "graphtx")
+        try:
+            Path(cache).expanduser().mkdir(parents=True, exist_ok=True)
+        except OSError:
+            log(f"parse: the parse cache {cache} cannot be written: parsing without it (a killed parse then starts over)")
+            cache = ""
+        cfg = with_overrides(config.parse, cache_dir=cache)
         report = parse_corpus(layout.corpus, layout.graphs, cfg, progress=progress)
         return {"graphs": report.graphs, "skipped": report.skipped}
 

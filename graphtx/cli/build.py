@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import sys
 
+from graphtx.build import STEPS
 from graphtx.cli.common import EXIT_OK, add_common, progress, say
 from graphtx.text.peers import PEERS
 from graphtx.usage import at_least
-
-STEPS = ("ingest", "parse", "tokens", "model", "index")
 
 
 def cmd_build(args, config) -> int:
@@ -19,7 +18,7 @@ def cmd_build(args, config) -> int:
     if not args.config and (REPO_ROOT / "configs" / "small.yaml").is_file():
         config = load_config(REPO_ROOT / "configs" / "small.yaml")  # the shipped default (mpnet taught, selection on held-out queries)
     config = with_overrides(config, seed=args.seed)
-    log = (lambda line: None) if args.quiet and not args.plan else (lambda line: print(line, file=sys.stderr))  # noqa: E731
+    log = lambda line: print(line, file=sys.stderr)  # noqa: E731  (the steps' lines are few; --quiet drops the progress bars)
     summary = build(args.sources, args.out, config, citations=args.citations, until=args.until, plan_only=args.plan, teacher=args.teacher,
                     device=args.device, progress=progress(args), log=log)  # fmt: skip
     lines = [f"build: {args.out} ({'plan only' if args.plan else 'until ' + args.until})"]
@@ -33,7 +32,8 @@ def add_parsers(sub) -> None:
     )
     p.add_argument("sources", nargs="+", help="patent files or folders: USPTO / EP / MAREC XML (.gz, .zip), JSONL, Parquet")
     p.add_argument("--out", required=True, help="build directory (corpus/, graphs/, tokens/, run/, index/, build.json); the same command resumes")
-    p.add_argument("--citations", help="citations between your documents (citing_id<TAB>cited_id): the model trains on them; none: it adapts")
+    p.add_argument("--citations", help="citations between your documents (citing_id<TAB>cited_id): the model trains on them when 100 or "
+                                       "more documents cite another of the corpus; fewer or none: it adapts to the documents without labels")  # fmt: skip
     p.add_argument("--plan", action="store_true", help="read the sources, print what each step will do and cost on this machine, stop")
     p.add_argument("--until", choices=STEPS, default="index", help="stop after this step (default: index)")
     p.add_argument("--teacher", help=f"the teacher distilled into the model: a peer ({', '.join(PEERS)}) or a `graphtx teacher` directory "

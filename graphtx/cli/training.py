@@ -56,7 +56,7 @@ def cmd_train(args, config) -> int:
         from graphtx.train.adapt import adapt
         from graphtx.train.adapt import summary_lines as adapt_lines
 
-        print(f"no citations in {args.corpus} and none given: adapting the model to its documents without labels (as `graphtx adapt`), "
+        print(f"no citation between two documents of {args.corpus} and none given: adapting the model to its documents without labels (as `graphtx adapt`), "
               "not training on trivial citations", file=sys.stderr)  # fmt: skip
         summary = adapt(config, args.corpus, args.graphs, args.out, model_dir=args.init or train_cfg.init_from or None, tokens_dir=args.tokens,
                         device=args.device, progress=progress(args))  # fmt: skip
@@ -88,15 +88,16 @@ def cmd_train(args, config) -> int:
 
 
 def _adapts_instead(args, train_cfg) -> bool:
-    """A corpus without citations, none given, and a config that distils a teacher (configs/small.yaml): the label-free
-    route (graphtx adapt) is the better one, so `graphtx train` takes it."""
-    from graphtx.corpus.citations import read_citations
+    """A corpus without a citation between two of its documents (front-page citations all pointing outside it, or none),
+    none given, and a config that distils a teacher (configs/small.yaml): the label-free route (graphtx adapt) is the
+    better one, so `graphtx train` takes it."""
+    from graphtx.train.run import citing_documents_within
 
     if args.citations or args.valid_citations or args.test_citations or args.engine != "local":
         return False
     if "pretrain" not in train_cfg.stages or not train_cfg.pretrain_teacher or train_cfg.pretrain_teacher_weight <= 0:
         return False
-    return not read_citations(args.corpus)
+    return citing_documents_within(args.corpus) == 0
 
 
 def cmd_adapt(args, config) -> int:
@@ -104,8 +105,8 @@ def cmd_adapt(args, config) -> int:
     from graphtx.train.adapt import adapt, summary_lines
 
     train_cfg = config.train
-    if args.teacher:
-        train_cfg = with_overrides(train_cfg, pretrain_teacher=args.teacher)
+    if args.teacher:  # naming a teacher turns distillation on (a config without one has its weight at 0)
+        train_cfg = with_overrides(train_cfg, pretrain_teacher=args.teacher, pretrain_teacher_weight=train_cfg.pretrain_teacher_weight or 1.0)
     if args.steps:
         train_cfg = with_overrides(train_cfg, pretrain_steps=args.steps)
     config = with_overrides(config, train=train_cfg, seed=args.seed)

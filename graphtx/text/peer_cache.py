@@ -65,6 +65,7 @@ class PeerVectorCache:
         self.folder = folder
         self.warn = warn or (lambda message: print(message, file=sys.stderr))
         self.known: dict[bytes, np.ndarray] = {}  # text key -> (dim,) float32
+        self.unwritable = False  # set at the first failed write: warned once, then memory only
         for path in sorted(folder.glob(CHUNK_GLOB)) if folder.is_dir() else ():
             self._read(path)
 
@@ -90,16 +91,25 @@ class PeerVectorCache:
             return
         self.known.update(zip((bytes(k) for k in keys), vectors))
 
-    def add(self, keys: Sequence[bytes], vectors: np.ndarray) -> Path:
-        """Write one chunk of ``keys`` (each 32 bytes) and their (n, dim) vectors, atomically, named by its checksum."""
+    def add(self, keys: Sequence[bytes], vectors: np.ndarray) -> Path | None:
+        """Write one chunk of ``keys`` (each 32 bytes) and their (n, dim) vectors, atomically, named by its checksum.
+        A folder that cannot be written (a read-only home) is warned about once; the vectors are kept in memory only."""
+        self.known.update(zip(keys, np.asarray(vectors, dtype=np.float32)))
+        if self.unwritable:
+            return None
         buffer = io.BytesIO()
         key_rows = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), KEY_BYTES)  # (n, 32)
         np.savez(buffer, keys=key_rows, vectors=np.asarray(vectors, dtype=np.float32))
         data = buffer.getvalue()
-        self.folder.mkdir(parents=True, exist_ok=True)
         path = self.folder / f"chunk-{hashlib.sha256(data).hexdigest()}.npz"
-        atomic_write_bytes(path, data)
-        self.known.update(zip(keys, np.asarray(vectors, dtype=np.float32)))
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(path, data)
+        except PermissionError as err:
+            self.unwritable = True
+            self.warn(f"warning: the peer vector cache {self.folder} cannot be written ({err.strerror}): going on without it "
+                      "(set eval.peer_vector_cache_dir to a writable folder, or \"\" to turn it off)")  # fmt: skip
+            return None
         return path
 
 

@@ -20,7 +20,9 @@ search it with the dense or hybrid ranker. A killed run resumes with the same co
 
 from __future__ import annotations
 
+import json
 import shutil
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -80,7 +82,17 @@ def adapt(
     if not store.doc_ids:
         raise ValueError(f"{graphs_dir} holds no graph with nodes: nothing to adapt to")
     steps = adapt_steps(cfg.pretrain_steps, len(store.doc_ids), cfg.pretrain_batch_docs)
+    if steps < cfg.pretrain_steps:
+        print(f"adapt: {steps} steps, not {cfg.pretrain_steps}: at most {ADAPT_MAX_EPOCHS} passes over {len(store.doc_ids):,} documents",
+              file=sys.stderr)  # fmt: skip
     config = with_overrides(config, train=with_overrides(config.train, pretrain_steps=steps))
+    job = {"from": str(model_dir) if model_dir else f"tokens {tokens_dir}", "steps": steps, "teacher": str(cfg.pretrain_teacher), "seed": config.seed}
+    job_path = out / "adapt.json"
+    if (out / "pretrain").exists() and job_path.is_file() and json.loads(job_path.read_text()) != job:
+        raise ValueError(
+            f"{out} holds an adaptation of another job ({json.loads(job_path.read_text())}): give a new --out, or delete {out / 'pretrain'}"
+        )
+    atomic_write_json(job_path, job)
     results, scores = {}, {}
     model = run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, None, config, corpus_dir, config.seed, out, ctx,
                                progress, results, scores, stop_after_steps=stop_after_steps)  # fmt: skip
@@ -89,6 +101,8 @@ def adapt(
     best = out / "pretrain" / "best"
     with replacing(out / "model") as tmp:  # the adapted weights; no ranker: the source's was fitted on other vectors
         shutil.copytree(best, tmp, ignore=shutil.ignore_patterns("ranker"))
+    for key in ("best_recall", "best_ndcg", "best_step", "evals"):  # nothing was evaluated: no selection scores (no NaN in the JSON)
+        results["pretrain"].pop(key, None)
     summary = {
         "mode": "adapt", "from": str(model_dir) if model_dir else f"a fresh model over {tokens_dir}",
         "documents_with_graphs": len(store.doc_ids), "stages": results, "final_stage": "pretrain",

@@ -124,6 +124,18 @@ def hold_out_for_selection(data: PreparedData, share: float, docs: Documents, se
     return replace(data, train=train, selection=selection, skipped=data.skipped + skipped)
 
 
+MIN_TRAINING_QUERIES = 100  # citing documents with a cited document in the corpus: fewer, and `graphtx build` adapts instead
+
+
+def citing_documents_within(corpus_dir: str | Path, citations: str | Path | None = None) -> int:
+    """Distinct citing documents that cite another document of the corpus (what citation training learns from);
+    ``citations``: a citations file, else the corpus's own."""
+    ids = pq.read_table(documents_path(corpus_dir), columns=["id"]).column("id").to_pylist()
+    known = set(ids)
+    cites = resolve_ids(read_citations(citations or corpus_dir), ids)
+    return len({c.citing_id for c in cites if c.citing_id in known and c.cited_id in known and c.citing_id != c.cited_id})
+
+
 def resolve_ids(citations: list[Citation], known_ids: list[str]) -> list[Citation]:
     """Map citation ids to corpus ids, matching across kind codes (US-123-A cites US-123-B2)."""
     exact = set(known_ids)

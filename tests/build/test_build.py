@@ -53,8 +53,10 @@ def test_build_makes_a_searchable_index_and_a_second_build_redoes_only_what_chan
     )
     assert len(json.loads(capsys.readouterr().out)["hits"]) == 2
     # the same command again: every step up to date, the teacher not even loaded
-    assert main(base) == 0
-    assert capsys.readouterr().err.count("up to date") >= 5 and loads == [1]
+    assert main([*base, "--json"]) == 0
+    captured = capsys.readouterr()
+    assert all(f"{step}: up to date" in captured.err for step in ("ingest", "parse", "tokens", "model", "index")) and loads == [1]
+    assert all(s.get("skipped") for s in json.loads(captured.out)["steps"].values())
     # another seed: tokens, model and index again; ingest and parse kept; the teacher's vectors all from the cache
     assert main([*base, "--seed", "1"]) == 0
     err = capsys.readouterr().err
@@ -68,3 +70,27 @@ def test_build_until_stops_after_that_step(tmp_path, monkeypatch, capsys):
     assert main(["build", str(GRANTS), "--out", str(out), "--config", str(_config(tmp_path)), "--until", "tokens", "--quiet"]) == 0
     assert (out / "tokens" / "manifest.json").is_file() and not (out / "run").exists()
     assert main(["build", str(GRANTS), "--out", str(out), "--until", "nope"]) == 2
+
+
+def test_without_citations_or_a_teacher_the_build_stops_before_parsing(tmp_path, capsys):
+    config = tmp_path / "noteacher.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "extends": str(REPO_ROOT / "configs" / "small.yaml"),
+                "train": {"pretrain_teacher": "", "pretrain_teacher_weight": 0.0, "pretrain_views_weight": 1.0},
+            }
+        )
+    )
+    assert main(["build", str(GRANTS), "--out", str(tmp_path / "b"), "--config", str(config)]) == 2
+    assert "no teacher to adapt with: give --teacher" in capsys.readouterr().err and not (tmp_path / "b" / "graphs").exists()
+
+
+def test_on_a_cpu_a_large_corpus_gets_minilm_and_is_told_what_mpnet_costs():
+    from graphtx.build.plan import MPNET_CPU_HOUR_DOCUMENTS, choose_teacher, core_scale
+
+    large = int(MPNET_CPU_HOUR_DOCUMENTS / core_scale()) + 1
+    assert choose_teacher("mpnet", large - 1, gpu=False, asked=False) == ("mpnet", "")
+    teacher, note = choose_teacher("mpnet", large, gpu=False, asked=False)
+    assert teacher == "minilm" and "mpnet would take about" in note and "--teacher mpnet" in note
+    assert choose_teacher("mpnet", large, gpu=True, asked=False)[0] == "mpnet" and choose_teacher("mpnet", large, False, asked=True)[0] == "mpnet"

@@ -37,7 +37,10 @@ def test_adapt_distils_the_teacher_on_the_corpus_from_a_trained_model_without_re
     config = _config(synthetic, tmp_path)
     assert main(["init-model", "--config", str(config), "--tokens", str(synthetic / "tokens"), "--out", str(tmp_path / "source"), "--quiet"]) == 0
     capsys.readouterr()
-    monkeypatch.setattr(citations, "read_citations", lambda *a, **k: pytest.fail("adapt read citations"))
+    import graphtx.train.run as run  # imported before the patch: its own name for the reader is patched too, then restored
+
+    for module in (citations, run):
+        monkeypatch.setattr(module, "read_citations", lambda *a, **k: pytest.fail("adapt read citations"))
     args = ["adapt", "--config", str(config), "--corpus", str(synthetic / "corpus"), "--graphs", str(synthetic / "graphs"),
             "--model", str(tmp_path / "source"), "--out", str(tmp_path / "run"), "--json"]  # fmt: skip
     assert main(args) == 0
