@@ -6,7 +6,8 @@
 A page holds generated parts between markers; everything between them is replaced:
 
 * ``<!-- table: NAME -->`` ... ``<!-- /table -->``: the table of ``benchmarks/regressions/NAME.json`` (``<!-- table:
-  NAME | SYSTEM; SYSTEM -->``: those systems only, in that order; one row a system: seeds, Recall@3 and nDCG@150 as mean ± sd over seeds, each ratio to a reference with its paired-bootstrap
+  NAME | SYSTEM; SYSTEM; vs=REF,REF -->``: those systems only, in that order, and the ratios to those references only;
+  one row a system: seeds, Recall@3 and nDCG@150 as mean ± sd over seeds, each ratio to a reference with its paired-bootstrap
   95% interval) and a line naming the regression file, its seeds and its cost;
 * ``<!-- v: NAME|SYSTEM|METRIC -->`` ... ``<!-- /v -->``: one system's mean (4 decimals);
   ``<!-- v: NAME|SYSTEM|METRIC|REFERENCE -->``: its ratio to the reference with the interval (``1.04x [0.92, 1.18]``);
@@ -57,13 +58,15 @@ def link(page: Path, name: str) -> str:
 
 def table(page: Path, name: str, cache: dict, only: str | None = None) -> str:
     r = result(name, cache)
+    refs_wanted = None
     if only:
-        wanted = [x.strip() for x in only.split(";") if x.strip()]
+        wanted = [x.strip() for x in only.split(";") if x.strip() and not x.strip().startswith("vs=")]
+        refs_wanted = next(([y.strip() for y in x.strip()[3:].split(",")] for x in only.split(";") if x.strip().startswith("vs=")), None)
         missing = [x for x in wanted if x not in r["systems"]]
         if missing:
             raise KeyError(f"{name}.json has no system {missing[0]!r} (it has {', '.join(r['systems'])})")
-        r = {**r, "systems": {x: r["systems"][x] for x in wanted}}
-    refs = list(dict.fromkeys(ref for s in r["systems"].values() for ref in s["vs"]))
+        r = {**r, "systems": {x: r["systems"][x] for x in wanted}} if wanted else r
+    refs = refs_wanted or list(dict.fromkeys(ref for s in r["systems"].values() for ref in s["vs"]))
     head = ["system", "seeds", "queries", *METRICS, *(f"{m} / {ref} [95%]" for ref in refs for m in METRICS)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for system, s in r["systems"].items():

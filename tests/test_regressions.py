@@ -135,3 +135,9 @@ def test_a_table_may_name_the_systems_it_shows(tmp_path):
     assert [r.split(" | ")[0] for r in rows] == ["| TF-IDF", "| BM25"]
     with pytest.raises(KeyError, match="no system 'nope'"):
         results_tables.render(page, "<!-- table: bm25-ev | nope -->\n<!-- /table -->", cache)
+
+
+def test_a_table_may_name_the_references_it_shows(tmp_path):
+    text = results_tables.render(tmp_path / "p.md", "<!-- table: bm25-ev | TF-IDF; vs=BM25 -->\n<!-- /table -->", {})
+    head = next(line for line in text.splitlines() if line.startswith("| system"))
+    assert head.count("/ BM25 [95%]") == 2 and "paper" not in head
