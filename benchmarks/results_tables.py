@@ -6,7 +6,7 @@
 A page holds generated parts between markers; everything between them is replaced:
 
 * ``<!-- table: NAME -->`` ... ``<!-- /table -->``: the table of ``benchmarks/regressions/NAME.json`` (``<!-- table:
-  NAME | SYSTEM; SYSTEM; vs=REF,REF -->``: those systems only, in that order, and the ratios to those references only;
+  NAME | SYSTEM; SYSTEM; vs=REF & REF -->``: those systems only, in that order, and the ratios to those references only;
   one row a system: seeds, Recall@3 and nDCG@150 as mean ± sd over seeds, each ratio to a reference with its paired-bootstrap
   95% interval) and a line naming the regression file, its seeds and its cost;
 * ``<!-- v: NAME|SYSTEM|METRIC -->`` ... ``<!-- /v -->``: one system's mean (4 decimals);
@@ -61,7 +61,7 @@ def table(page: Path, name: str, cache: dict, only: str | None = None) -> str:
     refs_wanted = None
     if only:
         wanted = [x.strip() for x in only.split(";") if x.strip() and not x.strip().startswith("vs=")]
-        refs_wanted = next(([y.strip() for y in x.strip()[3:].split(",")] for x in only.split(";") if x.strip().startswith("vs=")), None)
+        refs_wanted = next(([y.strip() for y in x.strip()[3:].split("&")] for x in only.split(";") if x.strip().startswith("vs=")), None)
         missing = [x for x in wanted if x not in r["systems"]]
         if missing:
             raise KeyError(f"{name}.json has no system {missing[0]!r} (it has {', '.join(r['systems'])})")
