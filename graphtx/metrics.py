@@ -37,6 +37,13 @@ if TYPE_CHECKING:  # only tensors' methods are used: importing torch would cost 
     import torch
 
 
+def rrf_score(rank, rrf_k: int, weight: float = 1.0):
+    """Reciprocal rank fusion's share of one ranking for a document at 1-based ``rank`` (Cormack, Clarke & Buettcher
+    2009): ``weight / (rrf_k + rank)``. The one place the formula is written: search's hybrid ranker, the evaluation's
+    fusion, the claim-set merge and the explanations all call it. ``rank``: an int or an array of ranks."""
+    return weight / (rrf_k + rank)
+
+
 def recall_at_k(rankings: Mapping[str, Sequence[str]], relevant: Mapping[str, Mapping[str, float]], k: int) -> float:
     """Share of (query, cited) pairs with the cited document in the query's top ``k``."""
     hits = pairs = 0

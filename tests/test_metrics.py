@@ -114,3 +114,27 @@ def test_aggregate_and_per_query_metrics_agree():
     assert agg["Recall@3"] == sum(r["hits@3"] for r in rows) / sum(r["relevant"] for r in rows)  # pairs
     for per, total in (("nDCG@4", "nDCG@4"), ("AP", "MAP"), ("RR@10", "MRR@10"), ("R@2", "R@2")):
         assert math.isclose(agg[total], np.mean([r[per] for r in rows]))
+
+
+def test_reciprocal_rank_fusion_is_written_once():
+    """Every RRF score in graphtx comes from graphtx.metrics.rrf_score: no other module divides by (rrf_k + rank)."""
+    import ast
+    from pathlib import Path
+
+    from graphtx.metrics import rrf_score
+
+    assert rrf_score(1, 60) == 1 / 61 and rrf_score(3, 60, 2.0) == 2 / 63
+    root = Path(__file__).resolve().parents[1] / "graphtx"
+    written = []
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.BinOp)
+                and isinstance(node.op, ast.Div)
+                and isinstance(node.right, ast.BinOp)
+                and isinstance(node.right.op, ast.Add)
+            ):
+                names = {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(node.right) if isinstance(n, (ast.Name, ast.Attribute))}
+                if "rrf_k" in names:
+                    written.append(str(path.relative_to(root)))
+    assert written == ["metrics.py"], written  # one division, in rrf_score

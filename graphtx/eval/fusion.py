@@ -25,6 +25,7 @@ import numpy as np
 from graphtx.eval.config import EvalConfig
 from graphtx.eval.data import EvalCorpus
 from graphtx.eval.systems import System
+from graphtx.metrics import rrf_score
 
 
 def ranks_by_row(scores: np.ndarray) -> np.ndarray:
@@ -79,7 +80,7 @@ class FusionSystem(System):
                 s[np.arange(len(rows)), rows] = -np.inf  # the query is no candidate: it takes no rank
             ranks = ranks_by_row(s)  # (q, c)
             contributes = ranks <= self.depth if mask is None else (ranks <= self.depth) & mask  # a cut-off candidate takes no rank
-            fused += np.where(contributes, weight / (self.rrf_k + ranks), 0.0)
+            fused += np.where(contributes, rrf_score(ranks, self.rrf_k, weight), 0.0)
         if self.leave_out_self:
             fused[np.arange(len(rows)), rows] = -np.inf
         return apply_cutoff(fused, mask)

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 from graphtx.corpus.claims import make_claims, split_claims
 from graphtx.corpus.schema import Claim
+from graphtx.metrics import rrf_score
 
 MERGES = ("rrf", "max")  # how the rankings of several independent claims become one
 
@@ -114,7 +115,7 @@ def _merged(results: dict, k: int, merge: str, rrf_k: int, offset: int = 0) -> C
             found_by.setdefault(hit.doc_id, {})[num] = hit.rank
             if hit.doc_id not in best or hit.rank < best[hit.doc_id].rank:
                 best[hit.doc_id] = hit
-            part = 1.0 / (rrf_k + hit.rank) if merge == "rrf" else hit.score
+            part = rrf_score(hit.rank, rrf_k) if merge == "rrf" else hit.score
             score[hit.doc_id] = score.get(hit.doc_id, 0.0) + part if merge == "rrf" else max(score.get(hit.doc_id, part), part)
     order = sorted(score, key=lambda d: (-score[d], min(found_by[d].values()), d))[offset : offset + k]
     hits = tuple(dataclasses.replace(best[d], rank=r, score=score[d]) for r, d in enumerate(order, offset + 1))

@@ -30,6 +30,7 @@ import numpy as np
 
 from graphtx.atomic import replacing
 from graphtx.index.config import IndexConfig
+from graphtx.metrics import rrf_score
 
 META_FILE = "graphtx.json"
 
@@ -123,5 +124,5 @@ def rrf(rankings: Mapping[str, Sequence[str]], weights: Mapping[str, float], rrf
         if w == 0:
             continue
         for rank, doc_id in enumerate(ranking, start=1):
-            fused[doc_id] = fused.get(doc_id, 0.0) + w / (rrf_k + rank)
+            fused[doc_id] = fused.get(doc_id, 0.0) + rrf_score(rank, rrf_k, w)
     return sorted(fused.items(), key=lambda item: (-item[1], item[0]))

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from graphtx.metrics import rrf_score
 from graphtx.rank.convex import LOWER_BOUND, normalise
 from graphtx.rank.features import GROUPS, LexicalStats, PoolInputs, pool_features
 
@@ -84,8 +85,8 @@ def _largest(values: dict[str, float]) -> list[tuple[str, float]]:
 def explain_rrf(dense_rank: int | None, bm25_rank: int | None, dense_weight: float, bm25_weight: float, rrf_k: int) -> RankerExplanation:
     """The RRF score of one hit split into its two rankings' terms (ranks from 1; None: not in that ranking)."""
     signals = {
-        "dense": dense_weight / (rrf_k + dense_rank) if dense_rank is not None and dense_weight else 0.0,
-        "bm25": bm25_weight / (rrf_k + bm25_rank) if bm25_rank is not None and bm25_weight else 0.0,
+        "dense": rrf_score(dense_rank, rrf_k, dense_weight) if dense_rank is not None and dense_weight else 0.0,
+        "bm25": rrf_score(bm25_rank, rrf_k, bm25_weight) if bm25_rank is not None and bm25_weight else 0.0,
     }
     return RankerExplanation("hybrid", sum(signals.values()), 0.0, signals, inputs={"dense_rank": dense_rank, "bm25_rank": bm25_rank, "rrf_k": rrf_k})
 
