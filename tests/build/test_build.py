@@ -19,6 +19,7 @@ GRANTS = REPO_ROOT / "tests" / "fixtures" / "us_grants_small.xml"  # two grants,
 def _config(tmp_path):
     path = tmp_path / "tiny.yaml"
     path.write_text(yaml.safe_dump({"extends": str(REPO_ROOT / "configs" / "small.yaml"),
+        "parse": {"cache_dir": str(tmp_path / "parse-cache")},  # not the user's ~/.cache/graphtx
         "pretrain": {"vocab_size": 300, "dim": 16, "epochs": 1, "buckets": 5000, "min_count": 1, "min_frequency": 1},
         "model": {"vocab_size": 300, "token_dim": 16, "node_dim": 32, "heads": 2, "layers": 1, "ffn_mult": 2, "base_dim": 32,
                   "reduced_dim": 8, "num_experts": 2, "lexical_dim": 64},
