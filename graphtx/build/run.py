@@ -146,9 +146,13 @@ def _build(
     keys["ingest"] = fingerprint("ingest", sources_fingerprint(inputs), settings(config.ingest, "ingest"))
     summary: dict = {"out": str(layout.out), "steps": {}}
 
+    def up_to_date(name: str) -> bool:
+        entry = state["steps"].get(name, {})
+        return entry.get("fingerprint") == keys.get(name) and bool(entry.get("finished")) and layout.output(name).is_file()
+
     def step(name: str, projected: float, work: Callable[[], object]) -> None:
         entry = state["steps"].get(name, {})
-        if entry.get("fingerprint") == keys[name] and entry.get("finished") and layout.output(name).is_file():
+        if up_to_date(name):
             log(f"{name}: up to date ({layout.directory(name)})")
             summary["steps"][name] = {**entry, "skipped": True}
             return
@@ -191,8 +195,6 @@ def _build(
         raise ValueError(f"{queries} documents of the corpus cite another of them (training needs {MIN_TRAINING_QUERIES}), and the config has "
                          "no teacher to adapt with: give --teacher minilm or mpnet, or a config with train.pretrain_teacher (configs/small.yaml)")  # fmt: skip
     train_cfg = with_overrides(config.train, pretrain_teacher=chosen, pretrain_teacher_weight=weight, split="files")
-    if route == "train" and "pretrain" not in train_cfg.stages:
-        train_cfg = with_overrides(train_cfg, stages=("pretrain", *train_cfg.stages)) if chosen else train_cfg
     config = with_overrides(config, train=train_cfg)
     scale = core_scale()
     teach = teacher_seconds(documents, chosen, gpu) if chosen and "pretrain" in train_cfg.stages else 0.0
@@ -213,19 +215,18 @@ def _build(
                                 teacher_reads, settings(config.rank, "rank"), config.eval.cutoff, config.seed)  # fmt: skip
     keys["index"] = fingerprint("index", keys["model"], keys["parse"], settings(config.index, "index"))
     for name in STEPS:
-        done = (state["steps"].get(name, {}).get("fingerprint") == keys.get(name) and state["steps"].get(name, {}).get("finished")
-                and layout.output(name).is_file())  # fmt: skip
         what = {"ingest": f"{documents:,} documents into {layout.corpus}", "parse": f"three invention graphs a document into {layout.graphs}",
                 "tokens": f"BPE + FastText over the corpus into {layout.tokens}",
                 "model": (f"teacher {chosen} over {documents:,} documents ({duration(teach)}), {steps:,} distillation steps"
                           + (", then the citations and the ranker" if route == "train" else ", no citation") + f" into {layout.run}"),
                 "index": f"description graphs encoded into {layout.index}"}[name]  # fmt: skip
-        plan.steps.append(PlannedStep(name, what, projections.get(name, 0.0), bool(done)))
+        plan.steps.append(PlannedStep(name, what, projections.get(name, 0.0), up_to_date(name)))
     for line in plan.lines():
         log(line)
     summary |= {"plan": {"documents": documents, "words": words, "route": route, "citing_documents": queries, "teacher": chosen,
                          "projected_s": {s.name: round(s.seconds, 1) for s in plan.steps}}}  # fmt: skip
-    if plan_only:
+    if plan_only or until == "ingest":
+        summary["until"] = "plan" if plan_only else until
         return summary
 
     def do_parse():
@@ -257,7 +258,17 @@ def _build(
         result = train(
             config, str(layout.corpus), str(layout.graphs), str(layout.run), tokens_dir=str(layout.tokens), device=device, progress=progress
         )
-        return {"route": "train", "final_stage": result.get("final_stage"), "ranker": fit_ranker(layout, config, progress, log)}
+        from graphtx.eval.ranker import fit_ranker_after_training
+        from graphtx.rank.store import has_ranker
+
+        _, lines = fit_ranker_after_training(str(layout.corpus), layout.run, str(layout.graphs), config, progress=progress)
+        for line in lines:
+            log(f"model: {line}")
+        return {
+            "route": "train",
+            "final_stage": result.get("final_stage"),
+            "ranker": "learned" if has_ranker(layout.run / "model" / "ranker") else "none",
+        }
 
     def do_index():
         from graphtx.index.build import build_index
@@ -275,26 +286,3 @@ def _build(
         log(f"serve it:   graphtx serve --index {layout.index}   (then http://127.0.0.1:{config.serve.port}/)")
     summary["until"] = until
     return summary
-
-
-def fit_ranker(layout: Layout, config: GraphtxConfig, progress, log) -> str:
-    """The learned ranker on the training queries the run held out (as `graphtx train` does at its end)."""
-    import argparse
-    import importlib.util
-
-    if not (layout.run / "ranker_citations.tsv").is_file():
-        return "none: no training queries were held out (train.ranker_holdout)"
-    if importlib.util.find_spec("lightgbm") is None:
-        return "none: the learned ranker needs lightgbm (pip install 'graphtx[rank]')"
-    from graphtx.eval.ranker import run_rank_fit
-
-    args = argparse.Namespace(corpus=str(layout.corpus), run=str(layout.run), model=None, graphs=str(layout.graphs), citations=None, out=None,
-                              cutoff=None)  # fmt: skip
-    try:
-        _, lines = run_rank_fit(args, config, progress=progress)
-    except (ValueError, RuntimeError, OSError) as err:
-        log(f"model: ranker not fitted: {err}")
-        return f"none: {err}"
-    for line in lines:
-        log(f"model: {line}")
-    return "learned"

@@ -79,7 +79,9 @@ def cmd_train(args, config) -> int:
         return EXIT_OK
     lines = summary_lines(summary, args.out)
     if not args.no_rank_fit and summary.get("data", {}).get("ranker_citations", 0) > 0 and "interrupted" not in summary:
-        ranker, ranker_lines = _fit_ranker_after_training(args, config)
+        from graphtx.eval.ranker import fit_ranker_after_training
+
+        ranker, ranker_lines = fit_ranker_after_training(args.corpus, args.out, args.graphs, config, progress=progress(args))
         if ranker is not None:
             summary["ranker"] = ranker
         lines += ranker_lines
@@ -114,40 +116,6 @@ def cmd_adapt(args, config) -> int:
                     progress=progress(args))  # fmt: skip
     say(args, summary, summary_lines(summary, args.out))
     return EXIT_OK
-
-
-def _fit_ranker_after_training(args, config) -> tuple[dict | None, list[str]]:
-    """``graphtx rank-fit --run OUT`` when this training held queries out for it (train.ranker_holdout > 0), so the trained
-    model searches with the learned ranker without another command. (summary or None, printed lines)."""
-    import argparse
-    import importlib.util
-    from pathlib import Path
-
-    run = Path(args.out)
-    if not (run / "ranker_citations.tsv").is_file():
-        return None, []  # no held-out queries (train.ranker_holdout 0, or a corpus without citations)
-    if importlib.util.find_spec("lightgbm") is None:
-        return None, [f"ranker not fitted: the learned ranker needs lightgbm (pip install 'graphtx[rank]'), then "
-                      f"`graphtx rank-fit {args.corpus} --run {run} --graphs {args.graphs}`"]  # fmt: skip
-    from graphtx.eval.ranker import run_rank_fit
-    from graphtx.model.io import FINGERPRINT_FILE
-    from graphtx.rank.store import has_ranker, load_ranker
-
-    model_dir, ranker_dir = run / "model", run / "model" / "ranker"
-    if has_ranker(ranker_dir):
-        try:
-            fitted = load_ranker(ranker_dir, (model_dir / FINGERPRINT_FILE).read_text().strip())
-        except ValueError:
-            fitted = None  # fitted on another model (a resumed run trained further): fit anew
-        if fitted is not None and fitted.report.get("cutoff") == config.eval.cutoff:
-            return None, [f"ranker: {ranker_dir} already fitted on this model (graphtx rank-fit to fit it again)"]
-    rank_args = argparse.Namespace(corpus=args.corpus, run=str(run), model=None, graphs=args.graphs, citations=None, out=None, cutoff=None)
-    try:
-        summary, lines = run_rank_fit(rank_args, config, progress=progress(args))
-    except (ValueError, RuntimeError, OSError, MemoryError) as err:  # the model is trained and saved: say so, do not fail the run
-        return {"error": str(err)}, [f"ranker not fitted: {err}", f"  the model is in {model_dir}; fit the ranker with "
-                                     f"`graphtx rank-fit {args.corpus} --run {run} --graphs {args.graphs}`"]  # fmt: skip
-    return summary, ["ranker (graphtx rank-fit on the held-out training queries):", *(f"  {line}" for line in lines)]
 
 
 def cmd_fit_late_head(args, config) -> int:

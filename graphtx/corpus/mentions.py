@@ -260,19 +260,14 @@ def mine_citations(
             else:
                 pairs[(doc_id, cited)] = date or ""
                 contexts.setdefault((doc_id, cited), mention_context(text, start, end))
-    for entry in log:  # one family mention makes the pair a family pair, however its other mentions read
-        if not entry.get("dropped") and (entry["citing_id"], entry["cited_id"]) in related:
-            entry["dropped"] = RELATED_ELSEWHERE
-            dropped[RELATED_ELSEWHERE] += 1
+    _drop_pairs(log, related, RELATED_ELSEWHERE, dropped)  # one family mention makes the pair a family pair, however its others read
     pairs = {p: d for p, d in pairs.items() if p not in related}
     documents = _read_documents(path, {d for p in pairs for d in p}, names)
     grams = {d: shingles(" ".join(documents[d].get(f) or "" for f in ("title", "abstract", "description"))) for d in documents}
     shared = {p: shared_text(grams[p[0]], grams[p[1]]) for p in pairs}
-    for entry in log:  # a pair whose documents repeat each other is a family member, whatever the words said
-        if not entry.get("dropped") and shared[(entry["citing_id"], entry["cited_id"])] >= max_shared_text:
-            entry["dropped"] = SHARED
-            dropped[SHARED] += 1
-    pairs = {p: d for p, d in pairs.items() if shared[p] < max_shared_text}
+    repeating = {p for p, share in shared.items() if share >= max_shared_text}
+    _drop_pairs(log, repeating, SHARED, dropped)  # a pair whose documents repeat each other is a family member, whatever the words said
+    pairs = {p: d for p, d in pairs.items() if p not in repeating}
     # the latest share of citing documents validate; cut on (date, id), so documents of one issue date can fall either side
     citing_docs = sorted({(d, c) for (c, _), d in pairs.items()})
     cut = len(citing_docs) - max(1, round(len(citing_docs) * valid_share)) if valid_share else len(citing_docs)
@@ -302,6 +297,14 @@ def mine_citations(
     atomic_write_text(out / "masked_citing.jsonl", "".join(masked))
     return MinedCitations(len(ids), mentions, len(train), len(validation), valid_from, dropped, out, len(same),
                           random_same_applicant(applicants, seed), len(both), max_shared_text)  # fmt: skip
+
+
+def _drop_pairs(log: list[dict], pairs: set[tuple[str, str]], reason: str, dropped: Counter) -> None:
+    """Mark every kept mention of ``pairs`` in ``log`` as dropped for ``reason``, counted in ``dropped``."""
+    for entry in log:
+        if not entry.get("dropped") and (entry["citing_id"], entry["cited_id"]) in pairs:
+            entry["dropped"] = reason
+            dropped[reason] += 1
 
 
 _COLUMNS = ("id", "title", "abstract", "description", "date", "priority_date", "applicants", "country", "kind", "ipc", "cpc", "family_id")

@@ -317,3 +317,36 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
                      f"top features {', '.join(f'{n} {v:.2f}' for n, v in top)}")  # fmt: skip
     lines.append(f"wrote {out}")
     return {"ranker": str(out), "convex": ranker.convex, "report": r}, lines
+
+
+def fit_ranker_after_training(corpus: str, run_dir: str | Path, graphs: str, config, progress: bool | None = None) -> tuple[dict | None, list[str]]:
+    """``graphtx rank-fit --run RUN`` when a training run held queries out for it (train.ranker_holdout > 0), so the trained
+    model searches with the learned ranker without another command (`graphtx train`, `graphtx build`). A ranker already
+    fitted on this very model under this cut-off is kept. (summary or None, lines to print); never raises: the model is
+    trained and saved whatever the fit does."""
+    import argparse
+    import importlib.util
+
+    from graphtx.model.io import FINGERPRINT_FILE
+    from graphtx.rank.store import has_ranker, load_ranker
+
+    run = Path(run_dir)
+    if not (run / "ranker_citations.tsv").is_file():
+        return None, []  # no held-out queries (train.ranker_holdout 0, or a corpus without citations)
+    again = f"`graphtx rank-fit {corpus} --run {run} --graphs {graphs}`"
+    if importlib.util.find_spec("lightgbm") is None:
+        return None, [f"ranker not fitted: the learned ranker needs lightgbm (pip install 'graphtx[rank]'), then {again}"]
+    model_dir, ranker_dir = run / "model", run / "model" / "ranker"
+    if has_ranker(ranker_dir):
+        try:
+            fitted = load_ranker(ranker_dir, (model_dir / FINGERPRINT_FILE).read_text().strip())
+        except ValueError:
+            fitted = None  # fitted on another model (a resumed run trained further): fit anew
+        if fitted is not None and fitted.report.get("cutoff") == config.eval.cutoff:
+            return None, [f"ranker: {ranker_dir} already fitted on this model (graphtx rank-fit to fit it again)"]
+    rank_args = argparse.Namespace(corpus=corpus, run=str(run), model=None, graphs=graphs, citations=None, out=None, cutoff=None)
+    try:
+        summary, lines = run_rank_fit(rank_args, config, progress=progress)
+    except (ValueError, RuntimeError, OSError, MemoryError) as err:  # the model is trained and saved: say so, do not fail the run
+        return {"error": str(err)}, [f"ranker not fitted: {err}", f"  the model is in {model_dir}; fit the ranker with {again}"]
+    return summary, ["ranker (graphtx rank-fit on the held-out training queries):", *(f"  {line}" for line in lines)]

@@ -88,10 +88,9 @@ def adapt(
     config = with_overrides(config, train=with_overrides(config.train, pretrain_steps=steps))
     job = {"from": str(model_dir) if model_dir else f"tokens {tokens_dir}", "steps": steps, "teacher": str(cfg.pretrain_teacher), "seed": config.seed}
     job_path = out / "adapt.json"
-    if (out / "pretrain").exists() and job_path.is_file() and json.loads(job_path.read_text()) != job:
-        raise ValueError(
-            f"{out} holds an adaptation of another job ({json.loads(job_path.read_text())}): give a new --out, or delete {out / 'pretrain'}"
-        )
+    earlier = json.loads(job_path.read_text()) if job_path.is_file() else job
+    if (out / "pretrain").exists() and earlier != job:
+        raise ValueError(f"{out} holds an adaptation of another job ({earlier}): give a new --out, or delete {out / 'pretrain'}")
     atomic_write_json(job_path, job)
     results, scores = {}, {}
     model = run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, None, config, corpus_dir, config.seed, out, ctx,

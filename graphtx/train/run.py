@@ -251,7 +251,6 @@ def train(
 ) -> dict:
     """Run (or resume) every configured stage; returns the summary written to summary.json."""
     from graphtx.model.io import load_model
-    from graphtx.train.evaluate import CitationEvaluator
     from graphtx.train.loop import StageTrainer, selection_score
 
     cfg, seed = config.train, config.seed
@@ -289,8 +288,7 @@ def train(
         check_selection(out, prepared.selection, cfg.stages)
         data, skipped_pairs, n_trivial = build_training_set(cfg, docs, store, prepared, seed, tokenizer, token_vectors)
         skipped = prepared.skipped + skipped_pairs
-        evaluator = CitationEvaluator(prepared.selection, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size, known_item,
-                                  cfg.select_rerank_depth)  # fmt: skip
+        evaluator = citation_evaluator(prepared.selection, store, cfg, known_item)
         if not evaluator.query_ids:
             raise ValueError(f"no selection queries with graphs: the latest {cfg.selection_share:.0%} of the training queries (train.selection_share) "
                              "select checkpoints and stages; give more training citations with graphs on both sides")  # fmt: skip
@@ -361,13 +359,12 @@ def train(
                     shutil.copytree(previous / "ranker", tmp / "ranker")
             summary |= report_held_out(read_held_out(prepared, docs), data, store, model, tokenizer, cfg, known_item, out)
             atomic_write_json(out / "summary.json", summary)
-            if summary.get("validation", {}).get("queries") == 0 and summary["validation"]["trained_queries_left_out"]:
-                raise ValueError(f"every validation query of {valid_citations or 'the validation split'} is also a training, selection or ranker "
-                                 f"query of this run (does --citations hold the validation citations?): nothing was scored; the model is "
-                                 f"trained and saved in {out / 'model'}")  # fmt: skip
-            if summary.get("validation", {}).get("queries") == 0:
-                raise ValueError(f"no validation queries with graphs on both sides in {valid_citations or 'the validation split'} (ids not in the "
-                                 f"corpus?): nothing was scored; the model is trained and saved in {out / 'model'}")  # fmt: skip
+            validation = summary.get("validation", {})
+            if validation.get("queries") == 0:
+                why = ("every one is also a training, selection or ranker query of this run (does --citations hold the validation citations?)"
+                       if validation["trained_queries_left_out"] else "none has graphs on both sides (ids not in the corpus?)")  # fmt: skip
+                raise ValueError(f"no validation queries in {valid_citations or 'the validation split'}: {why}; nothing was scored; "
+                                 f"the model is trained and saved in {out / 'model'}")  # fmt: skip
         return summary if ctx.is_main else {}
     except BaseException:
         clean_exit = False
@@ -381,8 +378,6 @@ def report_held_out(prepared: PreparedData, data, store: GraphStore, model, toke
     judgements written beside the run (``valid_citations.tsv``, ``test_citations.tsv``, for graphtx eval).
     A query that training saw as a citing document (a citation or trivial pair), or that was a selection or ranker query,
     is left out, counted and warned about."""
-    from graphtx.train.evaluate import CitationEvaluator
-
     trained = {p.citing for p in data.pairs} | {c.citing_id for c in prepared.selection + prepared.ranker}  # seen, or selected on
     entries = {}
     for name, file, cites in (("validation", "valid", prepared.valid), ("test", "test", prepared.test)):
@@ -390,14 +385,21 @@ def report_held_out(prepared: PreparedData, data, store: GraphStore, model, toke
         write_citations(out / f"{file}_citations.tsv", scored)
         if not cites:
             continue
-        ev = CitationEvaluator(scored, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size, known_item,
-                               cfg.select_rerank_depth)  # fmt: skip
+        ev = citation_evaluator(scored, store, cfg, known_item)
         left_out = len({c.citing_id for c in cites} - {c.citing_id for c in scored})
         if left_out:
             print(f"warning: {left_out} {name} queries are also training, selection or ranker queries of this run (the training citations "
                   f"hold them?): left out of its {name} score", file=sys.stderr)  # fmt: skip
         entries[name] = {**(asdict(ev(model, tokenizer)) if ev.query_ids else {"queries": 0}), "trained_queries_left_out": left_out}
     return entries
+
+
+def citation_evaluator(citations: list[Citation], store: GraphStore, cfg: TrainConfig, known_item: bool):
+    """Recall@k / nDCG@k of ``citations`` over every candidate, as the run's settings score them (selection, validation, test)."""
+    from graphtx.train.evaluate import CitationEvaluator
+
+    return CitationEvaluator(citations, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size, known_item,
+                             cfg.select_rerank_depth)  # fmt: skip
 
 
 def selection_fingerprint(selection: list[Citation]) -> str:

@@ -68,6 +68,8 @@ def test_build_makes_a_searchable_index_and_a_second_build_redoes_only_what_chan
 def test_build_until_stops_after_that_step(tmp_path, monkeypatch, capsys):
     _peer(monkeypatch, tmp_path, [])
     out = tmp_path / "b"
+    assert main(["build", str(GRANTS), "--out", str(out), "--config", str(_config(tmp_path)), "--until", "ingest", "--quiet"]) == 0
+    assert (out / "corpus" / "manifest.json").is_file() and not (out / "graphs").exists()
     assert main(["build", str(GRANTS), "--out", str(out), "--config", str(_config(tmp_path)), "--until", "tokens", "--quiet"]) == 0
     assert (out / "tokens" / "manifest.json").is_file() and not (out / "run").exists()
     assert main(["build", str(GRANTS), "--out", str(out), "--until", "nope"]) == 2

@@ -72,7 +72,7 @@ def test_validation_queries_in_the_training_file_are_left_out_of_the_report_and_
     assert main(args) == 2
     err = capsys.readouterr().err
     assert "warning: 24 validation queries are also training, selection or ranker queries" in err
-    assert "every validation query of" in err and "does --citations hold the validation citations?" in err
+    assert "no validation queries in" in err and "does --citations hold the validation citations?" in err
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())  # written before the error: the model is there
     assert summary["validation"] == {"queries": 0, "trained_queries_left_out": 24}
 
