@@ -113,7 +113,7 @@ def cmd_adapt(args, config) -> int:
         train_cfg = with_overrides(train_cfg, pretrain_steps=args.steps)
     config = with_overrides(config, train=train_cfg, seed=args.seed)
     summary = adapt(config, args.corpus, args.graphs, args.out, model_dir=args.model, tokens_dir=args.tokens, device=args.device,
-                    progress=progress(args))  # fmt: skip
+                    progress=progress(args), ranker_dir=args.ranker)  # fmt: skip
     say(args, summary, summary_lines(summary, args.out))
     return EXIT_OK
 
@@ -266,6 +266,8 @@ def add_parsers(sub) -> None:
     p.add_argument("--teacher", help="a `graphtx teacher` directory, or a peer (minilm, mpnet) whose vectors the run writes to OUT/teacher "
                                      "(default: train.pretrain_teacher)")  # fmt: skip
     p.add_argument("--steps", type=at_least(1, "the number of steps"), help="distillation steps (default: train.pretrain_steps)")
+    p.add_argument("--ranker", metavar="DIR", help="a transferable ranker (`graphtx rank-fit --transferable`, e.g. fitted on another field's "
+                                                   "citations) carried into OUT/model/ranker (default: the source model's, when transferable)")  # fmt: skip
     p.add_argument("--seed", type=at_least(0, "the seed"), help="default: the config's seed")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda")
     add_common(p)

@@ -10,8 +10,11 @@ A ranker directory (``MODEL/ranker`` by default, or ``INDEX/ranker``) holds
 
 ``fingerprint`` = sha256 of the model fingerprint, the feature lists, the lightgbm version and the
 model files: a ranker is used only with the graph model it was fitted on and the lightgbm that
-wrote it (:func:`load_ranker` refuses anything else with a message naming both), since its dense
-features mean nothing for another model. Written beside and renamed into place, ``ranker.json`` last.
+wrote it (:func:`load_ranker` refuses anything else with a message naming both), since its raw
+cosines mean nothing for another model. A *transferable* ranker (every learned model's features free
+of ``features.FIELD_BOUND``: ranks, z-scores, shares, agreement) is the exception: its features mean
+the same for any model, so it ranks for another one (an adapted model, another field's) and says so
+(``Ranker.transferred_from``). Written beside and renamed into place, ``ranker.json`` last.
 
 Example::
 
@@ -30,7 +33,7 @@ import numpy as np
 
 from graphtx.atomic import replacing
 from graphtx.rank.convex import convex_scores
-from graphtx.rank.features import LexicalStats, PoolInputs, pool_features
+from graphtx.rank.features import LexicalStats, PoolInputs, is_transferable, pool_features
 from graphtx.rank.learned import BoosterBag, lightgbm, lightgbm_version
 
 RANKER_DIR = "ranker"
@@ -58,6 +61,12 @@ class Ranker:
     boosters: dict = field(default_factory=dict)  # learned model name -> BoosterBag (or a lightgbm.Booster)
     report: dict = field(default_factory=dict)  # fit: citations, queries, cross-validation, importances
     directory: Path | None = None
+    transferred_from: str = ""  # the model it was fitted on, when it ranks for another (a transferable ranker)
+
+    @property
+    def transferable(self) -> bool:
+        """Every learned model free of field-bound features (features.FIELD_BOUND): it may rank for another model."""
+        return bool(self.features) and all(is_transferable(names) for names in self.features.values())
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -91,7 +100,7 @@ class Ranker:
             version = lightgbm_version() if self.boosters else ""
             meta = {
                 "model_fingerprint": self.model_fingerprint, "depth": self.depth, "convex": self.convex, "features": self.features,
-                "lightgbm": version, "report": self.report,
+                "lightgbm": version, "report": self.report, "transferable": self.transferable,
                 "fingerprint": ranker_fingerprint(self.model_fingerprint, self.features, version, texts),
             }  # fmt: skip
             (tmp / META_FILE).write_text(json.dumps(meta, indent=2, default=_plain) + "\n")
@@ -111,6 +120,16 @@ def has_ranker(directory: str | Path) -> bool:
     return (Path(directory) / META_FILE).is_file()
 
 
+def load_ranker_unchecked(directory: str | Path) -> Ranker:
+    """The ranker of ``directory`` under the model it was fitted on (its files and lightgbm checked): to inspect or carry it."""
+    meta_path = Path(directory) / META_FILE
+    try:
+        fitted_on = json.loads(meta_path.read_text())["model_fingerprint"]
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as err:
+        raise ValueError(f"{directory} holds no readable ranker ({err}); fit one with `graphtx rank-fit`") from None
+    return load_ranker(directory, fitted_on)
+
+
 def load_ranker(directory: str | Path, model_fingerprint: str) -> Ranker:
     """The ranker of ``directory``; refused (ValueError) unless fitted on the model with ``model_fingerprint``
     by this lightgbm, and its files are the ones it was saved with."""
@@ -123,7 +142,8 @@ def load_ranker(directory: str | Path, model_fingerprint: str) -> Ranker:
         features = {k: tuple(v) for k, v in meta["features"].items()}
     except (json.JSONDecodeError, KeyError, AttributeError) as err:
         raise ValueError(f"{meta_path} is not a ranker description ({err}); fit the ranker again with `graphtx rank-fit`") from None
-    if meta["model_fingerprint"] != model_fingerprint:
+    transferable = bool(features) and all(is_transferable(names) for names in features.values())
+    if meta["model_fingerprint"] != model_fingerprint and not transferable:
         raise ValueError(
             f"ranker {directory} was fitted on model {meta['model_fingerprint'][:12]}…, not on this model ({model_fingerprint[:12]}…): "
             "its dense features would mean something else; fit it again with `graphtx rank-fit` on this model, or use --ranker hybrid"
@@ -144,4 +164,5 @@ def load_ranker(directory: str | Path, model_fingerprint: str) -> Ranker:
     expected = ranker_fingerprint(meta["model_fingerprint"], {k: list(v) for k, v in features.items()}, meta["lightgbm"], texts)
     if expected != meta["fingerprint"]:
         raise ValueError(f"ranker {directory}: its files do not match its fingerprint (changed after `graphtx rank-fit`?); fit it again")
-    return Ranker(meta["model_fingerprint"], int(meta["depth"]), meta["convex"], features, boosters, meta.get("report", {}), directory)
+    transferred = meta["model_fingerprint"] if meta["model_fingerprint"] != model_fingerprint else ""
+    return Ranker(meta["model_fingerprint"], int(meta["depth"]), meta["convex"], features, boosters, meta.get("report", {}), directory, transferred)

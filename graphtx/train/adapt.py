@@ -13,9 +13,12 @@ Run directory, as ``graphtx train``'s::
     RUN/config.yaml, RUN/teacher/ (a named peer's vectors), RUN/pretrain/ (log.jsonl, checkpoint.pt while running,
     best/, done.json), RUN/model/ (what `graphtx index` takes), RUN/summary.json
 
-The source model's learned ranker was fitted on the source model's vectors: it does not describe the adapted
-vectors, so the adapted model ships without one (its fingerprint differs, and `search --ranker learned` says so);
-search it with the dense or hybrid ranker. A killed run resumes with the same command.
+The ranker. A *transferable* ranker (``rank.transferable``: ranks, z-scores, shares and agreement, no raw score;
+graphtx/rank/features.py) means the same for the adapted vectors, so it is carried into ``RUN/model/ranker``: the
+source model's own, or the one ``--ranker DIR`` names (e.g. fitted on another field's citations). Any other ranker
+was fitted on the source model's raw cosines: it does not describe the adapted vectors, and the adapted model ships
+without one (search it with the dense or hybrid ranker, or fit one with `graphtx rank-fit` where there are
+citations). A killed run resumes with the same command.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ def adapt(
     device: str = "auto",
     progress: bool | None = None,
     stop_after_steps: int = 0,
+    ranker_dir: str | None = None,
 ) -> dict:
     """Adapt (or resume adapting) a model to the corpus; returns the summary written to RUN/summary.json."""
     import torch
@@ -67,6 +71,7 @@ def adapt(
     from graphtx.train.run_teacher import needs_run_teacher, require_run_teacher
 
     cfg = config.train
+    carried, ranker_note = carried_ranker(ranker_dir, model_dir)  # said before any long work
     if cfg.pretrain_teacher_weight <= 0 or not cfg.pretrain_teacher:
         raise ValueError("adapting needs a teacher: set train.pretrain_teacher (minilm, mpnet or a `graphtx teacher` directory) "
                          "and train.pretrain_teacher_weight > 0, as configs/small.yaml does, or give --teacher")  # fmt: skip
@@ -98,15 +103,17 @@ def adapt(
     if model is None:  # simulated kill (tests)
         return {"interrupted": "pretrain", "step": results["pretrain"]["steps"]}
     best = out / "pretrain" / "best"
-    with replacing(out / "model") as tmp:  # the adapted weights; no ranker: the source's was fitted on other vectors
+    with replacing(out / "model") as tmp:  # the adapted weights, and the transferable ranker when there is one
         shutil.copytree(best, tmp, ignore=shutil.ignore_patterns("ranker"))
+        if carried is not None:
+            shutil.copytree(carried, tmp / "ranker")
     for key in ("best_recall", "best_ndcg", "best_step", "evals"):  # nothing was evaluated: no selection scores (no NaN in the JSON)
         results["pretrain"].pop(key, None)
     summary = {
         "mode": "adapt", "from": str(model_dir) if model_dir else f"a fresh model over {tokens_dir}",
         "documents_with_graphs": len(store.doc_ids), "stages": results, "final_stage": "pretrain",
         "teacher": str(config.train.pretrain_teacher), "steps": config.train.pretrain_steps, "seed": config.seed,
-        "ranker": "none: the source model's ranker was fitted on other vectors; search with --ranker dense or hybrid",
+        "ranker": ranker_note,
     }  # fmt: skip
     atomic_write_json(out / "summary.json", summary)
     return summary
@@ -118,5 +125,26 @@ def summary_lines(summary: dict, out_dir: str | Path) -> list[str]:
     return [
         f"adapted {summary['from']} to {summary['documents_with_graphs']:,} documents: {stage['steps']} distillation steps "
         f"from teacher {summary['teacher']} (no citation read; the last weights ship)",
-        f"model: {Path(out_dir) / 'model'} (no learned ranker: {summary['ranker'].split(': ', 1)[1]})",
+        f"model: {Path(out_dir) / 'model'} (learned ranker {summary['ranker']})",
     ]
+
+
+def carried_ranker(ranker_dir: str | None, model_dir: str | None) -> tuple[Path | None, str]:
+    """(the ranker directory to carry into the adapted model or None, what the summary says of it). ``ranker_dir`` must
+    hold a transferable ranker (else ValueError); without it, the source model's ranker is carried when transferable."""
+    from graphtx.rank.store import RANKER_DIR, has_ranker, load_ranker_unchecked
+
+    if ranker_dir:
+        ranker = load_ranker_unchecked(ranker_dir)
+        if not ranker.transferable:
+            raise ValueError(f"--ranker {ranker_dir} was fitted on raw scores of its model (not rank.transferable): it cannot rank for the "
+                             "adapted model; fit it with rank.transferable: true")  # fmt: skip
+        return Path(ranker_dir), f"carried: the transferable ranker of {ranker_dir}"
+    source = Path(model_dir) / RANKER_DIR if model_dir else None
+    if source is None or not has_ranker(source):
+        return None, "none: the source has no ranker; search with --ranker dense or hybrid, or fit one with `graphtx rank-fit`"
+    ranker = load_ranker_unchecked(source)
+    if not ranker.transferable:
+        return None, ("none: the source model's ranker was fitted on its raw cosines; search with --ranker dense or hybrid, "
+                      "or give --ranker a transferable one")  # fmt: skip
+    return source, f"carried: the source model's transferable ranker ({source})"
