@@ -59,7 +59,7 @@ test: setup
 
 # the Ray engine tests need the ray extra; the browser test drives Debian's chromium + chromium-driver (apt-get install chromium chromium-driver; skipped without them)
 test-slow: setup
-	$(BIN)/python -m pip install -q -e '.[dev,peers-mpnet,browser,ray]'
+	$(BIN)/python -m pip install -q -e '.[dev,peers-mpnet,browser,ray,fuzz]'
 	$(BIN)/python -m pytest -q -m slow
 
 # ruff (the dev extra): import order, unused names; line length and rules in pyproject.toml [tool.ruff]

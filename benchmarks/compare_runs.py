@@ -32,7 +32,11 @@ def read_rows(spec: str) -> tuple[list[dict], str]:
     with open(path, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     labels = list(dict.fromkeys(r["system"] for r in rows))
-    if want:
+    if want and "*" in want:  # a pattern: "graphtx*(RRF)" picks the fused row, not graphtx's own
+        import fnmatch
+
+        label = next((x for x in labels if fnmatch.fnmatchcase(x.lower(), want.lower())), None)
+    elif want:
         label = next((x for x in labels if x.lower().startswith(want.lower())), None)
     else:
         label = next((x for x in labels if not x.startswith(BASELINE_PREFIXES)), None)

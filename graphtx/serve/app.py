@@ -50,9 +50,9 @@ import threading
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool
 
 from graphtx.index.claimset import search_claim_set
 from graphtx.index.config import SearchConfig
@@ -65,6 +65,45 @@ from graphtx.serve.pages import add_pages
 from graphtx.serve.svg import graph_svg, hit_svgs
 
 # --- request bodies ------------------------------------------------------------------
+# a JSON body's types are the schema's (JSON Schema's): 0 is not false and "3" is not 3, but 3.0 is the integer 3,
+# so a client generated from the OpenAPI schema and one written by hand get the same answers (issue 50:
+# "all_independent": 0 was taken as false)
+
+
+def _json_integer(value):
+    """An integer as JSON Schema reads one: a number without a fraction; not a string, not true or false."""
+    if isinstance(value, (str, bool)):
+        raise ValueError("Input should be a valid integer")
+    return value
+
+
+Flag = StrictBool
+Count = Annotated[int, BeforeValidator(_json_integer)]
+
+
+class ErrorOut(BaseModel):
+    """Every error answer of the service: what went wrong in words (and, for an unknown document, close ids)."""
+
+    error: str
+    suggestions: list[str] | None = Field(None, description="an unknown document id: indexed ids spelled like it")
+
+
+_ANSWERS = {
+    400: "a request the service cannot run: a malformed JSON body, text and id both or neither, k or offset over the service's limit, a bad date",
+    404: "a document id the index does not hold (with suggestions)",
+    408: "the body did not arrive within serve.read_timeout_s",
+    413: "a body over serve.max_request_bytes, a text over serve.max_text_chars, too many topics",
+    422: "a field of the wrong type or out of its range, or an unknown field",
+    503: "serve.max_pending requests already running or queued: retry after the Retry-After seconds",
+}
+
+
+def error_answers(*codes: int) -> dict:
+    """The OpenAPI ``responses`` of an endpoint: its error answers, each an :class:`ErrorOut`."""
+    return {code: {"model": ErrorOut, "description": _ANSWERS[code]} for code in codes}
+
+
+BODY_ERRORS = error_answers(400, 404, 408, 413, 422, 503)  # an endpoint with a JSON body (an id query may name an unknown document)
 
 
 class QueryIn(BaseModel):
@@ -81,27 +120,27 @@ class FiltersIn(BaseModel):
     ipc: list[str] | None = Field(None, description="IPC prefixes, any may match")
     country: list[str] | None = Field(None, description="publishing offices (US, EP, WO, ...)")
     kind: list[str] | None = Field(None, description="kind-code prefixes (B = B1 and B2)")
-    exclude_family: bool | None = Field(None, description="leave out the query's family and itself (default: true for an id query)")
-    group_by_family: bool = Field(False, description="one hit per family, its best-scored member")
+    exclude_family: Flag | None = Field(None, description="leave out the query's family and itself (default: true for an id query)")
+    group_by_family: Flag = Field(False, description="one hit per family, its best-scored member")
 
     def filters(self) -> SearchFilters:
         return SearchFilters.from_json({name: getattr(self, name) for name in FiltersIn.model_fields})
 
 
 class SearchIn(QueryIn, FiltersIn):
-    k: int = Field(10, ge=1, description="hits (at most serve.max_k)")
-    hybrid: bool = Field(False, description="fuse with BM25 by reciprocal rank fusion (= ranker hybrid)")
+    k: Count = Field(10, ge=1, description="hits (at most serve.max_k)")
+    hybrid: Flag = Field(False, description="fuse with BM25 by reciprocal rank fusion (= ranker hybrid)")
     ranker: Literal["dense", "bm25", "hybrid", "convex", "learned"] | None = Field(
         None, description="default: the service's (learned when the index has a ranker)"
     )
-    explain: bool = Field(False, description="node matches for each hit (k at most serve.max_explain_hits)")
+    explain: Flag = Field(False, description="node matches for each hit (k at most serve.max_explain_hits)")
     rerank: Literal["none", "late"] | None = Field(
         None, description="late: re-rank the first stage's top rerank_depth by node-level late interaction (default: search.rerank)"
     )
-    rerank_depth: int | None = Field(None, ge=1, le=1000, description="first-stage candidates re-ranked (default: search.rerank_depth)")
-    offset: int = Field(0, ge=0, description="hits skipped: a results page shows hits offset+1 .. offset+k (offset at most serve.max_offset)")
-    svg: bool = Field(False, description="with explain: each hit's query and hit graphs as SVG, matched nodes shaded")
-    all_independent: bool = Field(
+    rerank_depth: Count | None = Field(None, ge=1, le=1000, description="first-stage candidates re-ranked (default: search.rerank_depth)")
+    offset: Count = Field(0, ge=0, description="hits skipped: a results page shows hits offset+1 .. offset+k (offset at most serve.max_offset)")
+    svg: Flag = Field(False, description="with explain: each hit's query and hit graphs as SVG, matched nodes shaded")
+    all_independent: Flag = Field(
         False, description="a claim set: search every independent claim and merge the hits per document (each hit's found_by)"
     )
     merge: Literal["rrf", "max"] = Field(
@@ -111,12 +150,12 @@ class SearchIn(QueryIn, FiltersIn):
 
 class ExplainIn(QueryIn, FiltersIn):
     doc_ids: list[str] | None = Field(None, description="documents to explain; default: the top k hits")
-    k: int = Field(3, ge=1)
-    offset: int = Field(0, ge=0, description="without doc_ids: explain hits offset+1 .. offset+k (a results page, as /search pages)")
-    svg: bool = Field(False, description="each explanation's query and hit graphs as SVG, matched nodes shaded")
-    hybrid: bool = False
+    k: Count = Field(3, ge=1)
+    offset: Count = Field(0, ge=0, description="without doc_ids: explain hits offset+1 .. offset+k (a results page, as /search pages)")
+    svg: Flag = Field(False, description="each explanation's query and hit graphs as SVG, matched nodes shaded")
+    hybrid: Flag = False
     rerank: Literal["none", "late"] | None = None
-    rerank_depth: int | None = Field(None, ge=1, le=1000)
+    rerank_depth: Count | None = Field(None, ge=1, le=1000)
     ranker: Literal["dense", "bm25", "hybrid", "convex", "learned"] | None = None
 
 
@@ -132,12 +171,12 @@ class TopicIn(BaseModel):
 class BatchIn(FiltersIn):  # the filters apply to every topic (an id topic: its own priority date by default)
     model_config = ConfigDict(extra="forbid")
     topics: list[TopicIn] = Field(..., min_length=1, description="at most serve.max_batch_topics")
-    k: int = Field(10, ge=1, description="hits per topic (at most serve.max_k)")
-    hybrid: bool = False
+    k: Count = Field(10, ge=1, description="hits per topic (at most serve.max_k)")
+    hybrid: Flag = False
     ranker: Literal["dense", "bm25", "hybrid", "convex", "learned"] | None = None
     rerank: Literal["none", "late"] | None = None
-    rerank_depth: int | None = Field(None, ge=1, le=1000)
-    all_independent: bool = Field(False, description="search every independent claim of a claim set, merged per document")
+    rerank_depth: Count | None = Field(None, ge=1, le=1000)
+    all_independent: Flag = Field(False, description="search every independent claim of a claim set, merged per document")
     merge: Literal["rrf", "max"] = "rrf"
     tag: str | None = Field(None, pattern=r"^\S+$", description="the run's tag (default graphtx-RANKER)")
 
@@ -199,6 +238,20 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
     app.add_middleware(BodyGuard, limit=cfg.max_request_bytes, timeout=cfg.read_timeout_s)  # an oversized body: 413 before admission
     app.add_middleware(HostAllowList, allowed=cfg.allowed_hosts)
 
+    fastapi_schema = app.openapi
+
+    def openapi() -> dict:  # the published schema carries this service's limits and this index's options (graphtx/serve/contract.py)
+        from graphtx.serve.contract import tightened_schema
+
+        schema = fastapi_schema()  # FastAPI's, made once
+        if not schema.get("x-graphtx-tightened"):
+            ix = holder["index"]
+            tightened_schema(schema, cfg, ix.available_rankers(), ix.has_late)
+            schema["x-graphtx-tightened"] = True
+        return schema
+
+    app.openapi = openapi
+
     @app.exception_handler(Problem)
     async def problem(_request, err: Problem):
         return JSONResponse({"error": err.message, **err.extra}, status_code=err.status)
@@ -246,7 +299,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
             "read_only": cfg.read_only,
         }
 
-    @app.post("/search")
+    @app.post("/search", responses=BODY_ERRORS)
     def search(body: SearchIn) -> dict:
         check_query(body)
         if body.k > cfg.max_k:
@@ -271,7 +324,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
                 item["svg"] = hit_svgs(hit, ix.config.explain_max_nodes)
         return out
 
-    @app.post("/explain")
+    @app.post("/explain", responses=BODY_ERRORS)
     def explain(body: ExplainIn) -> dict:
         check_query(body)
         ix = holder["index"]
@@ -299,7 +352,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
                 item["svg"] = hit_svgs(hit, ix.config.explain_max_nodes)
         return {"explanations": out, "query": result.query.to_json(), "timings_ms": result.timings_ms}
 
-    @app.post("/search/batch")
+    @app.post("/search/batch", responses=BODY_ERRORS)
     def search_batch(body: BatchIn) -> dict:
         """Several topics in one request (bounded): per topic its hits or why it was skipped, and the TREC run lines."""
         from graphtx.index.batch import Topic, one_per_spelling, output_qid, search_topic, trec_lines
@@ -343,7 +396,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
             "run": trec_lines([e for e in entries if "hits" in e], body.tag or f"graphtx-{ranker}"),
         }
 
-    @app.get("/documents/{doc_id}")
+    @app.get("/documents/{doc_id}", responses=error_answers(404, 422, 503))
     def document(doc_id: str, graph: bool = True, svg: bool = False) -> dict:
         ix = holder["index"]
         record = run(lambda: ix.document(doc_id))
@@ -356,7 +409,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
 
     if not cfg.read_only:
 
-        @app.delete("/documents/{doc_id}")
+        @app.delete("/documents/{doc_id}", responses=error_answers(404, 503))
         def delete_document(doc_id: str) -> dict:
             from graphtx.index.build import remove_documents
 
