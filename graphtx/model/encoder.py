@@ -170,7 +170,7 @@ class GraphEncoder(nn.Module):
     def with_lexical_channel(self, dim: int, weight: float, token_idf) -> GraphEncoder:
         """A copy of this model with a lexical channel of ``dim`` buckets (graphtx.model.lexical) and the tokens' IDF.
 
-        The channel has no trained weights, so a trained model gains it without retraining (benchmarks/lexical_channel.py)."""
+        The channel has no trained weights, so a trained model gains it without retraining (benchmarks/studies/lexical_channel.py)."""
         out = self._copy_under(dataclasses.replace(self.config, lexical_dim=dim, lexical_weight=weight), "lexical.")
         out.lexical.load_token_idf(token_idf)
         return out.train(self.training)

@@ -81,7 +81,7 @@ class LexicalChannel(nn.Module):
         """(t,), (t,), (n,) -> (b, L) sketches, unit length unless ``normalize`` is False (zero for a graph without weighted tokens).
 
         ``top_tokens`` > 0: each graph's heaviest tokens only (ties by token id); a study option
-        (benchmarks/resketch_vectors.py), not something a saved model does."""
+        (benchmarks/studies/resketch_vectors.py), not something a saved model does."""
         out = torch.zeros(num_graphs, self.dim, device=token_ids.device)  # (b, L)
         if token_ids.numel() == 0:
             return out

@@ -1,4 +1,4 @@
-"""benchmarks/cosine_spread.py: each part's share of the fused cosine's spread."""
+"""benchmarks/studies/cosine_spread.py: each part's share of the fused cosine's spread."""
 
 import sys
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "studies"))
 import cosine_spread  # noqa: E402  (our own script: it imports or the test fails, never skips)
 
 

@@ -1,11 +1,11 @@
-"""benchmarks/coupling_pairs.py: documents mentioning one outside patent become a (later, earlier) pair."""
+"""benchmarks/studies/coupling_pairs.py: documents mentioning one outside patent become a (later, earlier) pair."""
 
 import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "studies"))
 import coupling_pairs  # noqa: E402  (our own script: it imports or the test fails, never skips)
 
 OUT = coupling_pairs.NOT_IN_CORPUS

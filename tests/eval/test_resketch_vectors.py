@@ -1,4 +1,4 @@
-"""benchmarks/resketch_vectors.py: the lexical part sketched again, equal to encoding with a channel of that size."""
+"""benchmarks/studies/resketch_vectors.py: the lexical part sketched again, equal to encoding with a channel of that size."""
 
 import sys
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "studies"))
 import resketch_vectors  # noqa: E402  (our own script: it imports or the test fails, never skips)
 
 

@@ -1,4 +1,4 @@
-"""benchmarks/reweight_vectors.py: encoded vectors re-mixed at another lexical weight, as if encoded at it."""
+"""benchmarks/studies/reweight_vectors.py: encoded vectors re-mixed at another lexical weight, as if encoded at it."""
 
 import sys
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "studies"))
 import reweight_vectors  # noqa: E402  (our own script: it imports or the test fails, never skips)
 
 

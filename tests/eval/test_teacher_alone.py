@@ -1,4 +1,4 @@
-"""benchmarks/teacher_alone.py: a teacher's vectors scored by the evaluation's own protocol and cut-off."""
+"""benchmarks/studies/teacher_alone.py: a teacher's vectors scored by the evaluation's own protocol and cut-off."""
 
 import math
 import sys
@@ -11,7 +11,7 @@ from graphtx.eval.config import EvalConfig
 from graphtx.eval.data import EvalCorpus, Judgements
 from graphtx.eval.protocols import evaluate_retrieval
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "studies"))
 import teacher_alone  # noqa: E402  (our own script: it imports or the test fails, never skips)
 
 IDS = ("A", "B", "LATE", "Q")

@@ -1,4 +1,4 @@
-"""benchmarks/teacher_imitation.py: how closely a vectors file's graph or lexical part follows a teacher."""
+"""benchmarks/studies/teacher_imitation.py: how closely a vectors file's graph or lexical part follows a teacher."""
 
 import sys
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "studies"))
 import teacher_imitation as imitation  # noqa: E402  (our own script: it imports or the test fails, never skips)
 
 

@@ -55,7 +55,7 @@ def test_sketch_equals_a_brute_force_count_sketch():
 
 
 def test_top_tokens_sketch_each_graphs_heaviest_tokens_by_hand():
-    """``top_tokens`` (a study option, benchmarks/resketch_vectors.py): the brute-force sketch of each graph's k heaviest
+    """``top_tokens`` (a study option, benchmarks/studies/resketch_vectors.py): the brute-force sketch of each graph's k heaviest
     tokens (ties by token id); at least as many as a graph holds is the full sketch."""
     model = _model()
     graphs = [snowthrower(), lamp(), single_node(), no_nodes()]

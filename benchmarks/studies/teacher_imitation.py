@@ -1,6 +1,6 @@
 """Has the graph part learned its teacher? How closely a vectors file's part follows a teacher's similarities.
 
-    python benchmarks/teacher_imitation.py TEACHER_DIR CITATIONS.tsv --model MODEL untrained=vec/u-go.parquet \
+    python benchmarks/studies/teacher_imitation.py TEACHER_DIR CITATIONS.tsv --model MODEL untrained=vec/u-go.parquet \
         trained=vec/t-go.parquet lexical=vec/u-go.parquet:lexical
 
 For each query of CITATIONS.tsv (its citing ids) the cosines of the query to every document of the vectors file, from
@@ -56,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
 
         args.graph_dim = load_model(args.model).model.config.out_dim
 
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # machine.py: in benchmarks/, above studies/
     from machine import basics
 
     from graphtx.corpus.citations import read_citations

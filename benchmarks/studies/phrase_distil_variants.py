@@ -1,8 +1,12 @@
 """The variants behind `graphtx distil-phrases`' defaults: a phrase teacher (MiniLM, fine-tuned on train.csv) distilled
 into the SWEM node encoder, then optionally the supervised fine-tune of `graphtx eval phrases` on top.
 
-    python benchmarks/phrase_distil_variants.py --tokens TOKENS --cache PARSE_CACHE_FOLDER --out OUT \
-        [--teacher-epochs 2] [--distil-epochs 40] [--node-dim 256] [--freeze-proj] [--distil-lr 1e-3] [--teacher-only]
+    python benchmarks/studies/phrase_distil_variants.py --tokens TOKENS --cache PARSE_CACHE_FOLDER --out OUT \
+        [--teacher-epochs 2] [--distil-epochs 40] [--node-dim 256] [--freeze-proj] [--distil-lr 1e-3] [--teacher-only] \
+        [--shared DIR]
+
+The phrase pairs are SHARED/phrase-similarity/{train,validation}.csv (--shared: $GRAPHTX_SHARED, else ../shared/data
+beside the repository, as benchmarks/regress.py; --data names the folder itself).
 
 PARSE_CACHE_FOLDER is one or more `graphtx parse --cache` folders (parse-<fingerprint>/ with shard-*.pkl): their
 feature-node phrases are the pool (the shipped command reads a graphs directory instead). OUT keeps the tuned teacher, the pool and
@@ -32,7 +36,9 @@ from graphtx.eval.phrases.model import _new_model
 from graphtx.text.peers import encode_texts, load_peer, minilm_path
 from graphtx.text.pretrain import load_tokens
 
-D = "../shared/data/phrase-similarity"
+REPO = Path(__file__).resolve().parents[2]
+# the shared data folder, as benchmarks/regress.py --shared: $GRAPHTX_SHARED, else ../shared/data beside the repository
+SHARED = os.environ.get("GRAPHTX_SHARED") or str(REPO.parent / "shared" / "data")
 CACHE: list[str] = []  # --cache
 
 
@@ -169,12 +175,13 @@ def score_dev(model, dev):
 
 
 def main():
-    global CACHE, D
+    global CACHE
     ap = argparse.ArgumentParser()
     ap.add_argument("--tokens", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--cache", required=True, nargs="+", help="parse cache folders (parse-<fingerprint>/); their phrases pooled")
-    ap.add_argument("--data", default=D, help="folder with train.csv and validation.csv")
+    ap.add_argument("--shared", default=SHARED, help="the shared data folder (default: $GRAPHTX_SHARED, else ../shared/data beside the repository)")
+    ap.add_argument("--data", help="folder with train.csv and validation.csv (default: SHARED/phrase-similarity)")
     ap.add_argument("--teacher-epochs", type=int, default=1)
     ap.add_argument("--distil-epochs", type=int, default=8)
     ap.add_argument("--pool", type=int, default=150000)
@@ -186,13 +193,14 @@ def main():
         "--teacher-only", action="store_true", help="stop once the teacher's vectors of the pool are kept (for phrase_distil_students.py)"
     )
     args = ap.parse_args()
-    CACHE, D = args.cache, args.data
+    args.data = args.data or os.path.join(args.shared, "phrase-similarity")
+    CACHE = args.cache
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(2)
     res = {"args": vars(args)}
     cfg = PhraseConfig()
-    train, valid = read_phrase_pairs(f"{D}/train.csv"), read_phrase_pairs(f"{D}/validation.csv")
+    train, valid = read_phrase_pairs(f"{args.data}/train.csv"), read_phrase_pairs(f"{args.data}/validation.csv")
     fit_rows, dev_rows = split_by_anchor(train, cfg.dev_fraction, args.seed)
     fit, dev = train.subset(fit_rows), train.subset(dev_rows)
     tokenizer, vectors = load_tokens(args.tokens)

@@ -1,6 +1,6 @@
 """Bibliographic-coupling pairs of a full-text corpus: a training signal mined from its own in-text patent mentions.
 
-    python benchmarks/coupling_pairs.py ft/mined/mentions.jsonl ft/masked --exclude ft/citations_all.tsv \\
+    python benchmarks/studies/coupling_pairs.py ft/mined/mentions.jsonl ft/masked --exclude ft/citations_all.tsv \\
         --graphs ft/graphs --out cpl        # cpl/coupling_train.tsv, cpl/coupling_valid.tsv, cpl/graphs/
 
 Two documents of the corpus that both mention the same patent *outside* the corpus (`graphtx mine-citations`

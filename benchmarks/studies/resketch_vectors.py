@@ -1,7 +1,7 @@
 """Sketch the lexical part of encoded vectors again at another size, or from each graph's heaviest tokens only.
 
-    python benchmarks/resketch_vectors.py VECTORS MODEL GRAPHS --dim 2048 --out OUT
-    python benchmarks/resketch_vectors.py VECTORS MODEL GRAPHS --dim 1024 --top-tokens 256 --out OUT
+    python benchmarks/studies/resketch_vectors.py VECTORS MODEL GRAPHS --dim 2048 --out OUT
+    python benchmarks/studies/resketch_vectors.py VECTORS MODEL GRAPHS --dim 1024 --top-tokens 256 --out OUT
 
 ``graphtx encode`` writes [sqrt(1 - b) g ; sqrt(b) l] (graphtx/model/lexical.py): l is a count sketch of a graph's
 IDF-weighted tokens in ``model.lexical_dim`` buckets. A description graph of the full texts holds a few hundred distinct
@@ -9,7 +9,7 @@ weighted tokens (the script prints how many), and some share a bucket of 1,024; 
 of each graph's ``--top-tokens`` heaviest tokens only, collides less. The graph part g does not depend on the sketch,
 so it is kept from VECTORS and only l is made again: MODEL's tokenizer and token IDF read GRAPHS' graphs of the kind
 VECTORS holds (no transformer runs: 83-95 s for 42,356 description graphs on 2 cores, against about 400 s to encode
-them). VECTORS must be MODEL's own (fingerprint checked). The result equals `benchmarks/lexical_channel.py --dim N`
+them). VECTORS must be MODEL's own (fingerprint checked). The result equals `benchmarks/studies/lexical_channel.py --dim N`
 then `graphtx encode` (tests/eval/test_resketch_vectors.py), without the encode. The output goes to ``graphtx eval
 citations --vectors OUT`` (benchmarks/results/full-text-dev-set.md, run 11).
 """
@@ -39,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
     import torch
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # machine.py: in benchmarks/, above studies/
     from machine import basics
     from reweight_vectors import check_written_by, join_parts, split_parts
 

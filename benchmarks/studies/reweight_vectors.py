@@ -1,12 +1,12 @@
 """Re-mix the two parts of encoded vectors at another lexical weight, without encoding again.
 
-    python benchmarks/reweight_vectors.py VECTORS MODEL --weight B --out OUT
-    python benchmarks/reweight_vectors.py VECTORS MODEL --equal-mix --out OUT   # b from the vectors' own spreads
+    python benchmarks/studies/reweight_vectors.py VECTORS MODEL --weight B --out OUT
+    python benchmarks/studies/reweight_vectors.py VECTORS MODEL --equal-mix --out OUT   # b from the vectors' own spreads
 
 ``graphtx encode`` writes [sqrt(1 - b0) g ; sqrt(b0) l] (graphtx/model/lexical.py) with b0 = MODEL's
 ``lexical_weight``; both parts are unit vectors, so each is recovered exactly and joined again at ``--weight``.
 ``--equal-mix`` sets b = sd_g / (sd_g + sd_l) from the pair-cosine spreads of up to ``--docs`` seeded vectors of the
-file itself (benchmarks/cosine_spread.py): both parts then carry the fused cosine's spread alike. It reads the
+file itself (benchmarks/studies/cosine_spread.py): both parts then carry the fused cosine's spread alike. It reads the
 corpus only, never a citation. A vectors file of the evaluated corpus then goes to
 ``graphtx eval citations --vectors OUT``: one encode serves every weight (benchmarks/results/full-text-dev-set.md).
 """
@@ -62,7 +62,7 @@ def join_parts(graph: np.ndarray, lexical: np.ndarray, weight: float) -> np.ndar
 
 def equal_mix_weight(vectors: np.ndarray, graph_dim: int, docs: int = 400, seed: int = 0) -> tuple[float, float, float]:
     """(b, sd_g, sd_l): the weight at which (1 - b) sd_g = b sd_l over the pairs of up to ``docs`` seeded rows of
-    ``vectors`` (n, graph_dim + L), their spreads as benchmarks/cosine_spread.py takes them (each part normalised)."""
+    ``vectors`` (n, graph_dim + L), their spreads as benchmarks/studies/cosine_spread.py takes them (each part normalised)."""
     from cosine_spread import part_spreads
 
     pick = np.random.default_rng(seed).permutation(len(vectors))[:docs]
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     from graphtx.model.embed import table_vectors
     from graphtx.model.io import load_model
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # machine.py: in benchmarks/, above studies/
     from machine import basics
 
     print(f"machine: {basics()}; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

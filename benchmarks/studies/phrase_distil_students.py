@@ -1,6 +1,6 @@
 """Student variants of node-phrase distillation over the teacher vectors `phrase_distil_variants.py` kept.
 
-    python benchmarks/phrase_distil_students.py --work OUT --tokens TOKENS --name NAME \
+    python benchmarks/studies/phrase_distil_students.py --work OUT --tokens TOKENS --name NAME \
         [--listwise-weight 0.1] [--temperature 0.05] [--neighbours 3] [--weighting none|learned] [--order none|bigram|trigram] [--init-seed 0] [--epochs 20]
 
 OUT is a `phrase_distil_variants.py --out` folder (pool.json, teacher_vectors.npy: the fit pairs' phrases, then the

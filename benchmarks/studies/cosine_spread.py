@@ -1,6 +1,6 @@
 """How much of a model's cosine the graph part and the lexical channel each carry.
 
-    python benchmarks/cosine_spread.py GRAPHS MODEL [MODEL ...] [--kind description --docs 400 --seed 0]
+    python benchmarks/studies/cosine_spread.py GRAPHS MODEL [MODEL ...] [--kind description --docs 400 --seed 0]
 
 A model's search vector is [sqrt(1 - b) g ; sqrt(b) l] (graphtx/model/lexical.py), so its cosine is
 (1 - b) cos(g) + b cos(l) with b = model.lexical_weight fixed. What ranks documents is each term's *spread* over
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     from graphtx.graphs.parse import iter_graphs
     from graphtx.model.io import load_model
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # machine.py: in benchmarks/, above studies/
     from machine import basics
 
     print(f"machine: {basics()}; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

@@ -1,6 +1,6 @@
 """A distillation teacher scored as a retriever: is it worth distilling on this set?
 
-    python benchmarks/teacher_alone.py CORPUS TEACHER_DIR CITATIONS.tsv --per-query teacher.csv
+    python benchmarks/studies/teacher_alone.py CORPUS TEACHER_DIR CITATIONS.tsv --per-query teacher.csv
     python benchmarks/compare_runs.py --reference bm25=E/run.csv:bm25 teacher=teacher.csv untrained=E/untrained.csv
 
 TEACHER_DIR is a `graphtx teacher` directory or a training run's ``teacher/`` (the vectors stage pretrain distils:
@@ -15,7 +15,7 @@ alone and the reciprocal rank fusion of student and teacher (graphtx/eval/fusion
 fusion is not above the student, a student that learned the teacher perfectly would still not beat its start there
 (full-text development set, run 9: 1.05x / 1.01x).
 
-    python benchmarks/teacher_alone.py ft/masked teacher-passages ft/citations_all.tsv --student models/untrained \
+    python benchmarks/studies/teacher_alone.py ft/masked teacher-passages ft/citations_all.tsv --student models/untrained \
         --graphs ft/graphs --per-query headroom.csv
 
 What the teacher adds to BM25 (``--bm25``): BM25 alone over ``--fields`` (default: EvalConfig's, title and abstract;
@@ -30,7 +30,7 @@ reads the vectors file, which must be the model's own (fingerprint checked). A r
 student can combine its parts otherwise: on EV the pre-trained student passes it at nDCG@150). On the full-text development set it is 1.04x / 0.98x the untrained model, and the student
 distilled from that teacher equals it (run 11).
 
-    python benchmarks/teacher_alone.py ft/masked teacher-passages ft/citations_all.tsv \
+    python benchmarks/studies/teacher_alone.py ft/masked teacher-passages ft/citations_all.tsv \
         --perfect-student vec/untrained.parquet --model models/untrained --per-query ceiling.csv
 """
 
@@ -148,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.fields and not args.bm25:
         p.error("--fields is BM25's: give --bm25")
 
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # machine.py: in benchmarks/, above studies/
     from machine import basics
 
     from graphtx.corpus.citations import read_citations

@@ -3,7 +3,7 @@
 The channel has no trained weights (a count sketch of IDF-weighted tokens), so the effect of adding it to
 an existing model can be measured on exactly that model: benchmarks/results/lexical-channel-rankers.md, "Lexical channel".
 
-    python benchmarks/lexical_channel.py --model RUN/model --tokens TOKENS --out MODEL_WITH_CHANNEL [--dim 1024 --weight 0.4]
+    python benchmarks/studies/lexical_channel.py --model RUN/model --tokens TOKENS --out MODEL_WITH_CHANNEL [--dim 1024 --weight 0.4]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Phrase similarity of a peer text embedder: what a teacher of the node encoder would itself score.
 
-    python benchmarks/peer_phrases.py --valid ../shared/data/phrase-similarity/validation.csv --peer minilm
+    python benchmarks/studies/peer_phrases.py --valid ../shared/data/phrase-similarity/validation.csv --peer minilm
 
 Each pair's anchor and target phrase are encoded alone (no context, 64 tokens), and the cosine is compared with the
 pair's score: Pearson and Spearman over the pairs, as `graphtx eval phrases` reports for the SWEM node encoder.
@@ -12,10 +12,11 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
-from machine import basics
 from scipy.stats import pearsonr, spearmanr
 
 from graphtx.text.peers import PEER_NAMES, PEERS, encode_texts, load_peer, peer_path
@@ -26,6 +27,9 @@ def main() -> int:
     ap.add_argument("--valid", required=True, help="phrase pairs CSV (anchor,target,rating,score,context)")
     ap.add_argument("--peer", choices=PEERS, default="minilm")
     args = ap.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # machine.py: in benchmarks/, above studies/
+    from machine import basics
+
     with open(args.valid, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     model = load_peer(peer_path(args.peer), 64)
