@@ -102,20 +102,20 @@ _DOCTYPE = re.compile(rb"<!DOCTYPE[^>\[]*(\[[^\]]*\])?\s*>", re.S)
 
 
 def parse_xml(data: bytes) -> etree._Element:
-    """Parse one XML document without touching the network (DTDs are ignored).
+    """Parse one XML record as split from its file, without touching the network (DTDs are ignored).
 
-    Raises :class:`RecordError` for malformed XML or invalid encoding, with the
-    line and column lxml reports.
+    Bare ampersands are repaired (:func:`escape_bare_ampersands`). Raises :class:`RecordError` for
+    malformed XML or invalid encoding, with the line and column lxml reports.
     """
-    data = data.lstrip()
-    if not data:
+    head = data.lstrip()[:200]
+    if not head:
         raise RecordError("empty XML record")
     # The bytes must be valid in the declared encoding; lxml would otherwise
-    # fail with a less helpful message deep inside the document.
-    head = data[:200]
+    # fail with a less helpful message deep inside the document. Checked before
+    # any repair, so the offset in the reason is the record's own.
     if b"encoding" not in head or re.search(rb'encoding=["\']utf-?8["\']', head, re.I):
         decode_utf8(data)
-    data = _DOCTYPE.sub(b"", data, count=1)
+    data = _DOCTYPE.sub(b"", escape_bare_ampersands(data.lstrip()), count=1)
     parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=True, recover=False)
     try:
         return etree.fromstring(data, parser)

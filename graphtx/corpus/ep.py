@@ -26,7 +26,6 @@ from graphtx.corpus.base import (
     clean_text,
     earliest_date,
     element_text,
-    escape_bare_ampersands,
     iso_date,
     paragraphs_text,
     parse_xml,
@@ -48,7 +47,7 @@ def iter_raw(path: str, data_stream: BinaryIO) -> Iterator[RawRecord]:
 
 
 def parse(raw: RawRecord) -> ParsedRecord:
-    root = parse_xml(escape_bare_ampersands(raw.payload))
+    root = parse_xml(raw.payload)
     if root.tag != "ep-patent-document":
         raise RecordError(f"not an EP publication: root element <{root.tag}>")
     biblio = root.find("SDOBI")

@@ -21,7 +21,6 @@ from graphtx.corpus.base import (
     by_language,
     earliest_date,
     element_text,
-    escape_bare_ampersands,
     iso_date,
     paragraphs_text,
     parse_xml,
@@ -52,7 +51,7 @@ def iter_raw(path: str, data_stream: BinaryIO) -> Iterator[RawRecord]:
 
 
 def parse(raw: RawRecord) -> ParsedRecord:
-    root = parse_xml(escape_bare_ampersands(raw.payload))
+    root = parse_xml(raw.payload)
     if root.tag != "patent-document":
         raise RecordError(f"not a MAREC patent-document: root element <{root.tag}>")
     biblio = root.find("bibliographic-data")

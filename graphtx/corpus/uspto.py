@@ -21,7 +21,6 @@ from graphtx.corpus.base import (
     SkippedRecord,
     earliest_date,
     element_text,
-    escape_bare_ampersands,
     iso_date,
     paragraphs_text,
     parse_xml,
@@ -55,7 +54,7 @@ def iter_raw(path: str, data_stream: BinaryIO) -> Iterator[RawRecord | SkippedRe
 
 
 def parse(raw: RawRecord) -> ParsedRecord:
-    root = parse_xml(escape_bare_ampersands(raw.payload))
+    root = parse_xml(raw.payload)
     if root.tag != "us-patent-grant":
         raise RecordError(f"not a US grant: root element <{root.tag}>")
     biblio = root.find(_BIBLIO)

@@ -166,3 +166,22 @@ def load_ranker(directory: str | Path, model_fingerprint: str) -> Ranker:
         raise ValueError(f"ranker {directory}: its files do not match its fingerprint (changed after `graphtx rank-fit`?); fit it again")
     transferred = meta["model_fingerprint"] if meta["model_fingerprint"] != model_fingerprint else ""
     return Ranker(meta["model_fingerprint"], int(meta["depth"]), meta["convex"], features, boosters, meta.get("report", {}), directory, transferred)
+
+
+def ranker_to_carry(ranker_dir: str | None, model_dir: str | None) -> tuple[Path | None, str]:
+    """(the ranker directory to carry into a model adapted from ``model_dir`` (graphtx adapt) or None, what its summary says). ``ranker_dir`` must
+    hold a transferable ranker (else ValueError); without it, the source model's ranker is carried when transferable."""
+    if ranker_dir:
+        ranker = load_ranker_unchecked(ranker_dir)
+        if not ranker.transferable:
+            raise ValueError(f"--ranker {ranker_dir} was fitted on raw scores of its model (not rank.transferable): it cannot rank for the "
+                             "adapted model; fit it with rank.transferable: true")  # fmt: skip
+        return Path(ranker_dir), f"carried: the transferable ranker of {ranker_dir}"
+    source = Path(model_dir) / RANKER_DIR if model_dir else None
+    if source is None or not has_ranker(source):
+        return None, "none: the source has no ranker; search with --ranker dense or hybrid, or fit one with `graphtx rank-fit`"
+    ranker = load_ranker_unchecked(source)
+    if not ranker.transferable:
+        return None, ("none: the source model's ranker was fitted on its raw cosines; search with --ranker dense or hybrid, "
+                      "or give --ranker a transferable one")  # fmt: skip
+    return source, f"carried: the source model's transferable ranker ({source})"

@@ -59,9 +59,12 @@ def adapt(
     device: str = "auto",
     progress: bool | None = None,
     stop_after_steps: int = 0,
-    ranker_dir: str | None = None,
+    ranker: tuple[Path | None, str] = (None, "none: no ranker was given to carry"),
 ) -> dict:
-    """Adapt (or resume adapting) a model to the corpus; returns the summary written to RUN/summary.json."""
+    """Adapt (or resume adapting) a model to the corpus; returns the summary written to RUN/summary.json.
+
+    ``ranker``: (a transferable ranker directory to carry into RUN/model/ranker or None, what the summary says of it), as
+    :func:`graphtx.rank.store.ranker_to_carry` decides (the caller asks it: the rankers live above training)."""
     import torch
 
     from graphtx.model.chunks import resolve_device
@@ -71,7 +74,7 @@ def adapt(
     from graphtx.train.run_teacher import needs_run_teacher, require_run_teacher
 
     cfg = config.train
-    carried, ranker_note = carried_ranker(ranker_dir, model_dir)  # said before any long work
+    carried, ranker_note = ranker
     if cfg.pretrain_teacher_weight <= 0 or not cfg.pretrain_teacher:
         raise ValueError("adapting needs a teacher: set train.pretrain_teacher (minilm, mpnet or a `graphtx teacher` directory) "
                          "and train.pretrain_teacher_weight > 0, as configs/small.yaml does, or give --teacher")  # fmt: skip
@@ -127,24 +130,3 @@ def summary_lines(summary: dict, out_dir: str | Path) -> list[str]:
         f"from teacher {summary['teacher']} (no citation read; the last weights ship)",
         f"model: {Path(out_dir) / 'model'} (learned ranker {summary['ranker']})",
     ]
-
-
-def carried_ranker(ranker_dir: str | None, model_dir: str | None) -> tuple[Path | None, str]:
-    """(the ranker directory to carry into the adapted model or None, what the summary says of it). ``ranker_dir`` must
-    hold a transferable ranker (else ValueError); without it, the source model's ranker is carried when transferable."""
-    from graphtx.rank.store import RANKER_DIR, has_ranker, load_ranker_unchecked
-
-    if ranker_dir:
-        ranker = load_ranker_unchecked(ranker_dir)
-        if not ranker.transferable:
-            raise ValueError(f"--ranker {ranker_dir} was fitted on raw scores of its model (not rank.transferable): it cannot rank for the "
-                             "adapted model; fit it with rank.transferable: true")  # fmt: skip
-        return Path(ranker_dir), f"carried: the transferable ranker of {ranker_dir}"
-    source = Path(model_dir) / RANKER_DIR if model_dir else None
-    if source is None or not has_ranker(source):
-        return None, "none: the source has no ranker; search with --ranker dense or hybrid, or fit one with `graphtx rank-fit`"
-    ranker = load_ranker_unchecked(source)
-    if not ranker.transferable:
-        return None, ("none: the source model's ranker was fitted on its raw cosines; search with --ranker dense or hybrid, "
-                      "or give --ranker a transferable one")  # fmt: skip
-    return source, f"carried: the source model's transferable ranker ({source})"
