@@ -41,6 +41,7 @@ def builder(parse_config):
 @pytest.fixture(autouse=True)
 def _own_peer_vector_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("GRAPHTX_PEER_VECTOR_CACHE", str(tmp_path_factory.mktemp("peer-vectors")))
+    monkeypatch.setenv("GRAPHTX_MODEL_VECTOR_CACHE", str(tmp_path_factory.mktemp("model-vectors")))
 
 
 # --- one torch thread ---------------------------------------------------------------------

@@ -78,6 +78,10 @@ def parse_jsonl(raw: RawRecord) -> ParsedRecord:
         row = json.loads(text)
     except json.JSONDecodeError as err:
         raise RecordError(f"invalid JSON: {re.sub(r'[: ]+at$', '', err.msg)} at column {err.colno}") from None
+    except ValueError as err:  # an integer of over 4,300 digits: Python's limit on reading one
+        raise RecordError(f"invalid JSON: {str(err).split(';')[0]}") from None
+    except RecursionError:  # lists or objects nested about a thousand deep
+        raise RecordError("invalid JSON: nested too deeply to read") from None
     if not isinstance(row, dict):
         raise RecordError(f"invalid JSON: expected an object, got {type(row).__name__}")
     return ParsedRecord(_document(row, "jsonl", raw.file))
@@ -103,6 +107,7 @@ def parse_parquet(raw: RawRecord) -> ParsedRecord:
 
 
 def _document(row: dict[str, Any], fmt: str, file: str) -> PatentDocument:
+    _check_storable(row)
     fields, used = {}, set()
     for name, keys in _ALIASES.items():
         present = [k for k in keys if row.get(k) not in (None, "", [])]
@@ -136,6 +141,25 @@ def _document(row: dict[str, Any], fmt: str, file: str) -> PatentDocument:
         extra={k: v for k, v in row.items() if k not in used and v not in (None, "", [], {})},  # unknown fields: kept, never dropped
     )
     return require_text(doc)
+
+
+_MAX_DEPTH = 64  # lists/objects nested deeper in one row are no patent data, and Python's recursion would give out writing them
+_SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: JSON's "\ud800" alone reads as a str no UTF-8 file can hold
+
+
+def _check_storable(row: dict[str, Any]) -> None:
+    """RecordError for a row the corpus cannot hold: lists or objects nested deeper than ``_MAX_DEPTH``,
+    or a string with a lone surrogate. Iterative: the check itself must not recurse."""
+    stack = [(row, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, str):
+            if not value.isascii() and (m := _SURROGATE.search(value)):
+                raise RecordError(f"a lone UTF-16 surrogate {ascii(m.group())} in a string (half of a character, no text)")
+        elif isinstance(value, (dict, list, tuple)):
+            if depth == _MAX_DEPTH:
+                raise RecordError(f"lists or objects nested more than {_MAX_DEPTH} deep")
+            stack.extend((v, depth + 1) for v in ([*value.keys(), *value.values()] if isinstance(value, dict) else value))
 
 
 def _names(value: Any) -> list[str]:
@@ -184,10 +208,15 @@ def _claim_object(item: Any, position: int) -> Claim | None:
 
 
 def _codes(value: Any, normalise) -> tuple[str, ...]:
-    """A list of codes, or one string of codes separated by ";" or ","."""
+    """A list of codes, or one string of codes separated by ";" or ","; any other value (a number, a date) is one code."""
     if not value:
         return ()
-    items = re.split(r"[;,]", value) if isinstance(value, str) else [str(v) for v in value if v]
+    if isinstance(value, str):
+        items = re.split(r"[;,]", value)
+    elif isinstance(value, (list, tuple, dict)):  # a dict: its keys
+        items = [str(v) for v in value if v]
+    else:  # not iterable: normalise drops it unless its text is a code
+        items = [str(value)]
     return unique_codes(normalise(item) for item in items)
 
 

@@ -228,6 +228,11 @@ def add_rank_fit_arguments(p) -> None:
     )
     p.add_argument("--citations", nargs="+", help="training citations to fit on (default: RUN/ranker_citations.tsv); never validation citations")
     p.add_argument("--out", help="ranker directory to write (default: MODEL/ranker)")
+    from graphtx.graphs.graph import GRAPH_KINDS
+
+    p.add_argument("--query-kind", choices=list(GRAPH_KINDS),
+                   help="query graph kind, as `graphtx eval citations --query-kind` (default: config, first_claim; when most documents "
+                        "have no claims, the candidate kind): fit the ranker on the query graphs it will rank with")  # fmt: skip
     p.add_argument("--transferable", action="store_true", default=None,
                    help="leave out the features measured in the field's or the model's units (raw BM25 and cosine, term counts, "
                         "document length, year gap): the ranker may rank for another model and corpus (default: rank.transferable)")  # fmt: skip
@@ -289,7 +294,9 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
 
         dense = make_baseline(peer, cfg, peer_vectors=vectors)  # its cosines take the graph model's place in the dense features
     else:
-        dense = ModelSystem(model_dir, args.graphs, cfg.query_kind, cfg.candidate_kind, cfg.batch_size, query_kind_fixed=False)  # as eval citations
+        query_kind = getattr(args, "query_kind", None)
+        dense = ModelSystem(model_dir, args.graphs, query_kind or cfg.query_kind, cfg.candidate_kind, cfg.batch_size,
+                            query_kind_fixed=query_kind is not None)  # as eval citations  # fmt: skip
     source = PoolSource(corpus, BM25System.from_config(cfg), dense)
     rank_cfg = with_overrides(config.rank, transferable=getattr(args, "transferable", None))
     ranker = fit_ranker(source, judged, rank_cfg, dense.fingerprint, seed=config.seed, progress=progress)

@@ -191,13 +191,18 @@ class ModelSystem(DenseSystem):
             self.query_kind_note = what
 
     def _encode(self, model, tokenizer, kind: str, ids: set[str] | None) -> tuple[list[str], np.ndarray]:
+        """(doc ids, (graphs, out_dim) vectors) of the ``kind`` graphs of ``ids``; from the model-vector cache when this
+        model already encoded these graphs (graphtx/eval/vector_cache.py)."""
+        from graphtx.eval.vector_cache import cached_vectors, vector_key
         from graphtx.graphs.parse import iter_graphs
 
-        graphs = list(iter_graphs(self.graphs_dir, kind=kind, ids=ids))
-        if not graphs:
-            raise ValueError(f"{self.graphs_dir} has no {kind} graphs of the corpus documents")
-        vectors = model.encode(graphs, tokenizer, batch_size=self.batch_size).float().numpy()  # (graphs, out_dim)
-        return [g.doc_id for g in graphs], vectors
+        def encode() -> tuple[list[str], np.ndarray]:
+            graphs = list(iter_graphs(self.graphs_dir, kind=kind, ids=ids))
+            if not graphs:
+                raise ValueError(f"{self.graphs_dir} has no {kind} graphs of the corpus documents")
+            return [g.doc_id for g in graphs], model.encode(graphs, tokenizer, batch_size=self.batch_size).float().numpy()
+
+        return cached_vectors(vector_key(self.fingerprint, self.graphs_dir, kind, ids), encode)
 
     def _load(self):
         from graphtx.model.io import load_model

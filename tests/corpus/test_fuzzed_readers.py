@@ -247,6 +247,15 @@ def _field(data: bytes, k: int, filler: str, times: int) -> bytes:
     return data[:start] + (filler * times).encode("utf-8", "surrogatepass") + data[end:]
 
 
+def _number(data: bytes, k: int, digits: str) -> bytes:
+    """The k-th run of digits (a date, a doc-number, a claim's num, an idref) replaced by ``digits``."""
+    spans = [m.span() for m in re.finditer(rb"\d+", data)]
+    if not spans:
+        return data
+    start, end = spans[k % len(spans)]
+    return data[:start] + digits.encode() + data[end:]
+
+
 def _nest(data: bytes, k: int, tag: str, depth: int, closed: bool) -> bytes:
     """``<tag>`` ``depth`` times after the k-th tag (closed again, or left open)."""
     ends = [m.end() for m in _XML_TAG.finditer(data)]
@@ -264,7 +273,7 @@ def _drop_tag(data: bytes, k: int) -> bytes:
     return data[:start] + data[end:]
 
 
-OPS = {"flip": _flip, "insert": _insert, "delete": _delete, "repeat": _repeat, "cut": _cut, "field": _field, "nest": _nest, "drop_tag": _drop_tag}
+OPS = {"flip": _flip, "insert": _insert, "delete": _delete, "repeat": _repeat, "cut": _cut, "field": _field, "number": _number, "nest": _nest, "drop_tag": _drop_tag}
 
 
 def damage(seed: bytes, ops) -> bytes:
@@ -287,6 +296,8 @@ FILLERS = ["", "0", "9", "-", "1-", "x", " ", "\t\n", "é", "\u2028", "\U0001f60
            "CLM-0000", "EP-", "US"]  # fmt: skip
 fillers = st.sampled_from(FILLERS) | st.text(max_size=3)
 field_op = st.tuples(st.just("field"), positions, fillers, st.integers(0, 20_000))
+numbers = st.integers(0, 10**12).map(str) | st.builds(lambda n: "9" * n, st.integers(1, 6000))  # up to 6,000 digits
+number_op = st.tuples(st.just("number"), positions, numbers)
 TAGS = ["a", "p", "b", "claim", "claim-text", "claims", "abstract", "description", "document-id", "doc-number", "us-patent-grant", "SDOBI",
         "B110", "patent-document", "sequence-cwu"]  # fmt: skip
 tag_op = st.one_of(
@@ -337,7 +348,7 @@ def test_a_record_with_invalid_utf8_is_skipped_with_a_reason_naming_the_offset(f
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("fmt", XML_FORMATS)
 @fuzz(80)
-@given(ops=st.lists(field_op, min_size=1, max_size=3))
+@given(ops=st.lists(field_op | number_op, min_size=1, max_size=3))
 def test_huge_or_empty_xml_fields_are_read_or_skipped_with_a_reason(fmt, ops):
     check(fmt, damage(SEEDS[fmt], ops))
 
@@ -370,9 +381,10 @@ FIELD_NAMES = sorted({name for names in tabular._ALIASES.values() for name in na
 big_ints = st.integers(2**31, 2**70) | st.integers(-(2**70), -(2**31))
 json_scalars = st.none() | st.booleans() | st.integers() | big_ints | st.floats() | st.text(max_size=12)
 json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=8)
+claim_texts = st.sampled_from(["A widget.", "The widget of claim 1.", "The widget of any preceding claim."]) | st.text(max_size=30)
 claim_objects = st.lists(
-    st.fixed_dictionaries({}, optional={"num": json_values, "text": st.text(max_size=30) | json_values, "independent": json_values,
-                                        "depends_on": json_values | st.lists(st.integers() | big_ints, max_size=3)}),  # fmt: skip
+    st.fixed_dictionaries({"text": claim_texts | json_values}, optional={"num": json_values | numbers.map(int), "independent": json_values,
+                                                                          "depends_on": json_values | st.lists(st.integers() | big_ints, max_size=3)}),  # fmt: skip
     max_size=3,
 )
 ODD_JSON = ['"\\ud800"', '"x\\udc00y"', '["\\ud83d"]', '"\\ud83d\\ude00"', "1e999", "-0", "NaN", "-Infinity", '"\\u0000"', '""', "[]", "{}",
@@ -399,7 +411,8 @@ def jsonl_with(edits) -> bytes:
 
 @pytest.mark.timeout(120)
 @fuzz(150)
-@given(edits=st.lists(st.tuples(positions, st.sampled_from(FIELD_NAMES), json_texts), min_size=1, max_size=5))
+@given(edits=st.lists(st.tuples(positions, st.sampled_from(FIELD_NAMES), json_texts) | st.tuples(positions, st.just("claims"), claim_objects.map(json.dumps)),
+                      min_size=1, max_size=5))
 def test_jsonl_fields_of_any_type_size_or_depth_are_read_or_skipped_with_a_reason(edits):
     reading = check("jsonl", jsonl_with(edits))
     assert len(reading.records) == len(SEED_ROWS)
