@@ -90,6 +90,75 @@ def bad_request(rng: random.Random, base: str) -> tuple[str, str, dict, int]:
     return "POST", f"{base}/search", {"content": b"{" + b" " * 200_000 + b"}", "headers": {"content-type": "application/json"}}, 413
 
 
+def mix(texts: list[str]) -> tuple[list[str], list[float]]:
+    """The request kinds and their weights; without query texts, id queries stand in for text queries."""
+    if not texts:
+        return list(MIX), [0 if k in ("search", "hybrid", "explain") else w for k, w in MIX.items()]
+    return list(MIX), list(MIX.values())
+
+
+def request_for(kind: str, rng: random.Random, base: str, texts: list[str], ids: list[str]) -> tuple[str, str, dict, int]:
+    """One request of ``kind`` from the mix: (method, url, httpx kwargs, expected status)."""
+    if kind in ("search", "hybrid", "explain"):
+        body = {"text": rng.choice(texts), "k": 3 if kind == "explain" else 10, "hybrid": kind == "hybrid", "explain": kind == "explain"}
+        return "POST", f"{base}/search", {"json": body}, 200
+    if kind == "id":
+        return "POST", f"{base}/search", {"json": {"id": rng.choice(ids), "k": 10}}, 200
+    if kind == "doc":
+        return "GET", f"{base}/documents/{rng.choice(ids)}", {}, 200
+    return bad_request(rng, base)
+
+
+def percentiles(ms: list[float]) -> list[float]:
+    """[p50, p95, p99] in ms, rounded to 0.1; [] for no samples."""
+    return [round(float(np.percentile(ms, p)), 1) for p in (50, 95, 99)] if ms else []
+
+
+def index_ids(index: str) -> tuple[dict, list[str]]:
+    """The index's manifest and its document ids."""
+    import pyarrow.parquet as pq
+
+    manifest = json.loads((Path(index) / "manifest.json").read_text())
+    ids = pq.read_table(Path(index) / manifest["ids_file"], columns=["doc_id"]).column("doc_id").to_pylist()
+    return manifest, ids
+
+
+def start_server(index: str, port: int, *extra: str, stderr=subprocess.PIPE) -> subprocess.Popen:
+    """``graphtx serve --index INDEX --port PORT --quiet EXTRA...`` as a subprocess (loopback, the default host)."""
+    cmd = [sys.executable, "-m", "graphtx.cli", "serve", "--index", index, "--port", str(port), "--quiet", *extra]
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=stderr, cwd=REPO)
+
+
+def wait_healthy(server: subprocess.Popen, base: str, timeout: float) -> float:
+    """Seconds until ``/healthz`` answers 200; SystemExit when the server exits or does not answer in time."""
+    import httpx
+
+    t0 = time.time()
+    while True:
+        if server.poll() is not None:
+            tail = server.stderr.read().decode()[-3000:] if server.stderr else ""
+            raise SystemExit(f"server exited with {server.returncode}: {tail}")
+        try:
+            if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
+                return time.time() - t0
+        except httpx.HTTPError:
+            pass
+        if time.time() - t0 > timeout:
+            raise SystemExit("server did not answer /healthz in time")
+        time.sleep(0.2)
+
+
+def stop_server(server: subprocess.Popen, timeout: float = 30.0) -> None:
+    """SIGTERM (uvicorn shuts down cleanly), SIGKILL after ``timeout`` seconds."""
+    if server.poll() is None:
+        server.terminate()
+    try:
+        server.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+
+
 def run_level(base: str, concurrency: int, requests: int, duration: float, texts: list[str], ids: list[str], seed: int) -> dict:
     import httpx
 
@@ -97,9 +166,7 @@ def run_level(base: str, concurrency: int, requests: int, duration: float, texts
     sent = [0]
     results: list[tuple[str, float, bool, str]] = []  # (kind, ms, ok, detail)
     deadline = time.time() + duration
-    kinds, weights = list(MIX), list(MIX.values())
-    if not texts:  # no corpus: id queries stand in for text queries
-        weights = [0 if k in ("search", "hybrid", "explain") else w for k, w in MIX.items()]
+    kinds, weights = mix(texts)
 
     def worker(w: int) -> None:
         rng = random.Random(seed * 1000 + w)
@@ -110,16 +177,7 @@ def run_level(base: str, concurrency: int, requests: int, duration: float, texts
                         return
                     sent[0] += 1
                 kind = rng.choices(kinds, weights)[0]
-                expected = 200
-                if kind in ("search", "hybrid", "explain"):
-                    body = {"text": rng.choice(texts), "k": 3 if kind == "explain" else 10, "hybrid": kind == "hybrid", "explain": kind == "explain"}
-                    method, url, kw = "POST", f"{base}/search", {"json": body}
-                elif kind == "id":
-                    method, url, kw = "POST", f"{base}/search", {"json": {"id": rng.choice(ids), "k": 10}}
-                elif kind == "doc":
-                    method, url, kw = "GET", f"{base}/documents/{rng.choice(ids)}", {}
-                else:
-                    method, url, kw, expected = bad_request(rng, base)
+                method, url, kw, expected = request_for(kind, rng, base, texts, ids)
                 t0 = time.perf_counter()
                 try:
                     r = client.request(method, url, **kw)
@@ -141,12 +199,12 @@ def run_level(base: str, concurrency: int, requests: int, duration: float, texts
     out["errors"] = sum(1 for r in results if not r[2])
     out["error_details"] = sorted({f"{k}:{d}" for k, _, ok, d in results if not ok})
     all_ms = [ms for _, ms, _, _ in results]
-    out["all"] = [round(float(np.percentile(all_ms, p)), 1) for p in (50, 95, 99)] if all_ms else []
+    out["all"] = percentiles(all_ms)
     out["by_kind"] = {}
     for kind in kinds:
         ms = [m for k, m, _, _ in results if k == kind]
         if ms:
-            out["by_kind"][kind] = {"n": len(ms), "p": [round(float(np.percentile(ms, p)), 1) for p in (50, 95, 99)]}
+            out["by_kind"][kind] = {"n": len(ms), "p": percentiles(ms)}
     return out
 
 
@@ -163,30 +221,15 @@ def main() -> None:
     args = ap.parse_args()
 
     import httpx
-    import pyarrow.parquet as pq
 
     print(f"machine: {machine()}\n")
-    manifest = json.loads((Path(args.index) / "manifest.json").read_text())
-    ids = pq.read_table(Path(args.index) / manifest["ids_file"], columns=["doc_id"]).column("doc_id").to_pylist()
+    manifest, ids = index_ids(args.index)
     texts = query_texts(args.corpus, args.texts)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    cmd = [sys.executable, "-m", "graphtx.cli", "serve", "--index", args.index, "--port", str(port), "--quiet"]
-    server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO)
+    server = start_server(args.index, port)
     try:
-        t0 = time.time()
-        while True:
-            if server.poll() is not None:
-                raise SystemExit(f"server exited with {server.returncode}: {server.stderr.read().decode()[-3000:]}")
-            try:
-                if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.time() - t0 > args.startup_timeout:
-                raise SystemExit("server did not answer /healthz in time")
-            time.sleep(0.2)
-        startup = time.time() - t0
+        startup = wait_healthy(server, base, args.startup_timeout)
         # warm-up: loads spaCy and BM25 (first-use costs are reported by bench_search.py)
         if texts:
             httpx.post(f"{base}/search", json={"text": texts[0], "hybrid": True}, timeout=120)
@@ -196,11 +239,7 @@ def main() -> None:
         alive = server.poll() is None and health.status_code == 200
         rss_after = rss_mib(server.pid)
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop_server(server)
 
     print(f"index {args.index}: {manifest['count']} documents, {manifest['dim']}-d, {manifest['index_type']}; "
           f"{len(texts)} query texts from {args.corpus}; mix {MIX}; server up in {startup:.1f} s; "
