@@ -126,10 +126,13 @@ def make_claims(numbered: Iterable[tuple[int, str]]) -> tuple[Claim, ...]:
     return tuple(claims)
 
 
+MAX_CLAIM_NUMBER = 9_999  # no patent has that many claims: a larger "num" is damage (and "any preceding claim" would list them all)
+
+
 def claim_number(value: object, default: int) -> int:
-    """``"00003" -> 3``; ``default`` when the value is missing or not a number."""
+    """``"00003" -> 3``; ``default`` when the value is missing, not a number, or no claim's (0, over ``MAX_CLAIM_NUMBER``)."""
     try:
         n = int(str(value).strip())
-    except (TypeError, ValueError):
+    except (TypeError, ValueError):  # ValueError also for over 4,300 digits
         return default
-    return n if n > 0 else default
+    return n if 0 < n <= MAX_CLAIM_NUMBER else default

@@ -35,7 +35,7 @@ from graphtx.corpus.base import (
     require_text,
     unique_names,
 )
-from graphtx.corpus.claims import claim_number, claim_references, make_claims, split_claims, strip_own_number
+from graphtx.corpus.claims import MAX_CLAIM_NUMBER, claim_number, claim_references, make_claims, split_claims, strip_own_number
 from graphtx.corpus.codes import country_of, kind_of, normalise_cpc, normalise_ipc, unique_codes
 from graphtx.corpus.schema import Claim, PatentDocument
 
@@ -202,9 +202,20 @@ def _claim_object(item: Any, position: int) -> Claim | None:
     if not text:
         return None
     given = item.get("depends_on")
-    refs = tuple(int(n) for n in given) if given is not None else claim_references(text, num)
+    refs = _given_refs(given, position) if given is not None else claim_references(text, num)
     independent = item.get("independent")
     return Claim(num, text, not refs if independent is None else bool(independent), refs)
+
+
+def _given_refs(given: Any, position: int) -> tuple[int, ...]:
+    """``"depends_on": [1, 2]``: the claim numbers as given; RecordError for anything else (``"1"``, ``[":"]``, ``[2**31]``)."""
+    try:
+        refs = tuple(int(n) for n in given) if isinstance(given, list) else (0,)
+    except (TypeError, ValueError, OverflowError):  # an element that is a list or object, a text, an infinite float
+        refs = (0,)
+    if not all(0 < n <= MAX_CLAIM_NUMBER for n in refs):
+        raise RecordError(f"claim {position}: depends_on must be a list of claim numbers (1 to {MAX_CLAIM_NUMBER:,}), not {given!r:.40}")
+    return refs
 
 
 def _codes(value: Any, normalise) -> tuple[str, ...]:
@@ -215,7 +226,7 @@ def _codes(value: Any, normalise) -> tuple[str, ...]:
         items = re.split(r"[;,]", value)
     elif isinstance(value, (list, tuple, dict)):  # a dict: its keys
         items = [str(v) for v in value if v]
-    else:  # not iterable: normalise drops it unless its text is a code
+    else:  # a number, a date, bytes: one code, which normalise drops unless its text is one
         items = [str(value)]
     return unique_codes(normalise(item) for item in items)
 

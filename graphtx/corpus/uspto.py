@@ -129,9 +129,10 @@ def _claims(claims_el: etree._Element | None) -> tuple[Claim, ...]:
 
 
 def _idref_numbers(idref: str) -> range:
-    """``"CLM-00004" -> [4]``; ``"CLM-00001-00003" -> [1, 2, 3]``."""
-    nums = [int(n) for n in re.findall(r"\d+", idref)]
-    if not nums:
+    """``"CLM-00004" -> [4]``; ``"CLM-00001-00003" -> [1, 2, 3]``; a number that is no claim's (see
+    :func:`claim_number`) ends no range: ``"CLM-00001-99999999" -> [1]``, ``"CLM-99999999" -> []``."""
+    nums = [claim_number(n, 0) for n in re.findall(r"\d+", idref)]
+    if not nums or not nums[0]:
         return range(0)
     return range(nums[0], (nums[1] if len(nums) > 1 and nums[1] >= nums[0] else nums[0]) + 1)
 

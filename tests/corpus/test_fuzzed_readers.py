@@ -31,7 +31,7 @@ import pytest
 pytest.importorskip("hypothesis", reason="property-based tests need the fuzz extra: pip install 'graphtx[fuzz]'")
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
-from hypothesis import HealthCheck, example, given, settings  # noqa: E402
+from hypothesis import HealthCheck, example, given, note, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from graphtx.config import IngestConfig  # noqa: E402
@@ -48,6 +48,11 @@ from ..conftest import FIXTURES  # noqa: E402
 def fuzz(max_examples: int):
     """Reproducible (derandomized, no example database) and without deadline: the machine may be busy."""
     return settings(max_examples=max_examples, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def shown(**given) -> None:
+    """Note the test's input as Python: the failure report of the Hypothesis version here leaves given arguments blank."""
+    note(", ".join(f"{name}={value!r}" for name, value in given.items()))
 
 
 # --- seeds: the small valid documents the readers' own tests read ------------------------------------------------------
@@ -244,7 +249,7 @@ def _field(data: bytes, k: int, filler: str, times: int) -> bytes:
     if not spans:
         return data
     start, end = spans[k % len(spans)]
-    return data[:start] + (filler * times).encode("utf-8", "surrogatepass") + data[end:]
+    return data[:start] + (filler * times).encode() + data[end:]
 
 
 def _number(data: bytes, k: int, digits: str) -> bytes:
@@ -273,7 +278,17 @@ def _drop_tag(data: bytes, k: int) -> bytes:
     return data[:start] + data[end:]
 
 
-OPS = {"flip": _flip, "insert": _insert, "delete": _delete, "repeat": _repeat, "cut": _cut, "field": _field, "number": _number, "nest": _nest, "drop_tag": _drop_tag}
+OPS = {
+    "flip": _flip,
+    "insert": _insert,
+    "delete": _delete,
+    "repeat": _repeat,
+    "cut": _cut,
+    "field": _field,
+    "number": _number,
+    "nest": _nest,
+    "drop_tag": _drop_tag,
+}
 
 
 def damage(seed: bytes, ops) -> bytes:
@@ -311,26 +326,29 @@ tag_op = st.one_of(
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("fmt", [*BYTE_FORMATS, "parquet"])
-@fuzz(60)
+@fuzz(200)
 @given(cut=positions)
 def test_a_truncated_file_is_read_or_skipped_with_a_reason(fmt, cut):
+    shown(fmt=fmt, cut=cut)
     check(fmt, damage(SEEDS[fmt], [("cut", cut)]))
 
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("fmt", [*BYTE_FORMATS, "parquet"])
-@fuzz(80)
+@fuzz(300)
 @given(ops=st.lists(byte_op, min_size=1, max_size=4))
 def test_flipped_inserted_deleted_or_repeated_bytes_are_read_or_skipped_with_a_reason(fmt, ops):
+    shown(fmt=fmt, ops=ops)
     check(fmt, damage(SEEDS[fmt], ops))
 
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("fmt", BYTE_FORMATS)
-@fuzz(60)
+@fuzz(150)
 @given(at=positions, bad=st.sampled_from(INVALID_UTF8))
 @example(at=1279, bad=b"\x80")  # ep: after "Muster & Partner" the offset named was the repaired record's, 4 bytes on (the "&amp;")
 def test_a_record_with_invalid_utf8_is_skipped_with_a_reason_naming_the_offset(fmt, at, bad):
+    shown(fmt=fmt, at=at, bad=bad)
     reading = check(fmt, damage(SEEDS[fmt], [("insert", at, bad)]))
     skipped = {s.position: s.reason for s in reading.skipped}
     for record in reading.records:
@@ -347,21 +365,27 @@ def test_a_record_with_invalid_utf8_is_skipped_with_a_reason_naming_the_offset(f
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("fmt", XML_FORMATS)
-@fuzz(80)
+@fuzz(250)
 @given(ops=st.lists(field_op | number_op, min_size=1, max_size=3))
+@example(ops=[("number", 600, "9999999999")])  # uspto: claim 3 numbered 9,999,999,999 (int32 of documents.parquet: ArrowInvalid)
+@example(ops=[("number", 61, "1" * 5000)])  # uspto: a claim-ref idref of 5,000 digits (int(): ValueError)
+@example(ops=[("number", 133, "9999999999")])  # ep: claim 4 "of any preceding claim" numbered 9,999,999,999 (all before it: MemoryError)
 def test_huge_or_empty_xml_fields_are_read_or_skipped_with_a_reason(fmt, ops):
+    shown(fmt=fmt, ops=ops)
     check(fmt, damage(SEEDS[fmt], ops))
 
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("fmt", XML_FORMATS)
-@fuzz(60)
+@fuzz(150)
 @given(ops=st.lists(tag_op, min_size=1, max_size=3))
 def test_deeply_nested_unclosed_or_missing_xml_tags_are_read_or_skipped_with_a_reason(fmt, ops):
+    shown(fmt=fmt, ops=ops)
     check(fmt, damage(SEEDS[fmt], ops))
 
 
 # --- JSON lines: fields of any type, size and depth ------------------------------------------------------------------------------
+
 
 def _seed_rows() -> list[dict[str, str]]:
     """The fixture's lines that are JSON objects, each field as its JSON text."""
@@ -380,11 +404,19 @@ SEED_ROWS = _seed_rows()
 FIELD_NAMES = sorted({name for names in tabular._ALIASES.values() for name in names} | {"year", "examiner"})  # every alias, and unknown fields
 big_ints = st.integers(2**31, 2**70) | st.integers(-(2**70), -(2**31))
 json_scalars = st.none() | st.booleans() | st.integers() | big_ints | st.floats() | st.text(max_size=12)
-json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=8)
+json_values = st.recursive(
+    json_scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=8
+)
 claim_texts = st.sampled_from(["A widget.", "The widget of claim 1.", "The widget of any preceding claim."]) | st.text(max_size=30)
 claim_objects = st.lists(
-    st.fixed_dictionaries({"text": claim_texts | json_values}, optional={"num": json_values | numbers.map(int), "independent": json_values,
-                                                                          "depends_on": json_values | st.lists(st.integers() | big_ints, max_size=3)}),  # fmt: skip
+    st.fixed_dictionaries(
+        {"text": claim_texts | json_values},
+        optional={
+            "num": json_values | big_ints,
+            "independent": json_values,
+            "depends_on": json_values | st.lists(st.integers() | big_ints, max_size=3),
+        },
+    ),
     max_size=3,
 )
 ODD_JSON = ['"\\ud800"', '"x\\udc00y"', '["\\ud83d"]', '"\\ud83d\\ude00"', "1e999", "-0", "NaN", "-Infinity", '"\\u0000"', '""', "[]", "{}",
@@ -410,10 +442,24 @@ def jsonl_with(edits) -> bytes:
 
 
 @pytest.mark.timeout(120)
-@fuzz(150)
-@given(edits=st.lists(st.tuples(positions, st.sampled_from(FIELD_NAMES), json_texts) | st.tuples(positions, st.just("claims"), claim_objects.map(json.dumps)),
-                      min_size=1, max_size=5))
+@fuzz(400)
+@given(
+    edits=st.lists(
+        st.tuples(positions, st.sampled_from(FIELD_NAMES), json_texts) | st.tuples(positions, st.just("claims"), claim_objects.map(json.dumps)),
+        min_size=1,
+        max_size=5,
+    )
+)
+@example(edits=[(0, "abstract", "[" * 5000 + '"x"' + "]" * 5000)])  # json.loads: RecursionError
+@example(edits=[(0, "abstract", "[" * 900 + "]" * 900)])  # json.loads reads it; _string's recursion over it did not (RecursionError)
+@example(edits=[(0, "title", "9" * 4301)])  # json.loads: ValueError (Python's 4,300-digit limit on int())
+@example(edits=[(0, "ipc", "5")])  # _codes iterated a number: TypeError
+@example(edits=[(0, "id", '"\\ud800"')])  # a lone surrogate: a str no UTF-8 file holds (UnicodeEncodeError writing it)
+@example(edits=[(0, "claims", '[{"text": "A widget.", "depends_on": false}]')])  # TypeError
+@example(edits=[(0, "claims", '[{"text": "A widget.", "depends_on": ":"}]')])  # ValueError
+@example(edits=[(0, "claims", '[{"text": "A widget.", "depends_on": [2147483648]}]')])  # int32 of documents.parquet: OverflowError
 def test_jsonl_fields_of_any_type_size_or_depth_are_read_or_skipped_with_a_reason(edits):
+    shown(edits=edits)
     reading = check("jsonl", jsonl_with(edits))
     assert len(reading.records) == len(SEED_ROWS)
 
@@ -433,9 +479,20 @@ ARROW_COLUMNS = [  # an Arrow type, and values of it
     (pa.date32(), st.dates()),
     (pa.timestamp("us"), st.datetimes()),
     (pa.struct([("name", pa.string())]), st.fixed_dictionaries({"name": st.text(max_size=10)})),
-    (pa.list_(CLAIM_STRUCT), st.lists(st.fixed_dictionaries({"num": int64s, "text": st.text(max_size=30), "independent": st.booleans(),
-                                                              "depends_on": st.lists(int64s, max_size=3)}), max_size=3)),  # fmt: skip
+    (
+        pa.list_(CLAIM_STRUCT),
+        st.lists(
+            st.fixed_dictionaries(
+                {"num": int64s, "text": st.text(max_size=30), "independent": st.booleans(), "depends_on": st.lists(int64s, max_size=3)}
+            ),
+            max_size=3,
+        ),
+    ),
 ]
+
+
+def kind_of(arrow_type: pa.DataType) -> int:
+    return next(i for i, (t, _) in enumerate(ARROW_COLUMNS) if t == arrow_type)
 
 
 @st.composite
@@ -456,9 +513,11 @@ def parquet_with(columns) -> bytes:
 
 
 @pytest.mark.timeout(120)
-@fuzz(100)
+@fuzz(250)
 @given(columns=st.lists(arrow_columns(), min_size=1, max_size=4))
+@example(columns=[("ipc", kind_of(pa.timestamp("us")), [dt.datetime(2000, 1, 1), None, None])])  # _codes iterated a datetime: TypeError
 def test_parquet_columns_of_any_type_are_read_or_skipped_with_a_reason(columns):
+    shown(columns=columns)
     reading = check("parquet", parquet_with(columns))
     assert reading.stopped is None and len(reading.records) == PARQUET_SEED.num_rows
 
@@ -485,9 +544,10 @@ def reordered(fmt: str, order: list[int]) -> bytes:
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("fmt", [*BYTE_FORMATS, "parquet"])
-@fuzz(12)
+@fuzz(25)
 @given(order=st.lists(st.integers(0, 8), min_size=1, max_size=8), ops=st.lists(byte_op, max_size=2))
 def test_ingest_lists_every_record_of_a_damaged_file_with_repeated_ids_once(fmt, order, ops):
+    shown(fmt=fmt, order=order, ops=ops)
     data = damage(reordered(fmt, order), ops)
     reading = check(fmt, data)
     with tempfile.TemporaryDirectory() as tmp:
