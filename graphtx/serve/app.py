@@ -77,6 +77,10 @@ def _json_integer(value):
     return value
 
 
+# one token of a TREC run line (no white space as Python's str.split sees it), written out so that the service
+# (pydantic's regex engine), the schema's readers (ECMA regexes) and Python agree on every character
+_WHITE = "\\t\\n\\u000b\\f\\r\\u001c-\\u001f \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+ONE_TOKEN = f"^[^{_WHITE}]+$"
 Flag = StrictBool
 Count = Annotated[int, BeforeValidator(_json_integer)]
 
@@ -162,7 +166,7 @@ class ExplainIn(QueryIn, FiltersIn):
 class TopicIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     id: str = Field(
-        ..., min_length=1, pattern=r"^\S+$", description="topic id (the run's qid, no white space); alone: an indexed document's id as the query"
+        ..., min_length=1, pattern=ONE_TOKEN, description="topic id (the run's qid, no white space); alone: an indexed document's id as the query"
     )
     text: str | None = Field(None, description="claim text or a claim set")
     doc_id: str | None = Field(None, description="an indexed document as the query")
@@ -178,7 +182,7 @@ class BatchIn(FiltersIn):  # the filters apply to every topic (an id topic: its 
     rerank_depth: Count | None = Field(None, ge=1, le=1000)
     all_independent: Flag = Field(False, description="search every independent claim of a claim set, merged per document")
     merge: Literal["rrf", "max"] = "rrf"
-    tag: str | None = Field(None, pattern=r"^\S+$", description="the run's tag (default graphtx-RANKER)")
+    tag: str | None = Field(None, pattern=ONE_TOKEN, description="the run's tag (default graphtx-RANKER)")
 
 
 def _claims_note(text: str | None) -> dict:
