@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("hypothesis", reason="property-based tests need the fuzz extra: pip install 'graphtx[fuzz]'")
+pytest.importorskip("hypothesis", reason="property-based tests need hypothesis (the test extra: pip install 'graphtx[test]')")
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 from hypothesis import HealthCheck, example, given, note, settings  # noqa: E402
