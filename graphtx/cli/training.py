@@ -58,11 +58,8 @@ def cmd_train(args, config) -> int:
 
         print(f"no citation between two documents of {args.corpus} and none given: adapting the model to its documents without labels (as `graphtx adapt`), "
               "not training on trivial citations", file=sys.stderr)  # fmt: skip
-        from graphtx.rank.store import ranker_to_carry
-
-        source = args.init or train_cfg.init_from or None
-        summary = adapt(config, args.corpus, args.graphs, args.out, model_dir=source, tokens_dir=args.tokens,
-                        device=args.device, progress=progress(args), ranker=ranker_to_carry(None, source))  # fmt: skip
+        summary = adapt(config, args.corpus, args.graphs, args.out, model_dir=args.init or train_cfg.init_from or None, tokens_dir=args.tokens,
+                        device=args.device, progress=progress(args))  # fmt: skip
         say(args, summary, adapt_lines(summary, args.out))
         return EXIT_OK
     kwargs = dict(
@@ -115,11 +112,8 @@ def cmd_adapt(args, config) -> int:
     if args.steps:
         train_cfg = with_overrides(train_cfg, pretrain_steps=args.steps)
     config = with_overrides(config, train=train_cfg, seed=args.seed)
-    from graphtx.rank.store import ranker_to_carry
-
-    carry = ranker_to_carry(args.ranker, args.model)  # a ranker that cannot be carried: said before any long work
     summary = adapt(config, args.corpus, args.graphs, args.out, model_dir=args.model, tokens_dir=args.tokens, device=args.device,
-                    progress=progress(args), ranker=carry)  # fmt: skip
+                    progress=progress(args))  # fmt: skip
     say(args, summary, summary_lines(summary, args.out))
     return EXIT_OK
 
@@ -272,8 +266,6 @@ def add_parsers(sub) -> None:
     p.add_argument("--teacher", help="a `graphtx teacher` directory, or a peer (minilm, mpnet) whose vectors the run writes to OUT/teacher "
                                      "(default: train.pretrain_teacher)")  # fmt: skip
     p.add_argument("--steps", type=at_least(1, "the number of steps"), help="distillation steps (default: train.pretrain_steps)")
-    p.add_argument("--ranker", metavar="DIR", help="a transferable ranker (`graphtx rank-fit --transferable`, e.g. fitted on another field's "
-                                                   "citations) carried into OUT/model/ranker (default: the source model's, when transferable)")  # fmt: skip
     p.add_argument("--seed", type=at_least(0, "the seed"), help="default: the config's seed")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda")
     add_common(p)

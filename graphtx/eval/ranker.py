@@ -31,7 +31,7 @@ from graphtx.eval.data import EvalCorpus, Judgements
 from graphtx.eval.systems import System
 from graphtx.rank.config import RankConfig
 from graphtx.rank.convex import NORMS, Group, fit_weight
-from graphtx.rank.features import LexicalStats, PoolInputs, candidate_pool, feature_names
+from graphtx.rank.features import GRAPH_GROUPS, LexicalStats, PoolInputs, candidate_pool, feature_names
 from graphtx.rank.store import Ranker
 from graphtx.text.peers import PEERS
 
@@ -108,7 +108,7 @@ def fit_ranker(
     from graphtx.rank.learned import fit_bag
 
     t0 = time.time()
-    groups_all = feature_names(cfg.groups, cfg.drop_features, cfg.transferable)
+    groups_all = feature_names(cfg.groups, cfg.drop_features)
     if source.dense is None:
         raise ValueError("rank-fit needs a graph model (--model or --run): the rankers combine it with BM25")
     groups = training_groups(source, judged, cfg.depth, groups_all, cfg.date_dropout, seed, progress=progress)
@@ -127,7 +127,8 @@ def fit_ranker(
     booster, report["learned"] = fit_bag(groups, groups_all, cfg, seed)
     features["learned"], boosters["learned"] = groups_all, booster
     if cfg.lexical_model:
-        names = feature_names(cfg.groups, cfg.drop_features, cfg.transferable, graph=False)
+        lexical_groups = tuple(g for g in cfg.groups if g not in GRAPH_GROUPS)
+        names = feature_names(lexical_groups, cfg.drop_features)
         keep = [groups_all.index(n) for n in names]
         lex = [Group(g.query, g.bm25, g.dense, g.gains, g.ideal, g.features[:, keep]) for g in groups]
         booster, report["lexical"] = fit_bag(lex, names, cfg, seed)
@@ -193,8 +194,6 @@ class RankerSystem(System):
             if fitted == self.corpus.cutoff_policy
             else {"cutoff_note": f"fitted on pools cut as {fitted}, evaluated under {self.corpus.cutoff_policy}"}
         )
-        if self.ranker.transferred_from:
-            note["transferred_from"] = f"fitted on model {self.ranker.transferred_from[:12]}… ({self.ranker.report.get('model', '')}), transferable"
         fitted_kind = self.ranker.report.get("query_kind")
         if fitted_kind and fitted_kind != getattr(self.dense, "query_kind", fitted_kind):
             note["query_kind_note"] = (
@@ -233,9 +232,6 @@ def add_rank_fit_arguments(p) -> None:
     p.add_argument("--query-kind", choices=list(GRAPH_KINDS),
                    help="query graph kind, as `graphtx eval citations --query-kind` (default: config, first_claim; when most documents "
                         "have no claims, the candidate kind): fit the ranker on the query graphs it will rank with")  # fmt: skip
-    p.add_argument("--transferable", action="store_true", default=None,
-                   help="leave out the features measured in the field's or the model's units (raw BM25 and cosine, term counts, "
-                        "document length, year gap): the ranker may rank for another model and corpus (default: rank.transferable)")  # fmt: skip
     from graphtx.eval.cutoff import add_cutoff_argument
 
     add_cutoff_argument(p, "the pools the ranker is fitted on (fit it under the protocol it is used with)")
@@ -298,8 +294,7 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
         dense = ModelSystem(model_dir, args.graphs, query_kind or cfg.query_kind, cfg.candidate_kind, cfg.batch_size,
                             query_kind_fixed=query_kind is not None)  # as eval citations  # fmt: skip
     source = PoolSource(corpus, BM25System.from_config(cfg), dense)
-    rank_cfg = with_overrides(config.rank, transferable=getattr(args, "transferable", None))
-    ranker = fit_ranker(source, judged, rank_cfg, dense.fingerprint, seed=config.seed, progress=progress)
+    ranker = fit_ranker(source, judged, config.rank, dense.fingerprint, seed=config.seed, progress=progress)
     ranker.report["citations"] = [str(c) for c in citations]
     ranker.report["cutoff"] = cfg.cutoff  # the pools were cut as eval.cutoff says (graphtx/eval/cutoff.py)
     ranker.report["query_kind"] = getattr(dense, "query_kind", "text")
@@ -315,11 +310,6 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
         *([f"note: {dense.query_kind_note}"] if getattr(dense, "query_kind_note", "") else []),
         *([f"dense features: {dense.label} cosines in place of a graph model's"] if peer else []),
         *([f"note: {missing:,} of {len(corpus):,} documents have no {dense.label} vector"] if missing else []),
-        *(
-            [f"transferable: ranks, z-scores, shares and agreement only; it may rank for another model (graphtx adapt --ranker {out})"]
-            if ranker.transferable
-            else []
-        ),
         f"fitted on {r['queries']} queries ({r['pairs']} pairs, {r['pool_recall']:.1%} of them in the pools of ~{r['mean_pool_size']:.0f} candidates)",
         f"convex: {ranker.convex['norm']} normalisation, BM25 weight {ranker.convex['weight']:g} "
         + "("

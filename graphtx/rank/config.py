@@ -16,7 +16,6 @@ class RankConfig:
     drop_features: tuple[
         str, ...
     ] = ()  # single features of those groups left out of the learned rankers (e.g. year_gap: benchmarks/results/quality-cutoff.md)
-    transferable: bool = False  # leave out the features measured in the field's / model's units (features.FIELD_BOUND): the ranker may then rank for another model and corpus (an adapted model, another field)
     lexical_model: bool = True  # also fit the ranker without graph features (BM25 + lexical + meta), for the ablation
     num_leaves_grid: tuple[int, ...] = (3, 7)  # LightGBM leaves tried by grouped cross-validation
     min_data_in_leaf: int = 50  # rows per leaf: about 10^3 queries do not support smaller leaves
@@ -45,10 +44,12 @@ class RankConfig:
         unknown = [f for f in self.drop_features if f not in {n for names in GROUPS.values() for n in names}]
         if unknown:
             raise ValueError(f"rank.drop_features: unknown feature(s) {', '.join(unknown)}")
-        if not feature_names(self.groups, self.drop_features, self.transferable):
-            raise ValueError("rank.drop_features (and rank.transferable) leave the ranker no feature")
-        if self.lexical_model and not feature_names(self.groups, self.drop_features, self.transferable, graph=False):
-            raise ValueError("rank.drop_features (and rank.transferable) leave the ranker without graph features (rank.lexical_model) no feature")
+        from graphtx.rank.features import GRAPH_GROUPS
+
+        if not feature_names(self.groups, self.drop_features):
+            raise ValueError("rank.drop_features leaves the ranker no feature")
+        if self.lexical_model and not feature_names([g for g in self.groups if g not in GRAPH_GROUPS], self.drop_features):
+            raise ValueError("rank.drop_features leaves the ranker without graph features (rank.lexical_model) no feature")
         if (
             min(self.depth, self.ndcg_k, self.min_data_in_leaf, self.max_rounds, self.early_stopping, self.bag, *self.num_leaves_grid) < 1
             or self.folds < 2

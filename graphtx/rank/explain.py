@@ -31,9 +31,8 @@ from graphtx.metrics import rrf_score
 from graphtx.rank.convex import LOWER_BOUND, normalise
 from graphtx.rank.features import GROUPS, LexicalStats, PoolInputs, pool_features
 
-SIGNAL_OF_GROUP = {"lexical": "bm25", "dense": "dense", "late": "late", "meta": "meta", "agreement": "agreement"}
-SIGNAL_LABEL = {"bm25": "BM25 / query terms", "dense": "dense (graph model)", "late": "late interaction", "meta": "dates and classes",
-                "agreement": "BM25 and graph model agreeing"}  # fmt: skip
+SIGNAL_OF_GROUP = {"lexical": "bm25", "dense": "dense", "late": "late", "meta": "meta"}
+SIGNAL_LABEL = {"bm25": "BM25 / query terms", "dense": "dense (graph model)", "late": "late interaction", "meta": "dates and classes"}
 
 
 @dataclass(frozen=True)

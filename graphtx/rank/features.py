@@ -21,16 +21,7 @@ dense       the graph model: cosine, its rank in the pool (log), z-score and min
 late        a late-interaction score, its rank and z-score; nan when no late score is given. HOOK: a
             late-interaction model fills ``PoolInputs.late`` through ``PoolSource(late=...)`` (fit and eval)
             and ``Index.late_scorer`` (search); refit the ranker once it does
-agreement   how far BM25 and the graph model agree on the candidate: the gap between their log ranks and
-            their mean log rank (reciprocal rank fusion's view); the query's length (log distinct terms)
 ==========  ========================================================================================
-
-Transfer. A feature in ``FIELD_BOUND`` is measured in units of the field, the corpus or the model: a raw
-BM25 score grows with the query's length and the corpus's vocabulary, a raw cosine with the model (an
-adapted model's cosines are on another scale), matched-term counts and document length with abstract
-against full text, year gaps with the field's pace. A *transferable* ranker (``rank.transferable``)
-leaves them out and keeps ranks, z-scores, shares and agreement, whose meaning is the pool's: it may
-rank for a model and a corpus it was not fitted on (benchmarks/results/transfer.md).
 
 Missing values are ``nan`` (LightGBM learns where they go). Shapes: n = candidates in the pool.
 """
@@ -49,26 +40,16 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "meta": ("year_gap", "code_subclass_jaccard", "code_group_jaccard"),
     "dense": ("dense", "dense_log_rank", "dense_z", "dense_minmax"),
     "late": ("late", "late_log_rank", "late_z"),
-    "agreement": ("rank_gap", "rank_mean", "query_log_terms"),
 }  # fmt: skip
 GRAPH_GROUPS = ("dense", "late")  # what the graph model contributes (left out by the "without graph" ablation)
-GRAPH_FEATURES = ("rank_gap", "rank_mean")  # graph-dependent features of a shared group (left out with GRAPH_GROUPS)
-FIELD_BOUND = ("bm25", "terms_matched", "candidate_log_terms", "year_gap", "dense", "late")  # left out of a transferable ranker
 
 
-def feature_names(groups: Sequence[str], drop: Sequence[str] = (), transferable: bool = False, graph: bool = True) -> tuple[str, ...]:
-    """The columns of ``groups`` in GROUPS order, less the single features named in ``drop``, less FIELD_BOUND
-    when ``transferable``, less the graph model's (GRAPH_GROUPS, GRAPH_FEATURES) when not ``graph``."""
+def feature_names(groups: Sequence[str], drop: Sequence[str] = ()) -> tuple[str, ...]:
+    """The columns of ``groups`` in GROUPS order, less the single features named in ``drop``."""
     unknown = [g for g in groups if g not in GROUPS]
     if unknown:
         raise ValueError(f"unknown feature group(s) {', '.join(unknown)}; known: {', '.join(GROUPS)}")
-    left_out = set(drop) | (set(FIELD_BOUND) if transferable else set()) | (set() if graph else set(GRAPH_FEATURES))
-    return tuple(name for g in GROUPS if g in groups and (graph or g not in GRAPH_GROUPS) for name in GROUPS[g] if name not in left_out)
-
-
-def is_transferable(names: Sequence[str]) -> bool:
-    """Whether a ranker over these features may rank for another model or corpus: no FIELD_BOUND feature among them."""
-    return not set(names) & set(FIELD_BOUND)
+    return tuple(name for g in GROUPS if g in groups for name in GROUPS[g] if name not in drop)
 
 
 # --- lexical statistics of the candidate collection --------------------------------
@@ -185,13 +166,6 @@ def pool_features(inputs: PoolInputs, stats: LexicalStats, names: Sequence[str])
         else:
             late = np.asarray(inputs.late, dtype=np.float64)
             cols |= {"late": late, "late_log_rank": _log_rank(late), "late_z": _z(late)}
-    if need & set(GROUPS["agreement"]):
-        cols["query_log_terms"] = np.full(n, math.log1p(len(inputs.query_terms)))
-        if need & set(GRAPH_FEATURES):
-            if inputs.dense is None:
-                raise ValueError("this ranker uses agreement features of the graph model, but no dense scores were given")
-            b_rank, d_rank = _log_rank(bm25), _log_rank(np.asarray(inputs.dense, dtype=np.float64))
-            cols |= {"rank_gap": np.abs(b_rank - d_rank), "rank_mean": (b_rank + d_rank) / 2}
     missing = [c for c in names if c not in cols]
     if missing:
         raise ValueError(f"unknown feature(s) {', '.join(missing)}")

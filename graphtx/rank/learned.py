@@ -56,7 +56,7 @@ RISING = {
     "late",
     "late_z",
 }
-FALLING = {"bm25_log_rank", "dense_log_rank", "late_log_rank", "rank_mean"}
+FALLING = {"bm25_log_rank", "dense_log_rank", "late_log_rank"}
 
 
 MEMBER_SEPARATOR = "\n### graphtx ranker: next bag member ###\n"  # between the members' LightGBM model texts in one file

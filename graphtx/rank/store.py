@@ -10,11 +10,8 @@ A ranker directory (``MODEL/ranker`` by default, or ``INDEX/ranker``) holds
 
 ``fingerprint`` = sha256 of the model fingerprint, the feature lists, the lightgbm version and the
 model files: a ranker is used only with the graph model it was fitted on and the lightgbm that
-wrote it (:func:`load_ranker` refuses anything else with a message naming both), since its raw
-cosines mean nothing for another model. A *transferable* ranker (every learned model's features free
-of ``features.FIELD_BOUND``: ranks, z-scores, shares, agreement) is the exception: its features mean
-the same for any model, so it ranks for another one (an adapted model, another field's) and says so
-(``Ranker.transferred_from``). Written beside and renamed into place, ``ranker.json`` last.
+wrote it (:func:`load_ranker` refuses anything else with a message naming both), since its dense
+features mean nothing for another model. Written beside and renamed into place, ``ranker.json`` last.
 
 Example::
 
@@ -33,7 +30,7 @@ import numpy as np
 
 from graphtx.atomic import replacing
 from graphtx.rank.convex import convex_scores
-from graphtx.rank.features import LexicalStats, PoolInputs, is_transferable, pool_features
+from graphtx.rank.features import LexicalStats, PoolInputs, pool_features
 from graphtx.rank.learned import BoosterBag, lightgbm, lightgbm_version
 
 RANKER_DIR = "ranker"
@@ -61,12 +58,6 @@ class Ranker:
     boosters: dict = field(default_factory=dict)  # learned model name -> BoosterBag (or a lightgbm.Booster)
     report: dict = field(default_factory=dict)  # fit: citations, queries, cross-validation, importances
     directory: Path | None = None
-    transferred_from: str = ""  # the model it was fitted on, when it ranks for another (a transferable ranker)
-
-    @property
-    def transferable(self) -> bool:
-        """Every learned model free of field-bound features (features.FIELD_BOUND): it may rank for another model."""
-        return bool(self.features) and all(is_transferable(names) for names in self.features.values())
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -100,7 +91,7 @@ class Ranker:
             version = lightgbm_version() if self.boosters else ""
             meta = {
                 "model_fingerprint": self.model_fingerprint, "depth": self.depth, "convex": self.convex, "features": self.features,
-                "lightgbm": version, "report": self.report, "transferable": self.transferable,
+                "lightgbm": version, "report": self.report,
                 "fingerprint": ranker_fingerprint(self.model_fingerprint, self.features, version, texts),
             }  # fmt: skip
             (tmp / META_FILE).write_text(json.dumps(meta, indent=2, default=_plain) + "\n")
@@ -120,16 +111,6 @@ def has_ranker(directory: str | Path) -> bool:
     return (Path(directory) / META_FILE).is_file()
 
 
-def load_ranker_unchecked(directory: str | Path) -> Ranker:
-    """The ranker of ``directory`` under the model it was fitted on (its files and lightgbm checked): to inspect or carry it."""
-    meta_path = Path(directory) / META_FILE
-    try:
-        fitted_on = json.loads(meta_path.read_text())["model_fingerprint"]
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as err:
-        raise ValueError(f"{directory} holds no readable ranker ({err}); fit one with `graphtx rank-fit`") from None
-    return load_ranker(directory, fitted_on)
-
-
 def load_ranker(directory: str | Path, model_fingerprint: str) -> Ranker:
     """The ranker of ``directory``; refused (ValueError) unless fitted on the model with ``model_fingerprint``
     by this lightgbm, and its files are the ones it was saved with."""
@@ -142,8 +123,7 @@ def load_ranker(directory: str | Path, model_fingerprint: str) -> Ranker:
         features = {k: tuple(v) for k, v in meta["features"].items()}
     except (json.JSONDecodeError, KeyError, AttributeError) as err:
         raise ValueError(f"{meta_path} is not a ranker description ({err}); fit the ranker again with `graphtx rank-fit`") from None
-    transferable = bool(features) and all(is_transferable(names) for names in features.values())
-    if meta["model_fingerprint"] != model_fingerprint and not transferable:
+    if meta["model_fingerprint"] != model_fingerprint:
         raise ValueError(
             f"ranker {directory} was fitted on model {meta['model_fingerprint'][:12]}…, not on this model ({model_fingerprint[:12]}…): "
             "its dense features would mean something else; fit it again with `graphtx rank-fit` on this model, or use --ranker hybrid"
@@ -164,24 +144,4 @@ def load_ranker(directory: str | Path, model_fingerprint: str) -> Ranker:
     expected = ranker_fingerprint(meta["model_fingerprint"], {k: list(v) for k, v in features.items()}, meta["lightgbm"], texts)
     if expected != meta["fingerprint"]:
         raise ValueError(f"ranker {directory}: its files do not match its fingerprint (changed after `graphtx rank-fit`?); fit it again")
-    transferred = meta["model_fingerprint"] if meta["model_fingerprint"] != model_fingerprint else ""
-    return Ranker(meta["model_fingerprint"], int(meta["depth"]), meta["convex"], features, boosters, meta.get("report", {}), directory, transferred)
-
-
-def ranker_to_carry(ranker_dir: str | None, model_dir: str | None) -> tuple[Path | None, str]:
-    """(the ranker directory to carry into a model adapted from ``model_dir`` (graphtx adapt) or None, what its summary says). ``ranker_dir`` must
-    hold a transferable ranker (else ValueError); without it, the source model's ranker is carried when transferable."""
-    if ranker_dir:
-        ranker = load_ranker_unchecked(ranker_dir)
-        if not ranker.transferable:
-            raise ValueError(f"--ranker {ranker_dir} was fitted on raw scores of its model (not rank.transferable): it cannot rank for the "
-                             "adapted model; fit it with rank.transferable: true")  # fmt: skip
-        return Path(ranker_dir), f"carried: the transferable ranker of {ranker_dir}"
-    source = Path(model_dir) / RANKER_DIR if model_dir else None
-    if source is None or not has_ranker(source):
-        return None, "none: the source has no ranker; search with --ranker dense or hybrid, or fit one with `graphtx rank-fit`"
-    ranker = load_ranker_unchecked(source)
-    if not ranker.transferable:
-        return None, ("none: the source model's ranker was fitted on its raw cosines; search with --ranker dense or hybrid, "
-                      "or give --ranker a transferable one")  # fmt: skip
-    return source, f"carried: the source model's transferable ranker ({source})"
+    return Ranker(meta["model_fingerprint"], int(meta["depth"]), meta["convex"], features, boosters, meta.get("report", {}), directory)

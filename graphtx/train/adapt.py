@@ -13,12 +13,11 @@ Run directory, as ``graphtx train``'s::
     RUN/config.yaml, RUN/teacher/ (a named peer's vectors), RUN/pretrain/ (log.jsonl, checkpoint.pt while running,
     best/, done.json), RUN/model/ (what `graphtx index` takes), RUN/summary.json
 
-The ranker. A *transferable* ranker (``rank.transferable``: ranks, z-scores, shares and agreement, no raw score;
-graphtx/rank/features.py) means the same for the adapted vectors, so it is carried into ``RUN/model/ranker``: the
-source model's own, or the one ``--ranker DIR`` names (e.g. fitted on another field's citations). Any other ranker
-was fitted on the source model's raw cosines: it does not describe the adapted vectors, and the adapted model ships
-without one (search it with the dense or hybrid ranker, or fit one with `graphtx rank-fit` where there are
-citations). A killed run resumes with the same command.
+The source model's learned ranker was fitted on the source model's vectors: it does not describe the adapted
+vectors, so the adapted model ships without one (its fingerprint differs, and `search --ranker learned` says so);
+search it with the hybrid ranker (reciprocal rank fusion of BM25 and the model), which needs no fit: on EV, an adapted
+model with it scored 1.10x / 1.14x BM25, a ranker fitted on another field's citations 1.00x / 1.06x
+(benchmarks/results/transfer.md). A killed run resumes with the same command.
 """
 
 from __future__ import annotations
@@ -59,12 +58,8 @@ def adapt(
     device: str = "auto",
     progress: bool | None = None,
     stop_after_steps: int = 0,
-    ranker: tuple[Path | None, str] = (None, "none: no ranker was given to carry"),
 ) -> dict:
-    """Adapt (or resume adapting) a model to the corpus; returns the summary written to RUN/summary.json.
-
-    ``ranker``: (a transferable ranker directory to carry into RUN/model/ranker or None, what the summary says of it), as
-    :func:`graphtx.rank.store.ranker_to_carry` decides (the caller asks it: the rankers live above training)."""
+    """Adapt (or resume adapting) a model to the corpus; returns the summary written to RUN/summary.json."""
     import torch
 
     from graphtx.model.chunks import resolve_device
@@ -74,7 +69,6 @@ def adapt(
     from graphtx.train.run_teacher import needs_run_teacher, require_run_teacher
 
     cfg = config.train
-    carried, ranker_note = ranker
     if cfg.pretrain_teacher_weight <= 0 or not cfg.pretrain_teacher:
         raise ValueError("adapting needs a teacher: set train.pretrain_teacher (minilm, mpnet or a `graphtx teacher` directory) "
                          "and train.pretrain_teacher_weight > 0, as configs/small.yaml does, or give --teacher")  # fmt: skip
@@ -106,17 +100,16 @@ def adapt(
     if model is None:  # simulated kill (tests)
         return {"interrupted": "pretrain", "step": results["pretrain"]["steps"]}
     best = out / "pretrain" / "best"
-    with replacing(out / "model") as tmp:  # the adapted weights, and the transferable ranker when there is one
+    with replacing(out / "model") as tmp:  # the adapted weights; no ranker: the source's was fitted on other vectors
         shutil.copytree(best, tmp, ignore=shutil.ignore_patterns("ranker"))
-        if carried is not None:
-            shutil.copytree(carried, tmp / "ranker")
     for key in ("best_recall", "best_ndcg", "best_step", "evals"):  # nothing was evaluated: no selection scores (no NaN in the JSON)
         results["pretrain"].pop(key, None)
     summary = {
         "mode": "adapt", "from": str(model_dir) if model_dir else f"a fresh model over {tokens_dir}",
         "documents_with_graphs": len(store.doc_ids), "stages": results, "final_stage": "pretrain",
         "teacher": str(config.train.pretrain_teacher), "steps": config.train.pretrain_steps, "seed": config.seed,
-        "ranker": ranker_note,
+        "ranker": "none: the source model's ranker was fitted on other vectors; search with --ranker hybrid "
+                  "(benchmarks/results/transfer.md), or fit one with `graphtx rank-fit` where the corpus has citations",
     }  # fmt: skip
     atomic_write_json(out / "summary.json", summary)
     return summary
@@ -128,5 +121,5 @@ def summary_lines(summary: dict, out_dir: str | Path) -> list[str]:
     return [
         f"adapted {summary['from']} to {summary['documents_with_graphs']:,} documents: {stage['steps']} distillation steps "
         f"from teacher {summary['teacher']} (no citation read; the last weights ship)",
-        f"model: {Path(out_dir) / 'model'} (learned ranker {summary['ranker']})",
+        f"model: {Path(out_dir) / 'model'} (no learned ranker: {summary['ranker'].split(': ', 1)[1]})",
     ]

@@ -85,27 +85,3 @@ def test_features_identical_at_fit_and_ranking_time(ranked):
         np.testing.assert_array_equal(pool_features(inputs, source.stats, names), g.features)
         scores = system.scores(np.array([row]))[0]  # (c,)
         np.testing.assert_allclose(scores[inputs.candidates], ranker.boosters["learned"].predict(g.features), rtol=0, atol=0)
-
-
-def test_agreement_features_by_hand():
-    stats = LexicalStats.from_bm25s(_Retriever([{0, 1}, {1}, {2}], 3))
-    inputs = PoolInputs(np.array([0, 1, 2]), np.array([3.0, 2.0, 1.0]), np.array([0.1, 0.9, 0.5]), stats.term_ids(["t0", "t1"]))
-    names = GROUPS["agreement"]
-    col = dict(zip(names, pool_features(inputs, stats, names).T))
-    # BM25 ranks 1, 2, 3; dense ranks 3, 1, 2
-    np.testing.assert_allclose(col["rank_gap"], np.abs(np.log([1, 2, 3]) - np.log([3, 1, 2])), rtol=1e-6)
-    np.testing.assert_allclose(col["rank_mean"], (np.log([1, 2, 3]) + np.log([3, 1, 2])) / 2, rtol=1e-6)
-    assert col["query_log_terms"].tolist() == pytest.approx([math.log(3)] * 3)  # two distinct known terms
-    with pytest.raises(ValueError, match="agreement features of the graph model"):
-        pool_features(PoolInputs(inputs.candidates, inputs.bm25, None, inputs.query_terms), stats, ("rank_gap",))
-
-
-def test_transferable_features_hold_no_number_in_the_fields_or_the_models_units():
-    from graphtx.rank.features import FIELD_BOUND, GRAPH_FEATURES, is_transferable
-
-    everything = feature_names(tuple(GROUPS))
-    transferable = feature_names(tuple(GROUPS), transferable=True)
-    assert set(everything) - set(transferable) == set(FIELD_BOUND) and is_transferable(transferable) and not is_transferable(everything)
-    assert {"bm25_log_rank", "bm25_z", "dense_log_rank", "dense_z", "rank_gap", "idf_matched_share"} <= set(transferable)
-    without_graph = feature_names(tuple(GROUPS), transferable=True, graph=False)
-    assert not set(without_graph) & (set(GROUPS["dense"]) | set(GROUPS["late"]) | set(GRAPH_FEATURES)) and "query_log_terms" in without_graph

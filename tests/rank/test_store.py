@@ -108,15 +108,3 @@ def test_fit_bag_uses_consecutive_seeds_and_reports_every_member():
     np.testing.assert_allclose(bag.predict(x), np.mean(singles, axis=0))
     with pytest.raises(ValueError, match="bag"):
         RankConfig(bag=0)
-
-
-def test_a_transferable_ranker_ranks_for_another_model_and_says_so(tmp_path):
-    names = ("bm25_log_rank", "bm25_z", "dense_log_rank", "dense_z", "rank_gap")
-    booster, x = _booster(names)
-    ranker = Ranker("a" * 64, 50, {"norm": "tmm", "weight": 0.4}, {"learned": names}, {"learned": booster}, {"model": "ev/model"})
-    assert ranker.transferable
-    directory = ranker.save(tmp_path / "ranker")
-    loaded = load_ranker(directory, "b" * 64)  # another model: its ranks and z-scores mean the same
-    assert loaded.transferred_from == "a" * 64 and loaded.transferable
-    np.testing.assert_array_equal(loaded.boosters["learned"].predict(x), booster.predict(x))
-    assert load_ranker(directory, "a" * 64).transferred_from == ""  # on its own model: nothing transferred

@@ -21,20 +21,6 @@ def _peer(monkeypatch, tmp_path):
     monkeypatch.setattr(peers_io, "load_peer", lambda path, max_tokens, dtype="float32", device="cpu": _TopicPeer())
 
 
-def _ranker(directory, names):
-    """A tiny LightGBM ranker over ``names`` saved at ``directory`` (fitted on a made-up model)."""
-    import lightgbm as lgb
-    import numpy as np
-
-    from graphtx.rank.store import Ranker
-
-    rng = np.random.default_rng(0)
-    x = rng.random((100, len(names)))
-    params = {"objective": "lambdarank", "num_leaves": 3, "min_data_in_leaf": 5, "verbosity": -1, "seed": 0, "num_threads": 1}
-    booster = lgb.train(params, lgb.Dataset(x, (x[:, 0] > 0.7).astype(int), group=[10] * 10), num_boost_round=3)
-    return Ranker("f" * 64, 50, {"norm": "tmm", "weight": 0.5}, {"learned": names}, {"learned": booster}, {}).save(directory)
-
-
 def _config(synthetic, tmp_path, **train):
     path = tmp_path / "adapt.yaml"
     path.write_text(yaml.safe_dump({"extends": str(synthetic / "tiny.yaml"), "train": {
@@ -51,7 +37,6 @@ def test_adapt_distils_the_teacher_on_the_corpus_from_a_trained_model_without_re
     config = _config(synthetic, tmp_path)
     assert main(["init-model", "--config", str(config), "--tokens", str(synthetic / "tokens"), "--out", str(tmp_path / "source"), "--quiet"]) == 0
     capsys.readouterr()
-    _ranker(tmp_path / "source" / "ranker", ("bm25", "dense", "bm25_z"))  # fitted on the source's raw cosines
     import graphtx.train.run as run  # imported before the patch: its own name for the reader is patched too, then restored
 
     for module in (citations, run):
@@ -65,8 +50,7 @@ def test_adapt_distils_the_teacher_on_the_corpus_from_a_trained_model_without_re
     assert len(log) == 6 and all(r["teacher_queries"] > 0 for r in log)
     source, adapted = load_model(tmp_path / "source").model, load_model(tmp_path / "run" / "model").model
     assert not torch.equal(source.swem.proj.weight, adapted.swem.proj.weight)  # the weights moved
-    assert not (tmp_path / "run" / "model" / "ranker").exists()  # the source's ranker (raw cosines) does not describe these vectors
-    assert summary["ranker"].startswith("none: the source model's ranker was fitted on its raw cosines")
+    assert not (tmp_path / "run" / "model" / "ranker").exists()  # the source's ranker does not describe these vectors
     assert main([a for a in args if a != "--json"]) == 0  # finished: the same command reuses it
     assert "6 distillation steps" in capsys.readouterr().out
 
@@ -89,25 +73,3 @@ def test_train_on_a_corpus_without_citations_adapts_and_says_so(synthetic, tmp_p
     captured = capsys.readouterr()
     assert "adapting the model to its documents without labels" in captured.err and "3 distillation steps" in captured.out
     assert (tmp_path / "run" / "model" / "model.pt").is_file() and not (tmp_path / "run" / "base").exists()
-
-
-@pytest.mark.timeout(240)
-def test_adapt_carries_a_transferable_ranker_and_refuses_one_over_raw_scores(synthetic, tmp_path, monkeypatch, capsys):
-    pytest.importorskip("lightgbm", reason="the learned ranker needs lightgbm (pip install 'graphtx[rank]')")
-    from graphtx.model.io import FINGERPRINT_FILE
-    from graphtx.rank.store import load_ranker
-
-    _peer(monkeypatch, tmp_path)
-    config = _config(synthetic, tmp_path, pretrain_steps=2)
-    raw = _ranker(tmp_path / "raw", ("bm25", "dense"))
-    portable = _ranker(tmp_path / "portable", ("bm25_log_rank", "dense_log_rank", "dense_z", "rank_gap"))
-    args = ["adapt", "--config", str(config), "--corpus", str(synthetic / "corpus"), "--graphs", str(synthetic / "graphs"),
-            "--tokens", str(synthetic / "tokens"), "--out", str(tmp_path / "run")]  # fmt: skip
-    assert main([*args, "--ranker", str(raw)]) == 2  # refused before any work
-    assert "not rank.transferable" in capsys.readouterr().err and not (tmp_path / "run" / "pretrain").exists()
-    assert main([*args, "--ranker", str(portable), "--json"]) == 0
-    summary = json.loads(capsys.readouterr().out)
-    assert summary["ranker"] == f"carried: the transferable ranker of {portable}"
-    model = tmp_path / "run" / "model"
-    ranker = load_ranker(model / "ranker", (model / FINGERPRINT_FILE).read_text().strip())  # it ranks for the adapted model
-    assert ranker.transferred_from == "f" * 64

@@ -190,7 +190,7 @@ function foundPhrases(explanation) {
   return found.flatMap((e) => (e.found === "words" ? [e.text, e.hit_text] : [e.hit_text]));
 }
 
-const SIGNAL_LABEL = { bm25: "BM25, terms", dense: "graph model", late: "late interaction", meta: "dates, classes", agreement: "BM25 and graph model agreeing" };
+const SIGNAL_LABEL = { bm25: "BM25, terms", dense: "graph model", late: "late interaction", meta: "dates, classes" };
 
 function signals(rankerExplanation) {
   if (!rankerExplanation) return null;
