@@ -170,11 +170,16 @@ def job_graph(spec: dict) -> dict:
     model.encode(graphs[:8], tokenizer, batch_size)  # warm-up: allocator, kernels
     seconds, passes = timed(lambda: model.encode(graphs, tokenizer, batch_size), spec["min_seconds"])
     return {
-        "docs": len(graphs), "seconds": seconds, "passes": passes, "params": model.num_parameters(),
+        "docs": len(graphs),
+        "seconds": seconds,
+        "passes": passes,
+        "params": model.num_parameters(),
         "mean_nodes": sum(g.num_nodes for g in graphs) / max(len(graphs), 1),
         "mean_edges": sum(g.num_edges for g in graphs) / max(len(graphs), 1),
-        "rss_data_mib": rss_data, "rss_model_mib": rss_model, "peak_mib": peak_mib(),
-    }  # fmt: skip
+        "rss_data_mib": rss_data,
+        "rss_model_mib": rss_model,
+        "peak_mib": peak_mib(),
+    }
 
 
 def job_text(spec: dict) -> dict:
@@ -196,10 +201,16 @@ def job_text(spec: dict) -> dict:
         lambda: chunks.append(bert_pass(model, tokenizer, texts, spec["batch_size"], spec["first_only"], spec["bf16"])), spec["min_seconds"]
     )
     return {
-        "docs": len(texts), "seconds": seconds, "passes": passes, "params": sum(p.numel() for p in model.parameters()),
-        "mean_tokens": sum(tokens) / max(len(tokens), 1), "mean_chunks": chunks[0] / max(len(texts), 1),
-        "rss_data_mib": rss_data, "rss_model_mib": rss_model, "peak_mib": peak_mib(),
-    }  # fmt: skip
+        "docs": len(texts),
+        "seconds": seconds,
+        "passes": passes,
+        "params": sum(p.numel() for p in model.parameters()),
+        "mean_tokens": sum(tokens) / max(len(tokens), 1),
+        "mean_chunks": chunks[0] / max(len(texts), 1),
+        "rss_data_mib": rss_data,
+        "rss_model_mib": rss_model,
+        "peak_mib": peak_mib(),
+    }
 
 
 def job_bf16_probe(spec: dict) -> dict:

@@ -54,8 +54,10 @@ def machine() -> str:
         import sentence_transformers
 
         extra = f"; sentence-transformers {sentence_transformers.__version__}"
-    return (f"{cpu}; {os.cpu_count()} cores; Python {platform.python_version()}; torch {torch.__version__}; numpy {numpy.__version__}; "
-            f"bm25s {bm25s.__version__}{extra}; torch threads {torch.get_num_threads()}; load average (1 min) at the start {os.getloadavg()[0]:.2f}")  # fmt: skip
+    return (
+        f"{cpu}; {os.cpu_count()} cores; Python {platform.python_version()}; torch {torch.__version__}; numpy {numpy.__version__}; "
+        f"bm25s {bm25s.__version__}{extra}; torch threads {torch.get_num_threads()}; load average (1 min) at the start {os.getloadavg()[0]:.2f}"
+    )
 
 
 def step(message: str) -> None:
@@ -173,9 +175,16 @@ def main() -> int:
 
     step(f"evaluate {len(systems)} systems")
     report = evaluate_citations(
-        data / "docs.jsonl", data / "citations_validation.tsv", systems, cfg, extra_citations=[data / "citations_train.tsv"],
-        paecter_samples=out / "paecter_samples.json", tune=args.tune, seed=config.seed, progress=False,
-    )  # fmt: skip
+        data / "docs.jsonl",
+        data / "citations_validation.tsv",
+        systems,
+        cfg,
+        extra_citations=[data / "citations_train.tsv"],
+        paecter_samples=out / "paecter_samples.json",
+        tune=args.tune,
+        seed=config.seed,
+        progress=False,
+    )
     paths = write_results(report, out)
     plot = plot_curves(report, args.plot, title="EV-battery validation: 257 queries, 661 citations, 3,602 candidates each")
 

@@ -46,9 +46,11 @@ def synthetic(n: int) -> None:
     print(
         f"| {n:,} documents | passing | ms |\n|---|---:|---:|\n| build FilterData (once per index version) | | {(time.perf_counter() - t0) * 1000:.0f} |"
     )
-    for name, f, cutoff in (("date cut-off 2010-05-05 + family of one document out", SearchFilters(), "2010-05-05"),
-                            ("IPC prefix H01M 3 (first time; then cached)", SearchFilters(ipc=("H01M 3",)), None),
-                            ("kind B", SearchFilters(kind=("B",)), None)):  # fmt: skip
+    for name, f, cutoff in (
+        ("date cut-off 2010-05-05 + family of one document out", SearchFilters(), "2010-05-05"),
+        ("IPC prefix H01M 3 (first time; then cached)", SearchFilters(ipc=("H01M 3",)), None),
+        ("kind B", SearchFilters(kind=("B",)), None),
+    ):
         t0 = time.perf_counter()
         mask = data.mask(f, cutoff, data.family[5] if cutoff else None)
         print(f"| {name} | {int(mask.sum()):,} | {(time.perf_counter() - t0) * 1000:.1f} |")
@@ -86,8 +88,10 @@ def main() -> None:
         "group by family, no date": SearchFilters(group_by_family=True, before="none"),
     }
     queries = index.ids.doc_id[: args.queries]
-    print(f"machine: {cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}, torch {torch.__version__}, faiss {faiss.__version__}, "
-          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', '-')}")  # fmt: skip
+    print(
+        f"machine: {cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}, torch {torch.__version__}, faiss {faiss.__version__}, "
+        f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', '-')}"
+    )
     print(f"index {args.index}: {index.count} documents, {index.spec.index_type}; {len(queries)} id queries, k={args.k}, ranker {args.ranker}\n")
     print("| filter | passing share | mean hits | p50 ms | p99 ms |")
     print("|---|---:|---:|---:|---:|")

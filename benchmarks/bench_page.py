@@ -38,8 +38,10 @@ def main() -> None:
     from graphtx.config import SearchConfig, ServeConfig
     from graphtx.serve.app import create_app
 
-    print(f"machine: {basics()}; fastapi {fastapi.__version__}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', '')}; "
-          f"load average (1 min) {os.getloadavg()[0]:.2f}\n")  # fmt: skip
+    print(
+        f"machine: {basics()}; fastapi {fastapi.__version__}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', '')}; "
+        f"load average (1 min) {os.getloadavg()[0]:.2f}\n"
+    )
     client = TestClient(create_app(args.index, ServeConfig(), SearchConfig()), base_url="http://localhost")
     health = client.get("/healthz").json()
     text = Path(args.query).read_text(encoding="utf-8")

@@ -89,12 +89,23 @@ def main() -> int:
             feats = [len(g.feature_indices) for g in gs]
             rels = [g.num_nodes - len(g.feature_indices) for g in gs]
             edges = [g.num_edges for g in gs]
-            rows.append([kinds[0], f"{population} ({len(gs)})", f"{rate:.2f}" if population == "all" else ""] + [f"{v:g}" for v in (
-                statistics.median(feats), pct(feats, 95), statistics.median(rels), pct(rels, 95),
-                statistics.median(edges), pct(edges, 95),
-                sum(len(g.isolated_features()) for g in gs), sum(g.meta["isolated_dropped"] for g in gs),
-                sum(g.truncated for g in gs),
-            )])  # fmt: skip
+            rows.append(
+                [kinds[0], f"{population} ({len(gs)})", f"{rate:.2f}" if population == "all" else ""]
+                + [
+                    f"{v:g}"
+                    for v in (
+                        statistics.median(feats),
+                        pct(feats, 95),
+                        statistics.median(rels),
+                        pct(rels, 95),
+                        statistics.median(edges),
+                        pct(edges, 95),
+                        sum(len(g.isolated_features()) for g in gs),
+                        sum(g.meta["isolated_dropped"] for g in gs),
+                        sum(g.truncated for g in gs),
+                    )
+                ]
+            )
     peak_mb = peak_mib()
     print(
         "| graph kind | grants | grants/s per core | features median | p95 | relations median | p95 | edges median | p95 | features without edge | isolated dropped | truncated graphs |"

@@ -40,8 +40,10 @@ def machine() -> str:
     import torch
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return (f"machine: {cpu_model()}; {os.cpu_count()} cores; Python {platform.python_version()}; torch {torch.__version__}; "
-            f"OMP_NUM_THREADS {os.environ.get('OMP_NUM_THREADS', 'unset')}; load average (1 min) {load:.2f}")  # fmt: skip
+    return (
+        f"machine: {cpu_model()}; {os.cpu_count()} cores; Python {platform.python_version()}; torch {torch.__version__}; "
+        f"OMP_NUM_THREADS {os.environ.get('OMP_NUM_THREADS', 'unset')}; load average (1 min) {load:.2f}"
+    )
 
 
 def run(cmd: list[str]) -> float:
@@ -56,14 +58,46 @@ def gx() -> list[str]:
 
 
 def train_args(a, out: Path) -> list[str]:
-    return ["train", "--corpus", a.corpus, "--graphs", a.graphs, "--citations", str(Path(a.data) / "citations_train.tsv"),
-            "--valid-citations", str(Path(a.data) / "citations_validation.tsv"), "--out", str(out), "--quiet"]  # fmt: skip
+    return [
+        "train",
+        "--corpus",
+        a.corpus,
+        "--graphs",
+        a.graphs,
+        "--citations",
+        str(Path(a.data) / "citations_train.tsv"),
+        "--valid-citations",
+        str(Path(a.data) / "citations_validation.tsv"),
+        "--out",
+        str(out),
+        "--quiet",
+    ]
 
 
 def evaluate(a, model: Path, name: str, out: Path) -> dict:
     if not (out / "results.json").exists():
-        run(gx() + ["eval", "citations", a.corpus, "--citations", str(Path(a.data) / "citations_validation.tsv"), "--baselines", "bm25",
-                    "--model", str(model), "--graphs", a.graphs, "--name", name, "--hybrid", "--out", str(out), "--quiet"])  # fmt: skip
+        run(
+            gx()
+            + [
+                "eval",
+                "citations",
+                a.corpus,
+                "--citations",
+                str(Path(a.data) / "citations_validation.tsv"),
+                "--baselines",
+                "bm25",
+                "--model",
+                str(model),
+                "--graphs",
+                a.graphs,
+                "--name",
+                name,
+                "--hybrid",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
     results = json.loads((out / "results.json").read_text())
     rows = {}
     for r in results["retrieval"]:
@@ -149,15 +183,19 @@ def main() -> int:
             if not rows:
                 continue
             rec, nd = [x["recall"] for x in rows], [x["ndcg"] for x in rows]
-            print(f"| {label} | {'dense alone' if kind == 'dense' else '+ BM25 (RRF)'} | {len(rows)} | {statistics.mean(rec):.4f} ({min(rec):.4f}-{max(rec):.4f}) | "
-                  f"{statistics.mean(nd):.4f} ({min(nd):.4f}-{max(nd):.4f}) | {'; '.join(fmt_ci(x['ci'], 'Recall@3') for x in rows)} | "
-                  f"{'; '.join(fmt_ci(x['ci'], 'nDCG@150') for x in rows)} |")  # fmt: skip
+            print(
+                f"| {label} | {'dense alone' if kind == 'dense' else '+ BM25 (RRF)'} | {len(rows)} | {statistics.mean(rec):.4f} ({min(rec):.4f}-{max(rec):.4f}) | "
+                f"{statistics.mean(nd):.4f} ({min(nd):.4f}-{max(nd):.4f}) | {'; '.join(fmt_ci(x['ci'], 'Recall@3') for x in rows)} | "
+                f"{'; '.join(fmt_ci(x['ci'], 'nDCG@150') for x in rows)} |"
+            )
     if seconds:
         print("\nwall time (s): " + ", ".join(f"{k} {v:.0f}" for k, v in seconds.items()))
     if (pre / "pretrain" / "log.jsonl").exists():
         log = [json.loads(x) for x in (pre / "pretrain" / "log.jsonl").read_text().splitlines()]
-        print(f"pretrain: {len(log)} steps, {sum(r['seconds'] for r in log):.0f} s training, {statistics.median(r['graphs'] for r in log):.0f} graphs "
-              f"and {statistics.median(r['nodes'] for r in log):.0f} nodes per step (median)")  # fmt: skip
+        print(
+            f"pretrain: {len(log)} steps, {sum(r['seconds'] for r in log):.0f} s training, {statistics.median(r['graphs'] for r in log):.0f} graphs "
+            f"and {statistics.median(r['nodes'] for r in log):.0f} nodes per step (median)"
+        )
     return 0
 
 

@@ -37,8 +37,10 @@ def machine() -> str:
         lgb = lightgbm.__version__
     except ImportError:
         lgb = "absent"
-    return (f"{basics()}; faiss {faiss.__version__}; torch {torch.__version__}; lightgbm {lgb}; "
-            f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; load average (1 min) at the start {os.getloadavg()[0]:.2f}")  # fmt: skip
+    return (
+        f"{basics()}; faiss {faiss.__version__}; torch {torch.__version__}; lightgbm {lgb}; "
+        f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; load average (1 min) at the start {os.getloadavg()[0]:.2f}"
+    )
 
 
 def query_texts(corpus: str, n: int) -> list[str]:

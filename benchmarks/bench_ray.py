@@ -58,8 +58,10 @@ def main() -> int:
     from graphtx.model.io import save_model
     from graphtx.text.bpe import PatentTokenizer
 
-    print(f"machine: {basics()}; ray {ray.__version__}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; "
-          f"load average (1 min) at the start {load()} (a shared machine: see the load columns)")  # fmt: skip
+    print(
+        f"machine: {basics()}; ray {ray.__version__}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; "
+        f"load average (1 min) at the start {load()} (a shared machine: see the load columns)"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         ingest([args.corpus], root / "full", IngestConfig(), progress=False)
@@ -107,15 +109,28 @@ def main() -> int:
         for engine, workers in (("local", 1), ("ray", 1), ("ray", args.workers)):
             out, before = root / f"vectors-{engine}{workers}.parquet", load()
             t0 = time.time()
-            n = embed_graphs(model, PatentTokenizer.load(model_dir), graphs_dir, "description", out, batch_size=args.batch_size, progress=False,
-                             engine=engine, model_dir=model_dir, ray_workers=workers)  # fmt: skip
+            n = embed_graphs(
+                model,
+                PatentTokenizer.load(model_dir),
+                graphs_dir,
+                "description",
+                out,
+                batch_size=args.batch_size,
+                progress=False,
+                engine=engine,
+                model_dir=model_dir,
+                ray_workers=workers,
+            )
             seconds = time.time() - t0
             ids, vectors, _ = read_vectors(out)
             reference = reference if reference is not None else (ids, vectors)
             same = ids == reference[0] and bool((vectors == reference[1]).all())
             rows.append((engine, workers, n, seconds, before, load(), same))
-        table(f"encode: {n_graphs} description graphs of {graphs_dir.name} (small config, {model.num_parameters():,} parameters), "
-              f"batches of {args.batch_size}, chunks (Ray shards) of {args.batch_size * 16}; graphs/s", rows)  # fmt: skip
+        table(
+            f"encode: {n_graphs} description graphs of {graphs_dir.name} (small config, {model.num_parameters():,} parameters), "
+            f"batches of {args.batch_size}, chunks (Ray shards) of {args.batch_size * 16}; graphs/s",
+            rows,
+        )
         ray.shutdown()
     return 0
 

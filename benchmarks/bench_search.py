@@ -56,9 +56,11 @@ def machine() -> str:
 
     cpu = cpu_model()
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return (f"{cpu}; {os.cpu_count()} cores; {mem:.0f} GiB RAM; Python {platform.python_version()}; faiss {faiss.__version__} "
-            f"({faiss.get_num_gpus()} GPUs); torch {torch.__version__}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; "
-            f"load average (1 min) at the start {os.getloadavg()[0]:.2f}")  # fmt: skip
+    return (
+        f"{cpu}; {os.cpu_count()} cores; {mem:.0f} GiB RAM; Python {platform.python_version()}; faiss {faiss.__version__} "
+        f"({faiss.get_num_gpus()} GPUs); torch {torch.__version__}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; "
+        f"load average (1 min) at the start {os.getloadavg()[0]:.2f}"
+    )
 
 
 def mixture(n: int, dim: int, seed: int, clusters: int = 1000, chunk: int = 100_000) -> np.ndarray:
@@ -75,9 +77,11 @@ def mixture(n: int, dim: int, seed: int, clusters: int = 1000, chunk: int = 100_
 
 def resident_mib(path: Path) -> float:
     """RSS growth of a fresh process reading the FAISS file without mmap: what a server holds for the index."""
-    code = ("import faiss\n"
-            "def rss():\n    return next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmRSS')) / 1024\n"
-            f"r0 = rss(); index = faiss.read_index({str(path)!r}); print(rss() - r0)")  # fmt: skip
+    code = (
+        "import faiss\n"
+        "def rss():\n    return next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmRSS')) / 1024\n"
+        f"r0 = rss(); index = faiss.read_index({str(path)!r}); print(rss() - r0)"
+    )
     return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip())
 
 
@@ -114,8 +118,17 @@ def run_one(
     rows, truth = [], None
     for name in ["flat", *[t for t in types if t != "flat"]]:
         index_type, _, refine = name.partition("+")  # "ivfpq+SQ8": IVF-PQ re-ranked with 8-bit codes
-        cfg = IndexConfig(index_type=index_type, train_size=train_size, hnsw_m=hnsw_m, hnsw_ef_construction=ef_construction,
-                          hnsw_ef_search=ef_searches[0], ivf_nprobe=nprobes[0], pq_m=pq_m, ivf_refine=refine, use_gpu="never")  # fmt: skip
+        cfg = IndexConfig(
+            index_type=index_type,
+            train_size=train_size,
+            hnsw_m=hnsw_m,
+            hnsw_ef_construction=ef_construction,
+            hnsw_ef_search=ef_searches[0],
+            ivf_nprobe=nprobes[0],
+            pq_m=pq_m,
+            ivf_refine=refine,
+            use_gpu="never",
+        )
         spec = faiss_index.resolve_spec(cfg, dim, n)
         t0 = time.perf_counter()
         sample = x[np.random.default_rng(0).choice(n, size=min(n, train_size), replace=False)] if spec.needs_training else x[:0]
@@ -148,12 +161,24 @@ def run_one(
                 if name in types:
                     p50, p99 = percentiles(latencies)
                     recall = float(np.mean([len(set(a) & set(b)) / k for a, b in zip(truth, found)]))
-                    rows.append({
-                        "dim": dim, "n": n, "type": name, "factory": variant.factory, "params": _params(variant),
-                        "build_s": round(build_s, 2), "train_s": round(train_s, 2), "bytes_per_doc": round(size / n, 1),
-                        "memory_mib": round(memory, 1), "p50_ms": round(p50, 3), "p99_ms": round(p99, 3),
-                        "recall": round(recall, 4), "generate_s": round(gen_s, 1), "threads": faiss.omp_get_max_threads(),
-                    })  # fmt: skip
+                    rows.append(
+                        {
+                            "dim": dim,
+                            "n": n,
+                            "type": name,
+                            "factory": variant.factory,
+                            "params": _params(variant),
+                            "build_s": round(build_s, 2),
+                            "train_s": round(train_s, 2),
+                            "bytes_per_doc": round(size / n, 1),
+                            "memory_mib": round(memory, 1),
+                            "p50_ms": round(p50, 3),
+                            "p99_ms": round(p99, 3),
+                            "recall": round(recall, 4),
+                            "generate_s": round(gen_s, 1),
+                            "threads": faiss.omp_get_max_threads(),
+                        }
+                    )
             del loaded
     return rows
 
@@ -200,16 +225,24 @@ def run_e2e(index_dir: str, corpus_dir: str, n: int, k: int, rerank_depths: tupl
             for hyb in (False, True):
                 runs = [index.search(text, k, hybrid=hyb, rerank="late", rerank_depth=depth).timings_ms for text in claims[1:]]
                 name = f"{'hybrid' if hyb else 'dense'} + late re-rank (top {depth})"
-                late[name] = {"late": [round(v, 2) for v in percentiles([t["late"] for t in runs])],
-                              "total": [round(v, 2) for v in percentiles([t["total"] for t in runs])]}  # fmt: skip
+                late[name] = {
+                    "late": [round(v, 2) for v in percentiles([t["late"] for t in runs])],
+                    "total": [round(v, 2) for v in percentiles([t["total"] for t in runs])],
+                }
     return {
-        "late": late, "late_storage": index.manifest.get("late"),
-        "index": index_dir, "documents": index.count, "dim": index.dim, "type": index.spec.index_type, "queries": len(claims) - 1,
-        "open_ms": round(open_ms, 1), "first_query": first,
+        "late": late,
+        "late_storage": index.manifest.get("late"),
+        "index": index_dir,
+        "documents": index.count,
+        "dim": index.dim,
+        "type": index.spec.index_type,
+        "queries": len(claims) - 1,
+        "open_ms": round(open_ms, 1),
+        "first_query": first,
         "steps": {name: [round(v, 2) for v in percentiles(ms)] for name, ms in steps.items()},
         "hybrid_total": [round(v, 2) for v in percentiles(hybrid)],
         "mean_query_chars": round(float(np.mean([len(c) for c in claims[1:]])), 0),
-    }  # fmt: skip
+    }
 
 
 # --- entry point --------------------------------------------------------------------------------
@@ -236,8 +269,17 @@ def main() -> None:
     )
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: "dim,n" run in this process, JSON out
     args = ap.parse_args()
-    opts = dict(types=args.types, queries=args.queries, k=args.k, train_size=args.train_size, hnsw_m=args.hnsw_m,
-                ef_construction=args.ef_construction, ef_searches=args.ef_search, nprobes=args.nprobe, pq_m=args.pq_m)  # fmt: skip
+    opts = dict(
+        types=args.types,
+        queries=args.queries,
+        k=args.k,
+        train_size=args.train_size,
+        hnsw_m=args.hnsw_m,
+        ef_construction=args.ef_construction,
+        ef_searches=args.ef_search,
+        nprobes=args.nprobe,
+        pq_m=args.pq_m,
+    )
     if args.one:
         dim, n = map(int, args.one.split(","))
         print(json.dumps(run_one(dim, n, **opts)))
@@ -247,9 +289,30 @@ def main() -> None:
     rows = []
     for dim in args.dims:
         for n in args.sizes:
-            cmd = [sys.executable, __file__, "--one", f"{dim},{n}", "--types", *args.types, "--queries", str(args.queries), "-k", str(args.k),
-                   "--train-size", str(args.train_size), "--hnsw-m", str(args.hnsw_m), "--ef-construction", str(args.ef_construction),
-                   "--ef-search", *map(str, args.ef_search), "--nprobe", *map(str, args.nprobe), "--pq-m", str(args.pq_m)]  # fmt: skip
+            cmd = [
+                sys.executable,
+                __file__,
+                "--one",
+                f"{dim},{n}",
+                "--types",
+                *args.types,
+                "--queries",
+                str(args.queries),
+                "-k",
+                str(args.k),
+                "--train-size",
+                str(args.train_size),
+                "--hnsw-m",
+                str(args.hnsw_m),
+                "--ef-construction",
+                str(args.ef_construction),
+                "--ef-search",
+                *map(str, args.ef_search),
+                "--nprobe",
+                *map(str, args.nprobe),
+                "--pq-m",
+                str(args.pq_m),
+            ]
             t0 = time.time()
             out = subprocess.run(cmd, capture_output=True, text=True)
             if out.returncode:
@@ -265,16 +328,20 @@ def main() -> None:
         print("|---:|---:|---|---|---:|---:|---:|---:|---:|---:|")
         for r in rows:
             build = f"{r['build_s']}" + (f" (train {r['train_s']})" if r["type"].startswith("ivfpq") else "")
-            print(f"| {r['dim']} | {r['n']:,} | {r['type']} | {r['params']} | {build} | {r['bytes_per_doc']:,} | {r['memory_mib']:,} | "
-                  f"{r['p50_ms']} | {r['p99_ms']} | {r['recall']:.3f} |")  # fmt: skip
+            print(
+                f"| {r['dim']} | {r['n']:,} | {r['type']} | {r['params']} | {build} | {r['bytes_per_doc']:,} | {r['memory_mib']:,} | "
+                f"{r['p50_ms']} | {r['p99_ms']} | {r['recall']:.3f} |"
+            )
         print()
     if args.e2e_index:
         if not args.e2e_corpus:
             ap.error("--e2e-index needs --e2e-corpus")
         e = run_e2e(args.e2e_index, args.e2e_corpus, args.e2e_queries, args.k, tuple(args.e2e_rerank_depth))
-        print(f"end to end: {e['queries']} first claims (mean {e['mean_query_chars']:.0f} characters) of {args.e2e_corpus} against "
-              f"{e['documents']} documents ({e['dim']}-d, {e['type']}); index opened in {e['open_ms']} ms; "
-              f"first query (loads spaCy) {e['first_query']['total']:.0f} ms\n")  # fmt: skip
+        print(
+            f"end to end: {e['queries']} first claims (mean {e['mean_query_chars']:.0f} characters) of {args.e2e_corpus} against "
+            f"{e['documents']} documents ({e['dim']}-d, {e['type']}); index opened in {e['open_ms']} ms; "
+            f"first query (loads spaCy) {e['first_query']['total']:.0f} ms\n"
+        )
         print("| step | p50 ms | p99 ms |")
         print("|---|---:|---:|")
         for name, (p50, p99) in e["steps"].items():
@@ -282,8 +349,10 @@ def main() -> None:
         print(f"| total, hybrid (+ BM25, RRF) | {e['hybrid_total'][0]} | {e['hybrid_total'][1]} |")
         if e["late"]:
             st = e["late_storage"]
-            print(f"\nlate-interaction node vectors: {st['storage']}, {st['dim']}-d, {st['mean_nodes_per_doc']} nodes a document, "
-                  f"{st['bytes_per_doc']} bytes a document = {st['gb_per_million_docs']} GB per 1M documents\n")  # fmt: skip
+            print(
+                f"\nlate-interaction node vectors: {st['storage']}, {st['dim']}-d, {st['mean_nodes_per_doc']} nodes a document, "
+                f"{st['bytes_per_doc']} bytes a document = {st['gb_per_million_docs']} GB per 1M documents\n"
+            )
             print("| search | late re-rank p50 ms | p99 ms | total p50 ms | p99 ms |")
             print("|---|---:|---:|---:|---:|")
             for name, r in e["late"].items():

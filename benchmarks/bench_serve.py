@@ -52,9 +52,11 @@ def machine() -> str:
     import uvicorn
 
     cpu = cpu_model()
-    return (f"{cpu}; {os.cpu_count()} cores; Python {platform.python_version()}; fastapi {fastapi.__version__}, uvicorn {uvicorn.__version__}, "
-            f"httpx {httpx.__version__}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; "
-            f"load average (1 min) at the start {os.getloadavg()[0]:.2f}")  # fmt: skip
+    return (
+        f"{cpu}; {os.cpu_count()} cores; Python {platform.python_version()}; fastapi {fastapi.__version__}, uvicorn {uvicorn.__version__}, "
+        f"httpx {httpx.__version__}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; "
+        f"load average (1 min) at the start {os.getloadavg()[0]:.2f}"
+    )
 
 
 def free_port() -> int:
@@ -241,10 +243,12 @@ def main() -> None:
     finally:
         stop_server(server)
 
-    print(f"index {args.index}: {manifest['count']} documents, {manifest['dim']}-d, {manifest['index_type']}; "
-          f"{len(texts)} query texts from {args.corpus}; mix {MIX}; server up in {startup:.1f} s; "
-          f"server RSS {rss_before:.0f} MiB after warm-up, {rss_after:.0f} MiB after the load; "
-          f"alive and healthy after the load: {'yes' if alive else 'NO'}\n")  # fmt: skip
+    print(
+        f"index {args.index}: {manifest['count']} documents, {manifest['dim']}-d, {manifest['index_type']}; "
+        f"{len(texts)} query texts from {args.corpus}; mix {MIX}; server up in {startup:.1f} s; "
+        f"server RSS {rss_before:.0f} MiB after warm-up, {rss_after:.0f} MiB after the load; "
+        f"alive and healthy after the load: {'yes' if alive else 'NO'}\n"
+    )
     print("| concurrency | requests | seconds | req/s | errors | p50 ms | p95 ms | p99 ms |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in levels:

@@ -35,8 +35,10 @@ def machine() -> str:
 
     cpu = cpu_model()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return (f"machine: {cpu}; {os.cpu_count()} cores; Python {platform.python_version()}; torch {torch.__version__}; "
-            f"torch threads {torch.get_num_threads()}; load average (1 min) {load:.2f}")  # fmt: skip
+    return (
+        f"machine: {cpu}; {os.cpu_count()} cores; Python {platform.python_version()}; torch {torch.__version__}; "
+        f"torch threads {torch.get_num_threads()}; load average (1 min) {load:.2f}"
+    )
 
 
 def run(cmd: list[str]) -> float:
@@ -102,10 +104,31 @@ def main() -> int:
     if not args.run:
         if not args.tokens:
             ap.error("--tokens is needed to train (or give --run)")
-        timings["train"] = run(gx + ["train", "--config", args.config, "--corpus", str(out / "corpus"), "--graphs", str(out / "graphs"),
-                                     "--tokens", args.tokens, "--citations", str(data / "citations_train.tsv"),
-                                     "--valid-citations", str(data / "citations_validation.tsv"), "--out", str(run_dir),
-                                     "--max-epochs", str(args.max_epochs), "--stages", args.stages, "--quiet"])  # fmt: skip
+        timings["train"] = run(
+            gx
+            + [
+                "train",
+                "--config",
+                args.config,
+                "--corpus",
+                str(out / "corpus"),
+                "--graphs",
+                str(out / "graphs"),
+                "--tokens",
+                args.tokens,
+                "--citations",
+                str(data / "citations_train.tsv"),
+                "--valid-citations",
+                str(data / "citations_validation.tsv"),
+                "--out",
+                str(run_dir),
+                "--max-epochs",
+                str(args.max_epochs),
+                "--stages",
+                args.stages,
+                "--quiet",
+            ]
+        )
 
     from graphtx.config import load_config
     from graphtx.eval.baselines import BM25System
@@ -127,9 +150,11 @@ def main() -> int:
     print(machine())
     summary = json.loads((run_dir / "summary.json").read_text())
     d = summary["data"]
-    print(f"training data: {d['citation_pairs']} citation pairs + {d['trivial_pairs']} trivial pairs, {d['groups']} batch groups ({d['group_by']}); "
-          f"selection {d['selection']['queries']} queries / {d['selection']['pairs']} pairs over {d['candidates']} candidates "
-          f"({d['selection']['rule']})")  # fmt: skip
+    print(
+        f"training data: {d['citation_pairs']} citation pairs + {d['trivial_pairs']} trivial pairs, {d['groups']} batch groups ({d['group_by']}); "
+        f"selection {d['selection']['queries']} queries / {d['selection']['pairs']} pairs over {d['candidates']} candidates "
+        f"({d['selection']['rule']})"
+    )
     if timings:
         print("wall time: " + ", ".join(f"{k} {v:.0f} s" for k, v in timings.items()))
     print()
@@ -140,9 +165,11 @@ def main() -> int:
     for stage in ("base", "reduced"):
         s = stage_stats(run_dir / stage)
         if s:
-            print(f"| {stage} | {s['steps']} | {s['epochs']} | {s['evals']} | {s['train_s']:.0f} | {s['eval_s']:.0f} | {s['graphs_per_s']:.1f} | "
-                  f"{s['triplets_per_s']:.1f} | {s['median_pairs_per_batch']:.0f} | {s['median_nodes_per_batch']:.0f} | {summary['stages'][stage]['stopped']} | "
-                  f"{_pair(s['start'])} | {_pair(s['best'])} ({s['best']['step'] if s['best'] else '-'}) |")  # fmt: skip
+            print(
+                f"| {stage} | {s['steps']} | {s['epochs']} | {s['evals']} | {s['train_s']:.0f} | {s['eval_s']:.0f} | {s['graphs_per_s']:.1f} | "
+                f"{s['triplets_per_s']:.1f} | {s['median_pairs_per_batch']:.0f} | {s['median_nodes_per_batch']:.0f} | {summary['stages'][stage]['stopped']} | "
+                f"{_pair(s['start'])} | {_pair(s['best'])} ({s['best']['step'] if s['best'] else '-'}) |"
+            )
     print()
     results = report.retrieval
     bm25 = next(r for r in results if r.name == "bm25")

@@ -83,8 +83,11 @@ def main() -> None:
             for amp in (False, True):
                 model = GraphEncoder(config, seed=0).to(device).train()
                 row[amp] = step_ms(model, batch, device, amp, args.repeats)
-            print(f"| {name} | {n} | {batch.num_nodes} | {collate_ms:.0f} | {row[False]:.1f} | {row[True]:.1f} | "
-                  f"{n / row[False] * 1000:.0f} | {n / row[True] * 1000:.0f} |", flush=True)  # fmt: skip
+            print(
+                f"| {name} | {n} | {batch.num_nodes} | {collate_ms:.0f} | {row[False]:.1f} | {row[True]:.1f} | "
+                f"{n / row[False] * 1000:.0f} | {n / row[True] * 1000:.0f} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

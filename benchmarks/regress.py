@@ -69,8 +69,14 @@ def expand(text: str, places: dict[str, str], seed: int | None = None) -> str:
 def places_for(spec_path: Path, work: Path, shared: Path) -> dict[str, str]:
     bin_dir = Path(sys.executable).parent
     graphtx = bin_dir / "graphtx"
-    return {"shared": str(shared), "work": str(work), "repo": str(REPO), "python": sys.executable,
-            "graphtx": str(graphtx) if graphtx.exists() else f"{sys.executable} -m graphtx", "name": spec_path.stem}  # fmt: skip
+    return {
+        "shared": str(shared),
+        "work": str(work),
+        "repo": str(REPO),
+        "python": sys.executable,
+        "graphtx": str(graphtx) if graphtx.exists() else f"{sys.executable} -m graphtx",
+        "name": spec_path.stem,
+    }
 
 
 def run_step(step: dict, places: dict, seed: int | None, times: dict, log) -> None:
@@ -123,8 +129,11 @@ def summarise(spec: dict, places: dict, seeds: list[int]) -> dict:
         rows, values, label = groups[system["name"]]
         entry = {"label": label, "queries": len(rows), "metrics": {}, "vs": {}}
         for metric, per_seed in values.items():
-            entry["metrics"][metric] = {"mean": statistics.fmean(per_seed), "sd": statistics.stdev(per_seed) if len(per_seed) > 1 else 0.0,
-                                        "per_seed": per_seed}  # fmt: skip
+            entry["metrics"][metric] = {
+                "mean": statistics.fmean(per_seed),
+                "sd": statistics.stdev(per_seed) if len(per_seed) > 1 else 0.0,
+                "per_seed": per_seed,
+            }
         for ref in system.get("vs", spec["references"]):  # a system may name its own references (another protocol's rows)
             if ref == system["name"]:
                 continue
@@ -179,13 +188,26 @@ def run(spec_path: Path, seeds: list[int] | None, work: Path | None, shared: Pat
     systems = summarise(spec, places, done)
     off = check_expected(spec, systems)
     result = {
-        "name": spec_path.stem, "title": spec["title"], "question": spec["question"], "seeds": done, "seeds_planned": spec["seeds"],
-        "systems": systems, "references": spec["references"], "facts": read_facts(spec, places), "expected_off": off, "times": times, "cost": spec.get("cost", {}),
-        "machine": {"cores": os.cpu_count(), "processor": platform.processor() or platform.machine(), "python": platform.python_version(),
-                    "load_at_summary": round(os.getloadavg()[0], 2)},
+        "name": spec_path.stem,
+        "title": spec["title"],
+        "question": spec["question"],
+        "seeds": done,
+        "seeds_planned": spec["seeds"],
+        "systems": systems,
+        "references": spec["references"],
+        "facts": read_facts(spec, places),
+        "expected_off": off,
+        "times": times,
+        "cost": spec.get("cost", {}),
+        "machine": {
+            "cores": os.cpu_count(),
+            "processor": platform.processor() or platform.machine(),
+            "python": platform.python_version(),
+            "load_at_summary": round(os.getloadavg()[0], 2),
+        },
         "commit": commit(),
         "command": f"python benchmarks/regress.py {shlex.quote(str(spec_path.relative_to(REPO)) if spec_path.is_relative_to(REPO) else str(spec_path))}",
-    }  # fmt: skip
+    }
     atomic_write_json(result_path, result)
     log(f"wrote {result_path}: {len(done)} of {len(spec['seeds'])} seeds" + (f"; OFF: {'; '.join(off)}" if off else "; expected metrics hold"))
     return EXIT_OFF if off else 0

@@ -175,8 +175,23 @@ def server_sample(proc) -> dict:
         return {"rss_mib": None, "threads": None, "fds": None}
 
 
-def soak(base: str, server, proc, texts: list[str], ids: list[str], *, concurrency: int, run_s: float, window_s: float,
-         max_requests: int, seed: int, stop: threading.Event, threads: list, rows: list, on_row) -> dict:  # fmt: skip
+def soak(
+    base: str,
+    server,
+    proc,
+    texts: list[str],
+    ids: list[str],
+    *,
+    concurrency: int,
+    run_s: float,
+    window_s: float,
+    max_requests: int,
+    seed: int,
+    stop: threading.Event,
+    threads: list,
+    rows: list,
+    on_row,
+) -> dict:
     """``concurrency`` clients for ``run_s`` seconds (at most ``max_requests`` requests); a row per window is appended
     to ``rows`` (and handed to ``on_row``) as it closes, so an interrupted run keeps what it measured."""
     import httpx
@@ -375,13 +390,26 @@ def main() -> int:
     config = out / "serve.yaml"
     config.write_text(f"serve:\n  max_pending: {args.max_pending}\n")
     settings = {
-        "index": args.index, "documents": manifest["count"], "corpus": args.corpus, "query_texts": len(texts), "minutes": args.minutes,
-        "window_s": window_s, "max_pending": args.max_pending, "concurrency": concurrency, "max_requests": args.max_requests,
-        "seed": args.seed, "mix": MIX, "client_timeout_s": CLIENT_TIMEOUT_S, "rss_growth_limit": RSS_GROWTH, "p95_drift_limit": P95_DRIFT,
+        "index": args.index,
+        "documents": manifest["count"],
+        "corpus": args.corpus,
+        "query_texts": len(texts),
+        "minutes": args.minutes,
+        "window_s": window_s,
+        "max_pending": args.max_pending,
+        "concurrency": concurrency,
+        "max_requests": args.max_requests,
+        "seed": args.seed,
+        "mix": MIX,
+        "client_timeout_s": CLIENT_TIMEOUT_S,
+        "rss_growth_limit": RSS_GROWTH,
+        "p95_drift_limit": P95_DRIFT,
         "server": f"graphtx serve --index {args.index} --port PORT --quiet --config {config}",
-    }  # fmt: skip
-    print(f"max_pending {args.max_pending}, {concurrency} clients, {args.minutes:g} min in windows of {window_s:g} s, "
-          f"{len(texts)} query texts, {manifest['count']} documents\n")  # fmt: skip
+    }
+    print(
+        f"max_pending {args.max_pending}, {concurrency} clients, {args.minutes:g} min in windows of {window_s:g} s, "
+        f"{len(texts)} query texts, {manifest['count']} documents\n"
+    )
 
     rows: list[dict] = []
     run: dict = {"interrupted": False}
@@ -408,8 +436,24 @@ def main() -> int:
                 run["rss_mib_ready"] = server_sample(proc)["rss_mib"]
                 print("\n".join(header))
                 on_row = lambda row: print(table([row], 0)[-1], flush=True)  # noqa: E731
-                run.update(soak(base, server, proc, texts, ids, concurrency=concurrency, run_s=run_s, window_s=window_s,
-                                max_requests=args.max_requests, seed=args.seed, stop=stop, threads=threads, rows=rows, on_row=on_row))  # fmt: skip
+                run.update(
+                    soak(
+                        base,
+                        server,
+                        proc,
+                        texts,
+                        ids,
+                        concurrency=concurrency,
+                        run_s=run_s,
+                        window_s=window_s,
+                        max_requests=args.max_requests,
+                        seed=args.seed,
+                        stop=stop,
+                        threads=threads,
+                        rows=rows,
+                        on_row=on_row,
+                    )
+                )
                 try:
                     run["alive"] = server.poll() is None and httpx.get(f"{base}/healthz", timeout=10).status_code == 200
                 except httpx.HTTPError:

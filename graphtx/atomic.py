@@ -224,9 +224,14 @@ class StagedDir:
             if not (self.resumable and self._left_resumable()):
                 _remove(self.partial)  # a run killed outright left it; nothing in it is reusable
             self.partial.mkdir(exist_ok=True)
-            marker = {"stage": self.stage, "pid": os.getpid(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "resumable": self.resumable,
-                      "note": f"incomplete output of a {self.stage} run; the files beside this folder are the last complete run; safe to delete"
-                      + ("; the same command continues it" if self.resumable else "")}  # fmt: skip
+            marker = {
+                "stage": self.stage,
+                "pid": os.getpid(),
+                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "resumable": self.resumable,
+                "note": f"incomplete output of a {self.stage} run; the files beside this folder are the last complete run; safe to delete"
+                + ("; the same command continues it" if self.resumable else ""),
+            }
             (self.partial / PARTIAL_MARKER).write_text(json.dumps(marker, indent=2) + "\n")
         except OSError as err:
             if is_disk_full(err):

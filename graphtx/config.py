@@ -46,9 +46,24 @@ from graphtx.train.phrase_distil_config import PhraseDistilConfig
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 __all__ = [
-    "REPO_ROOT", "EvalConfig", "GraphtxConfig", "IndexConfig", "IngestConfig", "ModelConfig", "ParseConfig", "PhraseDistilConfig", "PretrainConfig", "RankConfig",
-    "SearchConfig", "ServeConfig", "TrainConfig", "config_from_dict", "is_loopback", "load_config", "with_overrides",
-]  # fmt: skip
+    "REPO_ROOT",
+    "EvalConfig",
+    "GraphtxConfig",
+    "IndexConfig",
+    "IngestConfig",
+    "ModelConfig",
+    "ParseConfig",
+    "PhraseDistilConfig",
+    "PretrainConfig",
+    "RankConfig",
+    "SearchConfig",
+    "ServeConfig",
+    "TrainConfig",
+    "config_from_dict",
+    "is_loopback",
+    "load_config",
+    "with_overrides",
+]
 
 
 @dataclass(frozen=True)

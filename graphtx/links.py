@@ -40,8 +40,10 @@ def check_template(template: str, where: str = "search.link_template") -> None:
         if name is None:
             continue
         if name not in PLACEHOLDERS or spec or conversion:
-            raise ValueError(f"{where} {template!r}: unknown placeholder {{{name}{'!' + conversion if conversion else ''}{':' + spec if spec else ''}}}; "
-                             f"known: {', '.join('{' + p + '}' for p in PLACEHOLDERS)}")  # fmt: skip
+            raise ValueError(
+                f"{where} {template!r}: unknown placeholder {{{name}{'!' + conversion if conversion else ''}{':' + spec if spec else ''}}}; "
+                f"known: {', '.join('{' + p + '}' for p in PLACEHOLDERS)}"
+            )
 
 
 def id_parts(doc_id: str, country: str = "", kind: str = "", family_id: str = "") -> dict[str, str]:

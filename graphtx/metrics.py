@@ -191,9 +191,14 @@ def mean_recall_at_k(rankings: Mapping[str, Sequence[str]], relevant: Mapping[st
 
 
 def per_query_metrics(
-    ranking: Sequence[str], relevant: Mapping[str, float], recall_k: int = 3, ndcg_k: int = 150, mrr_k: int = 10,
-    recall_ks: Sequence[int] = (100, 500, 1000), ap_k: int | None = None,
-) -> dict[str, float]:  # fmt: skip
+    ranking: Sequence[str],
+    relevant: Mapping[str, float],
+    recall_k: int = 3,
+    ndcg_k: int = 150,
+    mrr_k: int = 10,
+    recall_ks: Sequence[int] = (100, 500, 1000),
+    ap_k: int | None = None,
+) -> dict[str, float]:
     """Every measure of one query, keyed as in :func:`metric_names` (plus ``hits@recall_k`` and ``relevant``)."""
     rel = _is_relevant(relevant)
     out = {
@@ -215,9 +220,14 @@ def metric_names(recall_k: int = 3, ndcg_k: int = 150, mrr_k: int = 10, recall_k
 
 
 def aggregate_metrics(
-    rankings: Mapping[str, Sequence[str]], relevant: Mapping[str, Mapping[str, float]], recall_k: int = 3, ndcg_k: int = 150,
-    mrr_k: int = 10, recall_ks: Sequence[int] = (100, 500, 1000), ap_k: int | None = None,
-) -> dict[str, float]:  # fmt: skip
+    rankings: Mapping[str, Sequence[str]],
+    relevant: Mapping[str, Mapping[str, float]],
+    recall_k: int = 3,
+    ndcg_k: int = 150,
+    mrr_k: int = 10,
+    recall_ks: Sequence[int] = (100, 500, 1000),
+    ap_k: int | None = None,
+) -> dict[str, float]:
     """The paper's Recall@k (over pairs) and nDCG@k, then MAP, MRR@k and R@k (means over queries)."""
     relevant = {q: {d: g for d, g in rel.items() if g > 0} for q, rel in relevant.items()}  # gain 0 = not relevant, for every measure
     out = {

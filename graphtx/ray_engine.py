@@ -86,8 +86,9 @@ def _check_reachable(address: str, timeout_s: float = 10.0) -> None:
     try:
         socket.create_connection((host, int(port)), timeout=timeout_s).close()
     except OSError as err:
-        raise GraphtxError(f"no Ray cluster answers at {address!r} ({err}): check --ray-address (or RAY_ADDRESS), "
-                           "or leave it out for a local Ray") from err  # fmt: skip
+        raise GraphtxError(
+            f"no Ray cluster answers at {address!r} ({err}): check --ray-address (or RAY_ADDRESS), or leave it out for a local Ray"
+        ) from err
 
 
 # --- executors ---------------------------------------------------------------------------
@@ -110,8 +111,9 @@ class _StageActor:
         return work(self.state, *args)
 
 
-def map_unordered(tasks: list[tuple[object, tuple]], init: Callable, init_args: tuple, work: Callable, *, workers: int,
-                  address: str | None = None, ahead: int = 2) -> Iterator[tuple[object, object]]:  # fmt: skip
+def map_unordered(
+    tasks: list[tuple[object, tuple]], init: Callable, init_args: tuple, work: Callable, *, workers: int, address: str | None = None, ahead: int = 2
+) -> Iterator[tuple[object, object]]:
     """``(key, work(state, *args))`` for each ``(key, args)`` of ``tasks``, as each finishes (any order).
 
     ``workers`` CPU actors (fewer when there are fewer tasks), each given at most ``ahead`` tasks at a time;
@@ -155,16 +157,27 @@ def actor_plan(cluster: dict, workers: int, num_gpus: float | None = None) -> tu
     if num_gpus < 0:
         raise ValueError(f"GPUs per actor must be 0 or more, got {num_gpus}")
     if num_gpus > 0 and gpus < num_gpus:
-        raise GraphtxError(f"--ray-gpus {num_gpus:g} asks each actor for GPUs, but the Ray cluster has {gpus:g}: "
-                           "leave --ray-gpus out (GPUs are used when the cluster has them), or give 0")  # fmt: skip
+        raise GraphtxError(
+            f"--ray-gpus {num_gpus:g} asks each actor for GPUs, but the Ray cluster has {gpus:g}: "
+            "leave --ray-gpus out (GPUs are used when the cluster has them), or give 0"
+        )
     actors = min(workers, max(1, int(cpus)))
     if num_gpus > 0:
         actors = min(actors, max(1, int(gpus / num_gpus + 1e-9)))
     return actors, num_gpus, "cuda" if num_gpus > 0 else "cpu"
 
 
-def map_ordered(items: Iterable, init: Callable, init_args: tuple, work: Callable, *, workers: int, num_gpus: float | None = None,
-                address: str | None = None, ahead: int = 2) -> Iterator[tuple[object, object]]:  # fmt: skip
+def map_ordered(
+    items: Iterable,
+    init: Callable,
+    init_args: tuple,
+    work: Callable,
+    *,
+    workers: int,
+    num_gpus: float | None = None,
+    address: str | None = None,
+    ahead: int = 2,
+) -> Iterator[tuple[object, object]]:
     """``(item, work(state, item))`` for each item, in input order, on up to ``workers`` actors sized by ``actor_plan``
     (each actor's ``init`` gets the plan's device, "cuda" or "cpu"); at most ``actors * ahead`` items in flight, so
     memory stays bounded on any corpus size. Actors are killed when the generator ends or is closed."""

@@ -48,8 +48,16 @@ def _own_peer_vector_cache(tmp_path_factory, monkeypatch):
 # Tests of these places run tensors of a few dozen rows: intra-op threads only add overhead (100x
 # slower on a busy 2-core machine, where OpenMP threads wait for each other). Module-scoped: set
 # once a module, restored after it (no graphtx code changes the thread count without restoring it).
-ONE_TORCH_THREAD = ("tests/model/", "tests/train/", "tests/rank/", "tests/index/", "tests/serve/", "tests/eval/test_phrases.py",
-                    "tests/eval/test_late.py", "tests/eval/test_systems.py")  # fmt: skip
+ONE_TORCH_THREAD = (
+    "tests/model/",
+    "tests/train/",
+    "tests/rank/",
+    "tests/index/",
+    "tests/serve/",
+    "tests/eval/test_phrases.py",
+    "tests/eval/test_late.py",
+    "tests/eval/test_systems.py",
+)
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -37,13 +37,28 @@ class Outcome:
     was_working: bool  # workers existed and the output was not finished when the signal went
 
 
-def signal_during(args: list[str], sig: int, ready: Path, group: bool = True, settle: float = 1.0,
-                  exit_within: float = 20.0, children_within: float = 5.0, start_within: float = 60.0) -> Outcome:  # fmt: skip
+def signal_during(
+    args: list[str],
+    sig: int,
+    ready: Path,
+    group: bool = True,
+    settle: float = 1.0,
+    exit_within: float = 20.0,
+    children_within: float = 5.0,
+    start_within: float = 60.0,
+) -> Outcome:
     """Start ``python -m graphtx *args``; once it has 2 worker processes and ``ready`` exists, wait
     ``settle`` s and send ``sig`` (to the group when ``group``)."""
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
-    proc = subprocess.Popen([sys.executable, "-m", "graphtx", *args], env=env, start_new_session=True, preexec_fn=default_signals,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "graphtx", *args],
+        env=env,
+        start_new_session=True,
+        preexec_fn=default_signals,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     parent = psutil.Process(proc.pid)
     seen: dict[int, psutil.Process] = {}
     try:

@@ -34,8 +34,16 @@ def test_groups_average_seeds_query_by_query_and_pick_the_named_system(compare_r
         with open(path, "w", newline="", encoding="utf-8") as f:
             w = csv.DictWriter(f, fieldnames=fields)
             w.writeheader()
-            w.writerow({"system": "learned, no graph features (graphtx + BM25)", "query": "Q1", "relevant": 2, "hits@3": hits,
-                        "Recall@3": hits / 2, "nDCG@150": ndcg})  # fmt: skip
+            w.writerow(
+                {
+                    "system": "learned, no graph features (graphtx + BM25)",
+                    "query": "Q1",
+                    "relevant": 2,
+                    "hits@3": hits,
+                    "Recall@3": hits / 2,
+                    "nDCG@150": ndcg,
+                }
+            )
             w.writerow({"system": "BM25 (k1 1.5, b 0.75)", "query": "Q1", "relevant": 2, "hits@3": 0, "Recall@3": 0, "nDCG@150": 0.1})
         paths.append(path)
     rows, recalls, ndcgs, label = compare_runs.group_rows(compare_runs.split_specs(f"{paths[0]}:learned, no,{paths[1]}:learned, no"))

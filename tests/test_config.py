@@ -110,8 +110,18 @@ def test_stages_do_not_import_the_assembled_config():
     import subprocess
     import sys
 
-    stages = ["graphtx.corpus.ingest", "graphtx.graphs.parse", "graphtx.text.pretrain", "graphtx.train.run", "graphtx.index.search",
-              "graphtx.index.build", "graphtx.rank.learned", "graphtx.serve.app", "graphtx.eval.command", "graphtx.eval.phrases"]  # fmt: skip
+    stages = [
+        "graphtx.corpus.ingest",
+        "graphtx.graphs.parse",
+        "graphtx.text.pretrain",
+        "graphtx.train.run",
+        "graphtx.index.search",
+        "graphtx.index.build",
+        "graphtx.rank.learned",
+        "graphtx.serve.app",
+        "graphtx.eval.command",
+        "graphtx.eval.phrases",
+    ]
     code = f"import importlib, sys\nfor m in {stages!r}:\n    importlib.import_module(m)\nassert 'graphtx.config' not in sys.modules, 'imported'"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=100, cwd=REPO_ROOT)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -18,8 +18,17 @@ def test_make_demo_runs_the_whole_story(tmp_path):
     run = tmp_path / "demo"
     done = subprocess.run(["make", "demo", f"RUN={run}"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    for path in ("corpus/documents.parquet", "graphs/graphs.parquet", "graph_first_claim.png", "tokens/tokenizer.json",
-                 "train/model/model.pt", "train/curves.png", "index/manifest.json", "eval/results.json", "eval_metric_vs_k.png"):  # fmt: skip
+    for path in (
+        "corpus/documents.parquet",
+        "graphs/graphs.parquet",
+        "graph_first_claim.png",
+        "tokens/tokenizer.json",
+        "train/model/model.pt",
+        "train/curves.png",
+        "index/manifest.json",
+        "eval/results.json",
+        "eval_metric_vs_k.png",
+    ):
         assert (run / path).is_file(), path
     assert len(list((run / "explain").glob("*.png"))) == 5
     results = json.loads((run / "eval" / "results.json").read_text())

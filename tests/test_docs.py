@@ -85,8 +85,14 @@ def test_mkdocs_builds_the_site_strictly_and_offline(tmp_path):
     pytest.importorskip("mkdocs", reason="the docs extra is not installed: pip install -e '.[docs]'")
     pytest.importorskip("material", reason="the Material theme is not installed: pip install -e '.[docs]'")
     site = tmp_path / "site"
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)], cwd=REPO, env=os.environ | {"NO_MKDOCS_2_WARNING": "1"},
-                          capture_output=True, text=True, timeout=220)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=REPO,
+        env=os.environ | {"NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+        timeout=220,
+    )
     assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stderr[-4000:]}"
     html = {p: p.read_text(encoding="utf-8", errors="replace") for p in site.rglob("*.html")}
     assert (site / "reference" / "cli.html").exists() and (site / "index.html").exists()

@@ -18,7 +18,7 @@ from graphtx.metrics import (
     recall_of_query,
     reciprocal_rank,
     relevant_ranks,
-)  # fmt: skip
+)
 
 
 def test_recall_counts_pairs_not_queries():

@@ -28,8 +28,19 @@ def corpus(tmp_path):
     out = tmp_path / "corpus"
     with CorpusWriter(out) as w:
         for i in range(9):
-            w.add_document(PatentDocument(f"US-{i}-B1", "test", "-", title=f"Doc {i}", claims=(Claim(1, CLAIMS[i % 3], True),),
-                                          description=f"The housing {i} is rotatable.\nAn engine drives the auger."), (), "-", str(i))  # fmt: skip
+            w.add_document(
+                PatentDocument(
+                    f"US-{i}-B1",
+                    "test",
+                    "-",
+                    title=f"Doc {i}",
+                    claims=(Claim(1, CLAIMS[i % 3], True),),
+                    description=f"The housing {i} is rotatable.\nAn engine drives the auger.",
+                ),
+                (),
+                "-",
+                str(i),
+            )
         w.add_document(PatentDocument("EMPTY-9", "test", "-"), (), "-", "9")  # no text: listed in errors.jsonl by both engines
         w.add_document(PatentDocument("DE-10", "test", "-", lang="de", abstract="Ein Akku mit Zellen."), (), "-", "10")
     return out
@@ -208,8 +219,30 @@ def test_index_on_ray_fills_the_same_shards_and_merges_ivfpq_on_disk(tmp_path, r
     assert hits(tmp_path / "ray") == hits(tmp_path / "local")
     if index_type == "ivfpq":
         (tmp_path / "tiny.yaml").write_text("index:\n  index_type: ivfpq\n  pq_nbits: 4\n  ivf_nlist: 4\n  ivf_nprobe: 4\n  bm25: false\n")
-        assert main(["index", "--model", str(model), "--graphs", str(graphs), "--out", str(tmp_path / "merged"), "--config", str(tmp_path / "tiny.yaml"),
-                     "--chunk-size", "8", "--shard-size", "16", "--engine", "ray", "--merge-ondisk", "--quiet"]) == 0  # fmt: skip
+        assert (
+            main(
+                [
+                    "index",
+                    "--model",
+                    str(model),
+                    "--graphs",
+                    str(graphs),
+                    "--out",
+                    str(tmp_path / "merged"),
+                    "--config",
+                    str(tmp_path / "tiny.yaml"),
+                    "--chunk-size",
+                    "8",
+                    "--shard-size",
+                    "16",
+                    "--engine",
+                    "ray",
+                    "--merge-ondisk",
+                    "--quiet",
+                ]
+            )
+            == 0
+        )
         assert hits(tmp_path / "merged") == hits(tmp_path / "local")
         merged = IndexStore(tmp_path / "merged").manifest()
         assert len(merged["shards"]) == 1 and merged["shards"][0]["ivfdata"] and merged["count"] == 60

@@ -40,12 +40,24 @@ def _csv(path: Path, system: str, rows: list[tuple[str, int, int, float]]) -> No
 
 def _spec(tmp_path: Path, **extra) -> Path:
     spec = {
-        "title": "toy", "question": "quality", "seeds": [0, 1], "cost": {"cpu": "1 s"},
-        "per_seed": [{"name": "seed {seed}", "run": "echo run {seed} >> {work}/ran.txt && cp {work}/src-{seed}.csv {work}/s{seed}.csv",
-                      "creates": "{work}/s{seed}.csv"}],
-        "systems": [{"name": "ours", "csv": "{work}/s{seed}.csv", "label": "graphtx"}, {"name": "BM25", "csv": "{work}/s{seed}.csv", "label": "BM25"}],
-        "references": ["BM25"], **extra,
-    }  # fmt: skip
+        "title": "toy",
+        "question": "quality",
+        "seeds": [0, 1],
+        "cost": {"cpu": "1 s"},
+        "per_seed": [
+            {
+                "name": "seed {seed}",
+                "run": "echo run {seed} >> {work}/ran.txt && cp {work}/src-{seed}.csv {work}/s{seed}.csv",
+                "creates": "{work}/s{seed}.csv",
+            }
+        ],
+        "systems": [
+            {"name": "ours", "csv": "{work}/s{seed}.csv", "label": "graphtx"},
+            {"name": "BM25", "csv": "{work}/s{seed}.csv", "label": "BM25"},
+        ],
+        "references": ["BM25"],
+        **extra,
+    }
     path = tmp_path / "toy.yaml"
     path.write_text(yaml.safe_dump(spec))
     return path

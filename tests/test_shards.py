@@ -114,6 +114,8 @@ def test_actor_plan_takes_gpus_when_the_cluster_has_them():
 def test_the_engine_modules_do_not_import_ray():
     import subprocess
 
-    code = ("import sys, graphtx.cli, graphtx.ray_engine, graphtx.shards, graphtx.graphs.parse, graphtx.model.embed, graphtx.index.build, graphtx.train.ray_launch; "
-            "sys.exit(1 if 'ray' in sys.modules else 0)")  # fmt: skip
+    code = (
+        "import sys, graphtx.cli, graphtx.ray_engine, graphtx.shards, graphtx.graphs.parse, graphtx.model.embed, graphtx.index.build, graphtx.train.ray_launch; "
+        "sys.exit(1 if 'ray' in sys.modules else 0)"
+    )
     assert subprocess.run([sys.executable, "-c", code], timeout=110).returncode == 0

@@ -69,8 +69,10 @@ def main(argv: list[str] | None = None) -> int:
         with torch.no_grad():
             vectors = model.encode(graphs, loaded.tokenizer, batch_size=64).float().numpy()  # (n, out_dim + lexical_dim)
         s = part_spreads(vectors, vectors.shape[1] - cfg.lexical_dim, cfg.lexical_weight)
-        print(f"| {path} | {s['graph_mean']:.3f} | {s['graph_std']:.3f} | {s['lexical_mean']:.3f} | {s['lexical_std']:.3f} | "
-              f"{s['graph_share']:.2f} | {s['correlation']:.3f} |")  # fmt: skip
+        print(
+            f"| {path} | {s['graph_mean']:.3f} | {s['graph_std']:.3f} | {s['lexical_mean']:.3f} | {s['lexical_std']:.3f} | "
+            f"{s['graph_share']:.2f} | {s['correlation']:.3f} |"
+        )
     return 0
 
 

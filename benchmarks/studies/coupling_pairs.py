@@ -77,8 +77,11 @@ def write_graphs_subset(graphs_dir: Path, keep: set[str], out: Path) -> int:
     atomic_write_table(out / "graphs.parquet", sub)
     manifest = json.loads((graphs_dir / "manifest.json").read_text())
     manifest.pop("manifest_sha256", None)
-    manifest.update(documents=len(set(sub.column("doc_id").to_pylist())), graphs=dict(collections.Counter(sub.column("kind").to_pylist())),
-                    subset_of=str(graphs_dir))  # fmt: skip
+    manifest.update(
+        documents=len(set(sub.column("doc_id").to_pylist())),
+        graphs=dict(collections.Counter(sub.column("kind").to_pylist())),
+        subset_of=str(graphs_dir),
+    )
     manifest[integrity.CHECKSUMS_KEY] = integrity.record(out, ["graphs.parquet"])
     atomic_write_json(out / "manifest.json", integrity.seal(manifest))
     return sub.num_rows

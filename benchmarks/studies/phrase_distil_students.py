@@ -127,8 +127,13 @@ def main():
         if history[-1]["dev"] > best:
             best, best_state = history[-1]["dev"], {k: x.clone() for k, x in student.state_dict().items()}
     student.load_state_dict(best_state)
-    result = {"args": vars(a), "best_epoch": max(history, key=lambda h: h["dev"])["epoch"], "dev": best,
-              "valid": pearson(val_a, val_t, valid.score), "history": history}  # fmt: skip
+    result = {
+        "args": vars(a),
+        "best_epoch": max(history, key=lambda h: h["dev"])["epoch"],
+        "dev": best,
+        "valid": pearson(val_a, val_t, valid.score),
+        "history": history,
+    }
     log(a.name, "best epoch", result["best_epoch"], f"dev {best:.4f}", "validation Pearson / Spearman", result["valid"])
     (work / f"student-{a.name}.json").write_text(json.dumps(result, indent=1))
 

@@ -82,9 +82,11 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(
             f"{args.graphs} lacks {int((~seen).sum())} of the {len(ids)} {kind} graphs of {args.vectors}: not the graphs it was encoded from"
         )
-    print(f"distinct weighted tokens a graph: median {np.median(distinct):.0f}, 90th percentile {np.percentile(distinct, 90):.0f}, "
-          f"max {distinct.max()}" + (f"; {int((distinct > args.top_tokens).sum()):,} of {len(ids):,} graphs hold more than {args.top_tokens}"
-                                     if args.top_tokens else ""))  # fmt: skip
+    print(
+        f"distinct weighted tokens a graph: median {np.median(distinct):.0f}, 90th percentile {np.percentile(distinct, 90):.0f}, "
+        f"max {distinct.max()}"
+        + (f"; {int((distinct > args.top_tokens).sum()):,} of {len(ids):,} graphs hold more than {args.top_tokens}" if args.top_tokens else "")
+    )
     if args.dim == config.lexical_dim and not args.top_tokens:
         print(f"largest difference from the encoder's own sketch: {float(np.abs(lexical - old_lexical).max()):.2e}")
     out = join_parts(graph_part, lexical, config.lexical_weight)  # (n, out_dim + dim)
@@ -92,10 +94,13 @@ def main(argv: list[str] | None = None) -> int:
     schema = vectors_schema(out.shape[1], f"{meta.get('model_fingerprint', '')}+lexical_dim={args.dim}+top_tokens={args.top_tokens}")
     vector = pa.FixedSizeListArray.from_arrays(pa.array(out.reshape(-1), pa.float32()), out.shape[1])
     with replacing(Path(args.out)) as tmp:
-        pq.write_table(pa.table({"doc_id": table.column("doc_id"), "kind": table.column("kind"), "vector": vector}, schema=schema), tmp,
-                       compression="zstd")  # fmt: skip
-    print(f"wrote {args.out}: {len(ids)} vectors, {config.out_dim} graph + {args.dim} lexical"
-          + (f" (each graph's {args.top_tokens} heaviest tokens)" if args.top_tokens else ""))  # fmt: skip
+        pq.write_table(
+            pa.table({"doc_id": table.column("doc_id"), "kind": table.column("kind"), "vector": vector}, schema=schema), tmp, compression="zstd"
+        )
+    print(
+        f"wrote {args.out}: {len(ids)} vectors, {config.out_dim} graph + {args.dim} lexical"
+        + (f" (each graph's {args.top_tokens} heaviest tokens)" if args.top_tokens else "")
+    )
     return 0
 
 

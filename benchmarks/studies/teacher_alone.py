@@ -62,8 +62,9 @@ def headroom_systems(teacher, student_dir, graphs_dir, cfg, corpus) -> list:
     from graphtx.eval.fusion import FusionSystem
     from graphtx.eval.systems import ModelSystem
 
-    student = ModelSystem(student_dir, graphs_dir, cfg.query_kind, cfg.candidate_kind, cfg.batch_size, label="student",
-                          query_kind_fixed=False).fit(corpus)  # fmt: skip
+    student = ModelSystem(student_dir, graphs_dir, cfg.query_kind, cfg.candidate_kind, cfg.batch_size, label="student", query_kind_fixed=False).fit(
+        corpus
+    )
     return [student, FusionSystem.from_config([student, teacher], cfg, label="RRF(student, teacher)").fit(corpus)]
 
 
@@ -176,12 +177,16 @@ def main(argv: list[str] | None = None) -> int:
         systems += perfect_student_systems(system, args.perfect_student, args.model, corpus, args.weight)
     results = [evaluate_retrieval(s, corpus, judged, cfg) for s in systems]
     print(f"machine: {basics()}; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"\n| system (cut-off {args.cutoff}) | queries | pairs | Recall@{cfg.recall_k} | nDCG@{cfg.ndcg_k} | without a vector |\n"
-          f"|---|---|---|---|---|---|")  # fmt: skip
+    print(
+        f"\n| system (cut-off {args.cutoff}) | queries | pairs | Recall@{cfg.recall_k} | nDCG@{cfg.ndcg_k} | without a vector |\n"
+        f"|---|---|---|---|---|---|"
+    )
     for s, result in zip(systems, results, strict=True):
         missing = s.coverage()["candidates_without_vector"] if hasattr(s, "coverage") else ""
-        print(f"| {result.system} | {result.queries} | {result.pairs} | {result.metrics[f'Recall@{cfg.recall_k}']:.4f} | "
-              f"{result.metrics[f'nDCG@{cfg.ndcg_k}']:.4f} | {missing} |")  # fmt: skip
+        print(
+            f"| {result.system} | {result.queries} | {result.pairs} | {result.metrics[f'Recall@{cfg.recall_k}']:.4f} | "
+            f"{result.metrics[f'nDCG@{cfg.ndcg_k}']:.4f} | {missing} |"
+        )
     if args.per_query:
         write_per_query(results, args.per_query)  # the evaluation's own writer: same columns, replaced atomically
     return 0

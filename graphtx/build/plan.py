@@ -95,6 +95,8 @@ def choose_teacher(configured: str, documents: int, gpu: bool, asked: bool) -> t
     if configured != "mpnet" or gpu or asked or documents <= MPNET_CPU_HOUR_DOCUMENTS / core_scale():
         return configured, ""
     cost = duration(teacher_seconds(documents, "mpnet", False))
-    return "minilm", (f"teacher: all-MiniLM-L6-v2, not all-mpnet-base-v2: mpnet would take about {cost} on this CPU for "
-                      f"{documents:,} documents (MiniLM about {duration(teacher_seconds(documents, 'minilm', False))}; its student scored "
-                      f"0.90x mpnet's at Recall@3 on EV). Ask for mpnet with --teacher mpnet, or build on a GPU.")  # fmt: skip
+    return "minilm", (
+        f"teacher: all-MiniLM-L6-v2, not all-mpnet-base-v2: mpnet would take about {cost} on this CPU for "
+        f"{documents:,} documents (MiniLM about {duration(teacher_seconds(documents, 'minilm', False))}; its student scored "
+        f"0.90x mpnet's at Recall@3 on EV). Ask for mpnet with --teacher mpnet, or build on a GPU."
+    )

@@ -50,9 +50,12 @@ from graphtx.from_dict import with_overrides
 
 STATE_FILE = "build.json"
 # settings that change how a step runs, not what it writes: left out of the fingerprints
-NOT_OUTPUT = {"ingest": ("workers", "chunk_size", "rows_per_group"), "parse": ("workers", "cache_dir", "shard_size"),
-              "train": ("checkpoint_every_steps", "log_every_steps", "encode_batch_size", "amp"),
-              "index": ("batch_size", "use_gpu", "copy_model", "chunk_size")}  # fmt: skip
+NOT_OUTPUT = {
+    "ingest": ("workers", "chunk_size", "rows_per_group"),
+    "parse": ("workers", "cache_dir", "shard_size"),
+    "train": ("checkpoint_every_steps", "log_every_steps", "encode_batch_size", "amp"),
+    "index": ("batch_size", "use_gpu", "copy_model", "chunk_size"),
+}
 
 
 def settings(section, step: str) -> dict:
@@ -70,9 +73,13 @@ class Layout:
 
     def output(self, step: str) -> Path:
         """The file whose presence says a step's output is whole."""
-        return {"ingest": self.out / "corpus" / "manifest.json", "parse": self.out / "graphs" / "manifest.json",
-                "tokens": self.out / "tokens" / "manifest.json", "model": self.out / "run" / "model" / "fingerprint.txt",
-                "index": self.out / "index" / "manifest.json"}[step]  # fmt: skip
+        return {
+            "ingest": self.out / "corpus" / "manifest.json",
+            "parse": self.out / "graphs" / "manifest.json",
+            "tokens": self.out / "tokens" / "manifest.json",
+            "model": self.out / "run" / "model" / "fingerprint.txt",
+            "index": self.out / "index" / "manifest.json",
+        }[step]
 
     def directory(self, step: str) -> Path:
         return {"ingest": self.corpus, "parse": self.graphs, "tokens": self.tokens, "model": self.run, "index": self.index}[step]
@@ -158,15 +165,25 @@ def _build(
             return
         if entry.get("fingerprint") != keys[name] and layout.directory(name).exists():  # other inputs: start this step afresh
             shutil.rmtree(layout.directory(name))
-        state["steps"][name] = {"fingerprint": keys[name], "projected_s": round(projected, 1), "finished": False,
-                                **({"teacher": chosen} if name == "model" else {})}  # fmt: skip
+        state["steps"][name] = {
+            "fingerprint": keys[name],
+            "projected_s": round(projected, 1),
+            "finished": False,
+            **({"teacher": chosen} if name == "model" else {}),
+        }
         atomic_write_json(state_path, state)
         log(f"{name}: projected {duration(projected)} on this machine")
         started = time.time()
         result = work()
         seconds = round(time.time() - started, 1)
-        state["steps"][name] = {"fingerprint": keys[name], "projected_s": round(projected, 1), "seconds": seconds, "finished": True,
-                                **({"teacher": chosen} if name == "model" else {}), **({"result": result} if result else {})}  # fmt: skip
+        state["steps"][name] = {
+            "fingerprint": keys[name],
+            "projected_s": round(projected, 1),
+            "seconds": seconds,
+            "finished": True,
+            **({"teacher": chosen} if name == "model" else {}),
+            **({"result": result} if result else {}),
+        }
         atomic_write_json(state_path, state)
         log(f"{name}: {duration(seconds)} (projected {duration(projected)})")
         summary["steps"][name] = state["steps"][name]
@@ -179,8 +196,10 @@ def _build(
         for line in report.lines():
             log(f"ingest: {line}")
         if not report.complete:
-            log(f"ingest: {report.skipped - report.not_patents} patent records could not be read (listed in {layout.corpus / 'errors.jsonl'}); "
-                "the build goes on with the others")  # fmt: skip
+            log(
+                f"ingest: {report.skipped - report.not_patents} patent records could not be read (listed in {layout.corpus / 'errors.jsonl'}); "
+                "the build goes on with the others"
+            )
         return {"documents": report.documents, "skipped": report.skipped, "not_patents": report.not_patents}
 
     step("ingest", 1.0 + sum(s for _, s, _ in sources_fingerprint(inputs)) / 20e6, do_ingest)
@@ -192,8 +211,10 @@ def _build(
     chosen = teacher or before or chosen
     weight = config.train.pretrain_teacher_weight or (1.0 if teacher else 0.0)  # naming a teacher turns distillation on
     if route == "adapt" and (not chosen or weight <= 0):
-        raise ValueError(f"{queries} documents of the corpus cite another of them (training needs {MIN_TRAINING_QUERIES}), and the config has "
-                         "no teacher to adapt with: give --teacher minilm or mpnet, or a config with train.pretrain_teacher (configs/small.yaml)")  # fmt: skip
+        raise ValueError(
+            f"{queries} documents of the corpus cite another of them (training needs {MIN_TRAINING_QUERIES}), and the config has "
+            "no teacher to adapt with: give --teacher minilm or mpnet, or a config with train.pretrain_teacher (configs/small.yaml)"
+        )
     train_cfg = with_overrides(config.train, pretrain_teacher=chosen, pretrain_teacher_weight=weight, split="files")
     config = with_overrides(config, train=train_cfg)
     scale = core_scale()
@@ -203,28 +224,63 @@ def _build(
     steps = adapt_steps(train_cfg.pretrain_steps, documents, train_cfg.pretrain_batch_docs) if route == "adapt" else train_cfg.pretrain_steps
     steps_s = steps * PRETRAIN_S_PER_STEP * step_factor(words / max(documents, 1)) * (0.1 if gpu else scale)
     model_s = teach + steps_s * (1.4 if route == "train" else 1.0) + (120 * scale if route == "train" else 0)
-    plan = BuildPlan(documents, words, text_bytes, f"train ({queries:,} documents cite others of the corpus)" if route == "train"
-                     else f"adapt (label-free: {queries:,} documents cite others of the corpus; training needs {MIN_TRAINING_QUERIES})",
-                     chosen or "none", note)  # fmt: skip
-    projections = {"parse": parse_seconds(words, config.parse.workers), "tokens": TOKENS_FIXED_S + documents / TOKENS_DOCS_PER_S * scale, "model": model_s,
-                   "index": documents / ENCODE_GRAPHS_PER_S * scale}  # fmt: skip
+    plan = BuildPlan(
+        documents,
+        words,
+        text_bytes,
+        f"train ({queries:,} documents cite others of the corpus)"
+        if route == "train"
+        else f"adapt (label-free: {queries:,} documents cite others of the corpus; training needs {MIN_TRAINING_QUERIES})",
+        chosen or "none",
+        note,
+    )
+    projections = {
+        "parse": parse_seconds(words, config.parse.workers),
+        "tokens": TOKENS_FIXED_S + documents / TOKENS_DOCS_PER_S * scale,
+        "model": model_s,
+        "index": documents / ENCODE_GRAPHS_PER_S * scale,
+    }
     keys["parse"] = fingerprint("parse", keys["ingest"], settings(config.parse, "parse"))
     keys["tokens"] = fingerprint("tokens", keys["ingest"], settings(config.pretrain, "tokens"), config.seed)
     teacher_reads = {k: getattr(config.eval, k) for k in ("minilm_max_tokens", "mpnet_max_tokens", "minilm_dtype")}
-    keys["model"] = fingerprint("model", keys["parse"], keys["tokens"], route, settings(config.model, "model"), settings(config.train, "train"),
-                                teacher_reads, settings(config.rank, "rank"), config.eval.cutoff, config.seed)  # fmt: skip
+    keys["model"] = fingerprint(
+        "model",
+        keys["parse"],
+        keys["tokens"],
+        route,
+        settings(config.model, "model"),
+        settings(config.train, "train"),
+        teacher_reads,
+        settings(config.rank, "rank"),
+        config.eval.cutoff,
+        config.seed,
+    )
     keys["index"] = fingerprint("index", keys["model"], keys["parse"], settings(config.index, "index"))
     for name in STEPS:
-        what = {"ingest": f"{documents:,} documents into {layout.corpus}", "parse": f"three invention graphs a document into {layout.graphs}",
-                "tokens": f"BPE + FastText over the corpus into {layout.tokens}",
-                "model": (f"teacher {chosen} over {documents:,} documents ({duration(teach)}), {steps:,} distillation steps"
-                          + (", then the citations and the ranker" if route == "train" else ", no citation") + f" into {layout.run}"),
-                "index": f"description graphs encoded into {layout.index}"}[name]  # fmt: skip
+        what = {
+            "ingest": f"{documents:,} documents into {layout.corpus}",
+            "parse": f"three invention graphs a document into {layout.graphs}",
+            "tokens": f"BPE + FastText over the corpus into {layout.tokens}",
+            "model": (
+                f"teacher {chosen} over {documents:,} documents ({duration(teach)}), {steps:,} distillation steps"
+                + (", then the citations and the ranker" if route == "train" else ", no citation")
+                + f" into {layout.run}"
+            ),
+            "index": f"description graphs encoded into {layout.index}",
+        }[name]
         plan.steps.append(PlannedStep(name, what, projections.get(name, 0.0), up_to_date(name)))
     for line in plan.lines():
         log(line)
-    summary |= {"plan": {"documents": documents, "words": words, "route": route, "citing_documents": queries, "teacher": chosen,
-                         "projected_s": {s.name: round(s.seconds, 1) for s in plan.steps}}}  # fmt: skip
+    summary |= {
+        "plan": {
+            "documents": documents,
+            "words": words,
+            "route": route,
+            "citing_documents": queries,
+            "teacher": chosen,
+            "projected_s": {s.name: round(s.seconds, 1) for s in plan.steps},
+        }
+    }
     if plan_only or until == "ingest":
         summary["until"] = "plan" if plan_only else until
         return summary
@@ -273,8 +329,16 @@ def _build(
     def do_index():
         from graphtx.index.build import build_index
 
-        report = build_index(layout.run / "model", layout.graphs, layout.index, with_overrides(config.index, bm25=True), corpus_dir=layout.corpus,
-                             seed=config.seed, device=device, progress=progress)  # fmt: skip
+        report = build_index(
+            layout.run / "model",
+            layout.graphs,
+            layout.index,
+            with_overrides(config.index, bm25=True),
+            corpus_dir=layout.corpus,
+            seed=config.seed,
+            device=device,
+            progress=progress,
+        )
         return {"documents": report.count}
 
     for name, work in (("parse", do_parse), ("tokens", do_tokens), ("model", do_model), ("index", do_index)):
@@ -282,7 +346,12 @@ def _build(
         if name == until:
             break
     if until == "index":
-        log(f"search it:  graphtx search --index {layout.index} --text '1. A ...' --explain")
+        from graphtx.rank.store import has_ranker
+
+        # no learned ranker (no citations to fit one): RRF of BM25 and the model, which needs no fit, rather than the
+        # model alone (benchmarks/results/transfer.md: level in the model's field, far above it in another)
+        hybrid = "" if has_ranker(layout.run / "model" / "ranker") else " --ranker hybrid"
+        log(f"search it:  graphtx search --index {layout.index} --text '1. A ...' --explain{hybrid}")
         log(f"serve it:   graphtx serve --index {layout.index}   (then http://127.0.0.1:{config.serve.port}/)")
     summary["until"] = until
     return summary

@@ -19,8 +19,18 @@ def cmd_build(args, config) -> int:
         config = load_config(REPO_ROOT / "configs" / "small.yaml")  # the shipped default (mpnet taught, selection on held-out queries)
     config = with_overrides(config, seed=args.seed)
     log = lambda line: print(line, file=sys.stderr)  # noqa: E731  (the steps' lines are few; --quiet drops the progress bars)
-    summary = build(args.sources, args.out, config, citations=args.citations, until=args.until, plan_only=args.plan, teacher=args.teacher,
-                    device=args.device, progress=progress(args), log=log)  # fmt: skip
+    summary = build(
+        args.sources,
+        args.out,
+        config,
+        citations=args.citations,
+        until=args.until,
+        plan_only=args.plan,
+        teacher=args.teacher,
+        device=args.device,
+        progress=progress(args),
+        log=log,
+    )
     lines = [f"build: {args.out} ({'plan only' if args.plan else 'until ' + args.until})"]
     say(args, summary, lines)
     return EXIT_OK
@@ -32,12 +42,18 @@ def add_parsers(sub) -> None:
     )
     p.add_argument("sources", nargs="+", help="patent files or folders: USPTO / EP / MAREC XML (.gz, .zip), JSONL, Parquet")
     p.add_argument("--out", required=True, help="build directory (corpus/, graphs/, tokens/, run/, index/, build.json); the same command resumes")
-    p.add_argument("--citations", help="citations between your documents (citing_id<TAB>cited_id): the model trains on them when 100 or "
-                                       "more documents cite another of the corpus; fewer or none: it adapts to the documents without labels")  # fmt: skip
+    p.add_argument(
+        "--citations",
+        help="citations between your documents (citing_id<TAB>cited_id): the model trains on them when 100 or "
+        "more documents cite another of the corpus; fewer or none: it adapts to the documents without labels",
+    )
     p.add_argument("--plan", action="store_true", help="read the sources, print what each step will do and cost on this machine, stop")
     p.add_argument("--until", choices=STEPS, default="index", help="stop after this step (default: index)")
-    p.add_argument("--teacher", help=f"the teacher distilled into the model: a peer ({', '.join(PEERS)}) or a `graphtx teacher` directory "
-                                     "(default: the config's; on a CPU a large corpus gets minilm, and the plan says what mpnet would cost)")  # fmt: skip
+    p.add_argument(
+        "--teacher",
+        help=f"the teacher distilled into the model: a peer ({', '.join(PEERS)}) or a `graphtx teacher` directory "
+        "(default: the config's; on a CPU a large corpus gets minilm, and the plan says what mpnet would cost)",
+    )
     p.add_argument("--seed", type=at_least(0, "the seed"), help="default: the config's seed")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda (default auto: a GPU when PyTorch sees one)")
     add_common(p)

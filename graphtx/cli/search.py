@@ -19,7 +19,7 @@ def cmd_index(args, config) -> int:
 
     cfg = with_overrides(
         config.index, kind=args.kind, index_type=args.index_type, batch_size=args.batch_size, chunk_size=args.chunk_size, shard_size=args.shard_size
-    )  # fmt: skip
+    )
     seed = config.seed if args.seed is None else args.seed
     removals = list(args.remove or [])
     if args.remove_file:
@@ -34,8 +34,10 @@ def cmd_index(args, config) -> int:
         say(args, *repair_report(args.out, repair_index(args.out, progress=progress(args))))
         return EXIT_OK
     if args.merge_ondisk and (cfg.index_type != "ivfpq" or cfg.ivf_refine or not args.graphs):
-        raise ValueError("--merge-ondisk merges IVF-PQ shards (index_type ivfpq, no ivf_refine) after adding --graphs: "
-                         "flat and HNSW shards stay as they are (each is memory-mapped when searched)")  # fmt: skip
+        raise ValueError(
+            "--merge-ondisk merges IVF-PQ shards (index_type ivfpq, no ivf_refine) after adding --graphs: "
+            "flat and HNSW shards stay as they are (each is memory-mapped when searched)"
+        )
     if not args.graphs and not removals and not args.bm25:
         raise ValueError(
             "nothing to do: give --graphs (with --model) to add documents, --remove / --remove-file to take some out, --bm25, --rebuild (repair) or --verify"
@@ -61,9 +63,25 @@ def cmd_index(args, config) -> int:
         # one Ray for the whole build (encoder actors, then the shard tasks), not one started per step
         session = ray_session(args.ray_address, num_cpus=args.ray_workers) if args.engine == "ray" else contextlib.nullcontext()
         with session:
-            reports.append(build_index(args.model, args.graphs, args.out, cfg, corpus_dir=args.corpus, replace=args.replace, rebuild=args.rebuild,
-                                       seed=seed, device=args.device, progress=progress(args), engine=args.engine, ray_address=args.ray_address,
-                                       ray_workers=args.ray_workers, ray_gpus=args.ray_gpus, merge=args.merge_ondisk))  # fmt: skip
+            reports.append(
+                build_index(
+                    args.model,
+                    args.graphs,
+                    args.out,
+                    cfg,
+                    corpus_dir=args.corpus,
+                    replace=args.replace,
+                    rebuild=args.rebuild,
+                    seed=seed,
+                    device=args.device,
+                    progress=progress(args),
+                    engine=args.engine,
+                    ray_address=args.ray_address,
+                    ray_workers=args.ray_workers,
+                    ray_gpus=args.ray_gpus,
+                    merge=args.merge_ondisk,
+                )
+            )
     not_found = [d for r in reports for d in r.not_found]
     duplicates = sum(r.duplicates for r in reports)
     say(args, build_summary(reports), build_lines(reports, cfg.kind))
@@ -107,8 +125,13 @@ def _search_kwargs(args) -> dict:
     """The keyword arguments of Index.search, the same for one query and for every topic of a batch."""
     from graphtx.index.filters import filters_from_args
 
-    return {"hybrid": args.hybrid or None, "ranker": args.ranker, "rerank": args.rerank, "rerank_depth": args.rerank_depth,
-            "filters": filters_from_args(args)}  # fmt: skip
+    return {
+        "hybrid": args.hybrid or None,
+        "ranker": args.ranker,
+        "rerank": args.rerank,
+        "rerank_depth": args.rerank_depth,
+        "filters": filters_from_args(args),
+    }
 
 
 def cmd_search(args, config) -> int:
@@ -132,13 +155,28 @@ def cmd_search(args, config) -> int:
         raise ValueError("--explain-png draws the hits of one query; with --topics the table lists the matched features")
     if batch_only and not args.topics:
         raise ValueError(f"{', '.join(batch_only)} go with --topics (a batch run)")
-    index = Index.open(index_dir, model=args.model, search=search_cfg, nprobe=args.nprobe, ef_search=args.ef_search,
-                       use_gpu=config.index.use_gpu, ranker_dir=args.ranker_dir)  # fmt: skip
+    index = Index.open(
+        index_dir,
+        model=args.model,
+        search=search_cfg,
+        nprobe=args.nprobe,
+        ef_search=args.ef_search,
+        use_gpu=config.index.use_gpu,
+        ranker_dir=args.ranker_dir,
+    )
     if args.topics:
         return _search_topics(args, index, search_kwargs)
     explain = args.explain or bool(args.explain_png)
-    found = search_claim_set(index, _query_text(args), doc_id=args.id, all_independent=args.all_independent, merge=args.merge, explain=explain,
-                             offset=args.offset, **search_kwargs)  # fmt: skip
+    found = search_claim_set(
+        index,
+        _query_text(args),
+        doc_id=args.id,
+        all_independent=args.all_independent,
+        merge=args.merge,
+        explain=explain,
+        offset=args.offset,
+        **search_kwargs,
+    )
     result = found.result
     if found.note and not args.json:
         print(f"graphtx search: note: {found.note}", file=sys.stderr)
@@ -173,10 +211,20 @@ def _search_topics(args, index, search_kwargs: dict) -> int:
     from graphtx.index.report import topics_lines
 
     report = run_topics(
-        index, args.topics, args.output, args.k, table_format=args.format, tag=args.tag, topics_format=args.topics_format,
-        all_independent=args.all_independent, merge=args.merge, features=not args.no_features, restart=args.restart,
-        progress=progress(args), **search_kwargs,
-    )  # fmt: skip
+        index,
+        args.topics,
+        args.output,
+        args.k,
+        table_format=args.format,
+        tag=args.tag,
+        topics_format=args.topics_format,
+        all_independent=args.all_independent,
+        merge=args.merge,
+        features=not args.no_features,
+        restart=args.restart,
+        progress=progress(args),
+        **search_kwargs,
+    )
     say(args, report.to_json(), topics_lines(report))
     return EXIT_SKIPPED if report.skipped else EXIT_OK
 
@@ -225,8 +273,11 @@ def add_parsers(sub) -> None:
     add_engine(p, "--ray-workers encoder actors")
     p.add_argument("--ray-workers", type=at_least(1, "the number of Ray workers"), default=2, help="encoder actors with --engine ray (default 2)")
     add_ray_gpus(p)
-    p.add_argument("--merge-ondisk", action="store_true",
-                   help="IVF-PQ: merge the shards into one index whose inverted lists stay on disk (faiss.contrib.ondisk), after the build")  # fmt: skip
+    p.add_argument(
+        "--merge-ondisk",
+        action="store_true",
+        help="IVF-PQ: merge the shards into one index whose inverted lists stay on disk (faiss.contrib.ondisk), after the build",
+    )
     add_common(p)
     p.set_defaults(func=cmd_index)
 

@@ -31,9 +31,20 @@ def cmd_encode(args, config) -> int:
     device = resolve_device(args.device)  # checked first: a bad name or a missing GPU in words, not as a damaged model
     loaded = load_model(args.model, map_location=device if args.engine == "local" else "cpu")  # ray: the actors load their own
     model, tokenizer = loaded.model, loaded.tokenizer
-    n = embed_graphs(model, tokenizer, args.graphs, args.kind, args.out, batch_size=args.batch_size, progress=progress(args),
-                     engine=args.engine, model_dir=args.model, ray_address=args.ray_address, ray_workers=args.ray_workers,
-                     ray_gpus=args.ray_gpus)  # fmt: skip
+    n = embed_graphs(
+        model,
+        tokenizer,
+        args.graphs,
+        args.kind,
+        args.out,
+        batch_size=args.batch_size,
+        progress=progress(args),
+        engine=args.engine,
+        model_dir=args.model,
+        ray_address=args.ray_address,
+        ray_workers=args.ray_workers,
+        ray_gpus=args.ray_gpus,
+    )
     say(args, *encode_report(n, model.out_dim, args.kind, args.out))
     return EXIT_OK
 
@@ -56,17 +67,36 @@ def cmd_train(args, config) -> int:
         from graphtx.train.adapt import adapt
         from graphtx.train.adapt import summary_lines as adapt_lines
 
-        print(f"no citation between two documents of {args.corpus} and none given: adapting the model to its documents without labels (as `graphtx adapt`), "
-              "not training on trivial citations", file=sys.stderr)  # fmt: skip
-        summary = adapt(config, args.corpus, args.graphs, args.out, model_dir=args.init or train_cfg.init_from or None, tokens_dir=args.tokens,
-                        device=args.device, progress=progress(args))  # fmt: skip
+        print(
+            f"no citation between two documents of {args.corpus} and none given: adapting the model to its documents without labels (as `graphtx adapt`), "
+            "not training on trivial citations",
+            file=sys.stderr,
+        )
+        summary = adapt(
+            config,
+            args.corpus,
+            args.graphs,
+            args.out,
+            model_dir=args.init or train_cfg.init_from or None,
+            tokens_dir=args.tokens,
+            device=args.device,
+            progress=progress(args),
+        )
         say(args, summary, adapt_lines(summary, args.out))
         return EXIT_OK
     kwargs = dict(
-        config=config, corpus_dir=args.corpus, graphs_dir=args.graphs, out_dir=args.out, tokens_dir=args.tokens, init_model_dir=args.init,
-        citations=args.citations, valid_citations=args.valid_citations, test_citations=args.test_citations,
-        device=args.device, progress=progress(args),
-    )  # fmt: skip
+        config=config,
+        corpus_dir=args.corpus,
+        graphs_dir=args.graphs,
+        out_dir=args.out,
+        tokens_dir=args.tokens,
+        init_model_dir=args.init,
+        citations=args.citations,
+        valid_citations=args.valid_citations,
+        test_citations=args.test_citations,
+        device=args.device,
+        progress=progress(args),
+    )
     if args.engine == "ray":
         from graphtx.ray_engine import check_engine
         from graphtx.train.ray_launch import train_on_ray
@@ -112,8 +142,9 @@ def cmd_adapt(args, config) -> int:
     if args.steps:
         train_cfg = with_overrides(train_cfg, pretrain_steps=args.steps)
     config = with_overrides(config, train=train_cfg, seed=args.seed)
-    summary = adapt(config, args.corpus, args.graphs, args.out, model_dir=args.model, tokens_dir=args.tokens, device=args.device,
-                    progress=progress(args))  # fmt: skip
+    summary = adapt(
+        config, args.corpus, args.graphs, args.out, model_dir=args.model, tokens_dir=args.tokens, device=args.device, progress=progress(args)
+    )
     say(args, summary, summary_lines(summary, args.out))
     return EXIT_OK
 
@@ -143,13 +174,29 @@ def cmd_distil_phrases(args, config) -> int:
     from graphtx.text.phrase_pairs import read_phrase_pairs
     from graphtx.train.phrase_distil import distil_phrases
 
-    cfg = with_overrides(config.distil_phrases, peer=args.peer, node_dim=args.node_dim, word_order=args.word_order, epochs=args.epochs, max_phrases=args.max_phrases,
-                         teacher_epochs=args.teacher_epochs)  # fmt: skip
+    cfg = with_overrides(
+        config.distil_phrases,
+        peer=args.peer,
+        node_dim=args.node_dim,
+        word_order=args.word_order,
+        epochs=args.epochs,
+        max_phrases=args.max_phrases,
+        teacher_epochs=args.teacher_epochs,
+    )
     pairs = read_phrase_pairs(args.pairs) if args.pairs else None
     exclude = read_phrase_pairs(args.exclude) if args.exclude else None
     seed = config.seed if args.seed is None else args.seed
-    report = distil_phrases(args.tokens, args.graphs, args.out, cfg, pairs=pairs, exclude=exclude, seed=seed, progress=progress(args),
-                            peer_cache_dir=config.eval.peer_cache_dir)  # fmt: skip
+    report = distil_phrases(
+        args.tokens,
+        args.graphs,
+        args.out,
+        cfg,
+        pairs=pairs,
+        exclude=exclude,
+        seed=seed,
+        progress=progress(args),
+        peer_cache_dir=config.eval.peer_cache_dir,
+    )
     say(args, dataclasses.asdict(report), report.lines())
     return EXIT_OK
 
@@ -167,15 +214,22 @@ def add_parsers(sub) -> None:
     p.add_argument("--tokens", required=True, help="tokens directory written by `graphtx pretrain` (its tokenizer is kept)")
     p.add_argument("--graphs", required=True, nargs="+", help="graphs directories whose feature-node phrases are distilled")
     p.add_argument("--out", required=True, help="tokens directory to write (distilled token vectors + node_projection.npz)")
-    p.add_argument("--pairs", help="labelled phrase pairs CSV (anchor,target,score,context): the teacher is fine-tuned on them first "
-                   "and a held-out share of their anchors selects the epochs")  # fmt: skip
+    p.add_argument(
+        "--pairs",
+        help="labelled phrase pairs CSV (anchor,target,score,context): the teacher is fine-tuned on them first "
+        "and a held-out share of their anchors selects the epochs",
+    )
     p.add_argument("--exclude", help="phrase pairs CSV whose phrases are never taught (a validation set you will score on)")
     p.add_argument("--peer", choices=PEERS, help="the teacher (default: config distil_phrases.peer, minilm)")
     p.add_argument(
         "--node-dim", type=at_least(1, "the node size"), help="distilled projection size = model.node_dim (default 256, configs/small.yaml's)"
     )
-    p.add_argument("--word-order", choices=WORD_ORDERS, help="the node encoder's word-order channel = model.word_order of the models "
-                   "meant to start from it (default: config distil_phrases.word_order, none; configs/small-word-order.yaml: trigram)")  # fmt: skip
+    p.add_argument(
+        "--word-order",
+        choices=WORD_ORDERS,
+        help="the node encoder's word-order channel = model.word_order of the models "
+        "meant to start from it (default: config distil_phrases.word_order, none; configs/small-word-order.yaml: trigram)",
+    )
     p.add_argument("--epochs", type=at_least(1, "the number of epochs"), help="student passes over the pool (default 40)")
     p.add_argument("--teacher-epochs", type=at_least(0, "the number of epochs"), help="teacher passes over --pairs (default 2; 0 = as shipped)")
     p.add_argument("--max-phrases", type=at_least(1, "the number of phrases"), help="corpus phrases distilled (default 150000)")
@@ -263,8 +317,10 @@ def add_parsers(sub) -> None:
     start = p.add_mutually_exclusive_group(required=True)
     start.add_argument("--model", help="model directory to adapt (a trained run's model/)")
     start.add_argument("--tokens", help="tokens directory of `graphtx pretrain`: adapt a fresh model")
-    p.add_argument("--teacher", help="a `graphtx teacher` directory, or a peer (minilm, mpnet) whose vectors the run writes to OUT/teacher "
-                                     "(default: train.pretrain_teacher)")  # fmt: skip
+    p.add_argument(
+        "--teacher",
+        help="a `graphtx teacher` directory, or a peer (minilm, mpnet) whose vectors the run writes to OUT/teacher (default: train.pretrain_teacher)",
+    )
     p.add_argument("--steps", type=at_least(1, "the number of steps"), help="distillation steps (default: train.pretrain_steps)")
     p.add_argument("--seed", type=at_least(0, "the seed"), help="default: the config's seed")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda")

@@ -109,8 +109,10 @@ def read_citations(path: str | Path) -> list[Citation]:
         corpus = path / CITATIONS_FILE
         if not corpus.is_file():
             if not (path / DOCUMENTS_FILE).is_file():
-                raise FileNotFoundError(f"{path} is a directory but not a corpus directory (no {CITATIONS_FILE} or {DOCUMENTS_FILE}): "
-                                        "give a citations file (TSV/CSV: citing_id, cited_id[, category]) or a directory written by `graphtx ingest`")  # fmt: skip
+                raise FileNotFoundError(
+                    f"{path} is a directory but not a corpus directory (no {CITATIONS_FILE} or {DOCUMENTS_FILE}): "
+                    "give a citations file (TSV/CSV: citing_id, cited_id[, category]) or a directory written by `graphtx ingest`"
+                )
             return []  # a corpus without citations
         path = corpus
     if not path.is_file():

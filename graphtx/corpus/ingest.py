@@ -46,8 +46,15 @@ class IngestReport:
 
     def summary(self) -> dict:
         """``graphtx ingest --json``."""
-        return {"out": str(self.out_dir), "records_seen": self.records_seen, "documents": self.documents, "citations": self.citations,
-                "skipped": self.skipped, "not_patents": self.not_patents, "fields_filled": self.fields_filled}  # fmt: skip
+        return {
+            "out": str(self.out_dir),
+            "records_seen": self.records_seen,
+            "documents": self.documents,
+            "citations": self.citations,
+            "skipped": self.skipped,
+            "not_patents": self.not_patents,
+            "fields_filled": self.fields_filled,
+        }
 
     def lines(self) -> list[str]:
         """What ``graphtx ingest`` prints: counts, where the skipped records are listed, the fields each source filled."""
@@ -115,8 +122,22 @@ def parse_item(item: _Item) -> tuple[_Item, ParsedRecord | None]:
 
 
 # fields counted in the manifest's fields_filled (a document "fills" one when it is not empty)
-FILLED_FIELDS = ("title", "abstract", "claims", "description", "ipc", "cpc", "family_id", "date", "priority_date",
-                 "application_date", "applicants", "country", "kind", "lang")  # fmt: skip
+FILLED_FIELDS = (
+    "title",
+    "abstract",
+    "claims",
+    "description",
+    "ipc",
+    "cpc",
+    "family_id",
+    "date",
+    "priority_date",
+    "application_date",
+    "applicants",
+    "country",
+    "kind",
+    "lang",
+)
 
 
 class FieldCounts:
@@ -176,8 +197,16 @@ def ingest(sources: list[str | Path], out_dir: str | Path, cfg: IngestConfig = I
         manifest = writer.close(
             {"sources": [str(s) for s in sources], "records_seen": seen, "records_written": written, "fields_filled": filled.to_json()}
         )
-    return IngestReport(manifest["documents"], manifest["citations"], manifest["skipped"], seen, Path(out_dir), written, manifest["fields_filled"],
-                        manifest["not_patents"])  # fmt: skip
+    return IngestReport(
+        manifest["documents"],
+        manifest["citations"],
+        manifest["skipped"],
+        seen,
+        Path(out_dir),
+        written,
+        manifest["fields_filled"],
+        manifest["not_patents"],
+    )
 
 
 def fields_lines(filled: dict) -> list[str]:

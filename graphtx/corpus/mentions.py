@@ -112,10 +112,19 @@ class MinedCitations:
         ]
 
     def to_json(self) -> dict:
-        return {"documents": self.documents, "mentions": self.mentions, "train": self.train, "validation": self.validation,
-                "valid_from": self.valid_from, "dropped": dict(self.dropped), "out_dir": str(self.out_dir),
-                "same_applicant": self.same_applicant, "with_applicants": self.with_applicants,
-                "same_applicant_random": self.same_applicant_random, "max_shared_text": self.max_shared_text}  # fmt: skip
+        return {
+            "documents": self.documents,
+            "mentions": self.mentions,
+            "train": self.train,
+            "validation": self.validation,
+            "valid_from": self.valid_from,
+            "dropped": dict(self.dropped),
+            "out_dir": str(self.out_dir),
+            "same_applicant": self.same_applicant,
+            "with_applicants": self.with_applicants,
+            "same_applicant_random": self.same_applicant_random,
+            "max_shared_text": self.max_shared_text,
+        }
 
 
 def _share(n: int, of: int) -> str:
@@ -157,8 +166,10 @@ def shingles(text: str, words: int = SHINGLE_WORDS) -> set[int]:
     import hashlib
 
     tokens = re.findall(r"[a-z0-9]+", text.lower())
-    return {int.from_bytes(hashlib.blake2b(" ".join(tokens[i : i + words]).encode(), digest_size=8).digest(), "big")
-            for i in range(max(0, len(tokens) - words + 1))}  # fmt: skip
+    return {
+        int.from_bytes(hashlib.blake2b(" ".join(tokens[i : i + words]).encode(), digest_size=8).digest(), "big")
+        for i in range(max(0, len(tokens) - words + 1))
+    }
 
 
 def shared_text(a: set[int], b: set[int]) -> float:
@@ -285,18 +296,40 @@ def mine_citations(
     both = [p for p in sorted(pairs) if applicants.get(p[0]) and applicants.get(p[1])]
     same = {p for p in both if same_applicant(applicants[p[0]], applicants[p[1]])}
     validating_pairs = set(validation)
-    kept = [{"citing_id": a, "cited_id": b, "citing_date": date_of[a], "cited_date": date_of[b],
-             "same_applicant": (a, b) in same, "shared_text": round(shared[(a, b)], 4),
-             "citing_applicants": applicants.get(a) or [], "cited_applicants": applicants.get(b) or [],
-             "citing_title": documents[a].get("title") or "", "cited_title": documents[b].get("title") or "",
-             "context": contexts[(a, b)], "split": "validation" if (a, b) in validating_pairs else "train"}
-            for a, b in sorted(pairs)]  # fmt: skip
+    kept = [
+        {
+            "citing_id": a,
+            "cited_id": b,
+            "citing_date": date_of[a],
+            "cited_date": date_of[b],
+            "same_applicant": (a, b) in same,
+            "shared_text": round(shared[(a, b)], 4),
+            "citing_applicants": applicants.get(a) or [],
+            "cited_applicants": applicants.get(b) or [],
+            "citing_title": documents[a].get("title") or "",
+            "cited_title": documents[b].get("title") or "",
+            "context": contexts[(a, b)],
+            "split": "validation" if (a, b) in validating_pairs else "train",
+        }
+        for a, b in sorted(pairs)
+    ]
     atomic_write_text(out / "kept_pairs.jsonl", "".join(json.dumps(k) + "\n" for k in kept))
     citing = {a for a, _ in pairs}
     masked = [json.dumps(_masked(documents[d])) + "\n" for d in ids if d in citing]  # ingest this first, then the corpus
     atomic_write_text(out / "masked_citing.jsonl", "".join(masked))
-    return MinedCitations(len(ids), mentions, len(train), len(validation), valid_from, dropped, out, len(same),
-                          random_same_applicant(applicants, seed), len(both), max_shared_text)  # fmt: skip
+    return MinedCitations(
+        len(ids),
+        mentions,
+        len(train),
+        len(validation),
+        valid_from,
+        dropped,
+        out,
+        len(same),
+        random_same_applicant(applicants, seed),
+        len(both),
+        max_shared_text,
+    )
 
 
 def _drop_pairs(log: list[dict], pairs: set[tuple[str, str]], reason: str, dropped: Counter) -> None:

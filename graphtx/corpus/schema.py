@@ -19,9 +19,21 @@ import pyarrow as pa
 # "examiner" / "applicant" / "other" follow the USPTO front page; "unknown" when the
 # source does not say.
 CITATION_CATEGORIES = (
-    "X", "Y", "A", "I", "E", "P", "D", "O", "T", "L",
-    "examiner", "applicant", "other", "unknown",
-)  # fmt: skip
+    "X",
+    "Y",
+    "A",
+    "I",
+    "E",
+    "P",
+    "D",
+    "O",
+    "T",
+    "L",
+    "examiner",
+    "applicant",
+    "other",
+    "unknown",
+)
 TRIVIAL = "trivial"  # a document paired with itself (training's known-item validation); never read from a file
 
 

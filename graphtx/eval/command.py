@@ -161,11 +161,25 @@ def _graphtx_system(args, cfg):
     if args.model:
         if not args.graphs:
             raise ValueError("--model needs --graphs (a graphs directory of `graphtx parse`)")
-        return ModelSystem(args.model, args.graphs, cfg.query_kind, cfg.candidate_kind, cfg.batch_size, label=args.name or "",
-                           query_kind_fixed=args.query_kind is not None)  # fmt: skip
+        return ModelSystem(
+            args.model,
+            args.graphs,
+            cfg.query_kind,
+            cfg.candidate_kind,
+            cfg.batch_size,
+            label=args.name or "",
+            query_kind_fixed=args.query_kind is not None,
+        )
     if args.index:
-        return index_system(args.index, args.graphs, cfg.query_kind, args.candidate_kind, cfg.batch_size, label=args.name or "",
-                            query_kind_fixed=args.query_kind is not None)  # fmt: skip
+        return index_system(
+            args.index,
+            args.graphs,
+            cfg.query_kind,
+            args.candidate_kind,
+            cfg.batch_size,
+            label=args.name or "",
+            query_kind_fixed=args.query_kind is not None,
+        )
     if args.query_vectors:
         raise ValueError("--query-vectors needs --candidate-vectors")
     return None
@@ -235,8 +249,10 @@ def build_systems(args, cfg) -> list:
     ranker_peer = (getattr(args, "ranker_peer", None) or (None,))[0]
     unused = [p for p in peer_vectors if p not in names and p != ranker_peer]
     if unused:
-        raise ValueError(f"--peer-vectors: {', '.join(f'{p} ({peer_vectors[p]})' for p in unused)} used by nothing: "
-                         f"add it to --baselines or give --ranker-peer {unused[0]} DIR")  # fmt: skip
+        raise ValueError(
+            f"--peer-vectors: {', '.join(f'{p} ({peer_vectors[p]})' for p in unused)} used by nothing: "
+            f"add it to --baselines or give --ranker-peer {unused[0]} DIR"
+        )
     systems = [make_baseline(n, cfg, args.tokens, peer_vectors) for n in dict.fromkeys(names)]
     graphtx = _graphtx_system(args, cfg)
     if graphtx is not None:
@@ -299,19 +315,28 @@ def run_command(args, config, paecter_only: bool = False, progress: bool | None 
     from graphtx.from_dict import with_overrides
 
     cfg = with_overrides(
-        config.eval, query_fields=_csv(args.query_fields), candidate_fields=_csv(args.candidate_fields),
-        query_kind=args.query_kind, candidate_kind=args.candidate_kind, cutoff="none" if paecter_only else args.cutoff,
-        recall_k=None if paecter_only else args.k, ndcg_k=None if paecter_only else args.ndcg_k, gains=None if paecter_only else _gains(args.gains),
+        config.eval,
+        query_fields=_csv(args.query_fields),
+        candidate_fields=_csv(args.candidate_fields),
+        query_kind=args.query_kind,
+        candidate_kind=args.candidate_kind,
+        cutoff="none" if paecter_only else args.cutoff,
+        recall_k=None if paecter_only else args.k,
+        ndcg_k=None if paecter_only else args.ndcg_k,
+        gains=None if paecter_only else _gains(args.gains),
         depth=None if paecter_only else max(config.eval.depth, args.k or 0, args.ndcg_k or 0),  # a deeper cut-off asked for: rank deeper
-    )  # fmt: skip
+    )
     known_item = not paecter_only and args.known_item
     if known_item:  # a query finds itself: keep it among its candidates, read the texts the graphs come from
         if args.cutoff not in (None, "none"):
             raise ValueError(f"--known-item judges each document by itself, which no date cut-off lets through: drop --cutoff {args.cutoff}")
         cfg = with_overrides(
-            cfg, leave_out_self=False, cutoff="none", query_fields=_csv(args.query_fields) or ("first_claim",),
+            cfg,
+            leave_out_self=False,
+            cutoff="none",
+            query_fields=_csv(args.query_fields) or ("first_claim",),
             candidate_fields=_csv(args.candidate_fields) or ("claims", "description"),
-        )  # fmt: skip
+        )
     seed = config.seed if args.seed is None else args.seed
     citations = args.citations
     if not citations:
@@ -327,10 +352,18 @@ def run_command(args, config, paecter_only: bool = False, progress: bool | None 
     if samples is None and args.out and "paecter" in protocols:
         samples = str(Path(args.out) / "paecter_samples.json")
     report = evaluate_citations(
-        args.corpus, citations, build_systems(args, cfg), cfg, protocols=protocols, extra_citations=args.extra_citations,
-        paecter_samples=samples, tune=not paecter_only and args.tune, tune_citations=None if paecter_only else args.tune_citations,
-        seed=seed, progress=progress,
-    )  # fmt: skip
+        args.corpus,
+        citations,
+        build_systems(args, cfg),
+        cfg,
+        protocols=protocols,
+        extra_citations=args.extra_citations,
+        paecter_samples=samples,
+        tune=not paecter_only and args.tune,
+        tune_citations=None if paecter_only else args.tune_citations,
+        seed=seed,
+        progress=progress,
+    )
     paths = write_results(report, args.out) if args.out else {}
     if not paecter_only:
         if args.per_query:

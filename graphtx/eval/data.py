@@ -182,11 +182,19 @@ def iter_raw_documents(path: str | Path) -> Iterable[PatentDocument]:
             codes = {k: row.get(k) or [] for k in ("cpc", "ipc")}
             codes = {k: tuple(c.strip() for c in (re.split(r"[;,]", v) if isinstance(v, str) else v) if c.strip()) for k, v in codes.items()}
             yield PatentDocument(
-                id=doc_id, source="jsonl", source_file=str(path), title=str(row.get("title") or ""), abstract=str(row.get("abstract") or ""),
-                claims=tuple(Claim(i + 1, c, i == 0) for i, c in enumerate(claims)), description=str(row.get("description") or ""),
-                cpc=codes["cpc"], ipc=codes["ipc"], date=str(row.get("date") or row.get("year") or "").strip(),
-                priority_date=str(row.get("priority_date") or "").strip(), family_id=str(row.get("family_id") or "").strip(),
-            )  # fmt: skip
+                id=doc_id,
+                source="jsonl",
+                source_file=str(path),
+                title=str(row.get("title") or ""),
+                abstract=str(row.get("abstract") or ""),
+                claims=tuple(Claim(i + 1, c, i == 0) for i, c in enumerate(claims)),
+                description=str(row.get("description") or ""),
+                cpc=codes["cpc"],
+                ipc=codes["ipc"],
+                date=str(row.get("date") or row.get("year") or "").strip(),
+                priority_date=str(row.get("priority_date") or "").strip(),
+                family_id=str(row.get("family_id") or "").strip(),
+            )
 
 
 # --- citations -------------------------------------------------------------------

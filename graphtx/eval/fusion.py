@@ -41,8 +41,15 @@ def ranks_by_row(scores: np.ndarray) -> np.ndarray:
 class FusionSystem(System):
     name = "hybrid"
 
-    def __init__(self, members: Sequence[System], weights: Sequence[float] | None = None, rrf_k: int = 60, depth: int = 100,
-                 leave_out_self: bool = True, label: str = ""):  # fmt: skip
+    def __init__(
+        self,
+        members: Sequence[System],
+        weights: Sequence[float] | None = None,
+        rrf_k: int = 60,
+        depth: int = 100,
+        leave_out_self: bool = True,
+        label: str = "",
+    ):
         super().__init__()
         if len(members) < 2:
             raise ValueError("fusion needs at least two systems")

@@ -36,8 +36,16 @@ LATE_STORAGES = ("int8", "fp16", "float32")
 class LateScorer:
     """Late-interaction node vectors of a corpus's query and candidate graphs (see the module docstring)."""
 
-    def __init__(self, model_dir: str | Path, graphs_dir: str | Path, query_kind: str = "first_claim", candidate_kind: str = "description",
-                 storage: str = "int8", batch_size: int = 64, model=None):  # fmt: skip
+    def __init__(
+        self,
+        model_dir: str | Path,
+        graphs_dir: str | Path,
+        query_kind: str = "first_claim",
+        candidate_kind: str = "description",
+        storage: str = "int8",
+        batch_size: int = 64,
+        model=None,
+    ):
         if storage not in LATE_STORAGES:
             raise ValueError(f"late storage must be one of {LATE_STORAGES}, got {storage!r}")
         self.model_dir, self.graphs_dir = Path(model_dir), Path(graphs_dir)
@@ -94,9 +102,16 @@ class LateScorer:
         L = next((v.shape[1] for v in self.candidate_nodes.values() if len(v)), 0)
         per_node = {"int8": L + 2, "fp16": 2 * L, "float32": 4 * L}[self.storage]
         docs = max(len(self.candidate_nodes), 1)
-        return {"model": str(self.model_dir), "graphs": str(self.graphs_dir), "storage": self.storage, "late_dim": L,
-                "candidate_nodes": self.nodes, "mean_nodes_per_doc": round(self.nodes / docs, 2),
-                "bytes_per_doc": round(self.nodes / docs * per_node + 8, 1), "encode_seconds": round(self.encode_seconds, 2)}  # fmt: skip
+        return {
+            "model": str(self.model_dir),
+            "graphs": str(self.graphs_dir),
+            "storage": self.storage,
+            "late_dim": L,
+            "candidate_nodes": self.nodes,
+            "mean_nodes_per_doc": round(self.nodes / docs, 2),
+            "bytes_per_doc": round(self.nodes / docs * per_node + 8, 1),
+            "encode_seconds": round(self.encode_seconds, 2),
+        }
 
 
 def _load(model_dir: Path):

@@ -65,11 +65,16 @@ class PeerVectorsSystem(DenseSystem):
         self.directory = Path(directory)
         self.manifest = read_peer_manifest(self.directory)  # checked now: a wrong directory fails before any work
         if tuple(query_fields) != tuple(candidate_fields):
-            raise ValueError(f"--peer-vectors {directory}: one vector a document cannot read {'+'.join(query_fields)} for queries and "
-                             f"{'+'.join(candidate_fields)} for candidates (e.g. --known-item); encode the peer instead (no --peer-vectors)")  # fmt: skip
+            raise ValueError(
+                f"--peer-vectors {directory}: one vector a document cannot read {'+'.join(query_fields)} for queries and "
+                f"{'+'.join(candidate_fields)} for candidates (e.g. --known-item); encode the peer instead (no --peer-vectors)"
+            )
         read = tuple(self.manifest.get("fields", ()))
-        self.fields_note = (f"its vectors read {'+'.join(read)}, this evaluation's text is {'+'.join(query_fields)}"
-                            if query_fields and tuple(query_fields) != read else "")  # fmt: skip
+        self.fields_note = (
+            f"its vectors read {'+'.join(read)}, this evaluation's text is {'+'.join(query_fields)}"
+            if query_fields and tuple(query_fields) != read
+            else ""
+        )
         self.name = self.manifest["peer"]
         self.label = self._describe()
 
@@ -101,7 +106,15 @@ class PeerVectorsSystem(DenseSystem):
 
     def info(self) -> dict:
         m = self.manifest
-        return {"peer_vectors": str(self.directory), "peer": self.name, "sha256": m.get("sha256"), "fields": m.get("fields"),
-                "max_tokens": m.get("max_tokens"), "passages": self.passages, "documents": m.get("documents"),
-                "vectors_fingerprint": m.get("fingerprint"), **self.coverage(),
-                **({"fields_note": self.fields_note} if self.fields_note else {})}  # fmt: skip
+        return {
+            "peer_vectors": str(self.directory),
+            "peer": self.name,
+            "sha256": m.get("sha256"),
+            "fields": m.get("fields"),
+            "max_tokens": m.get("max_tokens"),
+            "passages": self.passages,
+            "documents": m.get("documents"),
+            "vectors_fingerprint": m.get("fingerprint"),
+            **self.coverage(),
+            **({"fields_note": self.fields_note} if self.fields_note else {}),
+        }

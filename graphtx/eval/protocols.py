@@ -112,8 +112,10 @@ def evaluate_retrieval(
     if not judged.relevant:
         raise ValueError("no query has a relevant document in the corpus: nothing to evaluate")
     if corpus.cutoff_policy != cfg.cutoff:
-        raise ValueError(f"the corpus was loaded under the {corpus.cutoff_policy} cut-off, the evaluation asks for {cfg.cutoff}: "
-                         "load it with this config (EvalCorpus.load(path, cfg)) or corpus.with_cutoff(cfg.cutoff)")  # fmt: skip
+        raise ValueError(
+            f"the corpus was loaded under the {corpus.cutoff_policy} cut-off, the evaluation asks for {cfg.cutoff}: "
+            "load it with this config (EvalCorpus.load(path, cfg)) or corpus.with_cutoff(cfg.cutoff)"
+        )
     started = time.time()
     rankings, cited_ranks = rank_queries(system, corpus, judged, cfg)
     metrics = aggregate_metrics(rankings, judged.relevant, cfg.recall_k, cfg.ndcg_k, cfg.mrr_k, cfg.recall_ks, cfg.depth)
@@ -139,14 +141,16 @@ def per_query_rows(rankings: Mapping, cited_ranks: Mapping, relevant: Mapping, c
         m = per_query_metrics(ranking, relevant[q], cfg.recall_k, cfg.ndcg_k, cfg.mrr_k, cfg.recall_ks, cfg.depth)
         ranks = cited_ranks[q]
         first = min(ranks.values())
-        rows.append({
-            "query": q,
-            "relevant": int(m.pop("relevant")),
-            "first_relevant_rank": first if math.isfinite(first) else "",  # "": every cited document removed by the cut-off
-            **m,
-            f"top{top}": " ".join(ranking[:top]),
-            "cited_ranks": " ".join(f"{d}:{r if math.isfinite(r) else '-'}" for d, r in sorted(ranks.items(), key=lambda x: (x[1], x[0]))),
-        })  # fmt: skip
+        rows.append(
+            {
+                "query": q,
+                "relevant": int(m.pop("relevant")),
+                "first_relevant_rank": first if math.isfinite(first) else "",  # "": every cited document removed by the cut-off
+                **m,
+                f"top{top}": " ".join(ranking[:top]),
+                "cited_ranks": " ".join(f"{d}:{r if math.isfinite(r) else '-'}" for d, r in sorted(ranks.items(), key=lambda x: (x[1], x[0]))),
+            }
+        )
     return rows
 
 
@@ -183,8 +187,12 @@ def _pick(rng: np.random.Generator, pool: list[str], n: int) -> list[str]:
 
 
 def sample_paecter(
-    corpus: EvalCorpus, judged: Judgements, cites: Mapping[str, set[str]], cfg: EvalConfig = EvalConfig(), seed: int = 0,
-) -> PaecterSamples:  # fmt: skip
+    corpus: EvalCorpus,
+    judged: Judgements,
+    cites: Mapping[str, set[str]],
+    cfg: EvalConfig = EvalConfig(),
+    seed: int = 0,
+) -> PaecterSamples:
     """Draw PaECTER samples (module docstring). ``judged`` gives the focals and their cited documents;
     ``cites`` (citing -> cited, every known citation, e.g. train + validation files) gives the hard
     negatives and what a focal cites at all (never a negative)."""
@@ -288,8 +296,15 @@ def evaluate_paecter(system: System, corpus: EvalCorpus, samples: PaecterSamples
             ranking = [cands[i] for i in order]
             relevant = {d: 1.0 for d in s.cited}
             first = next(i + 1 for i, d in enumerate(ranking) if d in relevant)
-            rows.append({"focal": s.focal, "RFR": first, "AP": average_precision(ranking, relevant), f"RR@{cfg.mrr_k}": reciprocal_rank(ranking, relevant, cfg.mrr_k),
-                         "cited_ranks": " ".join(str(i + 1) for i, d in enumerate(ranking) if d in relevant)})  # fmt: skip
+            rows.append(
+                {
+                    "focal": s.focal,
+                    "RFR": first,
+                    "AP": average_precision(ranking, relevant),
+                    f"RR@{cfg.mrr_k}": reciprocal_rank(ranking, relevant, cfg.mrr_k),
+                    "cited_ranks": " ".join(str(i + 1) for i, d in enumerate(ranking) if d in relevant),
+                }
+            )
     names = paecter_metric_names(cfg)
     metrics = {
         names[0]: float(np.mean([r["RFR"] for r in rows])),
@@ -300,6 +315,18 @@ def evaluate_paecter(system: System, corpus: EvalCorpus, samples: PaecterSamples
 
 
 __all__ = [
-    "CURVE_KS", "PaecterResult", "PaecterSample", "PaecterSamples", "RetrievalResult", "evaluate_paecter", "evaluate_retrieval",
-    "load_samples", "metric_curves", "metric_names", "paecter_metric_names", "rank_queries", "sample_paecter", "save_samples",
-]  # fmt: skip
+    "CURVE_KS",
+    "PaecterResult",
+    "PaecterSample",
+    "PaecterSamples",
+    "RetrievalResult",
+    "evaluate_paecter",
+    "evaluate_retrieval",
+    "load_samples",
+    "metric_curves",
+    "metric_names",
+    "paecter_metric_names",
+    "rank_queries",
+    "sample_paecter",
+    "save_samples",
+]

@@ -66,16 +66,28 @@ class PoolSource:
         pool = candidate_pool(bm25_row, dense_row, depth, row if exclude_self else None)  # (n,)
         c = self.corpus
         return PoolInputs(
-            candidates=pool, bm25=bm25_row[pool], dense=None if dense_row is None else dense_row[pool],
-            query_terms=self.query_terms[row], query_year=c.year(row) if year else math.nan,
+            candidates=pool,
+            bm25=bm25_row[pool],
+            dense=None if dense_row is None else dense_row[pool],
+            query_terms=self.query_terms[row],
+            query_year=c.year(row) if year else math.nan,
             candidate_years=np.array([c.year(int(r)) for r in pool], dtype=np.float64),
-            query_codes=c.codes[row], candidate_codes=[c.codes[int(r)] for r in pool],
+            query_codes=c.codes[row],
+            candidate_codes=[c.codes[int(r)] for r in pool],
             late=None if self.late is None else np.asarray(self.late(row, pool), dtype=np.float64),
-        )  # fmt: skip
+        )
 
 
-def training_groups(source: PoolSource, judged: Judgements, depth: int, names: Sequence[str], date_dropout: float = 0.0, seed: int = 0,
-                    chunk: int = 256, progress: bool | None = None) -> list[Group]:  # fmt: skip
+def training_groups(
+    source: PoolSource,
+    judged: Judgements,
+    depth: int,
+    names: Sequence[str],
+    date_dropout: float = 0.0,
+    seed: int = 0,
+    chunk: int = 256,
+    progress: bool | None = None,
+) -> list[Group]:
     """One :class:`Group` per judged query with a non-empty pool: pool scores, gains, ideal gains, features (``names``)."""
     from tqdm import tqdm
 
@@ -120,9 +132,14 @@ def fit_ranker(
     norm = max(norms, key=lambda n: convex_trials[n]["train_ndcg"])
     pooled = sum(int((g.gains > 0).sum()) for g in groups)
     report = {
-        "queries": len(groups), "queries_without_pool": len(judged.relevant) - len(groups), "pairs": judged.pairs, "pairs_in_pool": pooled, "pool_recall": pooled / max(judged.pairs, 1),
-        "mean_pool_size": float(np.mean([len(g.gains) for g in groups])), "convex_trials": convex_trials,
-    }  # fmt: skip
+        "queries": len(groups),
+        "queries_without_pool": len(judged.relevant) - len(groups),
+        "pairs": judged.pairs,
+        "pairs_in_pool": pooled,
+        "pool_recall": pooled / max(judged.pairs, 1),
+        "mean_pool_size": float(np.mean([len(g.gains) for g in groups])),
+        "convex_trials": convex_trials,
+    }
     features, boosters = {}, {}
     booster, report["learned"] = fit_bag(groups, groups_all, cfg, seed)
     features["learned"], boosters["learned"] = groups_all, booster
@@ -140,8 +157,9 @@ def fit_ranker(
 class RankerSystem(System):
     """A fitted ranker over BM25 and a graphtx system, as a row of ``graphtx eval citations``."""
 
-    def __init__(self, ranker: Ranker | str | Path, kind: str, bm25: BM25System, dense: System, leave_out_self: bool = True, label: str = "",
-                 peer: str = ""):  # fmt: skip
+    def __init__(
+        self, ranker: Ranker | str | Path, kind: str, bm25: BM25System, dense: System, leave_out_self: bool = True, label: str = "", peer: str = ""
+    ):
         """``ranker``: a Ranker, or its directory (loaded at fit, once the graph model's fingerprint is known).
         ``peer``: the ranker was fitted over that peer embedder's cosines (``rank-fit --peer``), ``dense`` is its system."""
         super().__init__()
@@ -165,8 +183,11 @@ class RankerSystem(System):
         if self.kind not in self.ranker.kinds:
             raise ValueError(f"ranker {self.ranker.directory} has no {self.kind!r} model (it has {', '.join(self.ranker.kinds)})")
         self.source = PoolSource(corpus, self.bm25, self.dense)
-        what = {"convex": f"convex {self.ranker.convex['norm']} a={self.ranker.convex['weight']:g}", "learned": "learned (LightGBM)",
-                "lexical": "learned, no graph features"}[self.kind]  # fmt: skip
+        what = {
+            "convex": f"convex {self.ranker.convex['norm']} a={self.ranker.convex['weight']:g}",
+            "learned": "learned (LightGBM)",
+            "lexical": "learned, no graph features",
+        }[self.kind]
         members = self.dense.label if self.peer else "graphtx"
         self.label = self.fixed_label or f"{what} ({members} + BM25)"
         return self
@@ -199,8 +220,16 @@ class RankerSystem(System):
             note["query_kind_note"] = (
                 f"fitted with {fitted_kind} query graphs, evaluated with {self.dense.query_kind}: its dense features mean something else"
             )
-        return {"ranker": str(self.ranker.directory), "kind": self.kind, "depth": self.ranker.depth, "convex": self.ranker.convex, "fitted_cutoff": fitted,
-                "features": list(self.ranker.features.get(self.kind, ())), "members": [self.dense.label, self.bm25.label], **note}  # fmt: skip
+        return {
+            "ranker": str(self.ranker.directory),
+            "kind": self.kind,
+            "depth": self.ranker.depth,
+            "convex": self.ranker.convex,
+            "fitted_cutoff": fitted,
+            "features": list(self.ranker.features.get(self.kind, ())),
+            "members": [self.dense.label, self.bm25.label],
+            **note,
+        }
 
 
 # --- graphtx rank-fit ------------------------------------------------------------------
@@ -229,9 +258,12 @@ def add_rank_fit_arguments(p) -> None:
     p.add_argument("--out", help="ranker directory to write (default: MODEL/ranker)")
     from graphtx.graphs.graph import GRAPH_KINDS
 
-    p.add_argument("--query-kind", choices=list(GRAPH_KINDS),
-                   help="query graph kind, as `graphtx eval citations --query-kind` (default: config, first_claim; when most documents "
-                        "have no claims, the candidate kind): fit the ranker on the query graphs it will rank with")  # fmt: skip
+    p.add_argument(
+        "--query-kind",
+        choices=list(GRAPH_KINDS),
+        help="query graph kind, as `graphtx eval citations --query-kind` (default: config, first_claim; when most documents "
+        "have no claims, the candidate kind): fit the ranker on the query graphs it will rank with",
+    )
     from graphtx.eval.cutoff import add_cutoff_argument
 
     add_cutoff_argument(p, "the pools the ranker is fitted on (fit it under the protocol it is used with)")
@@ -291,8 +323,9 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
         dense = make_baseline(peer, cfg, peer_vectors=vectors)  # its cosines take the graph model's place in the dense features
     else:
         query_kind = getattr(args, "query_kind", None)
-        dense = ModelSystem(model_dir, args.graphs, query_kind or cfg.query_kind, cfg.candidate_kind, cfg.batch_size,
-                            query_kind_fixed=query_kind is not None)  # as eval citations  # fmt: skip
+        dense = ModelSystem(
+            model_dir, args.graphs, query_kind or cfg.query_kind, cfg.candidate_kind, cfg.batch_size, query_kind_fixed=query_kind is not None
+        )  # as eval citations
     source = PoolSource(corpus, BM25System.from_config(cfg), dense)
     ranker = fit_ranker(source, judged, config.rank, dense.fingerprint, seed=config.seed, progress=progress)
     ranker.report["citations"] = [str(c) for c in citations]
@@ -319,9 +352,11 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
     for kind in ranker.boosters:
         members = r[kind]["bag"]  # each member's leaves, trees and cross-validated nDCG
         top = sorted(r[kind]["gain_importance"].items(), key=lambda kv: -kv[1])[:5]
-        lines.append(f"{kind}: {len(members)} LightGBM fit{'s' if len(members) > 1 else ''} averaged, leaves {'/'.join(str(m['num_leaves']) for m in members)}, "
-                     f"trees {'/'.join(str(m['rounds']) for m in members)}, CV nDCG@{config.rank.ndcg_k} {np.mean([m['cv_ndcg'] for m in members]):.3f}; "
-                     f"top features {', '.join(f'{n} {v:.2f}' for n, v in top)}")  # fmt: skip
+        lines.append(
+            f"{kind}: {len(members)} LightGBM fit{'s' if len(members) > 1 else ''} averaged, leaves {'/'.join(str(m['num_leaves']) for m in members)}, "
+            f"trees {'/'.join(str(m['rounds']) for m in members)}, CV nDCG@{config.rank.ndcg_k} {np.mean([m['cv_ndcg'] for m in members]):.3f}; "
+            f"top features {', '.join(f'{n} {v:.2f}' for n, v in top)}"
+        )
     lines.append(f"wrote {out}")
     return {"ranker": str(out), "convex": ranker.convex, "report": r}, lines
 

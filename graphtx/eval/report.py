@@ -59,8 +59,13 @@ def bootstrap_table(results: Sequence, recall_k: int, ndcg_k: int, reference: st
     if not intervals:
         return []
     ref = reference_label
-    lines = ["", f"Ratio to {ref} with its paired-bootstrap 95% interval (queries resampled, {next(iter(intervals.values()))[0].resamples:,} times):", "",
-             f"| system | Recall@{recall_k} / {ref} | nDCG@{ndcg_k} / {ref} |", "|---|---|---|"]  # fmt: skip
+    lines = [
+        "",
+        f"Ratio to {ref} with its paired-bootstrap 95% interval (queries resampled, {next(iter(intervals.values()))[0].resamples:,} times):",
+        "",
+        f"| system | Recall@{recall_k} / {ref} | nDCG@{ndcg_k} / {ref} |",
+        "|---|---|---|",
+    ]
     for system, (recall, ndcg) in intervals.items():
         lines.append(f"| {system} | {recall} | {ndcg} |")
     return lines
@@ -88,10 +93,11 @@ def format_report(report) -> list[str]:
     lines = [
         f"corpus {report.corpus['source']}: {report.corpus['documents']} documents; query text {'+'.join(cfg.query_fields)}, candidate text {'+'.join(cfg.candidate_fields)}",
         f"citations {', '.join(c['files'])}: {c['pairs_read']} pairs read, {c['pairs_scored']} scored over {c['queries']} queries; not scored: {skipped}",
-        f"gain: {'binary' if not cfg.gains else ', '.join(f'{k}={v:g}' for k, v in cfg.gains)}" + (f" (others {cfg.default_gain:g})" if cfg.gains else "")
+        f"gain: {'binary' if not cfg.gains else ', '.join(f'{k}={v:g}' for k, v in cfg.gains)}"
+        + (f" (others {cfg.default_gain:g})" if cfg.gains else "")
         + f"; ties broken by id; query {'left out of' if cfg.leave_out_self else 'kept in'} its own ranking",
         cutoff_line(c),
-    ]  # fmt: skip
+    ]
     lines += [
         f"note: {s['label']}: {s['info'][k]}" for s in report.systems for k in ("query_kind_note", "cutoff_note", "fields_note") if s["info"].get(k)
     ]
@@ -105,20 +111,28 @@ def format_report(report) -> list[str]:
             f"R@k means over queries: trec_eval's; in parentheses: ratio to BM25)",
             "",
             *metrics_table(report.retrieval, metric_names(cfg.recall_k, cfg.ndcg_k, cfg.mrr_k, cfg.recall_ks)),
-        ]  # fmt: skip
+        ]
         lines += bootstrap_table(report.retrieval, cfg.recall_k, cfg.ndcg_k)
     if report.tuning:
         t = report.tuning
-        lines += ["", f"BM25 tuned on {t['citations']}: k1 {t['k1']:g}, b {t['b']:g} ({t['metric']} {t['best']:.4f}; grid of {len(t['grid'])})"
-                  + ("; tuned on the evaluated queries, as the paper did: an upper bound for BM25 here" if t["tuned_on_evaluated_queries"] else "")]  # fmt: skip
+        lines += [
+            "",
+            f"BM25 tuned on {t['citations']}: k1 {t['k1']:g}, b {t['b']:g} ({t['metric']} {t['best']:.4f}; grid of {len(t['grid'])})"
+            + ("; tuned on the evaluated queries, as the paper did: an upper bound for BM25 here" if t["tuned_on_evaluated_queries"] else ""),
+        ]
     if report.paecter_samples:
         m = report.paecter_samples
         where = m.get("loaded_from") or m.get("written_to") or "not saved"
-        lines += ["", f"{m.get('protocol', 'PaECTER')}; {len(report.paecter[0].per_sample) if report.paecter else 0} samples "
-                  f"(eligible focals {m.get('eligible_focals')}, seed {m.get('seed')}, samples file: {where})"]  # fmt: skip
+        lines += [
+            "",
+            f"{m.get('protocol', 'PaECTER')}; {len(report.paecter[0].per_sample) if report.paecter else 0} samples "
+            f"(eligible focals {m.get('eligible_focals')}, seed {m.get('seed')}, samples file: {where})",
+        ]
         if m.get("hard_short_samples") or m.get("easy_without_cpc"):
-            lines.append(f"  {m.get('hard_short_samples', 0)} samples with fewer hard negatives than asked (filled with easy ones); "
-                         f"{m.get('easy_without_cpc', 0)} drew easy negatives from the whole corpus (no shared CPC)")  # fmt: skip
+            lines.append(
+                f"  {m.get('hard_short_samples', 0)} samples with fewer hard negatives than asked (filled with easy ones); "
+                f"{m.get('easy_without_cpc', 0)} drew easy negatives from the whole corpus (no shared CPC)"
+            )
         if report.paecter:
             lines += ["(RFR: mean rank of the first cited document among the 30, lower is better; in parentheses: ratio to BM25)", ""]
             lines += metrics_table(report.paecter, paecter_metric_names(cfg))

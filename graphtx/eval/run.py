@@ -38,7 +38,7 @@ from graphtx.eval.protocols import (
     load_samples,
     sample_paecter,
     save_samples,
-)  # fmt: skip
+)
 from graphtx.eval.systems import System
 
 
@@ -69,7 +69,7 @@ class CitationEvalReport:
                 r.to_json()
                 | {"ratio_to_bm25": ratios(self.retrieval, r), "bootstrap_to_bm25": [dataclasses.asdict(i) for i in intervals.get(r.system, [])]}
                 for r in self.retrieval
-            ],  # fmt: skip
+            ],
             "paecter": [r.to_json() | {"ratio_to_bm25": ratios(self.paecter, r)} for r in self.paecter],
             "paecter_samples": self.paecter_samples,
             "tuning": self.tuning,
@@ -143,12 +143,26 @@ def evaluate_citations(
         )
     report = CitationEvalReport(
         config=cfg,
-        corpus={"source": corpus.source, "documents": len(corpus), "query_fields": list(cfg.query_fields), "candidate_fields": list(cfg.candidate_fields)},
-        citations={"files": [str(f) for f in files], "pairs_read": len(pairs), "pairs_scored": judged.pairs, "queries": len(judged.relevant),
-                   "skipped": judged.skipped, "gains": dict(cfg.gains) or "binary", "default_gain": cfg.default_gain,
-                   "cutoff": cfg.cutoff, "cutoff_rule": corpus.cutoff.describe(),
-                   "pairs_unreachable": unreachable_pairs(corpus.cutoff, judged.relevant, corpus.position), "paecter": "paecter" in protocols},
-    )  # fmt: skip
+        corpus={
+            "source": corpus.source,
+            "documents": len(corpus),
+            "query_fields": list(cfg.query_fields),
+            "candidate_fields": list(cfg.candidate_fields),
+        },
+        citations={
+            "files": [str(f) for f in files],
+            "pairs_read": len(pairs),
+            "pairs_scored": judged.pairs,
+            "queries": len(judged.relevant),
+            "skipped": judged.skipped,
+            "gains": dict(cfg.gains) or "binary",
+            "default_gain": cfg.default_gain,
+            "cutoff": cfg.cutoff,
+            "cutoff_rule": corpus.cutoff.describe(),
+            "pairs_unreachable": unreachable_pairs(corpus.cutoff, judged.relevant, corpus.position),
+            "paecter": "paecter" in protocols,
+        },
+    )
 
     systems = list(systems)
     if tune:

@@ -231,9 +231,15 @@ class ModelSystem(DenseSystem):
         return self
 
     def info(self) -> dict:
-        return {"model": str(self.model_dir), "graphs": str(self.graphs_dir), "model_fingerprint": self.fingerprint,
-                "query_kind": self.query_kind, "candidate_kind": self.candidate_kind, **self.coverage(),
-                **({"query_kind_note": self.query_kind_note} if self.query_kind_note else {})}  # fmt: skip
+        return {
+            "model": str(self.model_dir),
+            "graphs": str(self.graphs_dir),
+            "model_fingerprint": self.fingerprint,
+            "query_kind": self.query_kind,
+            "candidate_kind": self.candidate_kind,
+            **self.coverage(),
+            **({"query_kind_note": self.query_kind_note} if self.query_kind_note else {}),
+        }
 
 
 # --- HOOK: graphtx index directory ---------------------------------------------------
@@ -272,8 +278,17 @@ def index_system(
 class IndexModelSystem(ModelSystem):
     """:class:`ModelSystem` whose model is the one a graphtx index directory was built with (see :func:`index_system`)."""
 
-    def __init__(self, index_cls, index_dir, graphs_dir, query_kind: str, candidate_kind: str | None, batch_size: int, label: str,
-                 query_kind_fixed: bool = True):  # fmt: skip
+    def __init__(
+        self,
+        index_cls,
+        index_dir,
+        graphs_dir,
+        query_kind: str,
+        candidate_kind: str | None,
+        batch_size: int,
+        label: str,
+        query_kind_fixed: bool = True,
+    ):
         super().__init__(
             index_dir,
             graphs_dir,

@@ -196,20 +196,30 @@ def evaluate_run(run: Run, judged: Judgements, cfg: EvalConfig = EvalConfig()) -
         cited_ranks[q] = {d: r if r is not None else math.inf for d, r in ranks.items()}
         m = per_query_metrics(ranking, judged.relevant[q], cfg.recall_k, cfg.ndcg_k, cfg.mrr_k, cfg.recall_ks, cfg.depth)
         found = [r for r in ranks.values() if r is not None]
-        rows.append({
-            "query": q,
-            "relevant": int(m.pop("relevant")),
-            "first_relevant_rank": min(found) if found else "",
-            **m,
-            "top3": " ".join(ranking[:3]),
-            "cited_ranks": " ".join(f"{d}:{r if r is not None else '-'}" for d, r in sorted(ranks.items(), key=lambda x: (x[1] is None, x[1] or 0, x[0]))),
-        })  # fmt: skip
+        rows.append(
+            {
+                "query": q,
+                "relevant": int(m.pop("relevant")),
+                "first_relevant_rank": min(found) if found else "",
+                **m,
+                "top3": " ".join(ranking[:3]),
+                "cited_ranks": " ".join(
+                    f"{d}:{r if r is not None else '-'}" for d, r in sorted(ranks.items(), key=lambda x: (x[1] is None, x[1] or 0, x[0]))
+                ),
+            }
+        )
     ks = sorted({k for k in CURVE_KS if k <= cfg.depth} | {cfg.recall_k, cfg.ndcg_k, *cfg.recall_ks})
     return RetrievalResult(
-        system=f"{run.name} ({run.path.name}" + (f", {', '.join(run.tags)})" if run.tags else ")"), name=run.name, metrics=metrics,
-        queries=len(rankings), pairs=judged.pairs, candidates=run.depth, per_query=rows, curves=metric_curves(cited_ranks, judged.relevant, ks),
+        system=f"{run.name} ({run.path.name}" + (f", {', '.join(run.tags)})" if run.tags else ")"),
+        name=run.name,
+        metrics=metrics,
+        queries=len(rankings),
+        pairs=judged.pairs,
+        candidates=run.depth,
+        per_query=rows,
+        curves=metric_curves(cited_ranks, judged.relevant, ks),
         seconds=round(time.time() - started, 2),
-    )  # fmt: skip
+    )
 
 
 @dataclass
@@ -225,10 +235,19 @@ class RunEvalReport:
 
         intervals = bootstrap_intervals(self.results, self.config.recall_k, self.config.ndcg_k, self.baseline)
         return {
-            "config": dataclasses.asdict(self.config), "qrels": self.qrels, "runs": self.runs, "baseline": self.baseline,
-            "retrieval": [r.to_json() | {"ratio_to_baseline": ratios(self.results, r, self.baseline),
-                                         "bootstrap_to_baseline": [dataclasses.asdict(i) for i in intervals.get(r.system, [])]} for r in self.results],
-        }  # fmt: skip
+            "config": dataclasses.asdict(self.config),
+            "qrels": self.qrels,
+            "runs": self.runs,
+            "baseline": self.baseline,
+            "retrieval": [
+                r.to_json()
+                | {
+                    "ratio_to_baseline": ratios(self.results, r, self.baseline),
+                    "bootstrap_to_baseline": [dataclasses.asdict(i) for i in intervals.get(r.system, [])],
+                }
+                for r in self.results
+            ],
+        }
 
 
 def judged_ids(run: Run, judged: Judgements) -> tuple[Run, int]:
@@ -303,8 +322,14 @@ def cut_run(run: Run, corpus) -> tuple[Run, int, int]:
     return (dataclasses.replace(run, rankings=rankings) if removed else run), removed, unknown
 
 
-def evaluate_runs(runs: Sequence[str | Path], qrels: str | Path, cfg: EvalConfig = EvalConfig(), baseline: str | None = None, corpus=None,
-                  rel_gains: dict | None = None) -> RunEvalReport:  # fmt: skip
+def evaluate_runs(
+    runs: Sequence[str | Path],
+    qrels: str | Path,
+    cfg: EvalConfig = EvalConfig(),
+    baseline: str | None = None,
+    corpus=None,
+    rel_gains: dict | None = None,
+) -> RunEvalReport:
     """Score each run file on the judgements of ``qrels``; ratios to ``baseline`` (a run's name or path; default the first).
 
     ``corpus``: an EvalCorpus whose documents alone are judged, and whose cut-off (``corpus.cutoff_policy``)
@@ -333,21 +358,39 @@ def evaluate_runs(runs: Sequence[str | Path], qrels: str | Path, cfg: EvalConfig
     policy = corpus.cutoff_policy if corpus is not None else "none"
     unreachable = unreachable_pairs(corpus.cutoff, judged.relevant, corpus.position) if corpus is not None else 0
     report = RunEvalReport(
-        cfg, {"file": str(qrels), "pairs_scored": judged.pairs, "queries": len(judged.relevant), "skipped": judged.skipped,
-              "cutoff": policy, "pairs_unreachable": unreachable}, baseline=ref.name,
-    )  # fmt: skip
+        cfg,
+        {
+            "file": str(qrels),
+            "pairs_scored": judged.pairs,
+            "queries": len(judged.relevant),
+            "skipped": judged.skipped,
+            "cutoff": policy,
+            "pairs_unreachable": unreachable,
+        },
+        baseline=ref.name,
+    )
     for run in loaded:
         run, normalised = judged_ids(run, judged)
         removed = unknown = 0
         if corpus is not None and corpus.cutoff.active:
             run, removed, unknown = cut_run(run, corpus)
         report.results.append(evaluate_run(run, judged, cfg))
-        report.runs.append({
-            "name": run.name, "file": str(run.path), "tags": list(run.tags), "lines": run.lines, "duplicates": run.duplicates, "depth": run.depth,
-            "ids_normalised": normalised, "cut_off_hits": removed, "hits_not_in_corpus": unknown,
-            "queries": len(run.rankings), "judged_missing": sorted(set(judged.relevant) - set(run.rankings)),
-            "unjudged": len(set(run.rankings) - set(judged.relevant)),
-        })  # fmt: skip
+        report.runs.append(
+            {
+                "name": run.name,
+                "file": str(run.path),
+                "tags": list(run.tags),
+                "lines": run.lines,
+                "duplicates": run.duplicates,
+                "depth": run.depth,
+                "ids_normalised": normalised,
+                "cut_off_hits": removed,
+                "hits_not_in_corpus": unknown,
+                "queries": len(run.rankings),
+                "judged_missing": sorted(set(judged.relevant) - set(run.rankings)),
+                "unjudged": len(set(run.rankings) - set(judged.relevant)),
+            }
+        )
     return report
 
 
@@ -366,9 +409,10 @@ def format_run_report(report: RunEvalReport) -> list[str]:
         f"judgements {q['file']}: {q['pairs_scored']} pairs scored over {q['queries']} queries; not scored: {skipped}",
         f"gain: {_gain_text(report)}; hits ordered by score, ties by the run's rank, then id; "
         f"each query's top {cfg.depth} read; a judged query missing from a run scores 0",
-        cutoff_line(q | {"paecter": False}) + ("" if q.get("cutoff", "none") != "none" else " (give --corpus and --cutoff to score runs under a cut-off)"),
+        cutoff_line(q | {"paecter": False})
+        + ("" if q.get("cutoff", "none") != "none" else " (give --corpus and --cutoff to score runs under a cut-off)"),
         "",
-    ]  # fmt: skip
+    ]
     for run in report.runs:
         missing = run["judged_missing"]
         lines.append(
@@ -376,14 +420,23 @@ def format_run_report(report: RunEvalReport) -> list[str]:
             + (f"; {len(missing)} judged queries not in it, scored 0: {', '.join(missing[:5])}{' …' if len(missing) > 5 else ''}" if missing else "")
             + (f"; {run['unjudged']} queries without judgements, not scored" if run["unjudged"] else "")
             + (f"; {run['duplicates']} repeated (query, doc) lines ignored" if run["duplicates"] else "")
-            + (f"; {run['ids_normalised']} ids read as the judgements write them (e.g. US8418590B2 = US-8418590-B2)" if run.get("ids_normalised") else "")
+            + (
+                f"; {run['ids_normalised']} ids read as the judgements write them (e.g. US8418590B2 = US-8418590-B2)"
+                if run.get("ids_normalised")
+                else ""
+            )
             + (f"; {run['cut_off_hits']} hits removed by the cut-off" if run.get("cut_off_hits") else "")
-            + (f"; {run['hits_not_in_corpus']} hits not in the corpus kept in place (no date to cut by)" if run.get("hits_not_in_corpus") else "") + ")"
-        )  # fmt: skip
+            + (f"; {run['hits_not_in_corpus']} hits not in the corpus kept in place (no date to cut by)" if run.get("hits_not_in_corpus") else "")
+            + ")"
+        )
         if run["depth"] < cfg.ndcg_k:
             lines.append(f"  note: nDCG@{cfg.ndcg_k} and R@k beyond {run['depth']} read only the {run['depth']} hits a query has in this run")
-    lines += ["", f"(Recall@{cfg.recall_k} over pairs, nDCG@{cfg.ndcg_k} mean over queries; MAP, MRR@{cfg.mrr_k}, R@k means over queries; "
-              f"in parentheses: ratio to {report.baseline})", ""]  # fmt: skip
+    lines += [
+        "",
+        f"(Recall@{cfg.recall_k} over pairs, nDCG@{cfg.ndcg_k} mean over queries; MAP, MRR@{cfg.mrr_k}, R@k means over queries; "
+        f"in parentheses: ratio to {report.baseline})",
+        "",
+    ]
     lines += metrics_table(
         report.results, metric_names(cfg.recall_k, cfg.ndcg_k, cfg.mrr_k, cfg.recall_ks), first_column="run", reference=report.baseline
     )
@@ -433,8 +486,14 @@ def run_runs_command(args, config) -> tuple[dict, list[str], int]:
     gains = _gains(args.gains)
     if args.cutoff not in (None, "none") and not args.corpus:
         raise ValueError(f"--cutoff {args.cutoff} reads the documents' dates and families: give --corpus")
-    cfg = with_overrides(config.eval, recall_k=args.k, ndcg_k=args.ndcg_k, gains=None if qrels else gains,
-                         depth=max(config.eval.depth, args.k or 0, args.ndcg_k or 0), cutoff=args.cutoff if args.corpus else "none")  # fmt: skip
+    cfg = with_overrides(
+        config.eval,
+        recall_k=args.k,
+        ndcg_k=args.ndcg_k,
+        gains=None if qrels else gains,
+        depth=max(config.eval.depth, args.k or 0, args.ndcg_k or 0),
+        cutoff=args.cutoff if args.corpus else "none",
+    )
     corpus = EvalCorpus.load(args.corpus, cfg) if args.corpus else None
     report = evaluate_runs(args.runs, args.qrels, cfg, baseline=args.baseline, corpus=corpus, rel_gains=dict(gains or ()) if qrels else None)
     if qrels and gains:

@@ -106,8 +106,13 @@ class ParseReport:
 
     def summary(self) -> dict:
         """``graphtx parse --json``."""
-        return {"out": str(self.out_dir), "documents": self.documents, "graphs": self.graphs, "skipped": self.skipped,
-                "skipped_languages": self.skipped_languages}  # fmt: skip
+        return {
+            "out": str(self.out_dir),
+            "documents": self.documents,
+            "graphs": self.graphs,
+            "skipped": self.skipped,
+            "skipped_languages": self.skipped_languages,
+        }
 
     def lines(self) -> list[str]:
         """What ``graphtx parse`` prints."""
@@ -121,8 +126,14 @@ class ParseReport:
         return lines
 
 
-def parse_corpus(corpus_dir: str | Path, out_dir: str | Path, cfg: ParseConfig = ParseConfig(), progress: bool | None = None,
-                 engine: str = "local", ray_address: str | None = None) -> ParseReport:  # fmt: skip
+def parse_corpus(
+    corpus_dir: str | Path,
+    out_dir: str | Path,
+    cfg: ParseConfig = ParseConfig(),
+    progress: bool | None = None,
+    engine: str = "local",
+    ray_address: str | None = None,
+) -> ParseReport:
     """``engine``: ``local`` (``cfg.workers`` processes) or ``ray`` (``cfg.workers`` actors on the cluster at
     ``ray_address``, or a local Ray, over shards of ``cfg.shard_size`` documents, resumable); the same files either way."""
     from graphtx.ray_engine import check_engine
@@ -143,9 +154,13 @@ def parse_corpus(corpus_dir: str | Path, out_dir: str | Path, cfg: ParseConfig =
                     results = _sharded_results(corpus_dir, folder, cfg, engine, ray_address)
                 else:
                     results = bounded_map(
-                        _build_one, iter_documents(corpus_dir), workers=cfg.workers, chunk_size=cfg.chunk_size,
-                        initializer=_init_worker, initargs=(cfg,),
-                    )  # fmt: skip
+                        _build_one,
+                        iter_documents(corpus_dir),
+                        workers=cfg.workers,
+                        chunk_size=cfg.chunk_size,
+                        initializer=_init_worker,
+                        initargs=(cfg,),
+                    )
                 for doc_id, graphs, reason, lang in tqdm(
                     results, total=total, desc="parse", unit="doc", disable=None if progress is None else not progress, file=sys.stderr
                 ):
@@ -210,8 +225,15 @@ def parse_fingerprint(corpus_dir: str | Path, cfg: ParseConfig) -> dict:
     except metadata.PackageNotFoundError:
         pipeline = "unknown"
     code = hashlib.sha256(b"".join(f.read_bytes() for f in sorted(Path(__file__).parent.glob("*.py"))))  # graphtx's own parse code
-    return {"stage": "parse", "documents": content_identity(path), "shards": len(plan_shards(count_documents(corpus_dir), cfg.shard_size)),
-            "config": settings, "rules": rules.hexdigest(), "spacy_pipeline": f"{cfg.spacy_model} {pipeline}", "code": code.hexdigest()}  # fmt: skip
+    return {
+        "stage": "parse",
+        "documents": content_identity(path),
+        "shards": len(plan_shards(count_documents(corpus_dir), cfg.shard_size)),
+        "config": settings,
+        "rules": rules.hexdigest(),
+        "spacy_pipeline": f"{cfg.spacy_model} {pipeline}",
+        "code": code.hexdigest(),
+    }
 
 
 def cache_folder(corpus_dir: str | Path, cfg: ParseConfig) -> Path:

@@ -17,13 +17,19 @@ import importlib
 from typing import TYPE_CHECKING
 
 _EXPORTS = {
-    "BatchReport": "batch", "read_topics": "batch", "run_topics": "batch",
-    "BuildReport": "build", "build_index": "build", "remove_documents": "build",
-    "ClaimSetResult": "claimset", "search_claim_set": "claimset",
+    "BatchReport": "batch",
+    "read_topics": "batch",
+    "run_topics": "batch",
+    "BuildReport": "build",
+    "build_index": "build",
+    "remove_documents": "build",
+    "ClaimSetResult": "claimset",
+    "search_claim_set": "claimset",
     "SearchFilters": "filters",
-    "Hit": "results", "SearchResult": "results",
+    "Hit": "results",
+    "SearchResult": "results",
     "Index": "search",
-}  # fmt: skip
+}
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:

@@ -166,16 +166,33 @@ def output_paths(output: str | Path, table_format: str = "csv") -> dict[str, Pat
         raise ValueError(f"table format must be csv or jsonl, got {table_format!r}")
     run = Path(output)
     stem = run.with_suffix("") if run.suffix else run
-    paths = {"run": run, "table": stem.with_name(stem.name + "." + table_format), "skipped": stem.with_name(stem.name + ".skipped.jsonl"),
-             "journal": run.with_name(run.name + ".journal")}  # fmt: skip
+    paths = {
+        "run": run,
+        "table": stem.with_name(stem.name + "." + table_format),
+        "skipped": stem.with_name(stem.name + ".skipped.jsonl"),
+        "journal": run.with_name(run.name + ".journal"),
+    }
     if paths["table"] == run:
         raise ValueError(f"the run file {run} would be overwritten by the {table_format.upper()} table: name the run file *.trec or *.run")
     return paths
 
 
-def run_topics(index, topics: str | Path, output: str | Path, k: int | None = None, *, table_format: str = "csv", tag: str | None = None,
-               topics_format: str = "auto", all_independent: bool = False, merge: str = "rrf", features: bool = True, restart: bool = False,
-               progress: bool | None = None, **search_kwargs) -> BatchReport:  # fmt: skip
+def run_topics(
+    index,
+    topics: str | Path,
+    output: str | Path,
+    k: int | None = None,
+    *,
+    table_format: str = "csv",
+    tag: str | None = None,
+    topics_format: str = "auto",
+    all_independent: bool = False,
+    merge: str = "rrf",
+    features: bool = True,
+    restart: bool = False,
+    progress: bool | None = None,
+    **search_kwargs,
+) -> BatchReport:
     """Search every topic of ``topics`` and write the run, table and skipped files of ``output`` (module docstring).
 
     ``search_kwargs`` go to ``Index.search`` for every topic (hybrid, ranker, rerank, rerank_depth,
@@ -193,11 +210,16 @@ def run_topics(index, topics: str | Path, output: str | Path, k: int | None = No
     ranker = index.resolve_ranker(search_kwargs.get("ranker"), search_kwargs.get("hybrid"))  # a bad ranker fails once, not per topic
     tag = tag or f"graphtx-{ranker}"
     settings = {
-        "index": str(Path(index.store.dir).resolve()), "index_digest": index.manifest.get("live_digest", ""),
-        "topics": str(Path(topics).resolve()), "topics_sha256": hashlib.sha256(Path(topics).read_bytes()).hexdigest(),
-        "k": k, "tag": tag, "all_independent": all_independent, "merge": merge,
+        "index": str(Path(index.store.dir).resolve()),
+        "index_digest": index.manifest.get("live_digest", ""),
+        "topics": str(Path(topics).resolve()),
+        "topics_sha256": hashlib.sha256(Path(topics).read_bytes()).hexdigest(),
+        "k": k,
+        "tag": tag,
+        "all_independent": all_independent,
+        "merge": merge,
         "search": {name: _plain(v) for name, v in sorted(search_kwargs.items())},
-    }  # fmt: skip
+    }
     run_file = paths["run"]
     with DirectoryLock(run_file.parent, "graphtx search --topics", noun="output directory", lock_file=run_file.parent / f".{run_file.name}.lock"):
         return _run_locked(
@@ -240,10 +262,13 @@ def _run_locked(
     fsync_dir(paths["journal"].parent)
     return BatchReport(
         topics=lines,
-        searched=sum(1 for e in entries if not e.get("skipped")), resumed=resumed, skipped=skipped,
+        searched=sum(1 for e in entries if not e.get("skipped")),
+        resumed=resumed,
+        skipped=skipped,
         notes=[{"topic": e["topic"], "note": e["note"]} for e in entries if e.get("note")],
-        files={name: p for name, p in paths.items() if name != "journal"}, seconds=round(time.time() - started, 2),
-    )  # fmt: skip
+        files={name: p for name, p in paths.items() if name != "journal"},
+        seconds=round(time.time() - started, 2),
+    )
 
 
 def _plain(value):
@@ -282,10 +307,17 @@ def search_topic(index, topic: Topic, k: int, all_independent: bool, merge: str,
 
 def _hit_row(hit, found_by: dict | None) -> dict:
     return {
-        "rank": hit.rank, "doc_id": hit.doc_id, "score": hit.score, "dense_score": hit.dense_score, "bm25_score": hit.bm25_score,
-        "late_score": hit.late_score, "title": hit.title, "date": hit.date, "matched_features": matched_features(hit.explanation),
+        "rank": hit.rank,
+        "doc_id": hit.doc_id,
+        "score": hit.score,
+        "dense_score": hit.dense_score,
+        "bm25_score": hit.bm25_score,
+        "late_score": hit.late_score,
+        "title": hit.title,
+        "date": hit.date,
+        "matched_features": matched_features(hit.explanation),
         "found_by": {str(c): r for c, r in (found_by or {}).items()},
-    }  # fmt: skip
+    }
 
 
 def matched_features(explanation) -> list[str]:
@@ -310,8 +342,10 @@ def _open_journal(path: Path, settings: dict, restart: bool) -> dict[str, dict]:
             old, done = entries
             if old != settings:
                 changed = sorted(k for k in set(old) | set(settings) if old.get(k) != settings.get(k))
-                raise ValueError(f"{path} is the journal of an unfinished batch run with other settings ({', '.join(changed)} differ): "
-                                 "run the same command again to continue it, or give --restart to start over")  # fmt: skip
+                raise ValueError(
+                    f"{path} is the journal of an unfinished batch run with other settings ({', '.join(changed)} differ): "
+                    "run the same command again to continue it, or give --restart to start over"
+                )
             return done
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, json.dumps(header) + "\n")
@@ -380,8 +414,18 @@ def write_csv(found, path: str | Path) -> list[Path]:
         for h in explained:
             for e in h.explanation.elements:
                 confidence = "" if e.confidence is None else round(e.confidence, 4)
-                writer.writerow([h.rank, h.doc_id, e.number, spreadsheet_safe(e.text), spreadsheet_safe(e.hit_text), round(e.similarity, 4),
-                                 e.found or "not found", confidence])  # fmt: skip
+                writer.writerow(
+                    [
+                        h.rank,
+                        h.doc_id,
+                        e.number,
+                        spreadsheet_safe(e.text),
+                        spreadsheet_safe(e.hit_text),
+                        round(e.similarity, 4),
+                        e.found or "not found",
+                        confidence,
+                    ]
+                )
         chart = path.with_name(path.stem + ".chart.csv")
         atomic_write_text(chart, out.getvalue())
         written.append(chart)

@@ -221,8 +221,15 @@ def _build_index(
         if engine == "ray":
             from graphtx.ray_engine import map_ordered
 
-            encoded = map_ordered(chunks(), load_chunk_encoder, (str(Path(model_dir).resolve()), cfg.batch_size, late), encode_chunk,
-                                  workers=ray_workers, num_gpus=ray_gpus, address=ray_address)  # fmt: skip
+            encoded = map_ordered(
+                chunks(),
+                load_chunk_encoder,
+                (str(Path(model_dir).resolve()), cfg.batch_size, late),
+                encode_chunk,
+                workers=ray_workers,
+                num_gpus=ray_gpus,
+                address=ray_address,
+            )
         else:
             encoded = ((chunk, encode_local(chunk)) for chunk in chunks())
         with contextlib.closing(encoded):  # an error in commit: the Ray actors go at once
@@ -236,8 +243,9 @@ def _build_index(
         from graphtx.index.sharded import ray_filler
 
         fill = ray_filler(ray_workers, ray_address)
-    manifest, rebuilt = finalize(store, cfg, seed=seed, rebuild=rebuild, source=sources, parse_config=_parse_config(graphs_dir), progress=progress,
-                                 fill_shards=fill)  # fmt: skip
+    manifest, rebuilt = finalize(
+        store, cfg, seed=seed, rebuild=rebuild, source=sources, parse_config=_parse_config(graphs_dir), progress=progress, fill_shards=fill
+    )
     if merge:
         from graphtx.index.sharded import merge_locked
 
@@ -245,11 +253,23 @@ def _build_index(
     state["run"] = None
     store.write_state(state)
     return BuildReport(
-        out_dir=store.dir, added=added, replaced=replaced, removed=0, not_found=(), skipped_existing=skipped,
-        duplicates=duplicates, not_in_corpus=not_in_corpus, corpus=sources["corpus"], resumed=resumed, count=manifest["count"],
-        shards=len(manifest["shards"]), rebuilt_shards=rebuilt, seconds=round(time.time() - started, 2),
-        docs_per_second=round(added / embed_seconds, 1) if added and embed_seconds > 0 else 0.0, encode_seconds=round(encode_seconds, 2),
-    )  # fmt: skip
+        out_dir=store.dir,
+        added=added,
+        replaced=replaced,
+        removed=0,
+        not_found=(),
+        skipped_existing=skipped,
+        duplicates=duplicates,
+        not_in_corpus=not_in_corpus,
+        corpus=sources["corpus"],
+        resumed=resumed,
+        count=manifest["count"],
+        shards=len(manifest["shards"]),
+        rebuilt_shards=rebuilt,
+        seconds=round(time.time() - started, 2),
+        docs_per_second=round(added / embed_seconds, 1) if added and embed_seconds > 0 else 0.0,
+        encode_seconds=round(encode_seconds, 2),
+    )
 
 
 def remove_documents(
@@ -282,10 +302,23 @@ def _remove_documents(out_dir, doc_ids: list[str], cfg: IndexConfig | None, seed
         store.add_removed([int(live.faiss_id[live.position_of(d)]) for d in found], found)
     manifest, rebuilt = finalize(store, cfg, seed=seed, progress=progress)
     return BuildReport(
-        out_dir=store.dir, added=0, replaced=0, removed=len(found), not_found=not_found, skipped_existing=0, duplicates=0,
-        not_in_corpus=0, corpus=None, resumed=False, count=manifest["count"], shards=len(manifest["shards"]), rebuilt_shards=rebuilt,
-        seconds=round(time.time() - started, 2), docs_per_second=0.0, encode_seconds=0.0,
-    )  # fmt: skip
+        out_dir=store.dir,
+        added=0,
+        replaced=0,
+        removed=len(found),
+        not_found=not_found,
+        skipped_existing=0,
+        duplicates=0,
+        not_in_corpus=0,
+        corpus=None,
+        resumed=False,
+        count=manifest["count"],
+        shards=len(manifest["shards"]),
+        rebuilt_shards=rebuilt,
+        seconds=round(time.time() - started, 2),
+        docs_per_second=0.0,
+        encode_seconds=0.0,
+    )
 
 
 def write_bm25(out_dir: str | Path, progress: bool | None = None) -> BuildReport:
@@ -301,10 +334,23 @@ def write_bm25(out_dir: str | Path, progress: bool | None = None) -> BuildReport
     with IndexLock(store.dir):
         manifest, rebuilt = finalize(store, cfg, seed=manifest.get("seed", 0), progress=progress)
     return BuildReport(
-        out_dir=store.dir, added=0, replaced=0, removed=0, not_found=(), skipped_existing=0, duplicates=0,
-        not_in_corpus=0, corpus=None, resumed=False, count=manifest["count"], shards=len(manifest["shards"]), rebuilt_shards=rebuilt,
-        seconds=round(time.time() - started, 2), docs_per_second=0.0, encode_seconds=0.0,
-    )  # fmt: skip
+        out_dir=store.dir,
+        added=0,
+        replaced=0,
+        removed=0,
+        not_found=(),
+        skipped_existing=0,
+        duplicates=0,
+        not_in_corpus=0,
+        corpus=None,
+        resumed=False,
+        count=manifest["count"],
+        shards=len(manifest["shards"]),
+        rebuilt_shards=rebuilt,
+        seconds=round(time.time() - started, 2),
+        docs_per_second=0.0,
+        encode_seconds=0.0,
+    )
 
 
 # --- helpers ---------------------------------------------------------------------------

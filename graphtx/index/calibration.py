@@ -36,8 +36,9 @@ __all__ = ["FoundCalibration", "FoundRule", "calibrate_found"]
 
 
 @torch.no_grad()
-def calibrate_found(model, tokenizer, graphs: list, false_rate: float = 0.01, seed: int = 0, others: int = 4,
-                    batch_size: int = 32) -> FoundCalibration | None:  # fmt: skip
+def calibrate_found(
+    model, tokenizer, graphs: list, false_rate: float = 0.01, seed: int = 0, others: int = 4, batch_size: int = 32
+) -> FoundCalibration | None:
     """The null distribution of best feature cosines between each of ``graphs`` and ``others`` random other ones of them.
 
     None when there are too few (fewer than 2 graphs with nodes, or fewer than 50 feature-document pairs)."""

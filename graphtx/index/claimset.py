@@ -64,8 +64,10 @@ class ClaimSetResult:
             return ""
         total = len(self.searched) + len(self.not_searched)
         others = ", ".join(map(str, self.not_searched))
-        return (f"the query has {total} independent claims; only claim {self.searched[0]} was searched, not claim(s) {others} "
-                "(--all-independent searches every independent claim and merges the hits per document)")  # fmt: skip
+        return (
+            f"the query has {total} independent claims; only claim {self.searched[0]} was searched, not claim(s) {others} "
+            "(--all-independent searches every independent claim and merges the hits per document)"
+        )
 
     def to_json(self) -> dict:
         out = self.result.to_json() | {"claims": {"searched": list(self.searched), "not_searched": list(self.not_searched), "merge": self.merge}}
@@ -77,8 +79,18 @@ class ClaimSetResult:
         return out
 
 
-def search_claim_set(index, text: str | None = None, k: int | None = None, *, doc_id: str | None = None, all_independent: bool = False,
-                     merge: str = "rrf", rrf_k: int | None = None, offset: int = 0, **search_kwargs) -> ClaimSetResult:  # fmt: skip
+def search_claim_set(
+    index,
+    text: str | None = None,
+    k: int | None = None,
+    *,
+    doc_id: str | None = None,
+    all_independent: bool = False,
+    merge: str = "rrf",
+    rrf_k: int | None = None,
+    offset: int = 0,
+    **search_kwargs,
+) -> ClaimSetResult:
     """Search a claim text (or an indexed document, ``doc_id``) claim set-aware; see the module docstring.
 
     ``search_kwargs`` go to ``Index.search`` unchanged (hybrid, ranker, rerank, rerank_depth, explain,
@@ -96,8 +108,9 @@ def search_claim_set(index, text: str | None = None, k: int | None = None, *, do
     if len(claims) <= 1:
         return ClaimSetResult(index.search(text, k, offset=offset, **search_kwargs), searched=tuple(c.num for c in claims))
     if not all_independent:  # Index.query keeps the first independent claim of the text
-        return ClaimSetResult(index.search(text, k, offset=offset, **search_kwargs), searched=(claims[0].num,),
-                              not_searched=tuple(c.num for c in claims[1:]))  # fmt: skip
+        return ClaimSetResult(
+            index.search(text, k, offset=offset, **search_kwargs), searched=(claims[0].num,), not_searched=tuple(c.num for c in claims[1:])
+        )
     k = index.config.k if k is None else k
     if k < 1:
         raise ValueError(f"k must be at least 1 (got {k})")

@@ -107,8 +107,17 @@ def document_lines(doc, query: str = "", full: bool = False) -> list[str]:
     terms = query_terms(query)
     lines = [f"{doc.doc_id}  {doc.date}  {doc.title}"]
     facts = [f"applicants: {'; '.join(doc.applicants)}"] if doc.applicants else []
-    facts += [f"{label} {value}" for label, value in (("priority", doc.priority_date), ("filed", doc.application_date), ("family", doc.family_id),
-                                                       ("kind", doc.kind), ("country", doc.country)) if value]  # fmt: skip
+    facts += [
+        f"{label} {value}"
+        for label, value in (
+            ("priority", doc.priority_date),
+            ("filed", doc.application_date),
+            ("family", doc.family_id),
+            ("kind", doc.kind),
+            ("country", doc.country),
+        )
+        if value
+    ]
     lines += [INDENT + " · ".join(facts)] if facts else []
     classes = [f"{name} {', '.join(codes)}" for name, codes in (("IPC", doc.ipc), ("CPC", doc.cpc)) if codes]
     lines += [INDENT + " · ".join(classes)] if classes else []

@@ -91,8 +91,12 @@ class LexicalPart:
     collisions: float  # cosine - sum over all shared tokens: what hash collisions add
 
     def to_json(self) -> dict:
-        return {"weight": round(self.weight, 4), "cosine": round(self.cosine, 4), "collisions": round(self.collisions, 4),
-                "terms": [{"token": t, "part": round(v, 4)} for t, v in self.terms]}  # fmt: skip
+        return {
+            "weight": round(self.weight, 4),
+            "cosine": round(self.cosine, 4),
+            "collisions": round(self.collisions, 4),
+            "terms": [{"token": t, "part": round(v, 4)} for t, v in self.terms],
+        }
 
     def line(self) -> str:
         terms = ", ".join(f"{t.lstrip('Ġ▁') or t} {v:+.3f}" for t, v in self.terms[:8])
@@ -226,8 +230,9 @@ def node_details(model: GraphEncoder, batch) -> list[tuple[torch.Tensor, torch.T
     ]
 
 
-def explain_hits(model: GraphEncoder, tokenizer, query: InventionGraph, hits: list[InventionGraph], rows: int = 8,
-                 found_similarity: float = 0.9) -> list[Explanation]:  # fmt: skip
+def explain_hits(
+    model: GraphEncoder, tokenizer, query: InventionGraph, hits: list[InventionGraph], rows: int = 8, found_similarity: float = 0.9
+) -> list[Explanation]:
     """The node matches behind each hit's score for ``query``; all graphs are encoded in one batch."""
     batch = collate([query, *hits], tokenizer, model.config.max_tokens_per_node)
     details = node_details(model, batch)
@@ -343,8 +348,13 @@ def render_explanation(explanation: Explanation, out_path: str | Path, max_nodes
     head = f"hit {rank}: " if rank is not None else "hit: "
     with tempfile.TemporaryDirectory() as tmp:
         left = render_graph(query, Path(tmp) / "q.png", highlight=q_high, max_nodes=max_nodes, title=f"query{q_note}")
-        right = render_graph(hit, Path(tmp) / "h.png", highlight=h_high, max_nodes=max_nodes,
-                             title=f"{head}{explanation.doc_id} (score {explanation.score:.3f}){h_note}")  # fmt: skip
+        right = render_graph(
+            hit,
+            Path(tmp) / "h.png",
+            highlight=h_high,
+            max_nodes=max_nodes,
+            title=f"{head}{explanation.doc_id} (score {explanation.score:.3f}){h_note}",
+        )
         images = [imread(left), imread(right)]
     height = max(im.shape[0] for im in images)
     width = sum(im.shape[1] for im in images)
@@ -378,11 +388,16 @@ def focus(graph: InventionGraph, highlight: dict[int, float], max_nodes: int) ->
     new = {old: i for i, old in enumerate(keep)}
     edges = [(new[s], new[d], t) for s, d, t in graph.edges() if s in new and d in new]
     cut = InventionGraph(
-        doc_id=graph.doc_id, kind=graph.kind, text_source=graph.text_source,
-        node_text=tuple(graph.node_text[i] for i in keep), node_type=tuple(graph.node_type[i] for i in keep),
-        edge_src=tuple(e[0] for e in edges), edge_dst=tuple(e[1] for e in edges), edge_type=tuple(e[2] for e in edges),
+        doc_id=graph.doc_id,
+        kind=graph.kind,
+        text_source=graph.text_source,
+        node_text=tuple(graph.node_text[i] for i in keep),
+        node_type=tuple(graph.node_type[i] for i in keep),
+        edge_src=tuple(e[0] for e in edges),
+        edge_dst=tuple(e[1] for e in edges),
+        edge_type=tuple(e[2] for e in edges),
         truncated=graph.truncated,
-    )  # fmt: skip
+    )
     note = f" (showing {len(keep)} of {graph.num_nodes} nodes: the matched ones, then the highest degree)"
     return cut, {new[i]: v for i, v in highlight.items() if i in new}, note
 

@@ -114,8 +114,16 @@ def resolve_spec(cfg: IndexConfig, dim: int, n: int) -> IndexSpec:
     m = cfg.pq_m or auto_pq_m(dim)
     if dim % m:
         raise ValueError(f"index.pq_m ({m}) must divide the vector size ({dim})")
-    return IndexSpec("ivfpq", dim, nlist=nlist, nprobe=min(cfg.ivf_nprobe, nlist), pq_m=m, pq_nbits=cfg.pq_nbits,
-                     refine=cfg.ivf_refine, k_factor=cfg.ivf_k_factor if cfg.ivf_refine else 0)  # fmt: skip
+    return IndexSpec(
+        "ivfpq",
+        dim,
+        nlist=nlist,
+        nprobe=min(cfg.ivf_nprobe, nlist),
+        pq_m=m,
+        pq_nbits=cfg.pq_nbits,
+        refine=cfg.ivf_refine,
+        k_factor=cfg.ivf_k_factor if cfg.ivf_refine else 0,
+    )
 
 
 # --- GPU -----------------------------------------------------------------------------

@@ -121,9 +121,14 @@ def finalize(
                 rebuilt += 1
                 fresh.add(f"{SHARDS_DIR}/{name}")
                 if (
-                    not force and previous is not None and spec.supports_remove and old_live is not None and not previous.get("ivfdata")
-                    and (store.shards_dir / previous["file"]).exists() and not _damaged(store, f"{SHARDS_DIR}/{previous['file']}", old_checksums)
-                ):  # fmt: skip
+                    not force
+                    and previous is not None
+                    and spec.supports_remove
+                    and old_live is not None
+                    and not previous.get("ivfdata")
+                    and (store.shards_dir / previous["file"]).exists()
+                    and not _damaged(store, f"{SHARDS_DIR}/{previous['file']}", old_checksums)
+                ):
                     before = old_live.faiss_id[(old_live.part >= first) & (old_live.part <= last)]
                     gone = np.setdiff1d(before, ids)
                     if ids_digest(before) == previous["digest"] and len(np.setdiff1d(ids, before)) == 0:
@@ -291,9 +296,16 @@ def _late_summary(store: IndexStore, live: IdMap) -> dict | None:
     counts = late_store.NodeVectorStore(store.dir).node_counts(list(zip(live.part.tolist(), live.row.tolist())))
     per_node = late_store.bytes_per_node(int(sample.shape[1]), storage)
     bytes_per_doc = float(counts.mean()) * per_node + 8  # + its int64 offset
-    return {"dir": late_store.LATE_DIR, "dim": int(sample.shape[1]), "storage": storage, "nodes": int(counts.sum()),
-            "mean_nodes_per_doc": round(float(counts.mean()), 2), "bytes_per_node": per_node,
-            "bytes_per_doc": round(bytes_per_doc, 1), "gb_per_million_docs": round(bytes_per_doc * 1e6 / 1e9, 3)}  # fmt: skip
+    return {
+        "dir": late_store.LATE_DIR,
+        "dim": int(sample.shape[1]),
+        "storage": storage,
+        "nodes": int(counts.sum()),
+        "mean_nodes_per_doc": round(float(counts.mean()), 2),
+        "bytes_per_node": per_node,
+        "bytes_per_doc": round(bytes_per_doc, 1),
+        "gb_per_million_docs": round(bytes_per_doc * 1e6 / 1e9, 3),
+    }
 
 
 def _delete_unreferenced(store: IndexStore, manifest: dict) -> None:

@@ -30,8 +30,13 @@ class FoundCalibration:
         return ((i - 1) + frac) / (len(q) - 1)
 
     def to_json(self) -> dict:
-        return {"threshold": round(self.threshold, 4), "false_rate": self.false_rate, "pairs": self.pairs, "documents": self.documents,
-                "median_unrelated": round(self.null[len(self.null) // 2], 4)}  # fmt: skip
+        return {
+            "threshold": round(self.threshold, 4),
+            "false_rate": self.false_rate,
+            "pairs": self.pairs,
+            "documents": self.documents,
+            "median_unrelated": round(self.null[len(self.null) // 2], 4),
+        }
 
 
 @dataclass(frozen=True)

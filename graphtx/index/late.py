@@ -111,9 +111,15 @@ class LateExplanation:
         return chart_lines(self.elements)
 
     def to_json(self) -> dict:
-        return {"doc_id": self.doc_id, "kind": "late", "score": round(self.score, 6), "total": round(self.total, 6),
-                "terms": [t.to_json() for t in self.terms], "elements": [e.to_json() for e in self.elements],
-                "not_found": list(self.not_found)}  # fmt: skip
+        return {
+            "doc_id": self.doc_id,
+            "kind": "late",
+            "score": round(self.score, 6),
+            "total": round(self.total, 6),
+            "terms": [t.to_json() for t in self.terms],
+            "elements": [e.to_json() for e in self.elements],
+            "not_found": list(self.not_found),
+        }
 
     def table(self) -> list[str]:
         if not self.terms:
@@ -146,8 +152,9 @@ class LateExplanation:
         return q, h
 
 
-def explain_late(query: InventionGraph, u: np.ndarray, w: np.ndarray, hit: InventionGraph, v: np.ndarray, rows: int = 8,
-                 found_similarity: float = 0.9) -> LateExplanation:  # fmt: skip
+def explain_late(
+    query: InventionGraph, u: np.ndarray, w: np.ndarray, hit: InventionGraph, v: np.ndarray, rows: int = 8, found_similarity: float = 0.9
+) -> LateExplanation:
     """Per query node i: w_i, argmax_j cos(u_i, v_j), the cosine and w_i * cosine; the score is their sum."""
     from graphtx.index.explain import claim_elements
 
@@ -161,9 +168,11 @@ def explain_late(query: InventionGraph, u: np.ndarray, w: np.ndarray, hit: Inven
         sim = u @ v.T  # (m, n)
         best = sim.argmax(axis=1)  # (m,)
         terms = [
-            LateTerm(i, query.node_text[i], float(w[i]), int(best[i]), hit.node_text[int(best[i])], float(sim[i, best[i]]), float(w[i] * sim[i, best[i]]))
+            LateTerm(
+                i, query.node_text[i], float(w[i]), int(best[i]), hit.node_text[int(best[i])], float(sim[i, best[i]]), float(w[i] * sim[i, best[i]])
+            )
             for i in range(len(u))
-        ]  # fmt: skip
+        ]
     terms.sort(key=lambda t: (-t.contribution, t.query_node))
     score = float(late_scores(u, w, [v])[0])
     return LateExplanation(hit.doc_id, score, tuple(terms), rows, query, hit, elements)

@@ -33,8 +33,9 @@ def elapsed_ms(t0: float) -> float:
 class Rankers:
     """The ranking half of :class:`~graphtx.index.search.Index`."""
 
-    def _first_stage(self, q: Query, kind: str, depth: int, excluded: frozenset[str], mask: np.ndarray | None, timings: dict,
-                     explain: bool = False) -> list[Hit]:  # fmt: skip
+    def _first_stage(
+        self, q: Query, kind: str, depth: int, excluded: frozenset[str], mask: np.ndarray | None, timings: dict, explain: bool = False
+    ) -> list[Hit]:
         """The ranker's top ``depth`` among the documents ``mask`` lets through (all when None); ``explain``: with
         the convex / learned ranker's explanation of each hit's score."""
         if kind == "hybrid":
@@ -58,8 +59,10 @@ class Rankers:
         if kind not in RANKERS:
             raise ValueError(f"unknown ranker {kind!r}; known: {', '.join(RANKERS)}")
         if kind not in self.available_rankers():
-            raise ValueError(f"index {self.store.dir} has no {kind} ranker (`graphtx rank-fit` fits one into the model's or the index's ranker/); "
-                             f"the rankers it has: {', '.join(self.available_rankers())}")  # fmt: skip
+            raise ValueError(
+                f"index {self.store.dir} has no {kind} ranker (`graphtx rank-fit` fits one into the model's or the index's ranker/); "
+                f"the rankers it has: {', '.join(self.available_rankers())}"
+            )
         return kind
 
     def available_rankers(self) -> list[str]:
@@ -178,8 +181,9 @@ class Rankers:
             self._rank_cache = {self.manifest["live_digest"]: cached}
         return cached
 
-    def _reranked(self, q: Query, k: int, exclude: frozenset[str], timings: dict, kind: str, mask: np.ndarray | None = None,
-                  explain: bool = False) -> list[Hit]:  # fmt: skip
+    def _reranked(
+        self, q: Query, k: int, exclude: frozenset[str], timings: dict, kind: str, mask: np.ndarray | None = None, explain: bool = False
+    ) -> list[Hit]:
         """The ranker's order of the pool: the top ``depth`` of the dense model and of BM25 (graphtx/rank/)."""
         from graphtx.rank.features import PoolInputs, top_rows
 
@@ -200,11 +204,16 @@ class Rankers:
         cos = vectors[pool] @ np.asarray(q.vector, np.float32)  # (n,) exact cosines (unit vectors)
         query_year = years[self.ids.position_of(q.doc_id)] if q.doc_id else np.nan
         inputs = PoolInputs(
-            candidates=pool, bm25=lexical[pool].astype(np.float64), dense=cos.astype(np.float64),
-            query_terms=stats.term_ids(self.bm25().tokens(q.text)), query_year=float(query_year), candidate_years=years[pool],
-            query_codes=codes[self.ids.position_of(q.doc_id)] if q.doc_id else (), candidate_codes=[codes[p] for p in pool],
+            candidates=pool,
+            bm25=lexical[pool].astype(np.float64),
+            dense=cos.astype(np.float64),
+            query_terms=stats.term_ids(self.bm25().tokens(q.text)),
+            query_year=float(query_year),
+            candidate_years=years[pool],
+            query_codes=codes[self.ids.position_of(q.doc_id)] if q.doc_id else (),
+            candidate_codes=[codes[p] for p in pool],
             late=None if self.late_scorer is None else np.asarray(self.late_scorer(q, pool), dtype=np.float64),
-        )  # fmt: skip
+        )
         scores = self.ranker.score(kind, inputs, stats)  # (n,)
         ranked = sorted(((self.ids.doc_id[p], float(s)) for p, s in zip(pool, scores)), key=lambda item: (-item[1], item[0]))[:k]
         timings["rank"] = elapsed_ms(t0)

@@ -25,11 +25,13 @@ def build_lines(reports: list, kind: str) -> list[str]:
         else:
             lines.append(
                 f"indexed {r.added} documents ({kind} graphs; {r.replaced} replaced, {r.skipped_existing} already indexed"
-                + (", continued a killed run" if r.resumed else "") + ")" + (f" at {r.docs_per_second} documents/s" if r.added else "")
+                + (", continued a killed run" if r.resumed else "")
+                + ")"
+                + (f" at {r.docs_per_second} documents/s" if r.added else "")
                 + (f"; {r.duplicates} repeated ids skipped" if r.duplicates else "")
                 + (f"; {r.not_in_corpus} without corpus metadata" if r.not_in_corpus else "")
                 + ("; no corpus found (give --corpus): no titles, dates or classes, BM25 over node texts" if r.corpus is None and r.added else "")
-            )  # fmt: skip
+            )
     last = reports[-1]
     lines.append(
         f"{last.out_dir}: {last.count} documents in {last.shards} shard(s), {last.rebuilt_shards} rebuilt; {sum(r.seconds for r in reports):.1f} s"
@@ -73,11 +75,15 @@ def search_header(found, count: int, index_dir: str | Path, offset: int = 0) -> 
     lines = [
         f"{count} documents in {index_dir}; {what} as a {q.graph.num_nodes}-node graph"
         + f" ({', '.join(f'{name} {ms:.0f} ms' for name, ms in t.items())})"
-        + {"hybrid": " (hybrid: dense + BM25, RRF)", "convex": " (convex: dense + BM25)", "learned": " (learned ranker: dense + BM25 + features)",
-           "bm25": " (BM25)"}.get(result.ranker, "")
+        + {
+            "hybrid": " (hybrid: dense + BM25, RRF)",
+            "convex": " (convex: dense + BM25)",
+            "learned": " (learned ranker: dense + BM25 + features)",
+            "bm25": " (BM25)",
+        }.get(result.ranker, "")
         + (" (re-ranked by late interaction; score = late score)" if result.rerank == "late" else "")
         + (f"; claims {', '.join(map(str, found.searched))} merged by {found.merge} (score = merged)" if found.merge != "single" else ""),
-    ]  # fmt: skip
+    ]
     if result.filters.get("passing") is not None or result.filters.get("group_by_family"):
         lines.append("filters: " + filters_line(result.filters, count))
     lines += [f"warning: {w}" for w in getattr(result, "warnings", ())]
@@ -100,22 +106,29 @@ def no_hits_reason(applied: dict, count: int, offset: int = 0) -> str:
 def filters_line(applied: dict, count: int) -> str:
     """``published before 2008-06-04, CPC E01H, family of the query left out: 112 of 371 documents pass``."""
     parts = [f"published before {applied['before']}"] if applied.get("before") else []
-    parts += [f"{label} {' '.join(applied[name])}" for name, label in (("cpc", "CPC"), ("ipc", "IPC"), ("country", "country"), ("kind", "kind"))
-              if applied.get(name)]  # fmt: skip
+    parts += [
+        f"{label} {' '.join(applied[name])}"
+        for name, label in (("cpc", "CPC"), ("ipc", "IPC"), ("country", "country"), ("kind", "kind"))
+        if applied.get(name)
+    ]
     parts += ["family of the query left out"] if applied.get("exclude_family") else []
     parts += ["one hit per family"] if applied.get("group_by_family") else []
     passing = applied.get("passing")
     unfilled = " and ".join(name.upper() for name in applied.get("unfilled", ()))
-    return (", ".join(parts) + (f": {passing:,} of {count:,} documents pass" if passing is not None else "")
-            + (f" (no document of the index has {unfilled} codes)" if unfilled else ""))  # fmt: skip
+    return (
+        ", ".join(parts)
+        + (f": {passing:,} of {count:,} documents pass" if passing is not None else "")
+        + (f" (no document of the index has {unfilled} codes)" if unfilled else "")
+    )
 
 
 def topics_lines(report) -> list[str]:
     """``graphtx search --topics``: what was searched into which files, topics with several independent claims, skipped topics."""
     lines = [
         f"{report.searched} of {report.topics} topics searched into {report.files['run']} ({report.files['table']})"
-        + (f"; {report.resumed} of them taken from the journal of an earlier, unfinished run" if report.resumed else "") + f"; {report.seconds} s",
-    ]  # fmt: skip
+        + (f"; {report.resumed} of them taken from the journal of an earlier, unfinished run" if report.resumed else "")
+        + f"; {report.seconds} s",
+    ]
     if report.notes:
         lines.append(
             f"{len(report.notes)} topic(s) have several independent claims of which only the first was searched (--all-independent searches all):"

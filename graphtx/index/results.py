@@ -157,28 +157,43 @@ class DocumentRecord(Readable):
     def from_row(cls, row: dict, doc_id: str, faiss_id: int, kind: str, link_template: str) -> DocumentRecord:
         """The record of an index row read with META_FIELDS, DISPLAY_FIELDS, DOCUMENT_FIELDS and GRAPH_FIELDS (graph of ``kind``)."""
         return cls(
-            doc_id, faiss_id, row["title"] or "", row["date"] or "", tuple(row["ipc"] or ()), tuple(row["cpc"] or ()),
-            row_to_graph(row, doc_id, kind), tuple(row.get("claims") or ()), row.get("description") or "", tuple(row.get("cites") or ()),
+            doc_id,
+            faiss_id,
+            row["title"] or "",
+            row["date"] or "",
+            tuple(row["ipc"] or ()),
+            tuple(row["cpc"] or ()),
+            row_to_graph(row, doc_id, kind),
+            tuple(row.get("claims") or ()),
+            row.get("description") or "",
+            tuple(row.get("cites") or ()),
             **readable_of(row, doc_id, link_template),
-        )  # fmt: skip
+        )
 
     def to_json(self, graph: bool = True) -> dict:
         out = {"doc_id": self.doc_id, "faiss_id": self.faiss_id, "title": self.title, "date": self.date, "ipc": list(self.ipc), "cpc": list(self.cpc)}
         out |= readable_json(self)
-        out |= {"claims": [dict(c) for c in self.claims], "description": self.description,
-                "cited": [{"doc_id": d, "title": t} for d, t in self.cited_in_index],
-                "citing": [{"doc_id": d, "title": t} for d, t in self.citing_in_index]}  # fmt: skip
+        out |= {
+            "claims": [dict(c) for c in self.claims],
+            "description": self.description,
+            "cited": [{"doc_id": d, "title": t} for d, t in self.cited_in_index],
+            "citing": [{"doc_id": d, "title": t} for d, t in self.citing_in_index],
+        }
         if graph:
             g = self.graph
             out["graph"] = {
-                "kind": g.kind, "text_source": g.text_source, "node_text": list(g.node_text), "node_type": list(g.node_type),
+                "kind": g.kind,
+                "text_source": g.text_source,
+                "node_text": list(g.node_text),
+                "node_type": list(g.node_type),
                 "edges": [[s, d, t] for s, d, t in g.edges()],
-            }  # fmt: skip
+            }
         return out
 
 
-def assemble_hits(ranked: list[tuple[str, float]], rows: list[dict], dense: dict, bm25: dict | None, query_vector: np.ndarray | None,
-                  link_template: str) -> list[Hit]:  # fmt: skip
+def assemble_hits(
+    ranked: list[tuple[str, float]], rows: list[dict], dense: dict, bm25: dict | None, query_vector: np.ndarray | None, link_template: str
+) -> list[Hit]:
     """Hits ranked 1.. of ``ranked`` [(doc id, score)], best first, from their index rows (META_FIELDS, DISPLAY_FIELDS).
 
     ``dense`` / ``bm25``: doc id -> (score, rank) of the rankers that took part (``bm25`` None: a dense-only
@@ -205,6 +220,6 @@ def assemble_hits(ranked: list[tuple[str, float]], rows: list[dict], dense: dict
                 bm25_score=b_score,
                 bm25_rank=b_rank,
                 **readable_of(row, doc_id, link_template),
-            )  # fmt: skip
+            )
         )
     return hits

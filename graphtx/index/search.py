@@ -83,8 +83,19 @@ log = logging.getLogger(__name__)
 class Index(Rankers):
     """A searchable index directory: FAISS shards, id map, documents, model and (lazily) BM25."""
 
-    def __init__(self, store: IndexStore, manifest: dict, model, tokenizer, ids: IdMap, shards: list, spec: IndexSpec, search: SearchConfig, on_gpu: bool,
-                 ranker=None):  # fmt: skip
+    def __init__(
+        self,
+        store: IndexStore,
+        manifest: dict,
+        model,
+        tokenizer,
+        ids: IdMap,
+        shards: list,
+        spec: IndexSpec,
+        search: SearchConfig,
+        on_gpu: bool,
+        ranker=None,
+    ):
         self.store, self.manifest = store, manifest
         self.ranker = ranker  # graphtx.rank.store.Ranker of the index (or its model), None without one
         self.late_scorer = None  # HOOK: late(query: Query, positions (n,)) -> (n,) late-interaction scores for the rankers' "late" features
@@ -411,8 +422,10 @@ class Index(Rankers):
         scores = self.late_scores(q, [h.doc_id for h in hits]) if hits else np.zeros(0)
         order = sorted(range(len(hits)), key=lambda i: (-scores[i], i))[:k]
         timings["late"] = elapsed_ms(t0)
-        return [dataclasses.replace(hits[i], rank=r, score=float(scores[i]), late_score=float(scores[i]), first_stage_rank=hits[i].rank)
-                for r, i in enumerate(order, 1)]  # fmt: skip
+        return [
+            dataclasses.replace(hits[i], rank=r, score=float(scores[i]), late_score=float(scores[i]), first_stage_rank=hits[i].rank)
+            for r, i in enumerate(order, 1)
+        ]
 
     def _explain_late(self, q: Query, hits: list[Hit], timings: dict) -> list[Hit]:
         t0 = time.perf_counter()
@@ -488,8 +501,10 @@ class Index(Rankers):
         if q.graph is not None and q.source != "id":
             features = sum(1 for t in q.graph.node_type if t == "feature")
             if features < 2:
-                warnings.append(f"the query yields {features} invention feature{'s' if features != 1 else ''}: describe the invention "
-                                "in more words (a claim names its parts) for the claim chart to say much")  # fmt: skip
+                warnings.append(
+                    f"the query yields {features} invention feature{'s' if features != 1 else ''}: describe the invention "
+                    "in more words (a claim names its parts) for the claim chart to say much"
+                )
             if q.text.strip() and self.knows_words(q.text) is False:
                 warnings.append("none of the query's words occurs in the indexed documents: the hits are only the model's guesses")
         return warnings
@@ -566,9 +581,12 @@ class Index(Rankers):
                 if bm25 is None:
                     why = "has no BM25 state" if saved is None else "has BM25 state older than its documents"
                     log.warning(
-                        "index %s %s: building it in memory for this process (%d documents); "
-                        "persist it with `graphtx index --out %s --bm25`", self.store.dir, why, self.count, self.store.dir,
-                    )  # fmt: skip
+                        "index %s %s: building it in memory for this process (%d documents); persist it with `graphtx index --out %s --bm25`",
+                        self.store.dir,
+                        why,
+                        self.count,
+                        self.store.dir,
+                    )
                     bm25 = BM25Index.build(self.store.read_texts(self.ids), index_config_of(self.manifest), digest)
                 self._bm25 = bm25
             return self._bm25

@@ -73,8 +73,9 @@ def ray_filler(workers: int, address: str | None = None, ahead: int = 2):
             pending: deque = deque()
             for path, first, last in jobs:
                 mask = (live.part >= first) & (live.part <= last)
-                pending.append(task.remote(str(store.dir.resolve()), str(path), live.part[mask], live.row[mask], live.faiss_id[mask],
-                                           trained, spec.to_dict()))  # fmt: skip
+                pending.append(
+                    task.remote(str(store.dir.resolve()), str(path), live.part[mask], live.row[mask], live.faiss_id[mask], trained, spec.to_dict())
+                )
                 if len(pending) >= max(1, workers) * ahead:
                     ray.get(pending.popleft())
             ray.get(list(pending))

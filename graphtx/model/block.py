@@ -64,9 +64,13 @@ class GraphTransformerBlock(nn.Module):
         c = config
         self.ln1 = nn.LayerNorm(c.node_dim)
         self.attn = SparseGraphAttention(
-            c.node_dim, c.heads, attention_dropout=c.attention_dropout, qk_norm=c.qk_norm,
-            qk_scale_init=c.qk_scale_init, edge_type_bias=c.edge_type_bias,
-        )  # fmt: skip
+            c.node_dim,
+            c.heads,
+            attention_dropout=c.attention_dropout,
+            qk_norm=c.qk_norm,
+            qk_scale_init=c.qk_scale_init,
+            edge_type_bias=c.edge_type_bias,
+        )
         self.ln2 = nn.LayerNorm(c.node_dim)
         self.ffn = FeedForward(c.node_dim, c.ffn_mult, c.dropout)
         self.drop = nn.Dropout(c.dropout)

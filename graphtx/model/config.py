@@ -119,9 +119,17 @@ class ModelConfig:
         GEGLU of hidden size 2048, 16 linear experts for the 150-d head.
         """
         paper = cls(
-            vocab_size=32_000, token_dim=256, node_dim=1024, heads=16, layers=14, ffn_mult=2,
-            base_dim=2048, reduced_dim=150, num_experts=16, max_tokens_per_node=32,
-        )  # fmt: skip
+            vocab_size=32_000,
+            token_dim=256,
+            node_dim=1024,
+            heads=16,
+            layers=14,
+            ffn_mult=2,
+            base_dim=2048,
+            reduced_dim=150,
+            num_experts=16,
+            max_tokens_per_node=32,
+        )
         return dataclasses.replace(paper, **changes)
 
 

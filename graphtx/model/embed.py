@@ -50,14 +50,20 @@ def init_model(config: ModelConfig, tokens_dir: str | Path, seed: int) -> tuple[
     projection = load_node_projection(tokens_dir)
     if projection is not None:
         if projection.word_order != config.word_order:
-            print(f"note: {tokens_dir}'s node encoder was distilled with word order {projection.word_order!r}, the model's "
-                  f"model.word_order is {config.word_order!r}: the model keeps its seeded projection (set model.word_order: "
-                  f"{projection.word_order})", file=sys.stderr)  # fmt: skip
+            print(
+                f"note: {tokens_dir}'s node encoder was distilled with word order {projection.word_order!r}, the model's "
+                f"model.word_order is {config.word_order!r}: the model keeps its seeded projection (set model.word_order: "
+                f"{projection.word_order})",
+                file=sys.stderr,
+            )
         elif tuple(projection.weight.shape) == tuple(model.swem.proj.weight.shape):
             model.swem.load_projection(projection.weight, projection.bias, projection.ngram)
         else:
-            print(f"note: {tokens_dir}'s distilled node projection is {projection.weight.shape[0]}-d, the model's node_dim is "
-                  f"{config.node_dim}: the model keeps its seeded projection (distil with --node-dim {config.node_dim})", file=sys.stderr)  # fmt: skip
+            print(
+                f"note: {tokens_dir}'s distilled node projection is {projection.weight.shape[0]}-d, the model's node_dim is "
+                f"{config.node_dim}: the model keeps its seeded projection (distil with --node-dim {config.node_dim})",
+                file=sys.stderr,
+            )
     if config.token_weighting != "none":
         model.swem.load_token_weights(load_token_idf(tokens_dir))
     if model.lexical is not None:
@@ -78,7 +84,7 @@ def init_report(model: GraphEncoder, tokenizer: object, tokens_dir: str | Path, 
     return summary, [
         f"initialised a {'reduced' if model.config.reduced_dim else 'base'} model ({model.num_parameters():,} parameters, "
         f"{model.out_dim}-d output) with the token vectors of {tokens_dir} into {out}",
-    ]  # fmt: skip
+    ]
 
 
 def encode_report(vectors: int, dim: int, kind: str, out: str | Path) -> tuple[dict, list[str]]:
@@ -164,8 +170,13 @@ def _embed_on_ray(chunks, schema, graphs_dir, kind, out_path: Path, batch_size, 
     from graphtx.ray_engine import map_ordered
     from graphtx.shards import ShardJournal, file_identity
 
-    key = {"stage": "encode", "graphs": file_identity(graphs_path(graphs_dir)), "kind": kind,
-           "model": schema.metadata[b"model_fingerprint"].decode(), "chunk": batch_size * 16}  # fmt: skip
+    key = {
+        "stage": "encode",
+        "graphs": file_identity(graphs_path(graphs_dir)),
+        "kind": kind,
+        "model": schema.metadata[b"model_fingerprint"].decode(),
+        "chunk": batch_size * 16,
+    }
     journal = ShardJournal(out_path.with_name(f".{out_path.name}.shards"), key)
     done = journal.open()
     order: deque[int] = deque()  # shards sent, in the order their results come back
@@ -181,8 +192,9 @@ def _embed_on_ray(chunks, schema, graphs_dir, kind, out_path: Path, batch_size, 
             order.append(i)
             yield chunk
 
-    encoded = map_ordered(todo(), load_chunk_encoder, (str(Path(model_dir).resolve()), batch_size, False), encode_chunk,
-                          workers=workers, num_gpus=gpus, address=address)  # fmt: skip
+    encoded = map_ordered(
+        todo(), load_chunk_encoder, (str(Path(model_dir).resolve()), batch_size, False), encode_chunk, workers=workers, num_gpus=gpus, address=address
+    )
     with contextlib.closing(encoded):
         for chunk, (vectors, _, _, _) in encoded:
             i = order.popleft()

@@ -146,9 +146,13 @@ class GraphEncoder(nn.Module):
         device = next(self.parameters()).device
         try:
             out = [
-                self(collate(list(graphs[i : i + batch_size]), tokenizer, self.config.max_tokens_per_node).to(device), normalize=normalize, lexical=True).cpu()
+                self(
+                    collate(list(graphs[i : i + batch_size]), tokenizer, self.config.max_tokens_per_node).to(device),
+                    normalize=normalize,
+                    lexical=True,
+                ).cpu()
                 for i in range(0, len(graphs), batch_size)
-            ]  # fmt: skip
+            ]
         finally:
             self.train(was_training)
         dtype = next(self.parameters()).dtype

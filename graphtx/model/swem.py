@@ -42,8 +42,16 @@ from graphtx.model.config import WORD_ORDERS as ORDERS
 
 
 class SWEMNodeEncoder(nn.Module):
-    def __init__(self, vocab_size: int, token_dim: int, node_dim: int, embedding_dropout: float = 0.0, num_node_types: int = NUM_NODE_TYPES,
-                 weighting: str = "none", word_order: str = "none"):  # fmt: skip
+    def __init__(
+        self,
+        vocab_size: int,
+        token_dim: int,
+        node_dim: int,
+        embedding_dropout: float = 0.0,
+        num_node_types: int = NUM_NODE_TYPES,
+        weighting: str = "none",
+        word_order: str = "none",
+    ):
         super().__init__()
         if weighting not in WEIGHTINGS:
             raise ValueError(f"token weighting must be one of {WEIGHTINGS}, got {weighting!r}")
@@ -79,8 +87,9 @@ class SWEMNodeEncoder(nn.Module):
         self.embedding.weight.copy_(matrix.to(self.embedding.weight))
 
     @torch.no_grad()
-    def load_projection(self, weight: np.ndarray | torch.Tensor, bias: np.ndarray | torch.Tensor,
-                        ngram: tuple[tuple[np.ndarray, np.ndarray], ...] = ()) -> None:  # fmt: skip
+    def load_projection(
+        self, weight: np.ndarray | torch.Tensor, bias: np.ndarray | torch.Tensor, ngram: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
+    ) -> None:
         """Copy a (node_dim, pooled_dim) weight and (node_dim,) bias into the projection, and one (weight, bias) per
         n-gram convolution of the word-order channel (e.g. ``graphtx distil-phrases``' NodeProjection)."""
         if len(ngram) != len(self.ngram):

@@ -49,8 +49,12 @@ class RankerExplanation:
         return self.base + sum(self.signals.values())
 
     def to_json(self) -> dict:
-        out = {"ranker": self.ranker, "score": round(self.score, 6), "base": round(self.base, 6),
-               "signals": {k: round(v, 6) for k, v in self.signals.items()}}  # fmt: skip
+        out = {
+            "ranker": self.ranker,
+            "score": round(self.score, 6),
+            "base": round(self.base, 6),
+            "signals": {k: round(v, 6) for k, v in self.signals.items()},
+        }
         if self.features:
             out["features"] = {k: round(v, 6) for k, v in self.features.items()}
         if self.inputs:
@@ -104,8 +108,14 @@ def explain_pool(ranker, kind: str, inputs: PoolInputs, stats: LexicalStats, row
         out = []
         for r in rows:
             signals = {"bm25": a * float(nb[r]), "dense": (1 - a) * float(nd[r])}
-            ins = {"weight": a, "norm": norm, "bm25": float(inputs.bm25[r]), "bm25_normalised": float(nb[r]),
-                   "dense": float(inputs.dense[r]), "dense_normalised": float(nd[r])}  # fmt: skip
+            ins = {
+                "weight": a,
+                "norm": norm,
+                "bm25": float(inputs.bm25[r]),
+                "bm25_normalised": float(nb[r]),
+                "dense": float(inputs.dense[r]),
+                "dense_normalised": float(nd[r]),
+            }
             out.append(RankerExplanation("convex", sum(signals.values()), 0.0, signals, inputs=ins))
         return out
     if kind not in ranker.boosters:

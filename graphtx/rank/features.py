@@ -35,12 +35,22 @@ from dataclasses import dataclass
 import numpy as np
 
 GROUPS: dict[str, tuple[str, ...]] = {
-    "lexical": ("bm25", "bm25_log_rank", "bm25_z", "bm25_minmax", "bm25_of_best", "terms_matched", "terms_matched_share",
-                "idf_matched_share", "idf_matched_max", "candidate_log_terms"),
+    "lexical": (
+        "bm25",
+        "bm25_log_rank",
+        "bm25_z",
+        "bm25_minmax",
+        "bm25_of_best",
+        "terms_matched",
+        "terms_matched_share",
+        "idf_matched_share",
+        "idf_matched_max",
+        "candidate_log_terms",
+    ),
     "meta": ("year_gap", "code_subclass_jaccard", "code_group_jaccard"),
     "dense": ("dense", "dense_log_rank", "dense_z", "dense_minmax"),
     "late": ("late", "late_log_rank", "late_z"),
-}  # fmt: skip
+}
 GRAPH_GROUPS = ("dense", "late")  # what the graph model contributes (left out by the "without graph" ablation)
 
 
@@ -133,8 +143,13 @@ def pool_features(inputs: PoolInputs, stats: LexicalStats, names: Sequence[str])
     bm25 = np.asarray(inputs.bm25, dtype=np.float64)
     if need & set(GROUPS["lexical"]):
         best = bm25.max() if n else 0.0
-        cols |= {"bm25": bm25, "bm25_log_rank": _log_rank(bm25), "bm25_z": _z(bm25), "bm25_minmax": _minmax(bm25),
-                 "bm25_of_best": bm25 / best if best > 0 else np.zeros(n)}  # fmt: skip
+        cols |= {
+            "bm25": bm25,
+            "bm25_log_rank": _log_rank(bm25),
+            "bm25_z": _z(bm25),
+            "bm25_minmax": _minmax(bm25),
+            "bm25_of_best": bm25 / best if best > 0 else np.zeros(n),
+        }
         q = inputs.query_terms
         if len(q) and n:
             held = stats.doc_terms[inputs.candidates][:, q].toarray() > 0  # (n, t)

@@ -107,11 +107,22 @@ def monotone_constraints(names: Sequence[str]) -> list[int]:
 
 def _params(cfg: RankConfig, names: Sequence[str], num_leaves: int, seed: int) -> dict:
     params = {
-        "objective": "lambdarank", "metric": "ndcg", "eval_at": [cfg.ndcg_k], "num_leaves": num_leaves,
-        "min_data_in_leaf": cfg.min_data_in_leaf, "learning_rate": cfg.learning_rate, "lambda_l2": cfg.lambda_l2,
-        "feature_fraction": cfg.feature_fraction, "bagging_fraction": 0.8, "bagging_freq": 1,
-        "lambdarank_truncation_level": cfg.truncation, "seed": seed, "deterministic": True, "num_threads": 1, "verbosity": -1,
-    }  # fmt: skip
+        "objective": "lambdarank",
+        "metric": "ndcg",
+        "eval_at": [cfg.ndcg_k],
+        "num_leaves": num_leaves,
+        "min_data_in_leaf": cfg.min_data_in_leaf,
+        "learning_rate": cfg.learning_rate,
+        "lambda_l2": cfg.lambda_l2,
+        "feature_fraction": cfg.feature_fraction,
+        "bagging_fraction": 0.8,
+        "bagging_freq": 1,
+        "lambdarank_truncation_level": cfg.truncation,
+        "seed": seed,
+        "deterministic": True,
+        "num_threads": 1,
+        "verbosity": -1,
+    }
     if cfg.monotone:
         params |= {"monotone_constraints": monotone_constraints(names), "monotone_constraints_method": "basic"}
     return params
@@ -137,8 +148,13 @@ def fit_lambdarank(groups: Sequence[Group], names: Sequence[str], cfg: RankConfi
     folds = [(np.flatnonzero(row_fold != f), np.flatnonzero(row_fold == f)) for f in range(cfg.folds)]
     trials = []
     for leaves in cfg.num_leaves_grid:
-        res = lgb.cv(_params(cfg, names, leaves, seed), data, num_boost_round=cfg.max_rounds, folds=folds,
-                     callbacks=[lgb.early_stopping(cfg.early_stopping, verbose=False)])  # fmt: skip
+        res = lgb.cv(
+            _params(cfg, names, leaves, seed),
+            data,
+            num_boost_round=cfg.max_rounds,
+            folds=folds,
+            callbacks=[lgb.early_stopping(cfg.early_stopping, verbose=False)],
+        )
         curve = res[f"valid ndcg@{cfg.ndcg_k}-mean"]
         best = int(np.argmax(curve))
         trials.append(
@@ -148,6 +164,13 @@ def fit_lambdarank(groups: Sequence[Group], names: Sequence[str], cfg: RankConfi
     booster = lgb.train(_params(cfg, names, chosen["num_leaves"], seed), data, num_boost_round=chosen["rounds"])
     gain = booster.feature_importance("gain")
     importance = {n: round(float(v / gain.sum()), 4) if gain.sum() else 0.0 for n, v in zip(names, gain)}
-    report = {"queries": len(groups), "queries_fitted": len(usable), "rows": int(data.num_data()), "folds": cfg.folds,
-              "trials": trials, "chosen": chosen, "gain_importance": importance}  # fmt: skip
+    report = {
+        "queries": len(groups),
+        "queries_fitted": len(usable),
+        "rows": int(data.num_data()),
+        "folds": cfg.folds,
+        "trials": trials,
+        "chosen": chosen,
+        "gain_importance": importance,
+    }
     return booster, report

@@ -90,10 +90,14 @@ class Ranker:
                 (tmp / MODEL_FILES[kind]).write_text(texts[kind])
             version = lightgbm_version() if self.boosters else ""
             meta = {
-                "model_fingerprint": self.model_fingerprint, "depth": self.depth, "convex": self.convex, "features": self.features,
-                "lightgbm": version, "report": self.report,
+                "model_fingerprint": self.model_fingerprint,
+                "depth": self.depth,
+                "convex": self.convex,
+                "features": self.features,
+                "lightgbm": version,
+                "report": self.report,
                 "fingerprint": ranker_fingerprint(self.model_fingerprint, self.features, version, texts),
-            }  # fmt: skip
+            }
             (tmp / META_FILE).write_text(json.dumps(meta, indent=2, default=_plain) + "\n")
         self.directory = directory
         return directory

@@ -193,8 +193,10 @@ def _claims_note(text: str | None) -> dict:
     if len(claims) <= 1:
         return {}
     others = [c.num for c in claims[1:]]
-    note = (f"the query has {len(claims)} independent claims; only claim {claims[0].num} was searched, not claim(s) {', '.join(map(str, others))} "
-            '("all_independent": true searches every independent claim and merges the hits per document)')  # fmt: skip
+    note = (
+        f"the query has {len(claims)} independent claims; only claim {claims[0].num} was searched, not claim(s) {', '.join(map(str, others))} "
+        '("all_independent": true searches every independent claim and merges the hits per document)'
+    )
     return {"claims": {"searched": [claims[0].num], "not_searched": others, "merge": "single"}, "note": note}
 
 
@@ -234,8 +236,9 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
         anyio.to_thread.current_default_thread_limiter().total_tokens = cfg.workers  # the query worker pool
         yield
 
-    app = FastAPI(title="graphtx", description="Patent prior-art search with invention graphs", version="1", lifespan=lifespan,
-                  docs_url=None, redoc_url=None)  # /docs is served from local assets below; ReDoc (CDN only) is off  # fmt: skip
+    app = FastAPI(
+        title="graphtx", description="Patent prior-art search with invention graphs", version="1", lifespan=lifespan, docs_url=None, redoc_url=None
+    )  # /docs is served from local assets below; ReDoc (CDN only) is off
 
     # --- limits and errors (the last added runs first) --------------------------------
     app.add_middleware(Admission, limit=cfg.max_pending)
@@ -314,9 +317,23 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
             raise Problem(400, f"offset must be <= {cfg.max_offset}")
         ix = holder["index"]
         filters = run(body.filters)  # a bad date: 400
-        found = run(lambda: search_claim_set(ix, body.text, body.k, doc_id=body.id, all_independent=body.all_independent, merge=body.merge,
-                                             offset=body.offset, hybrid=body.hybrid, explain=body.explain, ranker=body.ranker,
-                                             rerank=body.rerank, rerank_depth=body.rerank_depth, filters=filters))  # fmt: skip
+        found = run(
+            lambda: search_claim_set(
+                ix,
+                body.text,
+                body.k,
+                doc_id=body.id,
+                all_independent=body.all_independent,
+                merge=body.merge,
+                offset=body.offset,
+                hybrid=body.hybrid,
+                explain=body.explain,
+                ranker=body.ranker,
+                rerank=body.rerank,
+                rerank_depth=body.rerank_depth,
+                filters=filters,
+            )
+        )
         result = found.result
         out = found.to_json() | {"offset": body.offset, "k": body.k}
         out.pop("note", None)
@@ -347,8 +364,21 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
             raise Problem(400, f"offset must be <= {cfg.max_offset}")
         filters = run(body.filters)
         # the hits /search returns for the same body (a claim set: its first independent claim), each with its explanation
-        found = run(lambda: search_claim_set(ix, body.text, body.k, doc_id=body.id, offset=body.offset, hybrid=body.hybrid, explain=True,
-                                             ranker=body.ranker, rerank=body.rerank, rerank_depth=body.rerank_depth, filters=filters))  # fmt: skip
+        found = run(
+            lambda: search_claim_set(
+                ix,
+                body.text,
+                body.k,
+                doc_id=body.id,
+                offset=body.offset,
+                hybrid=body.hybrid,
+                explain=True,
+                ranker=body.ranker,
+                rerank=body.rerank,
+                rerank_depth=body.rerank_depth,
+                filters=filters,
+            )
+        )
         result = found.result
         out = [h.to_json() for h in result.hits]
         if body.svg:
@@ -362,8 +392,11 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
         from graphtx.index.batch import Topic, one_per_spelling, output_qid, search_topic, trec_lines
 
         if len(body.topics) > cfg.max_batch_topics:
-            raise Problem(413, f"at most {cfg.max_batch_topics} topics a request (serve.max_batch_topics): send several requests, "
-                               "or run `graphtx search INDEX --topics FILE --output RUN`")  # fmt: skip
+            raise Problem(
+                413,
+                f"at most {cfg.max_batch_topics} topics a request (serve.max_batch_topics): send several requests, "
+                "or run `graphtx search INDEX --topics FILE --output RUN`",
+            )
         if body.k > cfg.max_k:
             raise Problem(400, f"k must be <= {cfg.max_k}")
         for t in body.topics:
@@ -395,7 +428,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
                 {"topic": e["topic"], "qid": output_qid(e), "hits": e["hits"], **({"note": e["note"]} if e.get("note") else {})}
                 for e in entries
                 if "hits" in e
-            ],  # fmt: skip
+            ],
             "skipped": [{"topic": e["topic"], "position": e["line"], "reason": e["skipped"]} for e in entries if e.get("skipped")],
             "run": trec_lines([e for e in entries if "hits" in e], body.tag or f"graphtx-{ranker}"),
         }

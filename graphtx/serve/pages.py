@@ -59,12 +59,20 @@ def add_pages(app) -> None:
     @app.get("/docs", include_in_schema=False)
     def docs():
         if swagger is None:
-            return JSONResponse({"error": "the API page needs Swagger UI's files: pip install 'graphtx[serve]' (swagger-ui-bundle-v2); "
-                                          "the API description is at /openapi.json"}, status_code=503)  # fmt: skip
+            return JSONResponse(
+                {
+                    "error": "the API page needs Swagger UI's files: pip install 'graphtx[serve]' (swagger-ui-bundle-v2); "
+                    "the API description is at /openapi.json"
+                },
+                status_code=503,
+            )
         html = get_swagger_ui_html(
-            openapi_url=app.openapi_url, title="graphtx API", swagger_js_url=f"{SWAGGER_PREFIX}/swagger-ui-bundle.js",
-            swagger_css_url=f"{SWAGGER_PREFIX}/swagger-ui.css", swagger_favicon_url=f"{SWAGGER_PREFIX}/favicon-32x32.png",
+            openapi_url=app.openapi_url,
+            title="graphtx API",
+            swagger_js_url=f"{SWAGGER_PREFIX}/swagger-ui-bundle.js",
+            swagger_css_url=f"{SWAGGER_PREFIX}/swagger-ui.css",
+            swagger_favicon_url=f"{SWAGGER_PREFIX}/favicon-32x32.png",
             swagger_ui_parameters={"validatorUrl": None},  # no badge fetched from the Swagger validator's site
-        )  # fmt: skip
+        )
         html.headers["Content-Security-Policy"] = DOCS_CSP
         return html

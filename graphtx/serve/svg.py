@@ -101,5 +101,7 @@ def hit_svgs(hit, max_nodes: int = 40) -> dict[str, str]:
     if e is None:
         return {}
     q_high, h_high = e.highlights()
-    return {"query": graph_svg(e.query_graph, q_high, max_nodes, label="query"),
-            "hit": graph_svg(e.hit_graph, h_high, max_nodes, label=f"{hit.doc_id}")}  # fmt: skip
+    return {
+        "query": graph_svg(e.query_graph, q_high, max_nodes, label="query"),
+        "hit": graph_svg(e.hit_graph, h_high, max_nodes, label=f"{hit.doc_id}"),
+    }

@@ -117,7 +117,10 @@ def train_bpe(texts: Iterable[str], vocab_size: int, min_frequency: int, length:
     """
     tok = _empty_tokenizer()
     trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=list(SPECIAL_TOKENS), show_progress=show_progress,
-    )  # fmt: skip
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        special_tokens=list(SPECIAL_TOKENS),
+        show_progress=show_progress,
+    )
     tok.train_from_iterator(texts, trainer=trainer, length=length)
     return PatentTokenizer(tok)

@@ -82,16 +82,27 @@ def train_fasttext(
     if not token_sequences:
         raise ValueError("no token sequences to train FastText on (is the corpus empty?)")
     model = FastText(
-        vector_size=dim, window=window, min_count=min_count, sg=1, min_n=MIN_N, max_n=MAX_N, bucket=buckets,
-        workers=workers, seed=seed, hashfxn=stable_hash,
-    )  # fmt: skip
+        vector_size=dim,
+        window=window,
+        min_count=min_count,
+        sg=1,
+        min_n=MIN_N,
+        max_n=MAX_N,
+        bucket=buckets,
+        workers=workers,
+        seed=seed,
+        hashfxn=stable_hash,
+    )
     model.build_vocab(corpus_iterable=token_sequences)
     if not model.wv.key_to_index:
         raise ValueError(f"no token occurs min_count={min_count} times; FastText has nothing to learn")
     model.train(
-        corpus_iterable=token_sequences, total_examples=model.corpus_count, total_words=model.corpus_total_words, epochs=epochs,
+        corpus_iterable=token_sequences,
+        total_examples=model.corpus_count,
+        total_words=model.corpus_total_words,
+        epochs=epochs,
         callbacks=[_epoch_callback(on_epoch_end)] if on_epoch_end else (),
-    )  # fmt: skip
+    )
     return model
 
 

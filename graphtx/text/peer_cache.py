@@ -107,8 +107,10 @@ class PeerVectorCache:
             atomic_write_bytes(path, data)
         except PermissionError as err:
             self.unwritable = True
-            self.warn(f"warning: the peer vector cache {self.folder} cannot be written ({err.strerror}): going on without it "
-                      "(set eval.peer_vector_cache_dir to a writable folder, or \"\" to turn it off)")  # fmt: skip
+            self.warn(
+                f"warning: the peer vector cache {self.folder} cannot be written ({err.strerror}): going on without it "
+                '(set eval.peer_vector_cache_dir to a writable folder, or "" to turn it off)'
+            )
             return None
         return path
 

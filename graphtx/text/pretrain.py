@@ -129,9 +129,19 @@ class PretrainReport:
 
     def summary(self, seed: int) -> dict:
         """``graphtx pretrain --json``."""
-        return {"out": str(self.out_dir), "documents": self.documents, "texts": self.texts, "fasttext_sentences": self.sentences,
-                "fasttext_tokens": self.tokens, "vocab_size": self.vocab_size, "dim": self.dim, "rows": self.rows, "seed": seed,
-                "seconds": self.seconds, "fingerprint": self.fingerprint}  # fmt: skip
+        return {
+            "out": str(self.out_dir),
+            "documents": self.documents,
+            "texts": self.texts,
+            "fasttext_sentences": self.sentences,
+            "fasttext_tokens": self.tokens,
+            "vocab_size": self.vocab_size,
+            "dim": self.dim,
+            "rows": self.rows,
+            "seed": seed,
+            "seconds": self.seconds,
+            "fingerprint": self.fingerprint,
+        }
 
     def lines(self) -> list[str]:
         """What ``graphtx pretrain`` prints."""
@@ -193,8 +203,16 @@ def pretrain(
     # FastText, then one row per BPE token
     with tqdm(total=cfg.epochs, desc="pretrain fasttext", unit="epoch", disable=disable, file=sys.stderr) as bar:
         ft = train_fasttext(
-            sequences, cfg.dim, cfg.epochs, cfg.window, cfg.min_count, seed, cfg.workers, cfg.buckets, on_epoch_end=lambda: bar.update(1),
-        )  # fmt: skip
+            sequences,
+            cfg.dim,
+            cfg.epochs,
+            cfg.window,
+            cfg.min_count,
+            seed,
+            cfg.workers,
+            cfg.buckets,
+            on_epoch_end=lambda: bar.update(1),
+        )
     n_sentences, fasttext_vocabulary = len(sequences), len(ft.wv.key_to_index)
     del sequences
     vectors = embedding_matrix(tokenizer, ft, seed)  # (vocab, dim)
@@ -215,9 +233,17 @@ def pretrain(
         staged.__exit__(type(err), err, err.__traceback__)
         raise
     report = PretrainReport(
-        out, sum(counts.documents.values()), counts.texts, n_sentences, n_tokens,
-        tokenizer.vocab_size, cfg.dim, {s: rows[s] for s in ROW_SOURCES}, round(time.time() - started, 2), fingerprint,
-    )  # fmt: skip
+        out,
+        sum(counts.documents.values()),
+        counts.texts,
+        n_sentences,
+        n_tokens,
+        tokenizer.vocab_size,
+        cfg.dim,
+        {s: rows[s] for s in ROW_SOURCES},
+        round(time.time() - started, 2),
+        fingerprint,
+    )
     manifest = {
         "corpora": [{"path": str(c), "documents": counts.documents[str(c)]} for c in corpora],
         "documents": report.documents,
@@ -270,8 +296,10 @@ def load_token_idf(tokens_dir: str | Path) -> np.ndarray:
     """The (vocab_size,) token IDF of a tokens directory (clear error for one made before it existed)."""
     path = Path(tokens_dir) / IDF_FILE
     if not path.exists():
-        raise FileNotFoundError(f"{tokens_dir} has no {IDF_FILE} (made before IDF weighting): re-run `graphtx pretrain`, "
-                                "or set model.token_weighting: none and model.lexical_dim: 0 (the two parts that read it)")  # fmt: skip
+        raise FileNotFoundError(
+            f"{tokens_dir} has no {IDF_FILE} (made before IDF weighting): re-run `graphtx pretrain`, "
+            "or set model.token_weighting: none and model.lexical_dim: 0 (the two parts that read it)"
+        )
     return np.load(path)
 
 

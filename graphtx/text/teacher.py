@@ -59,14 +59,29 @@ class TeacherReport:
 
     def lines(self) -> list[str]:
         resumed = f"; {self.resumed_chunks} chunks of {CHUNK_DOCS} taken from the interrupted run" if self.resumed_chunks else ""
-        cached = (f"{self.from_cache:,} of them from the peer vector cache {self.cache_dir}, the others encoded" if self.cache_dir
-                  else "no peer vector cache (eval.peer_vector_cache_dir is empty)")  # fmt: skip
-        return [f"wrote {self.documents:,} documents' vectors of {PEER_NAMES[self.peer]} ({self.dim}-d) into {self.out} in {self.seconds:.1f} s{resumed}",
-                cached, f"skipped (no text): {self.skipped:,}" + (f" (each in {self.out / MANIFEST_FILE})" if self.skipped else "")]  # fmt: skip
+        cached = (
+            f"{self.from_cache:,} of them from the peer vector cache {self.cache_dir}, the others encoded"
+            if self.cache_dir
+            else "no peer vector cache (eval.peer_vector_cache_dir is empty)"
+        )
+        return [
+            f"wrote {self.documents:,} documents' vectors of {PEER_NAMES[self.peer]} ({self.dim}-d) into {self.out} in {self.seconds:.1f} s{resumed}",
+            cached,
+            f"skipped (no text): {self.skipped:,}" + (f" (each in {self.out / MANIFEST_FILE})" if self.skipped else ""),
+        ]
 
     def to_json(self) -> dict:
-        return {"out": str(self.out), "peer": self.peer, "documents": self.documents, "skipped": self.skipped, "dim": self.dim,
-                "seconds": self.seconds, "resumed_chunks": self.resumed_chunks, "from_cache": self.from_cache, "cache_dir": self.cache_dir}  # fmt: skip
+        return {
+            "out": str(self.out),
+            "peer": self.peer,
+            "documents": self.documents,
+            "skipped": self.skipped,
+            "dim": self.dim,
+            "seconds": self.seconds,
+            "resumed_chunks": self.resumed_chunks,
+            "from_cache": self.from_cache,
+            "cache_dir": self.cache_dir,
+        }
 
 
 def teacher_text(doc: PatentDocument, fields: Sequence[str]) -> str:
@@ -108,8 +123,15 @@ def teacher_job(corpus_dirs: Sequence[str | Path], peer: str, sha: str, fields: 
         p = documents_path(c)
         st = p.stat()
         files.append({"path": str(p.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns})
-    job = {"corpora": files, "peer": peer, "sha256": sha, "fields": list(fields), "max_tokens": max_tokens, "chunk_docs": CHUNK_DOCS,
-           "text": "fields joined by newlines"}  # fmt: skip
+    job = {
+        "corpora": files,
+        "peer": peer,
+        "sha256": sha,
+        "fields": list(fields),
+        "max_tokens": max_tokens,
+        "chunk_docs": CHUNK_DOCS,
+        "text": "fields joined by newlines",
+    }
     return job | ({"passages": passages} if passages > 1 else {})
 
 
@@ -172,16 +194,30 @@ def write_teacher_vectors(
                 bar.update(hi - lo)
         matrix = np.concatenate([np.load(chunks_dir / f"{k:05d}.npy") for k in range(n_chunks)])  # (n, dim)
         dim = int(matrix.shape[1])
-        table = pa.table({"doc_id": pa.array(ids, pa.string()),
-                          "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1), pa.float32()), dim)})  # fmt: skip
+        table = pa.table(
+            {"doc_id": pa.array(ids, pa.string()), "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1), pa.float32()), dim)}
+        )
         atomic_write_table(staged.path(VECTORS_FILE), table)
         seconds = round(time.time() - started, 1)
-        manifest = integrity.seal({
-            "peer": peer, "model": PEER_NAMES[peer], "sha256": sha, "fields": list(fields), "max_tokens": max_tokens, "passages": passages,
-            "corpora": [str(c) for c in corpus_dirs], "documents": len(ids), "dim": dim, "skipped": skipped,
-            "seconds": seconds, "resumed_chunks": len(done), "job": job, "fingerprint": hashlib.sha256(matrix.tobytes()).hexdigest()[:16],
-            integrity.CHECKSUMS_KEY: {VECTORS_FILE: integrity.file_entry(staged.path(VECTORS_FILE))},
-        })  # fmt: skip
+        manifest = integrity.seal(
+            {
+                "peer": peer,
+                "model": PEER_NAMES[peer],
+                "sha256": sha,
+                "fields": list(fields),
+                "max_tokens": max_tokens,
+                "passages": passages,
+                "corpora": [str(c) for c in corpus_dirs],
+                "documents": len(ids),
+                "dim": dim,
+                "skipped": skipped,
+                "seconds": seconds,
+                "resumed_chunks": len(done),
+                "job": job,
+                "fingerprint": hashlib.sha256(matrix.tobytes()).hexdigest()[:16],
+                integrity.CHECKSUMS_KEY: {VECTORS_FILE: integrity.file_entry(staged.path(VECTORS_FILE))},
+            }
+        )
         staged.commit(manifest)
     return TeacherReport(Path(out), peer, len(ids), len(skipped), dim, seconds, len(done), from_cache, str(cache.folder.parent) if cache else "")
 

@@ -70,8 +70,10 @@ def adapt(
 
     cfg = config.train
     if cfg.pretrain_teacher_weight <= 0 or not cfg.pretrain_teacher:
-        raise ValueError("adapting needs a teacher: set train.pretrain_teacher (minilm, mpnet or a `graphtx teacher` directory) "
-                         "and train.pretrain_teacher_weight > 0, as configs/small.yaml does, or give --teacher")  # fmt: skip
+        raise ValueError(
+            "adapting needs a teacher: set train.pretrain_teacher (minilm, mpnet or a `graphtx teacher` directory) "
+            "and train.pretrain_teacher_weight > 0, as configs/small.yaml does, or give --teacher"
+        )
     config = with_overrides(config, train=with_overrides(cfg, stages=ADAPT_STAGES, pretrain_evals=1))
     ctx = DistContext(device=torch.device(resolve_device(device)))  # one process (stage pretrain is not data-parallel); a bad device: said first
     out = Path(out_dir)
@@ -85,8 +87,10 @@ def adapt(
         raise ValueError(f"{graphs_dir} holds no graph with nodes: nothing to adapt to")
     steps = adapt_steps(cfg.pretrain_steps, len(store.doc_ids), cfg.pretrain_batch_docs)
     if steps < cfg.pretrain_steps:
-        print(f"adapt: {steps} steps, not {cfg.pretrain_steps}: at most {ADAPT_MAX_EPOCHS} passes over {len(store.doc_ids):,} documents",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"adapt: {steps} steps, not {cfg.pretrain_steps}: at most {ADAPT_MAX_EPOCHS} passes over {len(store.doc_ids):,} documents",
+            file=sys.stderr,
+        )
     config = with_overrides(config, train=with_overrides(config.train, pretrain_steps=steps))
     job = {"from": str(model_dir) if model_dir else f"tokens {tokens_dir}", "steps": steps, "teacher": str(cfg.pretrain_teacher), "seed": config.seed}
     job_path = out / "adapt.json"
@@ -95,8 +99,23 @@ def adapt(
         raise ValueError(f"{out} holds an adaptation of another job ({earlier}): give a new --out, or delete {out / 'pretrain'}")
     atomic_write_json(job_path, job)
     results, scores = {}, {}
-    model = run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, None, config, corpus_dir, config.seed, out, ctx,
-                               progress, results, scores, stop_after_steps=stop_after_steps)  # fmt: skip
+    model = run_pretrain_stage(
+        model,
+        tokenizer,
+        tokenizer_file,
+        store,
+        graphs_dir,
+        None,
+        config,
+        corpus_dir,
+        config.seed,
+        out,
+        ctx,
+        progress,
+        results,
+        scores,
+        stop_after_steps=stop_after_steps,
+    )
     if model is None:  # simulated kill (tests)
         return {"interrupted": "pretrain", "step": results["pretrain"]["steps"]}
     best = out / "pretrain" / "best"
@@ -105,12 +124,17 @@ def adapt(
     for key in ("best_recall", "best_ndcg", "best_step", "evals"):  # nothing was evaluated: no selection scores (no NaN in the JSON)
         results["pretrain"].pop(key, None)
     summary = {
-        "mode": "adapt", "from": str(model_dir) if model_dir else f"a fresh model over {tokens_dir}",
-        "documents_with_graphs": len(store.doc_ids), "stages": results, "final_stage": "pretrain",
-        "teacher": str(config.train.pretrain_teacher), "steps": config.train.pretrain_steps, "seed": config.seed,
+        "mode": "adapt",
+        "from": str(model_dir) if model_dir else f"a fresh model over {tokens_dir}",
+        "documents_with_graphs": len(store.doc_ids),
+        "stages": results,
+        "final_stage": "pretrain",
+        "teacher": str(config.train.pretrain_teacher),
+        "steps": config.train.pretrain_steps,
+        "seed": config.seed,
         "ranker": "none: the source model's ranker was fitted on other vectors; search with --ranker hybrid "
-                  "(benchmarks/results/transfer.md), or fit one with `graphtx rank-fit` where the corpus has citations",
-    }  # fmt: skip
+        "(benchmarks/results/transfer.md), or fit one with `graphtx rank-fit` where the corpus has citations",
+    }
     atomic_write_json(out / "summary.json", summary)
     return summary
 

@@ -186,8 +186,20 @@ class TrainConfig:
             raise ValueError("train.split = year needs train.valid_from_year")
         if "unknown" not in self.margins or any(m < 0 for m in self.margins.values()):
             raise ValueError("train.margins needs an 'unknown' entry and margins >= 0")
-        ints = ("max_nodes_per_batch", "max_pairs_per_batch", "num_clusters", "node_dropout_half", "max_epochs", "evals_per_epoch",
-                "early_stop_evals", "eval_k", "eval_ndcg_k", "checkpoint_every_steps", "log_every_steps", "encode_batch_size")  # fmt: skip
+        ints = (
+            "max_nodes_per_batch",
+            "max_pairs_per_batch",
+            "num_clusters",
+            "node_dropout_half",
+            "max_epochs",
+            "evals_per_epoch",
+            "early_stop_evals",
+            "eval_k",
+            "eval_ndcg_k",
+            "checkpoint_every_steps",
+            "log_every_steps",
+            "encode_batch_size",
+        )
         low = [n for n in ints if getattr(self, n) < 1]
         if low:
             raise ValueError(f"train.{', train.'.join(low)} must be >= 1")

@@ -37,8 +37,18 @@ class EvalResult:
 
 
 class CitationEvaluator:
-    def __init__(self, citations: list[Citation], store: GraphStore, query_kind: str, candidate_kind: str, k: int, ndcg_k: int, batch_size: int = 128, known_item: bool = False,
-                 rerank_depth: int = 0):  # fmt: skip
+    def __init__(
+        self,
+        citations: list[Citation],
+        store: GraphStore,
+        query_kind: str,
+        candidate_kind: str,
+        k: int,
+        ndcg_k: int,
+        batch_size: int = 128,
+        known_item: bool = False,
+        rerank_depth: int = 0,
+    ):
         self.k, self.ndcg_k, self.batch_size, self.known_item = k, ndcg_k, batch_size, known_item
         self.rerank_depth = rerank_depth  # > 0 and a late head: the dense top N re-ranked by late interaction
         self.candidate_ids = sorted(store.ids_with(candidate_kind))

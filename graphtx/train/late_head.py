@@ -69,9 +69,17 @@ class NodeCache:
 
 
 def fit_late_head(
-    model: GraphEncoder, tokenizer, store: GraphStore, train: list[Citation], valid: list[Citation], cfg: TrainConfig,
-    late_dim: int, seed: int = 0, log=None, on_best=None,
-) -> tuple[GraphEncoder, dict]:  # fmt: skip
+    model: GraphEncoder,
+    tokenizer,
+    store: GraphStore,
+    train: list[Citation],
+    valid: list[Citation],
+    cfg: TrainConfig,
+    late_dim: int,
+    seed: int = 0,
+    log=None,
+    on_best=None,
+) -> tuple[GraphEncoder, dict]:
     """(model + the best head, history); see the module docstring."""
     t_start = time.perf_counter()
     depth = cfg.select_rerank_depth or 100
@@ -175,9 +183,16 @@ def fit_late_head(
     out = _with_head(model, late_dim, best_state)
     dense_r = recall_at_k({q: dense[q] for q in valid_queries}, relevant, cfg.eval_k)
     dense_n = ndcg_at_k({q: dense[q] for q in valid_queries}, relevant, cfg.eval_ndcg_k)
-    summary = {"history": history, "best": max(history[1:], key=lambda h: h["ndcg"] if cfg.select_metric == "ndcg" else h["recall"]) if len(history) > 1 else history[0],
-               "dense": {"recall": dense_r, "ndcg": dense_n}, "depth": depth, "pairs": len(pairs), "valid_queries": len(valid_queries),
-               "cache_seconds": round(cache_seconds, 1), "seconds": round(time.perf_counter() - t_start, 1)}  # fmt: skip
+    summary = {
+        "history": history,
+        "best": max(history[1:], key=lambda h: h["ndcg"] if cfg.select_metric == "ndcg" else h["recall"]) if len(history) > 1 else history[0],
+        "dense": {"recall": dense_r, "ndcg": dense_n},
+        "depth": depth,
+        "pairs": len(pairs),
+        "valid_queries": len(valid_queries),
+        "cache_seconds": round(cache_seconds, 1),
+        "seconds": round(time.perf_counter() - t_start, 1),
+    }
     return out.eval(), summary
 
 
@@ -196,8 +211,9 @@ def _graph_of(offsets: torch.Tensor) -> torch.Tensor:
     return torch.repeat_interleave(torch.arange(len(offsets) - 1), offsets.diff())
 
 
-def run_fit_late_head(config, model_dir: str, corpus_dir: str, graphs_dir: str, citations: str, valid_citations: str, out_dir: str,
-                      late_dim: int, log=None) -> dict:  # fmt: skip
+def run_fit_late_head(
+    config, model_dir: str, corpus_dir: str, graphs_dir: str, citations: str, valid_citations: str, out_dir: str, late_dim: int, log=None
+) -> dict:
     """The command: load, fit, save ``out_dir`` (a model directory) and ``out_dir/late_head.json``."""
     from graphtx.corpus.citations import read_citations
     from graphtx.model.io import load_model, save_model
@@ -232,6 +248,8 @@ def run_fit_late_head(config, model_dir: str, corpus_dir: str, graphs_dir: str, 
 def summary_lines(summary: dict, out_dir: str | Path) -> list[str]:
     """What ``graphtx fit-late-head`` prints: the dense ranking, the re-ranked one at the best epoch, where the model is."""
     b, d = summary["best"], summary["dense"]
-    return [f"dense: Recall@3 {d['recall']:.4f}, nDCG@150 {d['ndcg']:.4f}; dense top {summary['depth']} re-ranked by the late head: "
-            f"Recall@3 {b['recall']:.4f}, nDCG@150 {b['ndcg']:.4f} (epoch {b['epoch']}); {summary['seconds']} s",
-            f"model with the late-interaction head: {out_dir}"]  # fmt: skip
+    return [
+        f"dense: Recall@3 {d['recall']:.4f}, nDCG@150 {d['ndcg']:.4f}; dense top {summary['depth']} re-ranked by the late head: "
+        f"Recall@3 {b['recall']:.4f}, nDCG@150 {b['ndcg']:.4f} (epoch {b['epoch']}); {summary['seconds']} s",
+        f"model with the late-interaction head: {out_dir}",
+    ]

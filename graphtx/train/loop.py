@@ -247,12 +247,23 @@ class StageTrainer:
         seconds = time.perf_counter() - t0
         totals = all_reduce_sum(torch.tensor([float(loss_sum.detach()), float(active), len(pairs), len(graphs), gb.num_nodes, gb.num_tokens]), ctx)
         return {
-            "stage": self.stage, "epoch": st.epoch, "batch": st.batch, "step": st.step + 1, "lr": lr,
-            "loss": float(totals[0] / global_denom.cpu()), "active_triplets": int(totals[1]), "pairs": int(totals[2]),
-            "graphs": int(totals[3]), "nodes": int(totals[4]), "tokens": int(totals[5]),
-            "grad_norm": float(grad_norm), "seconds": seconds, **({"late_loss": late_loss} if late_loss is not None else {}),
-            "graphs_per_s": float(totals[3]) / seconds, "triplets_per_s": float(totals[2]) / seconds,
-        }  # fmt: skip
+            "stage": self.stage,
+            "epoch": st.epoch,
+            "batch": st.batch,
+            "step": st.step + 1,
+            "lr": lr,
+            "loss": float(totals[0] / global_denom.cpu()),
+            "active_triplets": int(totals[1]),
+            "pairs": int(totals[2]),
+            "graphs": int(totals[3]),
+            "nodes": int(totals[4]),
+            "tokens": int(totals[5]),
+            "grad_norm": float(grad_norm),
+            "seconds": seconds,
+            **({"late_loss": late_loss} if late_loss is not None else {}),
+            "graphs_per_s": float(totals[3]) / seconds,
+            "triplets_per_s": float(totals[2]) / seconds,
+        }
 
     def _late_loss(self, out, gb, num_anchors: int, cand_docs: list[str], pairs: list, margins: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(loss sum, denominator) of the late-interaction score matrix of this rank's anchors x candidates."""
@@ -316,9 +327,19 @@ class StageTrainer:
             t0 = time.perf_counter()
             result = self.evaluator(self.model, self.tokenizer)
             improved = self._score(result) > self._best_score() and not reference
-            record = {"stage": self.stage, "step": st.step, "epoch": st.epoch, "batch": st.batch, "k": cfg.eval_k, "ndcg_k": cfg.eval_ndcg_k,
-                      **asdict(result), "improved": improved, "reference": reference,
-                      "lr": self._lr(), "seconds": time.perf_counter() - t0}  # fmt: skip
+            record = {
+                "stage": self.stage,
+                "step": st.step,
+                "epoch": st.epoch,
+                "batch": st.batch,
+                "k": cfg.eval_k,
+                "ndcg_k": cfg.eval_ndcg_k,
+                **asdict(result),
+                "improved": improved,
+                "reference": reference,
+                "lr": self._lr(),
+                "seconds": time.perf_counter() - t0,
+            }
             self._append(EVALS_FILE, record)
             if improved:
                 save_model(self.out_dir / BEST_DIR, self.model, tokenizer=self.tokenizer_file)

@@ -43,8 +43,13 @@ def paecter_negatives(pairs, doc_group: dict[str, str], candidates: set[str], se
 
 
 def bm25_negatives(
-    anchors: list[str], candidates: list[str], text: dict[str, str], known: dict[str, set[str]], family: dict[str, str], per_anchor: int,
-) -> dict[str, list[str]]:  # fmt: skip
+    anchors: list[str],
+    candidates: list[str],
+    text: dict[str, str],
+    known: dict[str, set[str]],
+    family: dict[str, str],
+    per_anchor: int,
+) -> dict[str, list[str]]:
     """Per anchor: its ``per_anchor`` best BM25 candidates that are not itself, not known relevant, not of its family.
 
     ``candidates``: documents that have a candidate graph; ``text``: id → the text BM25 reads;

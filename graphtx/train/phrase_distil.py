@@ -69,8 +69,10 @@ class PhraseDistilReport:
 
     def lines(self) -> list[str]:
         t, s = self.teacher, self.student
-        out = [f"distilled {self.phrases['pool']:,} phrases ({self.phrases['corpus']:,} distinct in the graphs) from {t['peer']} "
-               f"into the node encoder: {self.out}"]  # fmt: skip
+        out = [
+            f"distilled {self.phrases['pool']:,} phrases ({self.phrases['corpus']:,} distinct in the graphs) from {t['peer']} "
+            f"into the node encoder: {self.out}"
+        ]
         if t.get("dev_pearson_after") is not None:
             out.append(f"teacher dev Pearson {t['dev_pearson_before']:.3f} -> {t['dev_pearson_after']:.3f} (epoch {t['best_epoch']} kept)")
         if s.get("dev_pearson_after") is not None:
@@ -215,9 +217,15 @@ def student_cosines(student: SWEMNodeEncoder, tokens: PhraseTokens, anchor_rows:
 
 
 def distil_student(
-    student: SWEMNodeEncoder, tokens: PhraseTokens, teacher_vectors: np.ndarray, pair_rows: tuple[np.ndarray, np.ndarray],
-    dev: tuple[np.ndarray, np.ndarray, np.ndarray] | None, cfg: PhraseDistilConfig, seed: int, progress: bool | None,
-) -> dict:  # fmt: skip
+    student: SWEMNodeEncoder,
+    tokens: PhraseTokens,
+    teacher_vectors: np.ndarray,
+    pair_rows: tuple[np.ndarray, np.ndarray],
+    dev: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
+    cfg: PhraseDistilConfig,
+    seed: int,
+    progress: bool | None,
+) -> dict:
     """Train ``student`` in place. ``pair_rows``: (anchor rows, target rows) of the fit pairs in the pool;
     ``dev``: (anchor rows, target rows, scores) of the dev pairs, or None (the last epoch is kept)."""
     from tqdm import tqdm
@@ -261,10 +269,16 @@ def distil_student(
 
 
 def distil_phrases(
-    tokens_dir: str | Path, graphs_dirs: list[str | Path], out: str | Path, cfg: PhraseDistilConfig = PhraseDistilConfig(),
-    pairs: PhrasePairs | None = None, exclude: PhrasePairs | None = None, seed: int = 0, progress: bool | None = None,
+    tokens_dir: str | Path,
+    graphs_dirs: list[str | Path],
+    out: str | Path,
+    cfg: PhraseDistilConfig = PhraseDistilConfig(),
+    pairs: PhrasePairs | None = None,
+    exclude: PhrasePairs | None = None,
+    seed: int = 0,
+    progress: bool | None = None,
     peer_cache_dir: str | Path = "",
-) -> PhraseDistilReport:  # fmt: skip
+) -> PhraseDistilReport:
     """Distil ``cfg.peer`` (tuned on ``pairs`` when given) into the node encoder over ``tokens_dir``; write the tokens directory ``out``."""
     from graphtx.text.peers import encode_texts, load_peer, require_peer
     from graphtx.text.pretrain import load_tokens
@@ -293,9 +307,14 @@ def distil_phrases(
 
     work = out.parent / f"{out.name}{WORK_SUFFIX}"
     pool_digest = hashlib.sha256("\n".join(phrases).encode()).hexdigest()
-    key = {"tokens": _fingerprint(tokens_dir), "phrases": len(phrases), "pool_sha256": pool_digest, "seed": seed,
-           "teacher": {k: getattr(cfg, k) for k in ("peer", "max_tokens", "teacher_epochs", "teacher_lr", "teacher_batch_size", "dev_fraction")},
-           "pairs": None if fit is None else {"fit": len(fit), "source": pairs.source}}  # fmt: skip
+    key = {
+        "tokens": _fingerprint(tokens_dir),
+        "phrases": len(phrases),
+        "pool_sha256": pool_digest,
+        "seed": seed,
+        "teacher": {k: getattr(cfg, k) for k in ("peer", "max_tokens", "teacher_epochs", "teacher_lr", "teacher_batch_size", "dev_fraction")},
+        "pairs": None if fit is None else {"fit": len(fit), "source": pairs.source},
+    }
     key = json.loads(json.dumps(key))
     if work.is_dir() and _read_json(work / "key.json") != key:
         shutil.rmtree(work)
@@ -346,17 +365,19 @@ def distil_phrases(
     report = PhraseDistilReport(
         out=str(out),
         phrases={"corpus": len(counts), "pool": len(phrases), "fit_pair_phrases": len(fit_phrases), "held_out": len(held_out)},
-        teacher=teacher_info, student=student_info,
+        teacher=teacher_info,
+        student=student_info,
         seconds={"pool": round(t_pool - started, 1), "teacher": round(t_teacher - t_pool, 1), "student": round(t_student - t_teacher, 1)},
-    )  # fmt: skip
+    )
     _write_tokens(tokens_dir, out, student, report, cfg, seed, graphs_dirs, pairs, exclude)
     shutil.rmtree(work, ignore_errors=True)
     report.seconds["total"] = round(time.time() - started, 1)
     return report
 
 
-def _write_tokens(tokens_dir: Path, out: Path, student: SWEMNodeEncoder, report: PhraseDistilReport, cfg: PhraseDistilConfig, seed: int,
-                  graphs_dirs, pairs, exclude) -> None:  # fmt: skip
+def _write_tokens(
+    tokens_dir: Path, out: Path, student: SWEMNodeEncoder, report: PhraseDistilReport, cfg: PhraseDistilConfig, seed: int, graphs_dirs, pairs, exclude
+) -> None:
     from graphtx.atomic import StagedDir
     from graphtx.text.bpe import TOKENIZER_FILE
     from graphtx.text.pretrain import IDF_FILE, NODE_PROJECTION_FILE, VECTORS_FILE, NodeProjection, tokens_fingerprint
@@ -382,10 +403,16 @@ def _write_tokens(tokens_dir: Path, out: Path, student: SWEMNodeEncoder, report:
             "graphs": [str(g) for g in graphs_dirs],
             "pairs": None if pairs is None else pairs.source,
             "excluded": None if exclude is None else exclude.source,
-            "node_dim": cfg.node_dim, "word_order": cfg.word_order, "seed": seed, "config": dataclasses.asdict(cfg),
-            "phrases": report.phrases, "teacher": report.teacher, "student": report.student, "seconds": report.seconds,
+            "node_dim": cfg.node_dim,
+            "word_order": cfg.word_order,
+            "seed": seed,
+            "config": dataclasses.asdict(cfg),
+            "phrases": report.phrases,
+            "teacher": report.teacher,
+            "student": report.student,
+            "seconds": report.seconds,
         },
-    }  # fmt: skip
+    }
     with staged:
         staged.commit(manifest)
 

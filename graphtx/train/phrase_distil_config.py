@@ -30,8 +30,16 @@ class PhraseDistilConfig:
     encode_batch_size: int = 256  # phrases per teacher forward
 
     def __post_init__(self) -> None:
-        ints = (self.max_tokens, self.teacher_batch_size, self.max_phrases, self.max_words, self.node_dim, self.epochs, self.batch_size,
-                self.encode_batch_size)  # fmt: skip
+        ints = (
+            self.max_tokens,
+            self.teacher_batch_size,
+            self.max_phrases,
+            self.max_words,
+            self.node_dim,
+            self.epochs,
+            self.batch_size,
+            self.encode_batch_size,
+        )
         if min(ints) < 1 or self.teacher_epochs < 0 or self.pair_batch_size < 0:
             raise ValueError("distil_phrases sizes and epochs must be >= 1 (teacher_epochs and pair_batch_size >= 0)")
         if self.word_order not in WORD_ORDERS:

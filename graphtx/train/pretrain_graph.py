@@ -89,9 +89,15 @@ def induced_subgraph(graph: InventionGraph, keep: list[int], source: str) -> Inv
     index = {old: new for new, old in enumerate(keep)}
     edges = [(index[s], index[d], t) for s, d, t in zip(graph.edge_src, graph.edge_dst, graph.edge_type) if s in index and d in index]
     return InventionGraph(
-        graph.doc_id, graph.kind, f"{graph.text_source}:{source}", tuple(graph.node_text[i] for i in keep), tuple(graph.node_type[i] for i in keep),
-        tuple(e[0] for e in edges), tuple(e[1] for e in edges), tuple(e[2] for e in edges),
-    )  # fmt: skip
+        graph.doc_id,
+        graph.kind,
+        f"{graph.text_source}:{source}",
+        tuple(graph.node_text[i] for i in keep),
+        tuple(graph.node_type[i] for i in keep),
+        tuple(e[0] for e in edges),
+        tuple(e[1] for e in edges),
+        tuple(e[2] for e in edges),
+    )
 
 
 def draw_span(n: int, share_min: float, share_max: float, largest: int, rng: np.random.Generator) -> range:
@@ -211,8 +217,10 @@ class PeerTeacher:
         row = {d: i for i, d in enumerate(vectors.doc_ids)}
         self.doc_ids = [d for d in doc_ids if d in row]
         if len(self.doc_ids) < 2:
-            raise ValueError(f"train.pretrain_teacher {directory}: fewer than 2 pool documents have a teacher vector "
-                             "(was it written from the corpora whose graphs pre-training reads?)")  # fmt: skip
+            raise ValueError(
+                f"train.pretrain_teacher {directory}: fewer than 2 pool documents have a teacher vector "
+                "(was it written from the corpora whose graphs pre-training reads?)"
+            )
         self.row = {d: i for i, d in enumerate(self.doc_ids)}
         self.vectors = vectors.vectors[[row[d] for d in self.doc_ids]]  # (t, D)
         self.neighbours = teacher_neighbours(self.vectors, neighbours)  # (t, k)
@@ -333,8 +341,9 @@ def pretrain_step_inputs(pool: PretrainPool, docs: list[str], rng: np.random.Gen
         taught = [d for d, k in zip(taught, keep) if k]
         if taught:
             peer_allowed = torch.from_numpy(allowed[keep])  # (T, M)
-            peer_targets = teacher_targets(pool.peer.vectors[[pool.peer.row[d] for d in taught]], cand_vectors, allowed[keep],
-                                           cfg.pretrain_teacher_temperature)  # (T, M)  # fmt: skip
+            peer_targets = teacher_targets(
+                pool.peer.vectors[[pool.peer.row[d] for d in taught]], cand_vectors, allowed[keep], cfg.pretrain_teacher_temperature
+            )  # (T, M)
     anchors = [d for d in docs if d in pool.two_views] if cfg.pretrain_views_weight > 0 else []
     cloze = []  # (span, rest) of each batch document's candidate graph; drawn after (b)'s spans, so (b) draws as before
     if cfg.pretrain_cloze_weight > 0:
@@ -342,13 +351,20 @@ def pretrain_step_inputs(pool: PretrainPool, docs: list[str], rng: np.random.Gen
         cloze = [p for p in pairs if p is not None]
     encode_candidates = bool(spans or anchors or taught)  # (d) alone needs no whole candidate graph
     return {
-        "spans": spans, "anchors": anchors, "taught": taught, "candidates": cand_docs, "targets": targets, "valid": valid,
-        "peer_targets": peer_targets, "peer_allowed": peer_allowed,
+        "spans": spans,
+        "anchors": anchors,
+        "taught": taught,
+        "candidates": cand_docs,
+        "targets": targets,
+        "valid": valid,
+        "peer_targets": peer_targets,
+        "peer_allowed": peer_allowed,
         "anchor_graphs": [store.get(d, cfg.query_kind) for d in anchors],
         "taught_graphs": [store.get(d, cfg.query_kind) for d in taught],
         "candidate_graphs": [store.get(d, cfg.candidate_kind) for d in cand_docs] if encode_candidates else [],
-        "cloze_queries": [q for q, _ in cloze], "cloze_contexts": [c for _, c in cloze],
-    }  # fmt: skip
+        "cloze_queries": [q for q, _ in cloze],
+        "cloze_contexts": [c for _, c in cloze],
+    }
 
 
 class PretrainTrainer:
@@ -422,10 +438,14 @@ class PretrainTrainer:
         if not self.evaluator:  # nothing to select by: the last weights
             save_model(self.out_dir / BEST_DIR, self.model, tokenizer=self.tokenizer_file)
             st.best_step = st.step
-        summary = {"state": asdict(st), "best_fingerprint": (self.out_dir / BEST_DIR / "fingerprint.txt").read_text().strip(),
-                   "documents": len(self.pool.doc_ids), "two_view_documents": len(self.pool.two_views),
-                   "teacher": self.pool.peer.label if self.pool.peer else "",
-                   "teacher_documents": len(self.pool.peer.doc_ids) if self.pool.peer else 0}  # fmt: skip
+        summary = {
+            "state": asdict(st),
+            "best_fingerprint": (self.out_dir / BEST_DIR / "fingerprint.txt").read_text().strip(),
+            "documents": len(self.pool.doc_ids),
+            "two_view_documents": len(self.pool.two_views),
+            "teacher": self.pool.peer.label if self.pool.peer else "",
+            "teacher_documents": len(self.pool.peer.doc_ids) if self.pool.peer else 0,
+        }
         atomic_write_json(self.out_dir / DONE_FILE, summary)
         (self.out_dir / CHECKPOINT_FILE).unlink(missing_ok=True)
         return st
@@ -488,9 +508,25 @@ class PretrainTrainer:
         grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip if cfg.grad_clip > 0 else float("inf"))
         self.optimizer.step()
         seconds = time.perf_counter() - t0
-        return {"stage": STAGE, "step": st.step + 1, "lr": lr, "loss": float(loss.detach()), "views_loss": views, "bm25_loss": bm25,
-                "teacher_loss": peer, "cloze_loss": cloze, "cloze_queries": c, "teacher_queries": t, "view_anchors": a, "spans": s, "candidates": len(inp["candidate_graphs"]), "graphs": len(graphs), "nodes": gb.num_nodes,
-                "grad_norm": float(grad_norm), "seconds": seconds}  # fmt: skip
+        return {
+            "stage": STAGE,
+            "step": st.step + 1,
+            "lr": lr,
+            "loss": float(loss.detach()),
+            "views_loss": views,
+            "bm25_loss": bm25,
+            "teacher_loss": peer,
+            "cloze_loss": cloze,
+            "cloze_queries": c,
+            "teacher_queries": t,
+            "view_anchors": a,
+            "spans": s,
+            "candidates": len(inp["candidate_graphs"]),
+            "graphs": len(graphs),
+            "nodes": gb.num_nodes,
+            "grad_norm": float(grad_norm),
+            "seconds": seconds,
+        }
 
     def _evaluate(self) -> None:
         if self.evaluator is None:
@@ -500,18 +536,34 @@ class PretrainTrainer:
         result = self.evaluator(self.model, self.tokenizer)
         score = result.ndcg if cfg.select_metric == "ndcg" else result.recall
         improved = score > st.best_score
-        self._append(EVALS_FILE, {"stage": STAGE, "step": st.step, "k": cfg.eval_k, "ndcg_k": cfg.eval_ndcg_k, **asdict(result),
-                                  "improved": improved, "reference": False, "seconds": time.perf_counter() - t0})  # fmt: skip
+        self._append(
+            EVALS_FILE,
+            {
+                "stage": STAGE,
+                "step": st.step,
+                "k": cfg.eval_k,
+                "ndcg_k": cfg.eval_ndcg_k,
+                **asdict(result),
+                "improved": improved,
+                "reference": False,
+                "seconds": time.perf_counter() - t0,
+            },
+        )
         st.evals += 1
         if improved:
             st.best_score, st.best_recall, st.best_ndcg, st.best_step = score, result.recall, result.ndcg, st.step
             save_model(self.out_dir / BEST_DIR, self.model, tokenizer=self.tokenizer_file)
 
     def _save_checkpoint(self) -> None:
-        payload = {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "state": asdict(self.state),
-                   "torch_rng": torch.get_rng_state(), "log_lines": _count_lines(self.out_dir / LOG_FILE),
-                   "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,  # as stage base's
-                   "eval_lines": _count_lines(self.out_dir / EVALS_FILE)}  # fmt: skip
+        payload = {
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "state": asdict(self.state),
+            "torch_rng": torch.get_rng_state(),
+            "log_lines": _count_lines(self.out_dir / LOG_FILE),
+            "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,  # as stage base's
+            "eval_lines": _count_lines(self.out_dir / EVALS_FILE),
+        }
         with replacing(self.out_dir / CHECKPOINT_FILE) as tmp:  # graphtx/atomic.py: the old or the new checkpoint
             torch.save(payload, tmp)
 

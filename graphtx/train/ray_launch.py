@@ -32,10 +32,12 @@ def train_on_ray(kwargs: dict, workers: int, use_gpu: bool = False, address: str
         out = Path(kwargs["out_dir"]).resolve()
         kwargs = dict(kwargs, out_dir=str(out), device="cuda" if use_gpu else "cpu", progress=False)
         trainer = TorchTrainer(
-            _train_worker, train_loop_config=kwargs, torch_config=TorchConfig(backend="nccl" if use_gpu else "gloo"),
+            _train_worker,
+            train_loop_config=kwargs,
+            torch_config=TorchConfig(backend="nccl" if use_gpu else "gloo"),
             scaling_config=ScalingConfig(num_workers=workers, use_gpu=use_gpu),
             run_config=RunConfig(name="ray_train", storage_path=str(out)),  # Ray Train's own records: RUN_DIR/ray_train/
-        )  # fmt: skip
+        )
         trainer.fit()
     summary = out / "summary.json"
     return json.loads(summary.read_text()) if summary.exists() else {}

@@ -179,8 +179,13 @@ def known_item_split(cfg: TrainConfig, store: GraphStore, seed: int, unusable: l
     Their trivial pairs are kept out of training (build_training_set leaves held-out queries out)."""
     from graphtx.train.pairs import _hash
 
-    eligible = [d for d in store.doc_ids if store.has(d, cfg.query_kind) and store.has(d, cfg.candidate_kind)
-                and store.get(d, cfg.query_kind).node_text != store.get(d, cfg.candidate_kind).node_text]  # fmt: skip
+    eligible = [
+        d
+        for d in store.doc_ids
+        if store.has(d, cfg.query_kind)
+        and store.has(d, cfg.candidate_kind)
+        and store.get(d, cfg.query_kind).node_text != store.get(d, cfg.candidate_kind).node_text
+    ]
     valid, test, selection = [], [], []
     held = cfg.test_share + cfg.valid_share
     for d in eligible:
@@ -210,7 +215,7 @@ def build_training_set(cfg: TrainConfig, docs: Documents, store: GraphStore, dat
         and store.has(d, cfg.query_kind)
         and store.has(d, cfg.candidate_kind)
         and (cfg.trivial_same_graph or store.get(d, cfg.query_kind).node_text != store.get(d, cfg.candidate_kind).node_text)
-    ]  # fmt: skip  (two identical graphs teach something only through independent node dropout)
+    ]  # two identical graphs teach something only through independent node dropout
     trivial = trivial_pairs(eligible, cfg.trivial_share, len(pairs), seed)
     pairs = pairs + trivial
     if not pairs:
@@ -290,21 +295,32 @@ def train(
         skipped = prepared.skipped + skipped_pairs
         evaluator = citation_evaluator(prepared.selection, store, cfg, known_item)
         if not evaluator.query_ids:
-            raise ValueError(f"no selection queries with graphs: the latest {cfg.selection_share:.0%} of the training queries (train.selection_share) "
-                             "select checkpoints and stages; give more training citations with graphs on both sides")  # fmt: skip
+            raise ValueError(
+                f"no selection queries with graphs: the latest {cfg.selection_share:.0%} of the training queries (train.selection_share) "
+                "select checkpoints and stages; give more training citations with graphs on both sides"
+            )
         data_report = {
-            "documents": len(docs.ids), "documents_with_graphs": len(store.doc_ids),
-            "train_citations": len(prepared.train), "ranker_citations": len(prepared.ranker), "selection_citations": len(prepared.selection),
-            "citation_pairs": len(data.pairs) - n_trivial, "trivial_pairs": n_trivial,
-            "groups": len(set(data.groups)), "group_by": cfg.group_by,
+            "documents": len(docs.ids),
+            "documents_with_graphs": len(store.doc_ids),
+            "train_citations": len(prepared.train),
+            "ranker_citations": len(prepared.ranker),
+            "selection_citations": len(prepared.selection),
+            "citation_pairs": len(data.pairs) - n_trivial,
+            "trivial_pairs": n_trivial,
+            "groups": len(set(data.groups)),
+            "group_by": cfg.group_by,
             "judgements": "known-item (first claim -> own description)" if known_item else "citations",  # of selection, validation, test
-            "selection": {"rule": selection_rule(cfg, known_item), "fingerprint": selection_fingerprint(prepared.selection),
-                          "queries": len(evaluator.query_ids),
-                          "pairs": sum(len(v) for v in evaluator.relevant.values()), "skipped": evaluator.skipped,
-                          "dates": _date_range(docs, evaluator.query_ids)},
+            "selection": {
+                "rule": selection_rule(cfg, known_item),
+                "fingerprint": selection_fingerprint(prepared.selection),
+                "queries": len(evaluator.query_ids),
+                "pairs": sum(len(v) for v in evaluator.relevant.values()),
+                "skipped": evaluator.skipped,
+                "dates": _date_range(docs, evaluator.query_ids),
+            },
             "candidates": len(evaluator.candidate_ids),
             "skipped_citations": dict(Counter(s.reason for s in skipped)),
-        }  # fmt: skip
+        }
         if ctx.is_main:
             atomic_write_json(out / "data.json", data_report)
             atomic_write_text(out / "skipped_citations.jsonl", "".join(json.dumps(asdict(s)) + "\n" for s in skipped))
@@ -316,8 +332,23 @@ def train(
         pretrained = bool(init_model_dir)  # the base stage then fine-tunes (train.finetune_lr)
         for stage in cfg.stages:
             if stage == "pretrain":
-                model = run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, evaluator, config, corpus_dir, seed, out,
-                                           ctx, progress, results, scores, stop_after_steps=stop_after_steps)  # fmt: skip
+                model = run_pretrain_stage(
+                    model,
+                    tokenizer,
+                    tokenizer_file,
+                    store,
+                    graphs_dir,
+                    evaluator,
+                    config,
+                    corpus_dir,
+                    seed,
+                    out,
+                    ctx,
+                    progress,
+                    results,
+                    scores,
+                    stop_after_steps=stop_after_steps,
+                )
                 if model is None:  # simulated kill (tests)
                     return {"interrupted": "pretrain", "step": results["pretrain"]["steps"]}
                 pretrained = True
@@ -336,8 +367,14 @@ def train(
                 return {"interrupted": stage, "step": state.step}
             model = trainer.load_best().train()
             scores[stage] = selection_score(state, cfg.select_metric)
-            results[stage] = {"best_recall": state.best_recall, "best_ndcg": state.best_ndcg, "best_step": state.best_step,
-                              "steps": state.step, "evals": state.evals, "stopped": state.stopped}  # fmt: skip
+            results[stage] = {
+                "best_recall": state.best_recall,
+                "best_ndcg": state.best_ndcg,
+                "best_step": state.best_step,
+                "steps": state.step,
+                "evals": state.evals,
+                "stopped": state.stopped,
+            }
 
         candidates = tuple(cfg.stages)
         start = starting_point(out, cfg, init_model_dir)  # fine-tuning an --init model: it competes with the stages
@@ -348,8 +385,15 @@ def train(
         best = Path(init_model_dir) if final_stage == INIT_STAGE else out / final_stage / "best"
         if final_stage != cfg.stages[-1]:
             model = load_model(best).model
-        summary = {"data": data_report, "stages": results, "final_stage": final_stage, "select_metric": cfg.select_metric,
-                   "selected_on": "selection", "k": cfg.eval_k, "ndcg_k": cfg.eval_ndcg_k}  # fmt: skip
+        summary = {
+            "data": data_report,
+            "stages": results,
+            "final_stage": final_stage,
+            "select_metric": cfg.select_metric,
+            "selected_on": "selection",
+            "k": cfg.eval_k,
+            "ndcg_k": cfg.eval_ndcg_k,
+        }
         if ctx.is_main:
             previous = out / "model"
             same = (previous / "fingerprint.txt").is_file() and (previous / "fingerprint.txt").read_text() == (best / "fingerprint.txt").read_text()
@@ -361,10 +405,15 @@ def train(
             atomic_write_json(out / "summary.json", summary)
             validation = summary.get("validation", {})
             if validation.get("queries") == 0:
-                why = ("every one is also a training, selection or ranker query of this run (does --citations hold the validation citations?)"
-                       if validation["trained_queries_left_out"] else "none has graphs on both sides (ids not in the corpus?)")  # fmt: skip
-                raise ValueError(f"no validation queries in {valid_citations or 'the validation split'}: {why}; nothing was scored; "
-                                 f"the model is trained and saved in {out / 'model'}")  # fmt: skip
+                why = (
+                    "every one is also a training, selection or ranker query of this run (does --citations hold the validation citations?)"
+                    if validation["trained_queries_left_out"]
+                    else "none has graphs on both sides (ids not in the corpus?)"
+                )
+                raise ValueError(
+                    f"no validation queries in {valid_citations or 'the validation split'}: {why}; nothing was scored; "
+                    f"the model is trained and saved in {out / 'model'}"
+                )
         return summary if ctx.is_main else {}
     except BaseException:
         clean_exit = False
@@ -388,8 +437,11 @@ def report_held_out(prepared: PreparedData, data, store: GraphStore, model, toke
         ev = citation_evaluator(scored, store, cfg, known_item)
         left_out = len({c.citing_id for c in cites} - {c.citing_id for c in scored})
         if left_out:
-            print(f"warning: {left_out} {name} queries are also training, selection or ranker queries of this run (the training citations "
-                  f"hold them?): left out of its {name} score", file=sys.stderr)  # fmt: skip
+            print(
+                f"warning: {left_out} {name} queries are also training, selection or ranker queries of this run (the training citations "
+                f"hold them?): left out of its {name} score",
+                file=sys.stderr,
+            )
         entries[name] = {**(asdict(ev(model, tokenizer)) if ev.query_ids else {"queries": 0}), "trained_queries_left_out": left_out}
     return entries
 
@@ -398,8 +450,9 @@ def citation_evaluator(citations: list[Citation], store: GraphStore, cfg: TrainC
     """Recall@k / nDCG@k of ``citations`` over every candidate, as the run's settings score them (selection, validation, test)."""
     from graphtx.train.evaluate import CitationEvaluator
 
-    return CitationEvaluator(citations, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size, known_item,
-                             cfg.select_rerank_depth)  # fmt: skip
+    return CitationEvaluator(
+        citations, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size, known_item, cfg.select_rerank_depth
+    )
 
 
 def selection_fingerprint(selection: list[Citation]) -> str:
@@ -421,8 +474,10 @@ def check_selection(out: Path, selection: list[Citation], stages) -> None:
     except (OSError, ValueError, KeyError, TypeError):
         before = None
     if before != selection_fingerprint(selection):
-        raise ValueError(f"{out} holds stage {begun[0]} selected on other queries ({'a run from before the selection split' if before is None else 'another selection split'}): "
-                         "give a new --out, or delete the stage directories to train again")  # fmt: skip
+        raise ValueError(
+            f"{out} holds stage {begun[0]} selected on other queries ({'a run from before the selection split' if before is None else 'another selection split'}): "
+            "give a new --out, or delete the stage directories to train again"
+        )
 
 
 def write_citations(path: Path, citations: list[Citation]) -> None:
@@ -462,8 +517,9 @@ def starting_model(config: GraphtxConfig, init_model_dir: str | None, tokens_dir
     raise ValueError("give --tokens (a graphtx pretrain directory) or --init (a model directory)")
 
 
-def run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, evaluator, config, corpus_dir, seed, out, ctx, progress, results, scores,
-                       stop_after_steps=0):  # fmt: skip
+def run_pretrain_stage(
+    model, tokenizer, tokenizer_file, store, graphs_dir, evaluator, config, corpus_dir, seed, out, ctx, progress, results, scores, stop_after_steps=0
+):
     """Stage ``pretrain`` on the documents of ``graphs_dir`` and ``train.pretrain_graphs``; returns its best model (None
     when ``stop_after_steps``, tests, cut it short).
     ``train.pretrain_teacher`` naming a peer: its vectors of the pool's corpora are written first (graphtx/train/run_teacher.py)."""
@@ -485,8 +541,9 @@ def run_pretrain_stage(model, tokenizer, tokenizer_file, store, graphs_dir, eval
     else:
         note_directory_teacher(config, lambda line: print(line, file=sys.stderr))  # a warning: printed even when quiet
     pool_store = load_pool_store([graphs_dir, *extra], kinds) if extra else store
-    trainer = PretrainTrainer(model, tokenizer, PretrainPool(pool_store, cfg), evaluator, cfg, seed, out / "pretrain", progress, tokenizer_file,
-                              device=ctx.device)  # fmt: skip
+    trainer = PretrainTrainer(
+        model, tokenizer, PretrainPool(pool_store, cfg), evaluator, cfg, seed, out / "pretrain", progress, tokenizer_file, device=ctx.device
+    )
     state = trainer.run(stop_after_steps)
     _record_pretrain(asdict(state), len(trainer.pool.doc_ids), len(trainer.pool.two_views), cfg, results, scores)
     return trainer.load_best().train() if state.stopped else None
@@ -511,15 +568,24 @@ def _record_pretrain(state: dict, documents: int, two_view_documents: int, cfg: 
     scores["pretrain"] = selection_score(
         StageState(best_recall=state["best_recall"], best_ndcg=state["best_ndcg"], best_step=state["best_step"]), cfg.select_metric
     )
-    results["pretrain"] = {"best_recall": state["best_recall"], "best_ndcg": state["best_ndcg"], "best_step": state["best_step"],
-                           "steps": state["step"], "evals": state["evals"], "stopped": state["stopped"],
-                           "documents": documents, "two_view_documents": two_view_documents}  # fmt: skip
+    results["pretrain"] = {
+        "best_recall": state["best_recall"],
+        "best_ndcg": state["best_ndcg"],
+        "best_step": state["best_step"],
+        "steps": state["step"],
+        "evals": state["evals"],
+        "stopped": state["stopped"],
+        "documents": documents,
+        "two_view_documents": two_view_documents,
+    }
 
 
 def pretrain_first_message(stage_dir: Path) -> str:
-    return (f"stage pretrain runs in one process and {stage_dir} holds no finished one: run the same command once without "
-            "torchrun or `--engine ray`, with `--stages pretrain --no-rank-fit`, then this one again (it reuses the "
-            "finished stage); or `--stages base`")  # fmt: skip
+    return (
+        f"stage pretrain runs in one process and {stage_dir} holds no finished one: run the same command once without "
+        "torchrun or `--engine ray`, with `--stages pretrain --no-rank-fit`, then this one again (it reuses the "
+        "finished stage); or `--stages base`"
+    )
 
 
 def check_stage_order(out: Path, stages) -> None:
@@ -532,8 +598,10 @@ def check_stage_order(out: Path, stages) -> None:
         after = STAGE_ORDER[STAGE_ORDER.index(stage) + 1 :]
         later = [s for s in after if (out / s / "done.json").is_file() or (out / s / "checkpoint.pt").is_file()]
         if later:
-            raise ValueError(f"{out} holds stage {later[0]} from an earlier run that did not start from this run's stage {stage}: "
-                             f"give a new --out, or delete {out / later[0]} to train it again from stage {stage}")  # fmt: skip
+            raise ValueError(
+                f"{out} holds stage {later[0]} from an earlier run that did not start from this run's stage {stage}: "
+                f"give a new --out, or delete {out / later[0]} to train it again from stage {stage}"
+            )
         return
 
 
@@ -578,14 +646,18 @@ def summary_lines(summary: dict, out_dir: str | Path) -> list[str]:
             kept = "; no stage beat it: it is the run's model" if summary["final_stage"] == INIT_STAGE else ""
             lines.append(f"start (--init {r['model']}): Recall@{k} {r['best_recall']:.4f}, nDCG@{nk} {r['best_ndcg']:.4f}{kept}")
             continue
-        lines.append(f"{stage}: selection's best Recall@{k} {r['best_recall']:.4f}, nDCG@{nk} {r['best_ndcg']:.4f} at step {r['best_step']} "
-                     f"of {r['steps']} ({r['evals']} evaluations, {r['stopped']})")  # fmt: skip
+        lines.append(
+            f"{stage}: selection's best Recall@{k} {r['best_recall']:.4f}, nDCG@{nk} {r['best_ndcg']:.4f} at step {r['best_step']} "
+            f"of {r['steps']} ({r['evals']} evaluations, {r['stopped']})"
+        )
     for name in ("validation", "test"):  # scored once, on the shipped model
         r = summary.get(name)
         if r and r.get("queries"):
             left = f"; {r['trained_queries_left_out']} queries training saw left out" if r["trained_queries_left_out"] else ""
-            lines.append(f"{name} (scored once, nothing selected on it): Recall@{k} {r['recall']:.4f}, nDCG@{nk} {r['ndcg']:.4f} "
-                         f"({r['queries']} queries, {r['pairs']} pairs{left})")  # fmt: skip
+            lines.append(
+                f"{name} (scored once, nothing selected on it): Recall@{k} {r['recall']:.4f}, nDCG@{nk} {r['ndcg']:.4f} "
+                f"({r['queries']} queries, {r['pairs']} pairs{left})"
+            )
     lines.append(f"model: {Path(out_dir) / 'model'}; curves: graphtx plot {out_dir}")
     return lines
 

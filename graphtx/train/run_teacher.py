@@ -60,16 +60,19 @@ def pool_corpora(corpus_dir: str | Path, extra_graphs: list[str | Path]) -> list
             named = None
         found = next((c for c in ([named, Path(graphs) / named] if named and not named.is_absolute() else [named]) if c and c.is_dir()), None)
         if found is None:
-            print(f"warning: teacher: the corpus of {graphs} is not found ({named}); its documents join the pool without a teacher vector",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"warning: teacher: the corpus of {graphs} is not found ({named}); its documents join the pool without a teacher vector",
+                file=sys.stderr,
+            )
             continue
         if found.resolve() not in {c.resolve() for c in corpora}:
             corpora.append(found)
     return corpora
 
 
-def run_teacher_dir(config, corpus_dir: str | Path, extra_graphs: list[str | Path], out: Path, progress: bool | None,
-                    log: Callable[[str], None], device: str = "cpu") -> Path:  # fmt: skip
+def run_teacher_dir(
+    config, corpus_dir: str | Path, extra_graphs: list[str | Path], out: Path, progress: bool | None, log: Callable[[str], None], device: str = "cpu"
+) -> Path:
     """Write (or reuse) the teacher vectors of peer ``config.train.pretrain_teacher`` for the run in ``out``; the directory.
     ``device``: where the peer encodes (the training's)."""
     from graphtx import integrity
@@ -89,9 +92,18 @@ def run_teacher_dir(config, corpus_dir: str | Path, extra_graphs: list[str | Pat
     require_run_teacher(config)
     read = f"{', '.join(fields)}" + (f", {passages} passages of {max_tokens} tokens" if passages > 1 else f", {max_tokens} tokens")
     log(f"teacher: encoding the pool's documents with {peer} ({read}, on {device}) into {directory} (once; a killed run continues)")
-    report = write_teacher_vectors(corpora, directory, peer=peer, fields=fields, max_tokens=max_tokens,
-                                   cache_dir=config.eval.peer_cache_dir, progress=progress,
-                                   vector_cache_dir=config.eval.peer_vector_cache_dir, passages=passages, device=device)  # fmt: skip
+    report = write_teacher_vectors(
+        corpora,
+        directory,
+        peer=peer,
+        fields=fields,
+        max_tokens=max_tokens,
+        cache_dir=config.eval.peer_cache_dir,
+        progress=progress,
+        vector_cache_dir=config.eval.peer_vector_cache_dir,
+        passages=passages,
+        device=device,
+    )
     for line in report.lines():
         log(f"teacher: {line}")
     return directory
@@ -113,5 +125,7 @@ def note_directory_teacher(config, log: Callable[[str], None]) -> None:
     default = {f.name: f.default for f in dataclasses.fields(cfg)}
     asked = (tuple(cfg.pretrain_teacher_fields), cfg.pretrain_teacher_passages)
     if asked != (default["pretrain_teacher_fields"], default["pretrain_teacher_passages"]) and asked != read:
-        log(f"warning: teacher: {cfg.pretrain_teacher} holds vectors of {', '.join(read[0])} in {read[1]} passage(s); "
-            f"train.pretrain_teacher_fields / _passages ({', '.join(asked[0])}; {asked[1]}) apply to a named peer only and are not used")  # fmt: skip
+        log(
+            f"warning: teacher: {cfg.pretrain_teacher} holds vectors of {', '.join(read[0])} in {read[1]} passage(s); "
+            f"train.pretrain_teacher_fields / _passages ({', '.join(asked[0])}; {asked[1]}) apply to a named peer only and are not used"
+        )

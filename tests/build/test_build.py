@@ -18,12 +18,28 @@ GRANTS = REPO_ROOT / "tests" / "fixtures" / "us_grants_small.xml"  # two grants,
 
 def _config(tmp_path):
     path = tmp_path / "tiny.yaml"
-    path.write_text(yaml.safe_dump({"extends": str(REPO_ROOT / "configs" / "small.yaml"),
-        "parse": {"cache_dir": str(tmp_path / "parse-cache")},  # not the user's ~/.cache/graphtx
-        "pretrain": {"vocab_size": 300, "dim": 16, "epochs": 1, "buckets": 5000, "min_count": 1, "min_frequency": 1},
-        "model": {"vocab_size": 300, "token_dim": 16, "node_dim": 32, "heads": 2, "layers": 1, "ffn_mult": 2, "base_dim": 32,
-                  "reduced_dim": 8, "num_experts": 2, "lexical_dim": 64},
-        "train": {"pretrain_teacher": "minilm", "pretrain_batch_docs": 2, "pretrain_teacher_neighbours": 1}}))  # fmt: skip
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "extends": str(REPO_ROOT / "configs" / "small.yaml"),
+                "parse": {"cache_dir": str(tmp_path / "parse-cache")},  # not the user's ~/.cache/graphtx
+                "pretrain": {"vocab_size": 300, "dim": 16, "epochs": 1, "buckets": 5000, "min_count": 1, "min_frequency": 1},
+                "model": {
+                    "vocab_size": 300,
+                    "token_dim": 16,
+                    "node_dim": 32,
+                    "heads": 2,
+                    "layers": 1,
+                    "ffn_mult": 2,
+                    "base_dim": 32,
+                    "reduced_dim": 8,
+                    "num_experts": 2,
+                    "lexical_dim": 64,
+                },
+                "train": {"pretrain_teacher": "minilm", "pretrain_batch_docs": 2, "pretrain_teacher_neighbours": 1},
+            }
+        )
+    )
     return path
 
 
@@ -49,8 +65,9 @@ def test_build_makes_a_searchable_index_and_a_second_build_redoes_only_what_chan
     assert list(steps) == ["ingest", "parse", "tokens", "model", "index"] and all(s["finished"] for s in steps.values())
     assert steps["ingest"]["result"] == {"documents": 2, "skipped": 2, "not_patents": 1}  # the broken grant listed, the build went on
     assert "graphtx search --index" in captured.err and loads == [1]
+    assert "--ranker hybrid" in captured.err  # adapted, no learned ranker: the printed command fuses BM25 and the model
     assert (
-        main(["search", "--index", str(out / "index"), "--text", "1. A method comprising a housing.", "-k", "2", "--ranker", "dense", "--json"]) == 0
+        main(["search", "--index", str(out / "index"), "--text", "1. A method comprising a housing.", "-k", "2", "--ranker", "hybrid", "--json"]) == 0
     )
     assert len(json.loads(capsys.readouterr().out)["hits"]) == 2
     # the same command again: every step up to date, the teacher not even loaded

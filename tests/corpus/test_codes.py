@@ -2,8 +2,21 @@
 
 from graphtx.corpus.codes import country_of, id_key, kind_of, make_id, normalise_cpc, normalise_ipc, publication_id, unique_codes
 
-CODES = ["H01F  27/14  20060101AFI20051220RHJP", "h01f27/14", "Y02T10/70", "Y02T 10/70", "A61K 31/00", "G06F 0017/30",
-         "B60L53/80 ", "  E01H 5/04", "H01M", "X01A 1/00", "H01M 10/0525", " b 60 l 3 /0046", ""]  # fmt: skip
+CODES = [
+    "H01F  27/14  20060101AFI20051220RHJP",
+    "h01f27/14",
+    "Y02T10/70",
+    "Y02T 10/70",
+    "A61K 31/00",
+    "G06F 0017/30",
+    "B60L53/80 ",
+    "  E01H 5/04",
+    "H01M",
+    "X01A 1/00",
+    "H01M 10/0525",
+    " b 60 l 3 /0046",
+    "",
+]
 
 
 def test_ipc_and_cpc_normalise_alike_except_section_y():
@@ -25,8 +38,15 @@ def test_ipc_and_cpc_normalise_alike_except_section_y():
     assert [normalise_ipc(c) for c in CODES] == common
     assert [normalise_cpc(c) for c in CODES] == common[:2] + ["Y02T 10/70", "Y02T 10/70"] + common[4:]
     assert unique_codes(normalise_cpc(c) for c in CODES) == (
-        "H01F 27/14", "Y02T 10/70", "A61K 31/00", "G06F 17/30", "B60L 53/80", "E01H 5/04", "H01M 10/0525", "B60L 3/0046",
-    )  # fmt: skip
+        "H01F 27/14",
+        "Y02T 10/70",
+        "A61K 31/00",
+        "G06F 17/30",
+        "B60L 53/80",
+        "E01H 5/04",
+        "H01M 10/0525",
+        "B60L 3/0046",
+    )
 
 
 def test_publication_ids_and_their_parts():

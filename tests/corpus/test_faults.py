@@ -26,8 +26,17 @@ US_XML = FIXTURES / "us_grants_small.xml"
 
 
 def jsonl_docs(n: int) -> bytes:
-    lines = [json.dumps({"id": f"T-{i:04d}", "title": f"Widget {i}", "abstract": f"A widget number {i} with a frame and a motor.",
-                         "claims": f"1. A widget comprising a frame and a motor {i}."}) for i in range(n)]  # fmt: skip
+    lines = [
+        json.dumps(
+            {
+                "id": f"T-{i:04d}",
+                "title": f"Widget {i}",
+                "abstract": f"A widget number {i} with a frame and a motor.",
+                "claims": f"1. A widget comprising a frame and a motor {i}.",
+            }
+        )
+        for i in range(n)
+    ]
     return ("\n".join(lines) + "\n").encode()
 
 
@@ -219,8 +228,9 @@ def big_jsonl(tmp_path_factory):
 @pytest.mark.parametrize("sig, group", [(signal.SIGINT, True), (signal.SIGTERM, False)], ids=["ctrl-c", "sigterm"])
 def test_interrupting_ingest_with_workers_ends_within_seconds_leaving_the_previous_corpus(finished, big_jsonl, sig, group):
     before = snapshot(finished)
-    run = signal_during(["ingest", str(big_jsonl), "--out", str(finished), "--workers", "2", "--quiet"], sig,
-                        ready=finished / ".partial", group=group)  # fmt: skip
+    run = signal_during(
+        ["ingest", str(big_jsonl), "--out", str(finished), "--workers", "2", "--quiet"], sig, ready=finished / ".partial", group=group
+    )
     assert run.was_working
     assert run.returncode == 1 and run.seconds < 10, run
     assert "interrupted" in run.stderr and "Traceback" not in run.stderr
@@ -230,8 +240,9 @@ def test_interrupting_ingest_with_workers_ends_within_seconds_leaving_the_previo
 
 @pytest.mark.timeout(120)
 def test_kill_9_of_ingest_leaves_no_worker_behind(tmp_path, big_jsonl):
-    run = signal_during(["ingest", str(big_jsonl), "--out", str(tmp_path / "c"), "--workers", "2", "--quiet"], KILL,
-                        ready=tmp_path / "c" / ".partial", group=False)  # fmt: skip
+    run = signal_during(
+        ["ingest", str(big_jsonl), "--out", str(tmp_path / "c"), "--workers", "2", "--quiet"], KILL, ready=tmp_path / "c" / ".partial", group=False
+    )
     assert run.was_working and run.returncode == -KILL
     assert run.left == [], f"orphaned workers: {run.left}"
     assert not (tmp_path / "c" / "manifest.json").exists()  # a killed first run leaves no corpus that looks complete

@@ -190,11 +190,20 @@ def jsonl_doc(row: dict):
 
 
 def test_jsonl_common_names_are_mapped():
-    doc = jsonl_doc({
-        "publication_number": "US-8418590-B2", "abstract": "A snowthrower with an auger.", "earliest_priority_date": "20080604",
-        "filing_date": "2009-06-03", "assignee": "Black & Decker Inc.; Acme Corp", "applicant": ["Black & Decker Inc."],
-        "country_code": "us", "kind_code": "b2", "language": "EN", "publication_date": "2013-04-16",
-    })  # fmt: skip
+    doc = jsonl_doc(
+        {
+            "publication_number": "US-8418590-B2",
+            "abstract": "A snowthrower with an auger.",
+            "earliest_priority_date": "20080604",
+            "filing_date": "2009-06-03",
+            "assignee": "Black & Decker Inc.; Acme Corp",
+            "applicant": ["Black & Decker Inc."],
+            "country_code": "us",
+            "kind_code": "b2",
+            "language": "EN",
+            "publication_date": "2013-04-16",
+        }
+    )
     assert (doc.priority_date, doc.application_date, doc.date) == ("2008-06-04", "2009-06-03", "2013-04-16")
     assert doc.applicants == ("Black & Decker Inc.", "Acme Corp")  # applicant and assignee columns both read, repeats dropped
     assert (doc.country, doc.kind, doc.lang) == ("US", "B2", "en")
@@ -203,10 +212,17 @@ def test_jsonl_common_names_are_mapped():
 
 def test_jsonl_unknown_fields_kept_in_extra_and_stored(tmp_path):
     rows = [
-        {"id": "2004281796", "abstract": "A battery pack with cooling plates.", "examiner": "J. Smith", "claims_count": 12,
-         "inventors": ["A", "B"], "family": "F1", "date": "2004-12-01"},
+        {
+            "id": "2004281796",
+            "abstract": "A battery pack with cooling plates.",
+            "examiner": "J. Smith",
+            "claims_count": 12,
+            "inventors": ["A", "B"],
+            "family": "F1",
+            "date": "2004-12-01",
+        },
         {"id": "US-1-A", "abstract": "A cell.", "priority_date": "2001-02-03", "applicants": [{"name": "Cell Co"}]},
-    ]  # fmt: skip
+    ]
     (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     ingest([tmp_path / "d.jsonl"], tmp_path / "c", progress=False)
     docs = {d.id: d for d in iter_documents(tmp_path / "c")}

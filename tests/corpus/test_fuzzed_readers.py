@@ -172,8 +172,13 @@ def parquet_rows_are_numbered(data: bytes, records: list) -> None:
     assert [r.position for r in records] == [f"row {n}" for n in range(1, len(records) + 1)]
 
 
-COVERAGE = {"uspto": xml_records_cover_the_file, "ep": xml_records_cover_the_file, "marec": xml_records_cover_the_file,
-            "jsonl": jsonl_records_cover_the_file, "parquet": parquet_rows_are_numbered}  # fmt: skip
+COVERAGE = {
+    "uspto": xml_records_cover_the_file,
+    "ep": xml_records_cover_the_file,
+    "marec": xml_records_cover_the_file,
+    "jsonl": jsonl_records_cover_the_file,
+    "parquet": parquet_rows_are_numbered,
+}
 
 
 # --- a sound document -------------------------------------------------------------------------------------------------------
@@ -298,8 +303,30 @@ def damage(seed: bytes, ops) -> bytes:
 
 
 positions = st.integers(0, 1 << 16)  # taken modulo the length of what they apply to
-SNIPPETS = [b'\n<?xml version="1.0"?>\n', b"\n<?xml", b"<?xml", b"<", b">", b"</", b"&", b"&#0;", b"&#xD800;", b"&nosuch;", b"<![CDATA[",
-            b"]]>", b"<!--", b"\x00", b"\n", b'"', b"{", b"}", b"[", b'"\\ud800"', b"\r\n", b"\xef\xbb\xbf"]  # fmt: skip
+SNIPPETS = [
+    b'\n<?xml version="1.0"?>\n',
+    b"\n<?xml",
+    b"<?xml",
+    b"<",
+    b">",
+    b"</",
+    b"&",
+    b"&#0;",
+    b"&#xD800;",
+    b"&nosuch;",
+    b"<![CDATA[",
+    b"]]>",
+    b"<!--",
+    b"\x00",
+    b"\n",
+    b'"',
+    b"{",
+    b"}",
+    b"[",
+    b'"\\ud800"',
+    b"\r\n",
+    b"\xef\xbb\xbf",
+]
 INVALID_UTF8 = [b"\x80", b"\xbf", b"\xc0\xaf", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xf8\x88\x80\x80\x80", b"\xfe", b"\xff"]
 byte_op = st.one_of(
     st.tuples(st.just("flip"), positions, st.integers(1, 255)),
@@ -307,14 +334,49 @@ byte_op = st.one_of(
     st.tuples(st.just("delete"), positions, st.integers(1, 64)),
     st.tuples(st.just("repeat"), positions, st.integers(1, 512)),
 )
-FILLERS = ["", "0", "9", "-", "1-", "x", " ", "\t\n", "é", "\u2028", "\U0001f600", "&amp;", "&", "<", "\x00", "claim 1 ", "any preceding claim ",
-           "CLM-0000", "EP-", "US"]  # fmt: skip
+FILLERS = [
+    "",
+    "0",
+    "9",
+    "-",
+    "1-",
+    "x",
+    " ",
+    "\t\n",
+    "é",
+    "\u2028",
+    "\U0001f600",
+    "&amp;",
+    "&",
+    "<",
+    "\x00",
+    "claim 1 ",
+    "any preceding claim ",
+    "CLM-0000",
+    "EP-",
+    "US",
+]
 fillers = st.sampled_from(FILLERS) | st.text(max_size=3)
 field_op = st.tuples(st.just("field"), positions, fillers, st.integers(0, 20_000))
 numbers = st.integers(0, 10**12).map(str) | st.builds(lambda n: "9" * n, st.integers(1, 6000))  # up to 6,000 digits
 number_op = st.tuples(st.just("number"), positions, numbers)
-TAGS = ["a", "p", "b", "claim", "claim-text", "claims", "abstract", "description", "document-id", "doc-number", "us-patent-grant", "SDOBI",
-        "B110", "patent-document", "sequence-cwu"]  # fmt: skip
+TAGS = [
+    "a",
+    "p",
+    "b",
+    "claim",
+    "claim-text",
+    "claims",
+    "abstract",
+    "description",
+    "document-id",
+    "doc-number",
+    "us-patent-grant",
+    "SDOBI",
+    "B110",
+    "patent-document",
+    "sequence-cwu",
+]
 tag_op = st.one_of(
     st.tuples(st.just("nest"), positions, st.sampled_from(TAGS), st.integers(1, 3000), st.booleans()),
     st.tuples(st.just("drop_tag"), positions),
@@ -419,8 +481,27 @@ claim_objects = st.lists(
     ),
     max_size=3,
 )
-ODD_JSON = ['"\\ud800"', '"x\\udc00y"', '["\\ud83d"]', '"\\ud83d\\ude00"', "1e999", "-0", "NaN", "-Infinity", '"\\u0000"', '""', "[]", "{}",
-            "null", "true", "0", "[[]]", '[""]', '[{}]', '{"name": 1}']  # fmt: skip
+ODD_JSON = [
+    '"\\ud800"',
+    '"x\\udc00y"',
+    '["\\ud83d"]',
+    '"\\ud83d\\ude00"',
+    "1e999",
+    "-0",
+    "NaN",
+    "-Infinity",
+    '"\\u0000"',
+    '""',
+    "[]",
+    "{}",
+    "null",
+    "true",
+    "0",
+    "[[]]",
+    '[""]',
+    "[{}]",
+    '{"name": 1}',
+]
 json_texts = st.one_of(
     json_values.map(json.dumps),
     claim_objects.map(json.dumps),

@@ -10,12 +10,18 @@ from graphtx.corpus.mentions import is_related_application, mask_mentions, paten
 
 
 def test_mentions_are_read_with_commas_spaces_lists_and_reissues():
-    text = ("In U.S. Pat. No. 4 000 566 issued Jan. 4 1977 a boot is vented. See U.S. Pat. Nos. 5,123,456 and 6,234,567; "
-            "also US Patent No. RE 12,345 and U.S. Pat. No. 7654321.")  # fmt: skip
+    text = (
+        "In U.S. Pat. No. 4 000 566 issued Jan. 4 1977 a boot is vented. See U.S. Pat. Nos. 5,123,456 and 6,234,567; "
+        "also US Patent No. RE 12,345 and U.S. Pat. No. 7654321."
+    )
     assert [n for n, _, _ in patent_numbers(text)] == ["US4000566", "US5123456", "US6234567", "USRE12345", "US7654321"]
     assert patent_numbers("Ser. No. 09 389 803 and 4 000 566 without the words U.S. Pat.") == []
     assert [n for n, _, _ in patent_numbers("U.S. Pat. Nos. 5,123,456, 6,234,567, and 7,345,678; US Patent Re. 34,567")] == [
-        "US5123456", "US6234567", "US7345678", "USRE34567"]  # fmt: skip
+        "US5123456",
+        "US6234567",
+        "US7345678",
+        "USRE34567",
+    ]
     assert [n for n, _, _ in patent_numbers("U.S. Patent Re. 34,567 and U.S. Patent 5,123,456 show")] == ["USRE34567", "US5123456"]
     assert patent_numbers("U.S. Pat. No. 5,123,456,123") == []  # part of a longer number
 
@@ -35,8 +41,10 @@ def test_a_family_mention_is_not_prior_art(sentence):
 
 
 def test_masking_takes_out_each_sentence_that_mentions_a_patent_and_nothing_else():
-    text = ("FIELD\n\nA pump is known. In U.S. Pat. No. 4 000 566 issued Jan. 4 1977 to Smith a boot is vented. Another sentence stays. "
-            "See also U.S. Pat. Nos. 5,123,456 and 6,234,567.\nNext paragraph.")  # fmt: skip
+    text = (
+        "FIELD\n\nA pump is known. In U.S. Pat. No. 4 000 566 issued Jan. 4 1977 to Smith a boot is vented. Another sentence stays. "
+        "See also U.S. Pat. Nos. 5,123,456 and 6,234,567.\nNext paragraph."
+    )
     assert mask_mentions(text) == "FIELD\n\nA pump is known. Another sentence stays.\nNext paragraph."
     assert mask_mentions("No mention here. None at all.") == "No mention here. None at all."
 
@@ -66,14 +74,29 @@ def test_mined_citations_stay_within_the_corpus_and_split_by_the_citing_date(tmp
 
     docs = [
         {"id": "US-1000001", "date": "2001-01-01", "title": "pump", "abstract": "a pump", "description": "A pump."},
-        {"id": "US-1000002", "date": "2002-01-01", "title": "valve", "abstract": "a valve",
-         "description": "U.S. Pat. No. 1,000,001 shows a pump. U.S. Pat. No. 9,999,999 is elsewhere."},
-        {"id": "US-1000003", "date": "2003-01-01", "title": "seat", "abstract": "a seat",
-         "description": "Known: U.S. Pat. Nos. 1,000,001 and 1 000 002.\nThis application is a continuation of U.S. Pat. No. 1,000,004."},
-        {"id": "US-1000004", "date": "2004-01-01", "title": "stem", "abstract": "a stem",
-         "description": "U.S. Pat. No. 1,000,003 and the later U.S. Pat. No. 1,000,005 and itself, U.S. Pat. No. 1,000,004."},
+        {
+            "id": "US-1000002",
+            "date": "2002-01-01",
+            "title": "valve",
+            "abstract": "a valve",
+            "description": "U.S. Pat. No. 1,000,001 shows a pump. U.S. Pat. No. 9,999,999 is elsewhere.",
+        },
+        {
+            "id": "US-1000003",
+            "date": "2003-01-01",
+            "title": "seat",
+            "abstract": "a seat",
+            "description": "Known: U.S. Pat. Nos. 1,000,001 and 1 000 002.\nThis application is a continuation of U.S. Pat. No. 1,000,004.",
+        },
+        {
+            "id": "US-1000004",
+            "date": "2004-01-01",
+            "title": "stem",
+            "abstract": "a stem",
+            "description": "U.S. Pat. No. 1,000,003 and the later U.S. Pat. No. 1,000,005 and itself, U.S. Pat. No. 1,000,004.",
+        },
         {"id": "US-1000005", "date": "2005-01-01", "title": "ring", "abstract": "a ring", "description": "A ring."},
-    ]  # fmt: skip
+    ]
     corpus = _corpus(tmp_path, docs)
     capsys.readouterr()  # ingest's report
     assert main(["mine-citations", str(corpus), "--out", str(tmp_path / "mined"), "--valid-share", "0.34", "--json"]) == 0
@@ -122,8 +145,7 @@ def test_a_family_word_anywhere_in_the_paragraph_beside_an_application_marks_the
 
 
 def test_application_as_a_word_of_software_prose_is_not_an_application_reference():
-    text = ("A continuation token is returned to the application by the server. " * 6
-            + "Paging of this kind is known from U.S. Pat. No. 6,888,297.")  # fmt: skip
+    text = "A continuation token is returned to the application by the server. " * 6 + "Paging of this kind is known from U.S. Pat. No. 6,888,297."
     (number, start, end), *_ = patent_numbers(text)
     assert not is_related_application(text, start, end)
     for text in (
@@ -156,16 +178,34 @@ def test_mining_drops_family_pairs_by_any_mention_and_by_shared_text_and_reports
     spec = " ".join(f"word{i}" for i in range(300))  # a long shared specification: a continuation repeats its parent
     docs = [
         {"id": "US-2000001", "date": "2001-01-01", "title": "parent", "abstract": "a", "description": spec, "applicants": ["Acme Corp."]},
-        {"id": "US-2000002", "date": "2002-01-01", "title": "child U.S. Pat. No. 2,000,001", "abstract": "b U.S. Pat. No. 2,000,001 made it",
-         "description": "Prior art: U.S. Pat. No. 2,000,001 shows a pump. " + spec, "applicants": ["ACME Corporation"]},
-        {"id": "US-2000003", "date": "2003-01-01", "title": "seat", "abstract": "c", "applicants": ["Acme, Inc."],
-         "description": "U.S. Pat. No. 2,000,002 shows a valve.\nThe background of parent U.S. Pat. No. 2,000,001 has more. "
-                        "\nU.S. Pat. No. 2,000,004 is prior art here. A second sentence."},
+        {
+            "id": "US-2000002",
+            "date": "2002-01-01",
+            "title": "child U.S. Pat. No. 2,000,001",
+            "abstract": "b U.S. Pat. No. 2,000,001 made it",
+            "description": "Prior art: U.S. Pat. No. 2,000,001 shows a pump. " + spec,
+            "applicants": ["ACME Corporation"],
+        },
+        {
+            "id": "US-2000003",
+            "date": "2003-01-01",
+            "title": "seat",
+            "abstract": "c",
+            "applicants": ["Acme, Inc."],
+            "description": "U.S. Pat. No. 2,000,002 shows a valve.\nThe background of parent U.S. Pat. No. 2,000,001 has more. "
+            "\nU.S. Pat. No. 2,000,004 is prior art here. A second sentence.",
+        },
         {"id": "US-2000004", "date": "2000-01-01", "title": "ring", "abstract": "d", "description": "A ring.", "applicants": ["Zeta LLC"]},
-        {"id": "US-2000005", "date": "2004-01-01", "title": "cap", "abstract": "e", "applicants": ["Acme Corp"],
-         "description": "See U.S. Pat. No. 2,000,004 for rings.\nThis application claims priority to application Ser. No. 1 filed Jan. 1 "
-                        "2003. Unrelated words. U.S. Pat. No. 2,000,004 again."},
-    ]  # fmt: skip
+        {
+            "id": "US-2000005",
+            "date": "2004-01-01",
+            "title": "cap",
+            "abstract": "e",
+            "applicants": ["Acme Corp"],
+            "description": "See U.S. Pat. No. 2,000,004 for rings.\nThis application claims priority to application Ser. No. 1 filed Jan. 1 "
+            "2003. Unrelated words. U.S. Pat. No. 2,000,004 again.",
+        },
+    ]
     corpus = _corpus(tmp_path, docs)
     capsys.readouterr()
     assert main(["mine-citations", str(corpus), "--out", str(tmp_path / "mined"), "--valid-share", "0.01", "--json"]) == 0

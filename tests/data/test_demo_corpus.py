@@ -35,8 +35,10 @@ def test_make_demo_runs_end_to_end(tmp_path):
     run = tmp_path / "demo"
     result = subprocess.run(
         ["make", "-C", str(REPO_ROOT), "demo", f"RUN={run}", f"PYTHON={sys.executable}"],
-        capture_output=True, text=True, timeout=1800,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert (run / "graph_first_claim.png").read_bytes()[:4] == b"\x89PNG"
     assert (run / "graphs" / "graphs.parquet").exists()

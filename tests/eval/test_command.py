@@ -83,7 +83,7 @@ def test_gains_cutoffs_and_baseline_choice(files, capsys):
             ]
         )
         == 3
-    )  # fmt: skip  (A pairs: not scored)
+    )  # A pairs: not scored
     summary = json.loads(capsys.readouterr().out)
     (r,) = summary["retrieval"]
     assert r["system"] == "TF-IDF cosine" and "Recall@5" in r["metrics"] and "nDCG@20" in r["metrics"] and r["ratio_to_bm25"] == {}
@@ -202,8 +202,29 @@ def test_hybrid_adds_a_fused_row_and_bm25(files, capsys, tmp_path):
         schema=vectors_schema(8, "random"),
     )
     pq.write_table(table, vectors)
-    assert main(["eval", "citations", str(docs), "--citations", str(cites), "--vectors", str(vectors), "--name", "random",
-                 "--baselines", "tfidf", "--hybrid", "--protocols", "retrieval", "--quiet", "--json"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "eval",
+                "citations",
+                str(docs),
+                "--citations",
+                str(cites),
+                "--vectors",
+                str(vectors),
+                "--name",
+                "random",
+                "--baselines",
+                "tfidf",
+                "--hybrid",
+                "--protocols",
+                "retrieval",
+                "--quiet",
+                "--json",
+            ]
+        )
+        == 0
+    )
     names = [r["system"] for r in json.loads(capsys.readouterr().out)["retrieval"]]
     assert names == ["random", "random + BM25 (k1 1.5, b 0.75) (RRF)", "TF-IDF cosine", "BM25 (k1 1.5, b 0.75)"]
     assert main(["eval", "citations", str(docs), "--citations", str(cites), "--hybrid", "--quiet"]) == 2

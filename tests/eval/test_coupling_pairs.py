@@ -18,9 +18,15 @@ def _m(doc: str, number: str, dropped: str | None = OUT) -> dict:
 
 @pytest.mark.timeout(30)
 def test_pairs_are_ordered_later_to_earlier_and_only_outside_mentions_couple():
-    mentions = [_m("A", "US1"), _m("B", "US1"), _m("C", "US1"),
-                _m("A", "US2", "a related application (continuation)"), _m("E", "US2", "a related application (continuation)"),
-                _m("E", "US3"), _m("NOT-IN-CORPUS", "US3")]  # fmt: skip
+    mentions = [
+        _m("A", "US1"),
+        _m("B", "US1"),
+        _m("C", "US1"),
+        _m("A", "US2", "a related application (continuation)"),
+        _m("E", "US2", "a related application (continuation)"),
+        _m("E", "US3"),
+        _m("NOT-IN-CORPUS", "US3"),
+    ]
     pairs, dropped = coupling_pairs.coupling_pairs(mentions, DATES, set(), max_citers=20)
     assert pairs == {("B", "A"), ("C", "A"), ("C", "B")}  # a family mention (US2) and a lone citer (US3) give none
     assert not dropped

@@ -70,9 +70,14 @@ def test_read_citations_from_tsv_parquet_and_corpus_dir(tmp_path):
 def test_judgements_count_what_is_not_scored():
     corpus = EvalCorpus.from_documents([doc(i, abstract="t") for i in ("a", "b", "c", "q", "r")])
     cites = [
-        Citation("q", "a", "X"), Citation("q", "b", "A"), Citation("q", "a", "A"),  # duplicate pair: the higher gain stays
-        Citation("q", "q"), Citation("q", "zz"), Citation("zz", "a"), Citation("r", "c", "A"),
-    ]  # fmt: skip
+        Citation("q", "a", "X"),
+        Citation("q", "b", "A"),
+        Citation("q", "a", "A"),  # duplicate pair: the higher gain stays
+        Citation("q", "q"),
+        Citation("q", "zz"),
+        Citation("zz", "a"),
+        Citation("r", "c", "A"),
+    ]
     binary = judgements(cites, corpus)
     assert binary.relevant == {"q": {"a": 1.0, "b": 1.0}, "r": {"c": 1.0}} and binary.pairs == 3
     assert binary.skipped == {"self-citation": 1, "cited document not in the corpus": 1, "citing document not in the corpus": 1, "duplicate pair": 1}
@@ -86,7 +91,12 @@ def test_eval_config_from_yaml_and_checks():
     cfg = config_from_dict({"eval": {"gains": {"X": 3, "Y": 2}, "recall_ks": [10, 20], "query_fields": ["abstract"]}}).eval
     assert cfg.gains == (("X", 3.0), ("Y", 2.0)) and cfg.gain("X") == 3.0 and cfg.gain("A") == 1.0
     assert cfg.recall_ks == (10, 20) and cfg.query_fields == ("abstract",)
-    for bad, match in (({"gains": {"Q": 1}}, "unknown citation"), ({"depth": 100}, "depth"), ({"query_fields": ["abstrakt"]}, "query_fields"),
-                       ({"tune_metric": "MAP"}, "tune_metric"), ({"minilm_dtype": "fp16"}, "minilm_dtype")):  # fmt: skip
+    for bad, match in (
+        ({"gains": {"Q": 1}}, "unknown citation"),
+        ({"depth": 100}, "depth"),
+        ({"query_fields": ["abstrakt"]}, "query_fields"),
+        ({"tune_metric": "MAP"}, "tune_metric"),
+        ({"minilm_dtype": "fp16"}, "minilm_dtype"),
+    ):
         with pytest.raises(ValueError, match=match):
             config_from_dict({"eval": bad})

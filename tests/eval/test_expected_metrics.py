@@ -28,8 +28,21 @@ def _check(results: list, expected: dict, tolerance: float) -> None:
 def test_ev_battery_validation(shared_data, capsys):
     spec = EXPECTED["ev-battery-validation"]
     data = shared_data / "citations-ev-battery"
-    args = ["eval", "citations", str(shared_data / spec["corpus"]), "--citations", str(shared_data / spec["citations"]),
-            "--extra-citations", *(str(shared_data / p) for p in spec["extra_citations"]), "--baselines", "bm25,tfidf", "--cutoff", "none", "--quiet", "--json"]  # fmt: skip
+    args = [
+        "eval",
+        "citations",
+        str(shared_data / spec["corpus"]),
+        "--citations",
+        str(shared_data / spec["citations"]),
+        "--extra-citations",
+        *(str(shared_data / p) for p in spec["extra_citations"]),
+        "--baselines",
+        "bm25,tfidf",
+        "--cutoff",
+        "none",
+        "--quiet",
+        "--json",
+    ]
     if not data.is_dir():
         pytest.skip("../shared/data/citations-ev-battery not present")
     assert main(args) == 0

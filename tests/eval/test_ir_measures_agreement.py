@@ -17,7 +17,7 @@ from graphtx.metrics import (
     recall_at_k,
     recall_of_query,
     reciprocal_rank,
-)  # fmt: skip
+)
 
 ir_measures = pytest.importorskip("ir_measures", reason="ir-measures is not installed (pip install 'graphtx[eval]')")
 

@@ -66,8 +66,27 @@ def test_cli_late_rows_with_bootstrap_intervals(tiny_late, capsys):
     from graphtx.cli import main
 
     t = tiny_late
-    args = ["eval", "citations", str(t["corpus"]), "--citations", str(t["cites"]), "--model", str(t["model"]), "--graphs", str(t["graphs"]),
-            "--baselines", "bm25", "--protocols", "retrieval", "--hybrid", "--late", "--rerank-depth", "8", "--quiet", "--json"]  # fmt: skip
+    args = [
+        "eval",
+        "citations",
+        str(t["corpus"]),
+        "--citations",
+        str(t["cites"]),
+        "--model",
+        str(t["model"]),
+        "--graphs",
+        str(t["graphs"]),
+        "--baselines",
+        "bm25",
+        "--protocols",
+        "retrieval",
+        "--hybrid",
+        "--late",
+        "--rerank-depth",
+        "8",
+        "--quiet",
+        "--json",
+    ]
     assert main(args) == 0
     out = json.loads(capsys.readouterr().out)
     names = [r["system"] for r in out["retrieval"]]

@@ -24,7 +24,7 @@ from graphtx.eval.phrases import (
     read_phrase_pairs,
     score,
     split_by_anchor,
-)  # fmt: skip
+)
 from tests.text import FIELDS
 
 HEADER = "anchor,target,rating,score,context\n"
@@ -80,7 +80,7 @@ def test_reader_keeps_good_rows_and_lists_each_skipped_row_with_its_reason(tmp_p
         + "valve,seat,1,nan,F16\n"  # 8: nan
         + "valve,seat,1,0.5,\n"  # 9: empty context
         + '"stem, long",piston,0,0.25, f16 \n'  # 10: good (quoted comma, context normalised)
-    )  # fmt: skip
+    )
     pairs = read_phrase_pairs(path)
     assert pairs.anchor.tolist() == ["auger housing", "stem, long"]
     assert pairs.score.tolist() == [0.75, 0.25] and pairs.context.tolist() == ["A01", "F16"]
@@ -245,7 +245,21 @@ def tiny_files(tmp_path_factory):
 
 
 def test_cli_eval_phrases_end_to_end(tiny_files, tmp_path, capsys):
-    args = ["eval", "phrases", "--tokens", str(tiny_files / "tokens"), "--train", str(tiny_files / "train.csv"), "--valid", str(tiny_files / "valid.csv"), "--epochs", "2", "--seed", "1", "--quiet"]  # fmt: skip
+    args = [
+        "eval",
+        "phrases",
+        "--tokens",
+        str(tiny_files / "tokens"),
+        "--train",
+        str(tiny_files / "train.csv"),
+        "--valid",
+        str(tiny_files / "valid.csv"),
+        "--epochs",
+        "2",
+        "--seed",
+        "1",
+        "--quiet",
+    ]
     assert main([*args, "--json", "--out", str(tmp_path / "res")]) == 3  # finished, one valid row skipped
     summary = json.loads(capsys.readouterr().out)
     run = [r for r in summary["rows"] if r["run"]]

@@ -37,8 +37,15 @@ def teacher_dir(monkeypatch):
 
 def scored(policy: str, relevant: dict, load) -> dict:
     cfg = EvalConfig(cutoff=policy)
-    corpus = EvalCorpus(ids=IDS, query_texts=IDS, candidate_texts=IDS, codes=((),) * 4, dates=("2005", "2006", "2012", "2010-01-01"),
-                        priority=("", "", "", "2009-06-01"), cutoff_policy=policy)  # fmt: skip
+    corpus = EvalCorpus(
+        ids=IDS,
+        query_texts=IDS,
+        candidate_texts=IDS,
+        codes=((),) * 4,
+        dates=("2005", "2006", "2012", "2010-01-01"),
+        priority=("", "", "", "2009-06-01"),
+        cutoff_policy=policy,
+    )
     judged = Judgements(relevant, sum(map(len, relevant.values())), {})
     system = teacher_alone.TeacherSystem("unused").fit(corpus)
     assert system.label == "teacher fixed (title)"
@@ -85,8 +92,15 @@ def test_headroom_fuses_the_student_with_the_teacher(teacher_dir, monkeypatch):
 
     monkeypatch.setattr(systems, "ModelSystem", Student)
     cfg = EvalConfig(cutoff="none")
-    corpus = EvalCorpus(ids=IDS, query_texts=IDS, candidate_texts=IDS, codes=((),) * 4, dates=("2005", "2006", "2012", "2010-01-01"),
-                        priority=("", "", "", "2009-06-01"), cutoff_policy="none")  # fmt: skip
+    corpus = EvalCorpus(
+        ids=IDS,
+        query_texts=IDS,
+        candidate_texts=IDS,
+        codes=((),) * 4,
+        dates=("2005", "2006", "2012", "2010-01-01"),
+        priority=("", "", "", "2009-06-01"),
+        cutoff_policy="none",
+    )
     judged = Judgements({"Q": {"A": 1.0}}, 1, {})
     teacher = teacher_alone.TeacherSystem("unused").fit(corpus)
     student, fused = teacher_alone.headroom_systems(teacher, "m", "g", cfg, corpus)
@@ -106,8 +120,15 @@ def test_bm25_and_its_fusion_with_the_teacher(teacher_dir):
     top two are each system's favourite: B (BM25's first) and LATE (the teacher's)."""
     texts = ("valve", "rotary pump vane", "spring", "rotary pump vane housing")  # A, B, LATE, Q
     cfg = EvalConfig(cutoff="none")
-    corpus = EvalCorpus(ids=IDS, query_texts=texts, candidate_texts=texts, codes=((),) * 4, dates=("2005", "2006", "2012", "2010-01-01"),
-                        priority=("", "", "", "2009-06-01"), cutoff_policy="none")  # fmt: skip
+    corpus = EvalCorpus(
+        ids=IDS,
+        query_texts=texts,
+        candidate_texts=texts,
+        codes=((),) * 4,
+        dates=("2005", "2006", "2012", "2010-01-01"),
+        priority=("", "", "", "2009-06-01"),
+        cutoff_policy="none",
+    )
     judged = Judgements({"Q": {"B": 1.0}}, 1, {})
     teacher = teacher_alone.TeacherSystem("unused").fit(corpus)
     bm25, fused = teacher_alone.bm25_systems(teacher, cfg, corpus)
@@ -157,8 +178,15 @@ def test_perfect_student_is_the_teacher_beside_the_students_lexical_part(teacher
     weight = 0.25
     graph = [[0.0, 1.0], [1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]  # A, B, LATE, Q: a graph part that prefers B and LATE
     lexical = [[1.0, 0.0], [0.6, 0.8], [0.0, 1.0], [1.0, 0.0]]  # the lexical part: A is the query's twin
-    corpus = EvalCorpus(ids=IDS, query_texts=IDS, candidate_texts=IDS, codes=((),) * 4, dates=("2005", "2006", "2012", "2010-01-01"),
-                        priority=("", "", "", "2009-06-01"), cutoff_policy="none")  # fmt: skip
+    corpus = EvalCorpus(
+        ids=IDS,
+        query_texts=IDS,
+        candidate_texts=IDS,
+        codes=((),) * 4,
+        dates=("2005", "2006", "2012", "2010-01-01"),
+        priority=("", "", "", "2009-06-01"),
+        cutoff_policy="none",
+    )
     perfect = _perfect(tmp_path, graph, lexical, weight, corpus)
     teacher = np.array([VECTORS[d] for d in IDS])
     lex = np.array(lexical)
@@ -173,8 +201,7 @@ def test_perfect_student_is_the_teacher_beside_the_students_lexical_part(teacher
 
 def test_perfect_student_leaves_out_documents_the_teacher_has_no_vector_for(teacher_dir, tmp_path):
     teacher_dir.without = {"A"}
-    corpus = EvalCorpus(ids=IDS, query_texts=IDS, candidate_texts=IDS, codes=((),) * 4, dates=("2005",) * 4, priority=("",) * 4,
-                        cutoff_policy="none")  # fmt: skip
+    corpus = EvalCorpus(ids=IDS, query_texts=IDS, candidate_texts=IDS, codes=((),) * 4, dates=("2005",) * 4, priority=("",) * 4, cutoff_policy="none")
     perfect = _perfect(tmp_path, [[1.0, 0.0]] * 4, [[1.0, 0.0]] * 4, 0.4, corpus)
     assert perfect.coverage() == {"queries_without_vector": 1, "candidates_without_vector": 1}
     scores = perfect.scores(np.array([3]))[0]  # Q against A, B, LATE, Q

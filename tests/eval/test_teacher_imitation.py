@@ -35,8 +35,9 @@ def test_the_cli_reads_the_graph_or_lexical_part(tmp_path, monkeypatch, capsys):
 
     teacher = _docs(40, 4)
     ids = [f"D{i}" for i in range(40)]
-    monkeypatch.setattr(teacher_mod, "load_teacher_vectors",
-                        lambda d: teacher_mod.TeacherVectors(tuple(ids), teacher, {"model": "fixed", "fields": ["title"]}))  # fmt: skip
+    monkeypatch.setattr(
+        teacher_mod, "load_teacher_vectors", lambda d: teacher_mod.TeacherVectors(tuple(ids), teacher, {"model": "fixed", "fields": ["title"]})
+    )
     joined = np.hstack([teacher, _docs(40, 6, seed=3)]).astype(np.float32)  # [graph = the teacher ; lexical = noise]
     path = tmp_path / "v.parquet"
     table = pa.table({"doc_id": ids, "vector": pa.FixedSizeListArray.from_arrays(pa.array(joined.reshape(-1)), 10)})

@@ -80,7 +80,8 @@ def test_a_run_of_eval_s_own_rankings_scores_the_same(tmp_path):
     [via_run] = evaluate_runs([tmp_path / "bm25.trec"], cites_path, cfg).results
     assert via_run.metrics == direct.metrics
     assert [{k: v for k, v in r.items() if k != "cited_ranks"} for r in via_run.per_query] == [
-        {k: v for k, v in r.items() if k != "cited_ranks"} for r in direct.per_query]  # fmt: skip
+        {k: v for k, v in r.items() if k != "cited_ranks"} for r in direct.per_query
+    ]
     assert via_run.curves == direct.curves
 
 
@@ -100,13 +101,52 @@ def test_round_trip_search_topics_run_file_eval_equals_eval_s_own_system(tmp_pat
 
     main(["search", "--help"])
     unfiltered = ["--before", "none", "--include-family"] if "--before" in capsys.readouterr().out else []  # eval's systems filter nothing
-    assert main(["search", str(tmp_path / "index"), "--topics", str(tmp_path / "topics.txt"), "--output", str(tmp_path / "graphtx.trec"),
-                 "-k", "29", "--ranker", "dense", "--no-features", "--quiet", *unfiltered]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "search",
+                str(tmp_path / "index"),
+                "--topics",
+                str(tmp_path / "topics.txt"),
+                "--output",
+                str(tmp_path / "graphtx.trec"),
+                "-k",
+                "29",
+                "--ranker",
+                "dense",
+                "--no-features",
+                "--quiet",
+                *unfiltered,
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert main(["eval", "run", str(tmp_path / "graphtx.trec"), "--qrels", str(tmp_path / "cites.tsv"), "--corpus", str(corpus), "--json"]) == 0
     via_run = json.loads(capsys.readouterr().out)["retrieval"][0]["metrics"]
-    assert main(["eval", "citations", str(corpus), "--citations", str(tmp_path / "cites.tsv"), "--index", str(tmp_path / "index"),
-                 "--graphs", str(graphs), "--query-kind", "description", "--baselines", "none", "--protocols", "retrieval", "--json"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "eval",
+                "citations",
+                str(corpus),
+                "--citations",
+                str(tmp_path / "cites.tsv"),
+                "--index",
+                str(tmp_path / "index"),
+                "--graphs",
+                str(graphs),
+                "--query-kind",
+                "description",
+                "--baselines",
+                "none",
+                "--protocols",
+                "retrieval",
+                "--json",
+            ]
+        )
+        == 0
+    )
     own = json.loads(capsys.readouterr().out)["retrieval"][0]["metrics"]
     assert own["nDCG@150"] > 0 and set(via_run) == set(own) and all(math.isclose(via_run[m], own[m], abs_tol=1e-9) for m in own), (via_run, own)
 
@@ -116,8 +156,23 @@ def test_cli_table_has_ratios_to_the_named_baseline_and_bad_baseline_exits_2(tmp
     (tmp_path / "one.trec").write_text("q1 Q0 b 1 2.0 x\nq1 Q0 a 2 1.0 x\nq2 Q0 c 1 1.0 x\n")
     (tmp_path / "two.trec").write_text("q1 Q0 a 1 2.0 y\nq2 Q0 c 1 2.0 y\n")
     out = tmp_path / "res"
-    assert main(["eval", "run", str(tmp_path / "one.trec"), str(tmp_path / "two.trec"), "--qrels", str(tmp_path / "qrels.txt"), "--baseline", "two",
-                 "--out", str(out)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "eval",
+                "run",
+                str(tmp_path / "one.trec"),
+                str(tmp_path / "two.trec"),
+                "--qrels",
+                str(tmp_path / "qrels.txt"),
+                "--baseline",
+                "two",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "ratio to two" in text and "| one (one.trec, x) | 1.0000 (1.00x) |" in text and "Ratio to two with its paired-bootstrap" in text
     assert json.loads((out / "results.json").read_text())["baseline"] == "two" and (out / "per_query.csv").exists()

@@ -24,8 +24,19 @@ def _corpus(out: Path, n: int) -> Path:
     with CorpusWriter(out) as w:
         for i in range(n):
             claim = f"A snowthrower {i} comprising: an auger housing; and a chute mounted on the auger housing."
-            w.add_document(PatentDocument(f"US-{i}-B1", "test", "-", title="Snowthrower", claims=(Claim(1, claim, True),),
-                                          description="The chute is rotatable.\nAn engine drives the auger."), (), "-", str(i))  # fmt: skip
+            w.add_document(
+                PatentDocument(
+                    f"US-{i}-B1",
+                    "test",
+                    "-",
+                    title="Snowthrower",
+                    claims=(Claim(1, claim, True),),
+                    description="The chute is rotatable.\nAn engine drives the auger.",
+                ),
+                (),
+                "-",
+                str(i),
+            )
     return out
 
 
@@ -97,8 +108,7 @@ def demo_corpus(tmp_path_factory):
 def test_interrupting_parse_with_workers_ends_within_seconds_leaving_the_previous_graphs(finished, demo_corpus, sig, group):
     _, graphs = finished
     before = snapshot(graphs)
-    run = signal_during(["parse", str(demo_corpus), "--out", str(graphs), "--workers", "2", "--quiet"], sig,
-                        ready=graphs / ".partial", group=group)  # fmt: skip
+    run = signal_during(["parse", str(demo_corpus), "--out", str(graphs), "--workers", "2", "--quiet"], sig, ready=graphs / ".partial", group=group)
     assert run.was_working
     assert run.returncode == 1 and run.seconds < 10, run
     assert "interrupted" in run.stderr and "Traceback" not in run.stderr
@@ -109,8 +119,7 @@ def test_interrupting_parse_with_workers_ends_within_seconds_leaving_the_previou
 @pytest.mark.timeout(180)
 def test_kill_9_of_parse_leaves_no_worker_behind(tmp_path, demo_corpus):
     graphs = tmp_path / "graphs"
-    run = signal_during(["parse", str(demo_corpus), "--out", str(graphs), "--workers", "2", "--quiet"], KILL,
-                        ready=graphs / ".partial", group=False)  # fmt: skip
+    run = signal_during(["parse", str(demo_corpus), "--out", str(graphs), "--workers", "2", "--quiet"], KILL, ready=graphs / ".partial", group=False)
     assert run.was_working and run.returncode == -KILL
     assert run.left == [], f"orphaned workers: {run.left}"
     with pytest.raises(FileNotFoundError, match="was interrupted before it completed"):

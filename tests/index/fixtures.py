@@ -20,10 +20,35 @@ from graphtx.graphs.graph import GRAPH_KINDS, GRAPH_SCHEMA, InventionGraph
 from graphtx.graphs.parse import GRAPHS_FILE
 
 FEATURES = (
-    "auger housing", "chute", "frame", "handle", "snowthrower", "battery cell", "cooling plate", "valve seat", "stem",
-    "actuator", "motor", "gear", "shaft", "bearing", "housing", "sensor", "controller", "pump", "nozzle", "spring",
-    "lithium battery", "electrode", "separator", "electrolyte", "charging circuit", "inverter", "wheel", "brake",
-)  # fmt: skip
+    "auger housing",
+    "chute",
+    "frame",
+    "handle",
+    "snowthrower",
+    "battery cell",
+    "cooling plate",
+    "valve seat",
+    "stem",
+    "actuator",
+    "motor",
+    "gear",
+    "shaft",
+    "bearing",
+    "housing",
+    "sensor",
+    "controller",
+    "pump",
+    "nozzle",
+    "spring",
+    "lithium battery",
+    "electrode",
+    "separator",
+    "electrolyte",
+    "charging circuit",
+    "inverter",
+    "wheel",
+    "brake",
+)
 RELATIONS = ("mounted on", "connected to", "configured to drive", "for cooling", "that rotates")
 N_DOCS = 120  # documents of the shared ``tiny`` fixture (tests/conftest.py)
 
@@ -58,9 +83,15 @@ def make_corpus(root: Path, ids: range) -> Path:
             g = make_graph(i)
             claim = f"A {g.node_text[0]} comprising " + ", ".join(g.node_text[1:-1]) + "."
             doc = PatentDocument(
-                doc_id(i), "test", "-", title=f"Title {rare_word(i)} {g.node_text[1]}", abstract=claim, claims=(Claim(1, claim, True),),
-                ipc=(f"H01M {i % 7}/00",), date=f"20{10 + i % 10}-01-0{1 + i % 9}",
-            )  # fmt: skip
+                doc_id(i),
+                "test",
+                "-",
+                title=f"Title {rare_word(i)} {g.node_text[1]}",
+                abstract=claim,
+                claims=(Claim(1, claim, True),),
+                ipc=(f"H01M {i % 7}/00",),
+                date=f"20{10 + i % 10}-01-0{1 + i % 9}",
+            )
             w.add_document(doc, (), "-", str(i))
     return out
 

@@ -22,8 +22,10 @@ def _run_lines(path):
 
 
 def test_read_topics_in_each_format_lists_what_it_skips(tmp_path):
-    (tmp_path / "t.jsonl").write_text('{"id": "Q1", "text": "A pump."}\n{"id": "T-00001"}\n{"id": "Q3", "doc_id": "T-00002"}\n{bad\n'
-                                      '{"id": "Q1", "text": "again"}\n{"id": "Q 5", "text": "x"}\n{"id": "Q6", "text": " "}\n')  # fmt: skip
+    (tmp_path / "t.jsonl").write_text(
+        '{"id": "Q1", "text": "A pump."}\n{"id": "T-00001"}\n{"id": "Q3", "doc_id": "T-00002"}\n{bad\n'
+        '{"id": "Q1", "text": "again"}\n{"id": "Q 5", "text": "x"}\n{"id": "Q6", "text": " "}\n'
+    )
     topics, skipped = read_topics(tmp_path / "t.jsonl")
     assert [(t.qid, t.text, t.doc_id) for t in topics] == [("Q1", "A pump.", None), ("T-00001", None, "T-00001"), ("Q3", None, "T-00002")]
     assert [(s.line, s.qid) for s in skipped] == [(4, ""), (5, "Q1"), (6, "Q 5"), (7, "Q6")]
@@ -103,8 +105,10 @@ def test_other_settings_do_not_continue_a_journal_unless_restarted(index, tmp_pa
     assert report.searched == 2 and len(_run_lines(tmp_path / "r.trec")) == 10
 
 
-CLAIMS = ("1. A zorblat5 device comprising a chute, a frame and a handle. 2. The device of claim 1, wherein the chute rotates. "
-          "3. A zorblat9 device comprising a battery cell and a cooling plate.")  # fmt: skip
+CLAIMS = (
+    "1. A zorblat5 device comprising a chute, a frame and a handle. 2. The device of claim 1, wherein the chute rotates. "
+    "3. A zorblat9 device comprising a battery cell and a cooling plate."
+)
 
 
 def test_a_claim_set_says_which_claims_were_not_searched_or_merges_all(index):
@@ -192,8 +196,10 @@ def test_a_second_run_into_the_same_output_stops_at_once(index, tmp_path):
 
     (tmp_path / "ids.txt").write_text("T-00001\n")
     with DirectoryLock(tmp_path, "graphtx search --topics", lock_file=tmp_path / ".r.trec.lock"):  # held here; a child process must see it
-        code = ("import sys; from graphtx.index import Index, run_topics; "
-                f"run_topics(Index.open({str(index.store.dir)!r}), {str(tmp_path / 'ids.txt')!r}, {str(tmp_path / 'r.trec')!r}, 2, progress=False)")  # fmt: skip
+        code = (
+            "import sys; from graphtx.index import Index, run_topics; "
+            f"run_topics(Index.open({str(index.store.dir)!r}), {str(tmp_path / 'ids.txt')!r}, {str(tmp_path / 'r.trec')!r}, 2, progress=False)"
+        )
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0 and "is locked by PID" in proc.stderr and LockedError.__name__ in proc.stderr
     assert not (tmp_path / "r.trec").exists()
@@ -201,8 +207,27 @@ def test_a_second_run_into_the_same_output_stops_at_once(index, tmp_path):
 
 def test_batch_topics_take_the_filters_of_one_search(tiny_index, tmp_path, capsys):
     (tmp_path / "ids.txt").write_text("T-00001\nT-00002\n")
-    assert main(["search", str(tiny_index), "--topics", str(tmp_path / "ids.txt"), "--output", str(tmp_path / "f.trec"), "-k", "5", "--ipc", "H01M 3",
-                 "--before", "none", "--no-features", "--quiet"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "search",
+                str(tiny_index),
+                "--topics",
+                str(tmp_path / "ids.txt"),
+                "--output",
+                str(tmp_path / "f.trec"),
+                "-k",
+                "5",
+                "--ipc",
+                "H01M 3",
+                "--before",
+                "none",
+                "--no-features",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     docs = [r[2] for r in _run_lines(tmp_path / "f.trec")]
     assert len(docs) == 10 and all(int(d[2:]) % 7 == 3 for d in docs)  # the fixture's IPC is H01M (i % 7)/00
 
@@ -229,7 +254,7 @@ def test_topics_without_hits_are_listed_with_why_and_ids_are_written_as_the_inde
             ]
         )
         == 3
-    )  # fmt: skip  (3: some topics skipped)
+    )  # 3: some topics skipped
     summary = json.loads(capsys.readouterr().out)
     assert {r[0] for r in _run_lines(out)} == {"T-00003", "T-00007"}  # the typed T00003 written as T-00003
     skipped = [json.loads(line) for line in (tmp_path / "r.skipped.jsonl").read_text().splitlines()]
@@ -238,8 +263,24 @@ def test_topics_without_hits_are_listed_with_why_and_ids_are_written_as_the_inde
     assert not list(tmp_path.glob(".*lock")), "a finished batch run leaves no lock file behind"
 
     # a cut-off that leaves no document: every topic listed, with the reason, none counted as searched
-    assert main(["search", str(tiny_index), "--topics", str(tmp_path / "ids.txt"), "--output", str(tmp_path / "e.trec"), "-k", "3",
-                 "--no-features", "--before", "1900"]) == 3  # fmt: skip
+    assert (
+        main(
+            [
+                "search",
+                str(tiny_index),
+                "--topics",
+                str(tmp_path / "ids.txt"),
+                "--output",
+                str(tmp_path / "e.trec"),
+                "-k",
+                "3",
+                "--no-features",
+                "--before",
+                "1900",
+            ]
+        )
+        == 3
+    )
     out_text = capsys.readouterr().out
     assert "0 of 3 topics searched" in out_text and "3 topic(s) skipped" in out_text
     reasons = [json.loads(line)["reason"] for line in (tmp_path / "e.skipped.jsonl").read_text().splitlines()]

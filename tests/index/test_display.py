@@ -15,9 +15,20 @@ LONG = " ".join(f"word{i}" for i in range(200))
 
 
 def test_hit_lines_show_what_the_hit_has():
-    hit = Hit(rank=1, doc_id="EP-1-B1", score=0.5, title="A title " + "very long " * 12 + "end", date="2001-02-03", ipc=("H01M 10/44",),
-              abstract=LONG, first_claim="A battery comprising a cell.", applicants=("Acme GmbH", "Foo Inc."), priority_date="1999-01-01",
-              family_id="F7", link="https://x/EP1B1")  # fmt: skip
+    hit = Hit(
+        rank=1,
+        doc_id="EP-1-B1",
+        score=0.5,
+        title="A title " + "very long " * 12 + "end",
+        date="2001-02-03",
+        ipc=("H01M 10/44",),
+        abstract=LONG,
+        first_claim="A battery comprising a cell.",
+        applicants=("Acme GmbH", "Foo Inc."),
+        priority_date="1999-01-01",
+        family_id="F7",
+        link="https://x/EP1B1",
+    )
     text = "\n".join(hit_lines(hit))
     assert "very long end" in text  # the title in full, not cut
     assert "applicants: Acme GmbH; Foo Inc." in text and "priority 1999-01-01" in text and "family F7" in text

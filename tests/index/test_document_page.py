@@ -23,11 +23,21 @@ def cited_index(tmp_path_factory):
     with CorpusWriter(root / "corpus") as w:
         for i in range(N):
             g = make_graph(i)
-            claims = (Claim(1, f"A {g.node_text[0]} comprising a pump.", True), Claim(2, "The device of claim 1, wherein the pump is small.", False),
-                      Claim(3, f"A method of making a {g.node_text[1]}.", True))  # fmt: skip
-            doc = PatentDocument(doc_id(i), "test", "-", title=f"Title {i}", abstract=f"An abstract about a {g.node_text[1]}.", claims=claims,
-                                 description=f"FIELD\n\nThe {g.node_text[1]} of document {i} holds a valve seat.\n\n" + "More text. " * 50,
-                                 date=f"20{10 + i:02d}-01-01")  # fmt: skip
+            claims = (
+                Claim(1, f"A {g.node_text[0]} comprising a pump.", True),
+                Claim(2, "The device of claim 1, wherein the pump is small.", False),
+                Claim(3, f"A method of making a {g.node_text[1]}.", True),
+            )
+            doc = PatentDocument(
+                doc_id(i),
+                "test",
+                "-",
+                title=f"Title {i}",
+                abstract=f"An abstract about a {g.node_text[1]}.",
+                claims=claims,
+                description=f"FIELD\n\nThe {g.node_text[1]} of document {i} holds a valve seat.\n\n" + "More text. " * 50,
+                date=f"20{10 + i:02d}-01-01",
+            )
             cites = (Citation(doc.id, doc_id(i - 1), source="tsv"),) if i else ()
             w.add_document(doc, (*cites, Citation(doc.id, "US-1-A", source="tsv")), "-", str(i))
     graphs = make_graphs(root, range(N), corpus=root / "corpus")

@@ -46,9 +46,14 @@ def test_flat_is_exact_and_keeps_the_given_ids():
     assert (found[:, 0] == ids[:5]).all()
 
 
-@pytest.mark.parametrize("cfg,min_recall", [(IndexConfig(index_type="hnsw", hnsw_m=16, hnsw_ef_search=64), 0.9),
-                                            (IndexConfig(index_type="ivfpq", pq_nbits=6, ivf_nprobe=8), 0.5),
-                                            (IndexConfig(index_type="ivfpq", pq_nbits=6, ivf_nprobe=8, ivf_refine="SQ8"), 0.9)])  # fmt: skip
+@pytest.mark.parametrize(
+    "cfg,min_recall",
+    [
+        (IndexConfig(index_type="hnsw", hnsw_m=16, hnsw_ef_search=64), 0.9),
+        (IndexConfig(index_type="ivfpq", pq_nbits=6, ivf_nprobe=8), 0.5),
+        (IndexConfig(index_type="ivfpq", pq_nbits=6, ivf_nprobe=8, ivf_refine="SQ8"), 0.9),
+    ],
+)
 def test_approximate_indexes_recall_against_flat(cfg, min_recall):
     x = _clustered(2000, 32, 1)
     ids = np.arange(2000, dtype=np.int64)

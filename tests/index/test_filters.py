@@ -38,9 +38,12 @@ def did(i: int) -> str:
 def meta(i: int) -> dict:
     year = 2000 + (i * 7) % 20
     return {
-        "date": f"{year}-06-15", "priority_date": f"{year - 1}-03-01", "family_id": f"F{i // 2}",
-        "cpc": (f"H01M {i % 10}/00",) + ((RARE_CPC,) if i in RARE else ()), "ipc": (f"H01M {i % 10}/00",),
-    }  # fmt: skip
+        "date": f"{year}-06-15",
+        "priority_date": f"{year - 1}-03-01",
+        "family_id": f"F{i // 2}",
+        "cpc": (f"H01M {i % 10}/00",) + ((RARE_CPC,) if i in RARE else ()),
+        "ipc": (f"H01M {i % 10}/00",),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -55,9 +58,20 @@ def filtered(tmp_path_factory):
             claim = f"A {g.node_text[0]} comprising " + ", ".join(g.node_text[1:-1]) + "."
             m = meta(i)
             doc = PatentDocument(
-                did(i), "test", "-", title=f"Title {g.node_text[1]}", abstract=claim, claims=(Claim(1, claim, True),), ipc=m["ipc"], cpc=m["cpc"],
-                family_id=m["family_id"], date=m["date"], priority_date=m["priority_date"], kind=did(i)[-2:], country=did(i)[:2],
-            )  # fmt: skip
+                did(i),
+                "test",
+                "-",
+                title=f"Title {g.node_text[1]}",
+                abstract=claim,
+                claims=(Claim(1, claim, True),),
+                ipc=m["ipc"],
+                cpc=m["cpc"],
+                family_id=m["family_id"],
+                date=m["date"],
+                priority_date=m["priority_date"],
+                kind=did(i)[-2:],
+                country=did(i)[:2],
+            )
             w.add_document(doc, (), "-", str(i))
     graphs = root / "graphs"
     graphs.mkdir()

@@ -125,8 +125,26 @@ def test_cli_search_rerank_late_with_explain(late_index, capsys):
     from graphtx.cli import main
 
     _, index = late_index
-    assert main(["search", "--index", str(index.store.dir), "--id", doc_id(5), "-k", "3", "--rerank", "late", "--rerank-depth", "15",
-                 "--explain", "--json"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "search",
+                "--index",
+                str(index.store.dir),
+                "--id",
+                doc_id(5),
+                "-k",
+                "3",
+                "--rerank",
+                "late",
+                "--rerank-depth",
+                "15",
+                "--explain",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["rerank"] == "late" and len(out["hits"]) == 3
     for h in out["hits"]:

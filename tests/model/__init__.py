@@ -31,9 +31,20 @@ class HashTokenizer:
 def tiny_config(**changes) -> ModelConfig:
     """A few thousand parameters; dropouts off so train and eval agree unless a test turns them on."""
     base = dict(
-        vocab_size=64, token_dim=8, node_dim=16, heads=2, layers=2, ffn_mult=2, dropout=0.0, attention_dropout=0.0,
-        embedding_dropout=0.0, base_dim=24, reduced_dim=6, num_experts=3, max_tokens_per_node=4,
-    )  # fmt: skip
+        vocab_size=64,
+        token_dim=8,
+        node_dim=16,
+        heads=2,
+        layers=2,
+        ffn_mult=2,
+        dropout=0.0,
+        attention_dropout=0.0,
+        embedding_dropout=0.0,
+        base_dim=24,
+        reduced_dim=6,
+        num_experts=3,
+        max_tokens_per_node=4,
+    )
     base.update(changes)
     return ModelConfig(**base)
 
@@ -45,14 +56,20 @@ def snowthrower() -> InventionGraph:
         kind="first_claim",
         text_source="first_claim",
         node_text=(
-            "snowthrower", "auger housing", "frame", "handle device",
-            "frame for connecting handle device and auger housing", "battery", "lithium battery", "",
+            "snowthrower",
+            "auger housing",
+            "frame",
+            "handle device",
+            "frame for connecting handle device and auger housing",
+            "battery",
+            "lithium battery",
+            "",
         ),
         node_type=("feature", "feature", "feature", "feature", "relation", "feature", "feature", "feature"),
         edge_src=(1, 2, 3, 2, 4, 6, 5, 7),
         edge_dst=(0, 0, 0, 4, 1, 5, 0, 0),
         edge_type=("part_of", "part_of", "part_of", "functional", "functional", "example_of", "part_of", "part_of"),
-    )  # fmt: skip
+    )
 
 
 def lamp() -> InventionGraph:

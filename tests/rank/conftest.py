@@ -29,10 +29,11 @@ def ranked(tiny, tmp_path_factory):
     """corpus, graphs, model (the shared ``tiny`` set), train/valid citation files."""
     root = tmp_path_factory.mktemp("rank")
     return {
-        **tiny, "root": root,
+        **tiny,
+        "root": root,
         "train": write_citations(root / "train.tsv", planted_citations(range(0, 60))),
         "valid": write_citations(root / "valid.tsv", planted_citations(range(60, 80))),
-    }  # fmt: skip
+    }
 
 
 @pytest.fixture(scope="session")
@@ -47,7 +48,22 @@ def fitted(ranked, tmp_path_factory):
     build_index(ranked["model"], ranked["graphs"], index, IndexConfig(), progress=False)
     cfg = root / "rank.yaml"
     cfg.write_text("rank:\n  depth: 30\n  folds: 3\n  min_data_in_leaf: 5\n  num_leaves_grid: [3]\n  max_rounds: 30\n")
-    rc = main(["rank-fit", str(ranked["corpus"]), "--model", str(ranked["model"]), "--graphs", str(ranked["graphs"]),
-               "--citations", ranked["train"], "--out", str(index / "ranker"), "--config", str(cfg), "--quiet"])  # fmt: skip
+    rc = main(
+        [
+            "rank-fit",
+            str(ranked["corpus"]),
+            "--model",
+            str(ranked["model"]),
+            "--graphs",
+            str(ranked["graphs"]),
+            "--citations",
+            ranked["train"],
+            "--out",
+            str(index / "ranker"),
+            "--config",
+            str(cfg),
+            "--quiet",
+        ]
+    )
     assert rc == 0
     return index

@@ -41,15 +41,59 @@ def test_eval_citations_under_priority_equals_the_batch_route_for_bm25_and_the_l
     runs = []
     for ranker, k in (("bm25", 150), ("learned", 30)):  # the learned run: the ranker's pool depth (30), so both rank the same pool
         runs.append(str(tmp_path / f"{ranker}.trec"))
-        assert main(["search", str(fitted), "--topics", str(tmp_path / "topics.txt"), "--output", runs[-1], "-k", str(k), "--ranker", ranker,
-                     "--no-features", "--quiet"]) == 0  # fmt: skip
+        assert (
+            main(
+                [
+                    "search",
+                    str(fitted),
+                    "--topics",
+                    str(tmp_path / "topics.txt"),
+                    "--output",
+                    runs[-1],
+                    "-k",
+                    str(k),
+                    "--ranker",
+                    ranker,
+                    "--no-features",
+                    "--quiet",
+                ]
+            )
+            == 0
+        )
     capsys.readouterr()
     assert main(["eval", "run", *runs, "--qrels", cites, "--corpus", str(ranked["corpus"]), "--ndcg-k", "10", "--json"]) == 0
     via_runs = {r["name"]: r["metrics"] for r in json.loads(capsys.readouterr().out)["retrieval"]}
-    assert main(["eval", "citations", str(ranked["corpus"]), "--citations", cites, "--index", str(fitted), "--graphs", str(ranked["graphs"]),
-                 "--query-kind", "description",  # an id query searches with the document's indexed (description) vector
-                 "--query-fields", "title,abstract,claims", "--candidate-fields", "title,abstract,claims,description",  # the index's BM25 text
-                 "--baselines", "bm25", "--rankers", "learned", "--protocols", "retrieval", "--ndcg-k", "10", "--json"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "eval",
+                "citations",
+                str(ranked["corpus"]),
+                "--citations",
+                cites,
+                "--index",
+                str(fitted),
+                "--graphs",
+                str(ranked["graphs"]),
+                "--query-kind",
+                "description",  # an id query searches with the document's indexed (description) vector
+                "--query-fields",
+                "title,abstract,claims",
+                "--candidate-fields",
+                "title,abstract,claims,description",  # the index's BM25 text
+                "--baselines",
+                "bm25",
+                "--rankers",
+                "learned",
+                "--protocols",
+                "retrieval",
+                "--ndcg-k",
+                "10",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     later = sum(1 for q, d in earlier_same_class(queries) if date_of(int(d[2:])) > date_of(int(q[2:])))
     assert out["config"]["cutoff"] == "priority" and out["citations"]["pairs_unreachable"] == later > 0
@@ -60,9 +104,31 @@ def test_eval_citations_under_priority_equals_the_batch_route_for_bm25_and_the_l
     assert own["bm25"]["Recall@3"] > 0 and own["learned"]["nDCG@10"] > 0
     # without the cut-off in `eval run`, the same runs score the same (they hold only documents that pass); eval citations
     # under none ranks later documents too, and the one later citation per query becomes findable
-    assert main(["eval", "citations", str(ranked["corpus"]), "--citations", cites, "--baselines", "bm25", "--cutoff", "none",
-                 "--query-fields", "title,abstract,claims", "--candidate-fields", "title,abstract,claims,description",
-                 "--protocols", "retrieval", "--ndcg-k", "10", "--json"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "eval",
+                "citations",
+                str(ranked["corpus"]),
+                "--citations",
+                cites,
+                "--baselines",
+                "bm25",
+                "--cutoff",
+                "none",
+                "--query-fields",
+                "title,abstract,claims",
+                "--candidate-fields",
+                "title,abstract,claims,description",
+                "--protocols",
+                "retrieval",
+                "--ndcg-k",
+                "10",
+                "--json",
+            ]
+        )
+        == 0
+    )
     none = json.loads(capsys.readouterr().out)
     assert none["citations"]["pairs_unreachable"] == 0 and none["retrieval"][0]["metrics"]["R@100"] > own["bm25"]["R@100"]
 
@@ -76,8 +142,12 @@ def test_eval_run_cuts_a_run_that_ignores_dates(ranked, tmp_path, capsys):
     assert main(["eval", "run", str(tmp_path / "run.trec"), "--qrels", cites, "--corpus", str(ranked["corpus"]), "--k", "1", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["retrieval"][0]["metrics"]["Recall@1"] == 1.0 and out["runs"][0]["cut_off_hits"] == 2
-    assert main(["eval", "run", str(tmp_path / "run.trec"), "--qrels", cites, "--corpus", str(ranked["corpus"]), "--k", "1", "--cutoff", "none",
-                 "--json"]) == 0  # fmt: skip
+    assert (
+        main(
+            ["eval", "run", str(tmp_path / "run.trec"), "--qrels", cites, "--corpus", str(ranked["corpus"]), "--k", "1", "--cutoff", "none", "--json"]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["retrieval"][0]["metrics"]["Recall@1"] == 0.0
     assert main(["eval", "run", str(tmp_path / "run.trec"), "--qrels", cites, "--cutoff", "priority"]) == 2  # dates need --corpus
     assert "give --corpus" in capsys.readouterr().err
@@ -111,18 +181,54 @@ def test_rank_fit_pools_hold_only_what_the_cut_off_lets_through(ranked):
 
 def test_ranker_records_its_cut_off_and_drop_features_leaves_year_gap_out(ranked, tmp_path, capsys):
     cfg = tmp_path / "rank.yaml"
-    cfg.write_text("rank:\n  depth: 30\n  folds: 3\n  min_data_in_leaf: 5\n  num_leaves_grid: [3]\n  max_rounds: 20\n  bag: 1\n"
-                   "  drop_features: [year_gap]\n")  # fmt: skip
-    assert main(["rank-fit", str(ranked["corpus"]), "--model", str(ranked["model"]), "--graphs", str(ranked["graphs"]), "--citations",
-                 ranked["train"], "--out", str(tmp_path / "r"), "--config", str(cfg), "--cutoff", "year", "--json"]) == 0  # fmt: skip
+    cfg.write_text(
+        "rank:\n  depth: 30\n  folds: 3\n  min_data_in_leaf: 5\n  num_leaves_grid: [3]\n  max_rounds: 20\n  bag: 1\n  drop_features: [year_gap]\n"
+    )
+    assert (
+        main(
+            [
+                "rank-fit",
+                str(ranked["corpus"]),
+                "--model",
+                str(ranked["model"]),
+                "--graphs",
+                str(ranked["graphs"]),
+                "--citations",
+                ranked["train"],
+                "--out",
+                str(tmp_path / "r"),
+                "--config",
+                str(cfg),
+                "--cutoff",
+                "year",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["report"]["cutoff"] == "year"
     meta = json.loads((tmp_path / "r" / "ranker.json").read_text())
     assert "year_gap" not in meta["features"]["learned"] and "code_group_jaccard" in meta["features"]["learned"]
     bad = tmp_path / "bad.yaml"
     bad.write_text("rank:\n  drop_features: [year_gapp]\n")
-    assert main(["rank-fit", str(ranked["corpus"]), "--model", str(ranked["model"]), "--graphs", str(ranked["graphs"]), "--citations",
-                 ranked["train"], "--config", str(bad)]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "rank-fit",
+                str(ranked["corpus"]),
+                "--model",
+                str(ranked["model"]),
+                "--graphs",
+                str(ranked["graphs"]),
+                "--citations",
+                ranked["train"],
+                "--config",
+                str(bad),
+            ]
+        )
+        == 2
+    )
     assert "unknown feature(s) year_gapp" in capsys.readouterr().err
 
 

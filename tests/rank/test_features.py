@@ -25,10 +25,15 @@ def test_features_by_hand():
     q = stats.term_ids(["t0", "t1", "t1", "unknown"])
     assert q.tolist() == [0, 1]
     inputs = PoolInputs(
-        candidates=np.array([0, 2, 3]), bm25=np.array([2.0, 0.0, 4.0]), dense=np.array([0.5, 0.9, 0.1]), query_terms=q,
-        query_year=2010.0, candidate_years=np.array([2005.0, math.nan, 2012.0]), query_codes=("H01M 10/44",),
+        candidates=np.array([0, 2, 3]),
+        bm25=np.array([2.0, 0.0, 4.0]),
+        dense=np.array([0.5, 0.9, 0.1]),
+        query_terms=q,
+        query_year=2010.0,
+        candidate_years=np.array([2005.0, math.nan, 2012.0]),
+        query_codes=("H01M 10/44",),
         candidate_codes=[("H01M 10/50",), (), ("H01M 10/44", "B60L 1/00")],
-    )  # fmt: skip
+    )
     names = feature_names(("lexical", "meta", "dense", "late"))
     x = pool_features(inputs, stats, names)
     col = {n: x[:, i] for i, n in enumerate(names)}

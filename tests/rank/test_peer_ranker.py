@@ -64,9 +64,35 @@ def test_a_peer_ranker_is_fitted_and_evaluated_beside_graphtx(ranked, tmp_path, 
     assert "dense features: fake peer cosines in place of a graph model's" in printed
     meta = json.loads((out / "ranker.json").read_text())
     assert meta["model_fingerprint"] == "minilm:fake" and meta["report"]["peer"] == "minilm"
-    assert main(["eval", "citations", str(ranked["corpus"]), "--citations", ranked["valid"], "--baselines", "bm25", "--model", str(ranked["model"]),
-                 "--graphs", str(ranked["graphs"]), "--rankers", "none", "--ranker-peer", "minilm", str(out), "--protocols", "retrieval",
-                 "--config", str(cfg), "--json", "--quiet"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "eval",
+                "citations",
+                str(ranked["corpus"]),
+                "--citations",
+                ranked["valid"],
+                "--baselines",
+                "bm25",
+                "--model",
+                str(ranked["model"]),
+                "--graphs",
+                str(ranked["graphs"]),
+                "--rankers",
+                "none",
+                "--ranker-peer",
+                "minilm",
+                str(out),
+                "--protocols",
+                "retrieval",
+                "--config",
+                str(cfg),
+                "--json",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)["retrieval"]}
     assert {"graphtx", "bm25", "learned-minilm", "minilm"} <= set(rows)
     assert rows["learned-minilm"]["system"] == "learned (LightGBM) (fake peer + BM25)"

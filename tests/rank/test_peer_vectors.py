@@ -59,8 +59,22 @@ def _rank_fit(ranked, tmp_path, *extra):
 
 
 def _eval(ranked, tmp_path, *extra):
-    return main(["eval", "citations", str(ranked["corpus"]), "--citations", ranked["valid"], "--protocols", "retrieval",
-                 "--config", str(tmp_path / "rank.yaml"), "--json", "--quiet", *extra])  # fmt: skip
+    return main(
+        [
+            "eval",
+            "citations",
+            str(ranked["corpus"]),
+            "--citations",
+            ranked["valid"],
+            "--protocols",
+            "retrieval",
+            "--config",
+            str(tmp_path / "rank.yaml"),
+            "--json",
+            "--quiet",
+            *extra,
+        ]
+    )
 
 
 def test_fingerprint_is_the_encoding_baselines_and_names_passages(vectors_of):
@@ -125,11 +139,45 @@ def test_a_document_without_a_vector_is_unknown_and_counted(ranked, tmp_path, ve
 def test_arguments_and_directories_are_checked(ranked, tmp_path, vectors_of, capsys):
     vectors = vectors_of("v")
     (tmp_path / "rank.yaml").write_text(RANK_YAML)
-    assert main(["rank-fit", str(ranked["corpus"]), "--model", str(ranked["model"]), "--graphs", str(ranked["graphs"]), "--citations",
-                 ranked["train"], "--peer-vectors", str(vectors), "--out", str(tmp_path / "r"), "--quiet"]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "rank-fit",
+                str(ranked["corpus"]),
+                "--model",
+                str(ranked["model"]),
+                "--graphs",
+                str(ranked["graphs"]),
+                "--citations",
+                ranked["train"],
+                "--peer-vectors",
+                str(vectors),
+                "--out",
+                str(tmp_path / "r"),
+                "--quiet",
+            ]
+        )
+        == 2
+    )
     assert "--peer-vectors goes with --peer" in capsys.readouterr().err
-    assert main(["rank-fit", str(ranked["corpus"]), "--peer", "mpnet", "--citations", ranked["train"], "--peer-vectors", str(vectors),
-                 "--out", str(tmp_path / "r"), "--quiet"]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "rank-fit",
+                str(ranked["corpus"]),
+                "--peer",
+                "mpnet",
+                "--citations",
+                ranked["train"],
+                "--peer-vectors",
+                str(vectors),
+                "--out",
+                str(tmp_path / "r"),
+                "--quiet",
+            ]
+        )
+        == 2
+    )
     assert "holds minilm vectors, not mpnet's" in capsys.readouterr().err
     assert _eval(ranked, tmp_path, "--baselines", "bm25", "--peer-vectors", str(vectors)) == 2
     assert "used by nothing" in capsys.readouterr().err
@@ -145,10 +193,13 @@ def test_arguments_and_directories_are_checked(ranked, tmp_path, vectors_of, cap
         peer_vector_dirs([vectors, other])
     path = vectors / teacher.MANIFEST_FILE
     manifest = json.loads(path.read_text())
-    for text, message in ((json.dumps(integrity.seal(manifest | {"sha256": "1" * 64})), "not the checked ones"),
-                          (json.dumps(integrity.seal(manifest | {"peer": "bert"})), "written by peer 'bert'"),
-                          (json.dumps(manifest | {"peer": "bert"}), "do not match its manifest_sha256"),  # edited, not resealed
-                          ("[1, 2]", "not a JSON object"), ("{not json", "not valid JSON")):  # fmt: skip
+    for text, message in (
+        (json.dumps(integrity.seal(manifest | {"sha256": "1" * 64})), "not the checked ones"),
+        (json.dumps(integrity.seal(manifest | {"peer": "bert"})), "written by peer 'bert'"),
+        (json.dumps(manifest | {"peer": "bert"}), "do not match its manifest_sha256"),  # edited, not resealed
+        ("[1, 2]", "not a JSON object"),
+        ("{not json", "not valid JSON"),
+    ):
         path.write_text(text)
         with pytest.raises(ValueError, match=message):
             PeerVectorsSystem(vectors)

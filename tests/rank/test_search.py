@@ -73,8 +73,21 @@ def test_rank_fit_refuses_validation_queries(ranked, tmp_path, capsys):
     run = tmp_path / "run"
     run.mkdir()
     (run / "valid_citations.tsv").write_text(open(ranked["valid"]).read())
-    rc = main(["rank-fit", str(ranked["corpus"]), "--run", str(run), "--model", str(ranked["model"]), "--graphs", str(ranked["graphs"]),
-               "--citations", ranked["valid"], "--quiet"])  # fmt: skip
+    rc = main(
+        [
+            "rank-fit",
+            str(ranked["corpus"]),
+            "--run",
+            str(run),
+            "--model",
+            str(ranked["model"]),
+            "--graphs",
+            str(ranked["graphs"]),
+            "--citations",
+            ranked["valid"],
+            "--quiet",
+        ]
+    )
     assert rc == 2 and "validation queries" in capsys.readouterr().err
 
 

@@ -172,8 +172,12 @@ def test_search_rerank_late(client, tiny, tmp_path):
 def test_batch_search_is_bounded_and_lists_skipped_topics(client, index):
     from graphtx.index.filters import SearchFilters
 
-    topics = [{"id": "Q1", "text": "1. A zorblat5 device comprising a chute. 2. A zorblat9 device comprising a frame."}, {"id": "T-00003"},
-              {"id": "Q3", "doc_id": "NOPE"}, {"id": "T-00003"}]  # fmt: skip
+    topics = [
+        {"id": "Q1", "text": "1. A zorblat5 device comprising a chute. 2. A zorblat9 device comprising a frame."},
+        {"id": "T-00003"},
+        {"id": "Q3", "doc_id": "NOPE"},
+        {"id": "T-00003"},
+    ]
     r = client.post("/search/batch", json={"topics": topics, "k": 3, "tag": "web"})
     assert r.status_code == 200, r.text
     body = r.json()

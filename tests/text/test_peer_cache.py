@@ -46,9 +46,13 @@ def test_only_missing_and_distinct_texts_are_encoded(tmp_path):
 
 @pytest.mark.parametrize(
     "other",
-    [("mpnet", "ab" * 32, 256, "float32"), ("minilm", "cd" * 32, 256, "float32"), ("minilm", "ab" * 32, 128, "float32"),
-     ("minilm", "ab" * 32, 256, "bfloat16")],
-)  # fmt: skip
+    [
+        ("mpnet", "ab" * 32, 256, "float32"),
+        ("minilm", "cd" * 32, 256, "float32"),
+        ("minilm", "ab" * 32, 128, "float32"),
+        ("minilm", "ab" * 32, 256, "bfloat16"),
+    ],
+)
 def test_namespaces_do_not_share_vectors(tmp_path, other):
     """Another peer, other weights, another input cut or another dtype: encoded again."""
     enc = CountingEncoder()

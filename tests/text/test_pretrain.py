@@ -53,8 +53,15 @@ def tokens(corpora, tmp_path_factory):
 
 
 def test_document_texts_in_order_and_cut_at_a_paragraph_end():
-    doc = PatentDocument("X", "test", "-", title="Valve", abstract="A valve.\nIt seals.", claims=(Claim(1, "A valve comprising a seat.", True),),
-                         description="First paragraph.\n\nSecond paragraph is here.")  # fmt: skip
+    doc = PatentDocument(
+        "X",
+        "test",
+        "-",
+        title="Valve",
+        abstract="A valve.\nIt seals.",
+        claims=(Claim(1, "A valve comprising a seat.", True),),
+        description="First paragraph.\n\nSecond paragraph is here.",
+    )
     assert document_texts(doc, 10_000) == [
         "Valve",
         "A valve.",

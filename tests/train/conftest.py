@@ -51,8 +51,18 @@ def build_synthetic(root, seed: int = 0) -> dict:
             claim = rng.sample(words, 3) + rng.sample(FILLER, 1)
             desc = rng.sample(words, 5) + rng.sample(FILLER, 2)
             text = "A " + ", ".join(claim) + ". " + " and ".join(desc) + "."
-            docs.append(PatentDocument(doc_id, "test", "-", title=f"{STEMS[t]} machine", abstract=text,
-                                       ipc=(f"F0{t % 10}B 1/00",), family_id=f"F{t}-{j}", date=f"{2000 + j}-01-01"))  # fmt: skip
+            docs.append(
+                PatentDocument(
+                    doc_id,
+                    "test",
+                    "-",
+                    title=f"{STEMS[t]} machine",
+                    abstract=text,
+                    ipc=(f"F0{t % 10}B 1/00",),
+                    family_id=f"F{t}-{j}",
+                    date=f"{2000 + j}-01-01",
+                )
+            )
             graphs += [_graph(doc_id, "first_claim", claim), _graph(doc_id, "all_claims", claim + desc[:1]), _graph(doc_id, "description", desc)]
             for other in rng.sample([x for x in ids if x != doc_id], 2):
                 citations.append((doc_id, other))
@@ -72,13 +82,39 @@ def build_synthetic(root, seed: int = 0) -> dict:
     pretrain([root / "corpus"], root / "tokens", PretrainConfig(vocab_size=300, dim=16, epochs=2, buckets=5_000), seed=0, progress=False)
     config = {
         "seed": 0,
-        "model": {"vocab_size": 300, "token_dim": 16, "node_dim": 32, "heads": 2, "layers": 1, "ffn_mult": 2,
-                  "base_dim": 32, "reduced_dim": 8, "num_experts": 2, "dropout": 0.1, "attention_dropout": 0.0, "embedding_dropout": 0.1},
-        "train": {"max_nodes_per_batch": 400, "max_pairs_per_batch": 24, "group_by": "ipc", "lr": 0.003, "reduced_lr": 0.003,
-                  "warmup_steps": 2, "max_epochs": 6, "evals_per_epoch": 1, "checkpoint_every_steps": 2, "eval_ndcg_k": 20,
-                  "trivial_share": 0.2, "mining": "semihard",
-                  "pretrain_steps": 30, "pretrain_batch_docs": 32, "pretrain_evals": 5, "pretrain_lr": 0.003},
-    }  # fmt: skip
+        "model": {
+            "vocab_size": 300,
+            "token_dim": 16,
+            "node_dim": 32,
+            "heads": 2,
+            "layers": 1,
+            "ffn_mult": 2,
+            "base_dim": 32,
+            "reduced_dim": 8,
+            "num_experts": 2,
+            "dropout": 0.1,
+            "attention_dropout": 0.0,
+            "embedding_dropout": 0.1,
+        },
+        "train": {
+            "max_nodes_per_batch": 400,
+            "max_pairs_per_batch": 24,
+            "group_by": "ipc",
+            "lr": 0.003,
+            "reduced_lr": 0.003,
+            "warmup_steps": 2,
+            "max_epochs": 6,
+            "evals_per_epoch": 1,
+            "checkpoint_every_steps": 2,
+            "eval_ndcg_k": 20,
+            "trivial_share": 0.2,
+            "mining": "semihard",
+            "pretrain_steps": 30,
+            "pretrain_batch_docs": 32,
+            "pretrain_evals": 5,
+            "pretrain_lr": 0.003,
+        },
+    }
     (root / "tiny.yaml").write_text(yaml.safe_dump(config))
     return {"train": train, "valid": valid}
 

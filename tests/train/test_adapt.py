@@ -23,9 +23,22 @@ def _peer(monkeypatch, tmp_path):
 
 def _config(synthetic, tmp_path, **train):
     path = tmp_path / "adapt.yaml"
-    path.write_text(yaml.safe_dump({"extends": str(synthetic / "tiny.yaml"), "train": {
-        "stages": ["pretrain", "base"], "pretrain_teacher": "minilm", "pretrain_steps": 6, "pretrain_views_weight": 0.0,
-        "pretrain_bm25_weight": 0.0, "pretrain_teacher_weight": 1.0, **train}}))  # fmt: skip
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "extends": str(synthetic / "tiny.yaml"),
+                "train": {
+                    "stages": ["pretrain", "base"],
+                    "pretrain_teacher": "minilm",
+                    "pretrain_steps": 6,
+                    "pretrain_views_weight": 0.0,
+                    "pretrain_bm25_weight": 0.0,
+                    "pretrain_teacher_weight": 1.0,
+                    **train,
+                },
+            }
+        )
+    )
     return path
 
 
@@ -41,8 +54,20 @@ def test_adapt_distils_the_teacher_on_the_corpus_from_a_trained_model_without_re
 
     for module in (citations, run):
         monkeypatch.setattr(module, "read_citations", lambda *a, **k: pytest.fail("adapt read citations"))
-    args = ["adapt", "--config", str(config), "--corpus", str(synthetic / "corpus"), "--graphs", str(synthetic / "graphs"),
-            "--model", str(tmp_path / "source"), "--out", str(tmp_path / "run"), "--json"]  # fmt: skip
+    args = [
+        "adapt",
+        "--config",
+        str(config),
+        "--corpus",
+        str(synthetic / "corpus"),
+        "--graphs",
+        str(synthetic / "graphs"),
+        "--model",
+        str(tmp_path / "source"),
+        "--out",
+        str(tmp_path / "run"),
+        "--json",
+    ]
     assert main(args) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["mode"] == "adapt" and summary["stages"]["pretrain"]["steps"] == 6 and summary["documents_with_graphs"] == 96
@@ -57,8 +82,19 @@ def test_adapt_distils_the_teacher_on_the_corpus_from_a_trained_model_without_re
 
 def test_adapt_without_a_teacher_is_refused_in_words(synthetic, tmp_path, capsys):
     config = _config(synthetic, tmp_path, pretrain_teacher="", pretrain_teacher_weight=0.0, pretrain_views_weight=1.0)
-    args = ["adapt", "--config", str(config), "--corpus", str(synthetic / "corpus"), "--graphs", str(synthetic / "graphs"),
-            "--tokens", str(synthetic / "tokens"), "--out", str(tmp_path / "run")]  # fmt: skip
+    args = [
+        "adapt",
+        "--config",
+        str(config),
+        "--corpus",
+        str(synthetic / "corpus"),
+        "--graphs",
+        str(synthetic / "graphs"),
+        "--tokens",
+        str(synthetic / "tokens"),
+        "--out",
+        str(tmp_path / "run"),
+    ]
     assert main(args) == 2
     assert "adapting needs a teacher" in capsys.readouterr().err
 
@@ -67,8 +103,20 @@ def test_adapt_without_a_teacher_is_refused_in_words(synthetic, tmp_path, capsys
 def test_train_on_a_corpus_without_citations_adapts_and_says_so(synthetic, tmp_path, monkeypatch, capsys):
     _peer(monkeypatch, tmp_path)
     config = _config(synthetic, tmp_path, pretrain_steps=3)
-    args = ["train", "--config", str(config), "--corpus", str(synthetic / "corpus"), "--graphs", str(synthetic / "graphs"),
-            "--tokens", str(synthetic / "tokens"), "--out", str(tmp_path / "run"), "--quiet"]  # fmt: skip
+    args = [
+        "train",
+        "--config",
+        str(config),
+        "--corpus",
+        str(synthetic / "corpus"),
+        "--graphs",
+        str(synthetic / "graphs"),
+        "--tokens",
+        str(synthetic / "tokens"),
+        "--out",
+        str(tmp_path / "run"),
+        "--quiet",
+    ]
     assert main(args) == 0  # the synthetic corpus holds no citations (they are in train.tsv)
     captured = capsys.readouterr()
     assert "adapting the model to its documents without labels" in captured.err and "3 distillation steps" in captured.out

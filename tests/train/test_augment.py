@@ -22,9 +22,14 @@ def _batch(sizes):
     same = node_graph[src] == node_graph[dst]
     token_node = torch.repeat_interleave(torch.arange(n), 2)
     return GraphBatch(
-        token_ids=torch.arange(2 * n) + 2, token_node=token_node, node_graph=node_graph, node_type=torch.zeros(n, dtype=torch.long),
-        edge_index=torch.stack([src[same], dst[same]]), edge_type=torch.zeros(int(same.sum()), dtype=torch.long), num_graphs=len(sizes),
-    )  # fmt: skip
+        token_ids=torch.arange(2 * n) + 2,
+        token_node=token_node,
+        node_graph=node_graph,
+        node_type=torch.zeros(n, dtype=torch.long),
+        edge_index=torch.stack([src[same], dst[same]]),
+        edge_type=torch.zeros(int(same.sum()), dtype=torch.long),
+        num_graphs=len(sizes),
+    )
 
 
 def test_node_dropout_rate_grows_with_size_and_keeps_graphs_valid():

@@ -21,10 +21,26 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a C
 
 def _step_record(device: str, amp: bool, tmp_path) -> tuple[dict, torch.nn.Module]:
     store = _fixed_batch()[0].store
-    cfg = TrainConfig(pretrain_batch_docs=8, pretrain_bm25_candidates=2, pretrain_query_min_share=0.5, pretrain_query_max_share=1.0,
-                      pretrain_views_weight=1.0, pretrain_bm25_weight=1.0, pretrain_cloze_weight=1.0, amp=amp)  # fmt: skip
-    trainer = PretrainTrainer(copy.deepcopy(_tiny_model()), _CharTokenizer(), PretrainPool(store, cfg), None, cfg, seed=0,
-                              out_dir=tmp_path / f"{device}-{amp}", device=device)  # fmt: skip
+    cfg = TrainConfig(
+        pretrain_batch_docs=8,
+        pretrain_bm25_candidates=2,
+        pretrain_query_min_share=0.5,
+        pretrain_query_max_share=1.0,
+        pretrain_views_weight=1.0,
+        pretrain_bm25_weight=1.0,
+        pretrain_cloze_weight=1.0,
+        amp=amp,
+    )
+    trainer = PretrainTrainer(
+        copy.deepcopy(_tiny_model()),
+        _CharTokenizer(),
+        PretrainPool(store, cfg),
+        None,
+        cfg,
+        seed=0,
+        out_dir=tmp_path / f"{device}-{amp}",
+        device=device,
+    )
     return trainer._step(), trainer.model
 
 
@@ -44,9 +60,23 @@ def test_a_pretrain_step_on_the_gpu_gives_the_cpu_loss(tmp_path):
 @pytest.mark.timeout(300)
 def test_train_on_the_gpu_learns_and_writes_a_cpu_loadable_model(synthetic, tmp_path, capsys):
     """Both stages on --device cuda (bf16): the model beats the untrained one, loads on the CPU, and encodes there as on the GPU."""
-    base = ["--config", str(synthetic / "tiny.yaml"), "--corpus", str(synthetic / "corpus"), "--graphs", str(synthetic / "graphs"),
-            "--citations", str(synthetic / "train.tsv"), "--valid-citations", str(synthetic / "valid.tsv"), "--quiet", "--json",
-            "--no-rank-fit", "--device", "cuda"]  # fmt: skip
+    base = [
+        "--config",
+        str(synthetic / "tiny.yaml"),
+        "--corpus",
+        str(synthetic / "corpus"),
+        "--graphs",
+        str(synthetic / "graphs"),
+        "--citations",
+        str(synthetic / "train.tsv"),
+        "--valid-citations",
+        str(synthetic / "valid.tsv"),
+        "--quiet",
+        "--json",
+        "--no-rank-fit",
+        "--device",
+        "cuda",
+    ]
     run = tmp_path / "run"
     assert main(["train", *base, "--tokens", str(synthetic / "tokens"), "--stages", "pretrain,base", "--out", str(run)]) == 0
     summary = json.loads(capsys.readouterr().out)

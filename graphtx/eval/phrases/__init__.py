@@ -75,7 +75,27 @@ from graphtx.text.phrase_pairs import PhrasePairs, SkippedRow, read_phrase_pairs
 from graphtx.train.loss import cosent_loss, mse_loss
 
 __all__ = [
-    "LOSSES", "PUBLISHED", "PairBatch", "PhraseConfig", "PhraseEvalReport", "PhrasePairs", "PhraseSimilarityModel", "SkippedRow",
-    "cosent_loss", "cpc_class", "distilled_model", "evaluate_phrases", "fine_tune", "format_table", "mse_loss", "pearson_spearman", "plot_scatter",
-    "pretrained_model", "read_phrase_pairs", "report_lines", "score", "split_by_anchor", "write_results",
-]  # fmt: skip
+    "LOSSES",
+    "PUBLISHED",
+    "PairBatch",
+    "PhraseConfig",
+    "PhraseEvalReport",
+    "PhrasePairs",
+    "PhraseSimilarityModel",
+    "SkippedRow",
+    "cosent_loss",
+    "cpc_class",
+    "distilled_model",
+    "evaluate_phrases",
+    "fine_tune",
+    "format_table",
+    "mse_loss",
+    "pearson_spearman",
+    "plot_scatter",
+    "pretrained_model",
+    "read_phrase_pairs",
+    "report_lines",
+    "score",
+    "split_by_anchor",
+    "write_results",
+]

@@ -22,9 +22,13 @@ LOSSES: dict[str, Callable[[torch.Tensor, torch.Tensor, float], torch.Tensor]] =
 
 
 def fine_tune(
-    train_pairs: PhrasePairs, tokenizer: Tokenizer, vectors: np.ndarray, cfg: PhraseConfig = PhraseConfig(), seed: int = 0,
+    train_pairs: PhrasePairs,
+    tokenizer: Tokenizer,
+    vectors: np.ndarray,
+    cfg: PhraseConfig = PhraseConfig(),
+    seed: int = 0,
     progress: bool | None = None,
-) -> PhraseSimilarityModel:  # fmt: skip
+) -> PhraseSimilarityModel:
     """Train a :class:`PhraseSimilarityModel` from the pre-trained token vectors; returns it in eval mode.
 
     Holds out a seeded ``dev_fraction`` of the anchors, trains ``epochs`` passes of AdamW over
@@ -40,9 +44,14 @@ def fine_tune(
     fit_rows, dev_rows = split_by_anchor(train_pairs, cfg.dev_fraction, seed)
     fit, dev = train_pairs.subset(fit_rows), train_pairs.subset(dev_rows)
     model = _new_model(
-        tokenizer, vectors, contexts=np.unique(fit.context).tolist(), node_dim=cfg.node_dim,
-        embedding_dropout=cfg.embedding_dropout, use_context=cfg.use_context, max_tokens_per_phrase=cfg.max_tokens_per_phrase,
-    )  # fmt: skip
+        tokenizer,
+        vectors,
+        contexts=np.unique(fit.context).tolist(),
+        node_dim=cfg.node_dim,
+        embedding_dropout=cfg.embedding_dropout,
+        use_context=cfg.use_context,
+        max_tokens_per_phrase=cfg.max_tokens_per_phrase,
+    )
     fit_data, dev_data = model.prepare(fit), model.prepare(dev) if len(dev) else None
     loss_fn = LOSSES[cfg.loss]
 

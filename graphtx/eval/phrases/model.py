@@ -55,9 +55,16 @@ class PhraseSimilarityModel(nn.Module):
     """
 
     def __init__(
-        self, tokenizer: Tokenizer, token_dim: int, contexts: Sequence[str] = (), node_dim: int = 0,
-        embedding_dropout: float = 0.0, use_context: bool = True, max_tokens_per_phrase: int = 16, word_order: str = "none",
-    ):  # fmt: skip
+        self,
+        tokenizer: Tokenizer,
+        token_dim: int,
+        contexts: Sequence[str] = (),
+        node_dim: int = 0,
+        embedding_dropout: float = 0.0,
+        use_context: bool = True,
+        max_tokens_per_phrase: int = 16,
+        word_order: str = "none",
+    ):
         super().__init__()
         self.tokenizer = tokenizer
         self.max_tokens_per_phrase = max_tokens_per_phrase
@@ -154,8 +161,14 @@ def pretrained_model(tokenizer: Tokenizer, vectors: np.ndarray, pool: str = "mea
 def distilled_model(tokenizer: Tokenizer, vectors: np.ndarray, projection: NodeProjection, max_tokens_per_phrase: int = 16) -> PhraseSimilarityModel:
     """The node encoder of a ``graphtx distil-phrases`` tokens directory as it is: its token vectors, projection and
     word-order layers, no context."""
-    model = _new_model(tokenizer, vectors, node_dim=int(projection.weight.shape[0]), use_context=False,
-                       max_tokens_per_phrase=max_tokens_per_phrase, word_order=projection.word_order)  # fmt: skip
+    model = _new_model(
+        tokenizer,
+        vectors,
+        node_dim=int(projection.weight.shape[0]),
+        use_context=False,
+        max_tokens_per_phrase=max_tokens_per_phrase,
+        word_order=projection.word_order,
+    )
     model.encoder.load_projection(projection.weight, projection.bias, projection.ngram)
     return model.eval()
 

@@ -55,9 +55,13 @@ DISTILLED_ROW = "SWEM node encoder as distilled (graphtx distil-phrases, no trai
 
 
 def evaluate_phrases(
-    tokens_dir: str | Path, train_csv: str | Path, valid_csv: str | Path, cfg: PhraseConfig = PhraseConfig(), seed: int = 0,
+    tokens_dir: str | Path,
+    train_csv: str | Path,
+    valid_csv: str | Path,
+    cfg: PhraseConfig = PhraseConfig(),
+    seed: int = 0,
     progress: bool | None = None,
-) -> PhraseEvalReport:  # fmt: skip
+) -> PhraseEvalReport:
     """Score the three methods on ``valid_csv`` (fine-tuning on ``train_csv``) and add the published rows."""
     from graphtx.text.pretrain import load_node_projection, load_tokens
 
@@ -101,9 +105,11 @@ def evaluate_phrases(
 
 def _describe(pairs: PhrasePairs) -> dict:
     return {
-        "path": pairs.source, "pairs": len(pairs), "anchors": len(np.unique(pairs.anchor)),
+        "path": pairs.source,
+        "pairs": len(pairs),
+        "anchors": len(np.unique(pairs.anchor)),
         "skipped": [dataclasses.asdict(s) for s in pairs.skipped],
-    }  # fmt: skip
+    }
 
 
 def _json_safe(value: Any) -> Any:
