@@ -12,7 +12,10 @@ from dataclasses import dataclass, field
 
 # measured rates, 2 CPU cores (the studies of benchmarks/results/): per second unless named otherwise
 PARSE_WORDS_PER_S_PER_WORKER = 8_400  # spaCy en_core_web_sm + rules (speed-parse.md; full-text dev set: 8,400 a worker)
-TOKENS_DOCS_PER_S = 350.0  # BPE + FastText over the corpus (14,006 abstracts in 41 s)
+TOKENS_WORDS_PER_S = (
+    51_000.0  # BPE + FastText over the corpus: 83.0 M words of the 42,356 full texts in 1,624 s (load 1-2.6); 14,006 abstracts in 41 s
+)
+# (the rate was per document, calibrated on abstracts, and projected 126 s for those full texts: 13x short)
 TEACHER_DOCS_PER_S = {"mpnet": 2.4, "minilm": 24.0}  # title + abstract, 2 cores (teacher-distillation.md)
 TEACHER_GPU_DOCS_PER_S = {"mpnet": 600.0, "minilm": 3_000.0}  # one H200 (full-text-dev-set.md, run 9, scaled to short texts)
 PRETRAIN_S_PER_STEP = 1.0  # stage pretrain, 32 EV abstracts + neighbours a step (35 nodes a graph), 2 cores (16-36 min for 1,500 steps)

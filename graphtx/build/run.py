@@ -34,8 +34,8 @@ from graphtx.build import STEPS
 from graphtx.build.plan import (
     ENCODE_GRAPHS_PER_S,
     PRETRAIN_S_PER_STEP,
-    TOKENS_DOCS_PER_S,
     TOKENS_FIXED_S,
+    TOKENS_WORDS_PER_S,
     BuildPlan,
     PlannedStep,
     choose_teacher,
@@ -236,7 +236,7 @@ def _build(
     )
     projections = {
         "parse": parse_seconds(words, config.parse.workers),
-        "tokens": TOKENS_FIXED_S + documents / TOKENS_DOCS_PER_S * scale,
+        "tokens": TOKENS_FIXED_S + words / TOKENS_WORDS_PER_S * scale,  # FastText reads every word (a full text: 80x an abstract)
         "model": model_s,
         "index": documents / ENCODE_GRAPHS_PER_S * scale,
     }
