@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from graphtx.atomic import replacing
+
 DEFAULT_DIR = "~/.cache/graphtx/model-vectors"
 ENV_DIR = "GRAPHTX_MODEL_VECTOR_CACHE"
 
@@ -72,13 +74,8 @@ def cached_vectors(key: str, encode: Callable[[], tuple[list[str], np.ndarray]])
         print(f"model-vector cache: {path} does not read ({err}); encoding again", file=sys.stderr)
     ids, vectors = encode()
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as f:
+        with replacing(path) as tmp, open(tmp, "wb") as f:  # graphtx/atomic.py: written beside, fsynced, renamed
             np.savez(f, ids=np.asarray(ids, dtype=str), vectors=np.asarray(vectors, dtype=np.float32))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as err:
+    except OSError as err:  # read-only folder, full disk (DiskFull is an OSError)
         print(f"model-vector cache: could not write {path} ({err}); the vectors are used without caching", file=sys.stderr)
     return ids, vectors

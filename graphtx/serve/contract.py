@@ -52,9 +52,7 @@ def tightened_schema(schema: dict, cfg: Any, rankers: list[str], late: bool) -> 
         return models[model]["properties"][name]
 
     def choices(model: str, name: str, values: list[str]) -> None:
-        p = prop(model, name)
-        p.pop("anyOf", None)
-        p.update({"anyOf": [{"type": "string", "enum": list(values)}, {"type": "null"}]})
+        prop(model, name)["anyOf"] = [{"type": "string", "enum": list(values)}, {"type": "null"}]
 
     def text(model: str, name: str) -> None:
         p = prop(model, name)
