@@ -92,6 +92,22 @@ def test_build_until_stops_after_that_step(tmp_path, monkeypatch, capsys):
     assert main(["build", str(GRANTS), "--out", str(out), "--until", "nope"]) == 2
 
 
+def test_a_touched_source_is_still_up_to_date_and_a_changed_one_is_read_again(tmp_path, monkeypatch, capsys):
+    import os
+    import shutil
+
+    _peer(monkeypatch, tmp_path, [])
+    source, out = tmp_path / "grants.xml", tmp_path / "b"
+    shutil.copy(GRANTS, source)
+    command = ["build", str(source), "--out", str(out), "--config", str(_config(tmp_path)), "--until", "ingest"]
+    assert main(command) == 0
+    os.utime(source, ns=(1, 1))  # copied again, touched: the same bytes
+    capsys.readouterr()
+    assert main(command) == 0 and "ingest: up to date" in capsys.readouterr().err
+    source.write_bytes(GRANTS.read_bytes().replace(b"housing", b"casing"))  # same size class, other words
+    assert main(command) == 0 and "ingest: up to date" not in capsys.readouterr().err
+
+
 def test_without_citations_or_a_teacher_the_build_stops_before_parsing(tmp_path, capsys):
     config = tmp_path / "noteacher.yaml"
     config.write_text(
