@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1] / "graphtx"
 # Lowest first. A module may import its own layer and the layers below it, never one above.
 LAYERS: list[tuple[str, ...]] = [
     # infrastructure: knows no stage (atomic writes, locks, integrity, journals, the local pool and the Ray engine)
-    ("errors", "lock", "atomic", "integrity", "shards", "parallel", "ray_engine", "paths", "from_dict", "usage", "links", "metrics"),
+    ("errors", "lock", "atomic", "integrity", "shards", "parallel", "ray_engine", "paths", "from_dict", "links", "metrics"),
     ("corpus",),  # ingest
     ("graphs",),  # parse
     ("text",),  # BPE + FastText

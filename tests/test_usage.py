@@ -1,4 +1,4 @@
-"""Friendlier command-line errors (graphtx/usage.py): closest flags and choices, numeric flags in words."""
+"""Friendlier command-line errors (graphtx/cli/usage.py): closest flags and choices, numeric flags in words."""
 
 from __future__ import annotations
 

@@ -5,18 +5,23 @@ Exit status: 0 all records written (serve: stopped by a signal); 3 finished but 
 path included); 1 failure: a full disk ("disk full at PATH"), an interrupt (Ctrl-C or
 SIGTERM, which stop worker processes too and leave the previous output in place).
 
-==============  ===============================================================================
-``common``      exit statuses, ``--config / --json / --quiet``, printing a summary or its lines
-``prepare``     ingest, parse, show, pretrain
-``training``    init-model, encode, fit-late-head, train, plot, rank-fit
-``search``      index, search, serve
-``evaluate``    eval citations | paecter | run | phrases
-``build``       build: all of them in one resumable command
-==============  ===============================================================================
+=================  ===============================================================================
+``common``         exit statuses, ``--config / --json / --quiet``, printing a summary or its lines
+``usage``          the parser class (closest flag or choice for a typo), numeric argument types
+``prepare``        ingest, parse, show, pretrain
+``training``       init-model, encode, fit-late-head, train, plot, rank-fit
+``search``         index, search, serve
+``filter_args``    search's filter flags, read into ``SearchFilters``
+``evaluate``       eval citations | paecter | run | phrases
+``eval_args``      the flags of eval citations | paecter | run and rank-fit, read into the stages' options
+``build``          build: all of them in one resumable command
+=================  ===============================================================================
 
 A subcommand is ``cmd_NAME(args, config) -> exit status``: ``main`` loads the config once
 (``--config``, else the defaults), the stage does the work and formats its own report, the
-subcommand prints it (``--json``: the summary).
+subcommand prints it (``--json``: the summary). Every flag is declared here, under graphtx/cli/: a stage takes
+typed values (its config, or a frozen options dataclass such as ``graphtx.eval.command.CitationOptions``), never the
+parsed ``argparse.Namespace``.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import threading
 
 from graphtx.cli import build, evaluate, prepare, search, training
 from graphtx.cli.common import EXIT_FAILURE, EXIT_OK, EXIT_SKIPPED, EXIT_USAGE
-from graphtx.usage import GraphtxParser
+from graphtx.cli.usage import GraphtxParser
 
 __all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_SKIPPED", "EXIT_USAGE", "build_parser", "main"]
 

@@ -6,8 +6,8 @@ import sys
 
 from graphtx.build import STEPS
 from graphtx.cli.common import EXIT_OK, add_common, progress, say
+from graphtx.cli.usage import at_least
 from graphtx.text.peers import PEERS
-from graphtx.usage import at_least
 
 
 def cmd_build(args, config) -> int:

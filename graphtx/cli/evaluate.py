@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from graphtx.cli.common import EXIT_OK, EXIT_SKIPPED, add_common, progress, say
-from graphtx.usage import at_least
+from graphtx.cli.usage import at_least
 
 
 def cmd_eval_phrases(args, config) -> int:
@@ -20,17 +20,19 @@ def cmd_eval_phrases(args, config) -> int:
 
 
 def cmd_eval_citations(args, config, paecter_only: bool = False) -> int:
+    from graphtx.cli.eval_args import citation_options
     from graphtx.eval.command import run_command
 
-    summary, lines, status = run_command(args, config, paecter_only=paecter_only, progress=progress(args))
+    summary, lines, status = run_command(citation_options(args, paecter_only), config, paecter_only=paecter_only, progress=progress(args))
     say(args, summary, lines)
     return status
 
 
 def cmd_eval_run(args, config) -> int:
+    from graphtx.cli.eval_args import run_options
     from graphtx.eval.trec import run_runs_command
 
-    summary, lines, status = run_runs_command(args, config)
+    summary, lines, status = run_runs_command(run_options(args), config)
     say(args, summary, lines)
     return status
 
@@ -57,7 +59,7 @@ def add_parsers(sub) -> None:
     add_common(q)
     q.set_defaults(func=cmd_eval_phrases)
 
-    from graphtx.eval.command import add_citation_arguments
+    from graphtx.cli.eval_args import add_citation_arguments, add_run_arguments
 
     q = protocols.add_parser(
         "citations", help="citation retrieval (Recall@3, nDCG@150, MAP, MRR@10, R@100/500/1000) and PaECTER samples, graphtx and baselines"
@@ -65,8 +67,6 @@ def add_parsers(sub) -> None:
     add_citation_arguments(q)
     add_common(q)
     q.set_defaults(func=cmd_eval_citations)
-
-    from graphtx.eval.trec import add_run_arguments
 
     q = protocols.add_parser(
         "run",

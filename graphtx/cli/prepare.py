@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from graphtx.cli.common import EXIT_OK, EXIT_SKIPPED, KIND_CHOICES, add_common, add_engine, progress, say
+from graphtx.cli.usage import at_least, positive_float, share, share_above_zero
 from graphtx.text.peers import PEERS
-from graphtx.usage import at_least, positive_float, share, share_above_zero
 
 
 def cmd_ingest(args, config) -> int:

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from graphtx.cli.common import EXIT_OK, EXIT_SKIPPED, KIND_CHOICES, add_common, add_engine, add_ray_gpus, progress, say
+from graphtx.cli.usage import at_least, port
 from graphtx.rank import RANKERS
-from graphtx.usage import at_least, port
 
 
 def cmd_index(args, config) -> int:
@@ -123,7 +123,7 @@ def _index_dir(args) -> str:
 
 def _search_kwargs(args) -> dict:
     """The keyword arguments of Index.search, the same for one query and for every topic of a batch."""
-    from graphtx.index.filters import filters_from_args
+    from graphtx.cli.filter_args import filters_from_args
 
     return {
         "hybrid": args.hybrid or None,
@@ -244,7 +244,7 @@ def cmd_serve(args, config) -> int:
 
 def add_parsers(sub) -> None:
     """`graphtx index`, `graphtx search`, `graphtx serve` (graphtx/index/, graphtx/serve/)."""
-    from graphtx.index.filters import add_filter_arguments
+    from graphtx.cli.filter_args import add_filter_arguments
 
     p = sub.add_parser("index", help="model + graphs directory -> FAISS index directory (resumable; add, replace, remove)")
     p.add_argument("--out", required=True, help="index directory to write or extend (the same command resumes a killed run)")

@@ -6,9 +6,9 @@ import dataclasses
 import sys
 
 from graphtx.cli.common import EXIT_OK, KIND_CHOICES, add_common, add_engine, add_ray_gpus, progress, say
+from graphtx.cli.usage import at_least
 from graphtx.model.config import WORD_ORDERS
 from graphtx.text.peers import PEERS
-from graphtx.usage import at_least
 
 
 def cmd_init_model(args, config) -> int:
@@ -202,9 +202,10 @@ def cmd_distil_phrases(args, config) -> int:
 
 
 def cmd_rank_fit(args, config) -> int:
+    from graphtx.cli.eval_args import rank_fit_options
     from graphtx.eval.ranker import run_rank_fit
 
-    summary, lines = run_rank_fit(args, config, progress=progress(args))
+    summary, lines = run_rank_fit(rank_fit_options(args), config, progress=progress(args))
     say(args, summary, lines)
     return EXIT_OK
 
@@ -333,7 +334,7 @@ def add_parsers(sub) -> None:
     add_common(p)
     p.set_defaults(func=cmd_plot)
 
-    from graphtx.eval.ranker import add_rank_fit_arguments
+    from graphtx.cli.eval_args import add_rank_fit_arguments
 
     p = sub.add_parser("rank-fit", help="fit the convex and LightGBM rankers (BM25 + graph model) on training citations -> MODEL/ranker")
     add_rank_fit_arguments(p)

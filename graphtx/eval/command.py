@@ -1,4 +1,4 @@
-"""Arguments and body of ``graphtx eval citations`` and ``graphtx eval paecter`` (graphtx/cli/ stays thin).
+"""Body of ``graphtx eval citations`` and ``graphtx eval paecter``: :class:`CitationOptions` -> systems -> report.
 
     graphtx eval citations CORPUS [--citations FILE ...] [--baselines bm25,tfidf,fasttext-avg,minilm]
         [--tokens DIR] [--vectors F | --query-vectors F --candidate-vectors F | --model DIR --graphs DIR | --index DIR]
@@ -6,212 +6,144 @@
         [--hybrid] [--late [--rerank-depth N] [--late-storage int8|fp16|float32]]
         [--tune] [--extra-citations FILE ...] [--paecter-samples F] [--out DIR] [--per-query CSV] [--plot PNG] [--json]
 
-CORPUS is a corpus directory (``graphtx ingest``) or a JSON-lines documents file read verbatim.
+CORPUS is a corpus directory (``graphtx ingest``) or a JSON-lines documents file read verbatim. The flags are
+read into :class:`CitationOptions` by graphtx/cli/eval_args.py; a Python caller builds the options itself::
+
+    summary, lines, status = run_command(CitationOptions("corpus", baselines=("bm25",), model="run/model", graphs="graphs"), config)
 """
 
 from __future__ import annotations
 
-import argparse
+from dataclasses import dataclass
 from pathlib import Path
 
 from graphtx.eval import BASELINES, PROTOCOLS
-from graphtx.eval.cutoff import add_cutoff_argument
-from graphtx.graphs.graph import GRAPH_KINDS
-from graphtx.usage import at_least
 
 DEFAULT_BASELINES = ("bm25", "tfidf")  # + fasttext-avg when --tokens is given
 
 
-def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = False) -> None:
-    p.add_argument("corpus", help="corpus directory (`graphtx ingest`) or a JSON-lines documents file read verbatim (id, title, abstract, ...)")
-    p.add_argument(
-        "--citations",
-        nargs="+",
-        help="judged citation pairs: TSV/CSV (citing_id, cited_id[, category]), citations Parquet or corpus directory; default: the corpus's citations",
-    )
-    p.add_argument(
-        "--baselines", help=f"comma-separated from {', '.join(BASELINES)}, or all / none (default: bm25,tfidf, + fasttext-avg with --tokens)"
-    )
-    p.add_argument("--tokens", help="tokens directory of `graphtx pretrain` (fasttext-avg baseline)")
-    g = p.add_argument_group("graphtx system (any one)")
-    g.add_argument("--vectors", help="vectors.parquet of `graphtx encode`, used for queries and candidates")
-    g.add_argument("--query-vectors", help="vectors of the query graphs (with --candidate-vectors)")
-    g.add_argument("--candidate-vectors", help="vectors of the candidate graphs")
-    g.add_argument("--model", help="model directory (`graphtx init-model` / `graphtx train`), with --graphs")
-    g.add_argument("--graphs", help="graphs directory of `graphtx parse` (with --model or --index)")
-    g.add_argument(
-        "--query-kind",
-        choices=list(GRAPH_KINDS),
-        help="query graph kind with --model or --index (default: config, first_claim; when most documents have no claims, "
-        "the candidate kind, as `graphtx search --id`, and the report says so)",
-    )
-    g.add_argument(
-        "--candidate-kind",
-        choices=list(GRAPH_KINDS),
-        help="candidate graph kind with --model (default: config, description) or --index (default: the index's kind)",
-    )
-    g.add_argument("--index", help="graphtx index directory: its model on --graphs (hook; needs graphtx.index)")
-    g.add_argument("--name", help="label of the graphtx row in the tables")
-    g.add_argument(
-        "--hybrid",
-        action="store_true",
-        help="also graphtx fused with BM25 by reciprocal rank fusion (eval.rrf_k, eval.rrf_depth), as `graphtx search --hybrid`",
-    )
-    g.add_argument(
-        "--late",
-        action="store_true",
-        help="also graphtx (and, with --hybrid, the hybrid) with its top --rerank-depth re-ranked by node-level late "
-        "interaction, as `graphtx search --rerank late` (needs --model or --index of a model with model.late_dim > 0)",
-    )
-    g.add_argument(
-        "--rerank-depth", type=at_least(1, "the re-rank depth"), default=100, help="--late: first-stage candidates re-ranked per query (default 100)"
-    )
-    g.add_argument(
-        "--late-storage",
-        choices=["int8", "fp16", "float32"],
-        default="int8",
-        help="--late: candidate node vectors as the index stores them (default int8)",
-    )
-    g.add_argument(
-        "--rankers",
-        help="also these rankers of `graphtx rank-fit` over graphtx + BM25, comma-separated from convex, learned, "
-        "learned-lexical (no graph features), all or none (default: learned when the model has a ranker)",
-    )
-    g.add_argument("--ranker-dir", help="ranker directory (default: MODEL/ranker, or INDEX/ranker)")
-    g.add_argument(
-        "--ranker-peer",
-        nargs=2,
-        metavar=("PEER", "DIR"),
-        help="also a ranker of `graphtx rank-fit --peer PEER` (minilm, mpnet) from DIR, over that peer's cosines + BM25",
-    )
-    g.add_argument(
-        "--peer-vectors",
-        nargs="+",
-        metavar="DIR",
-        help="peer vectors already written by `graphtx teacher` (e.g. on a GPU): the peer of each directory's manifest "
-        "(minilm, mpnet) reads its cosines there instead of encoding, in --baselines and --ranker-peer",
-    )
-    p.add_argument(
-        "--extra-citations", nargs="+", default=[], help="citation files used only to find PaECTER hard negatives (e.g. the training citations)"
-    )
-    if paecter_only:
-        p.add_argument("--samples", help="PaECTER samples JSON: read if it exists, else drawn (--seed) and written there")
-    else:
-        p.add_argument("--protocols", help=f"comma-separated from {', '.join(PROTOCOLS)} (default: both)")
-        p.add_argument("--paecter-samples", help="PaECTER samples JSON: read if it exists, else drawn (--seed) and written there")
-        p.add_argument("--tune", action="store_true", help="also BM25 with k1 and b tuned on the judged (or --tune-citations) queries")
-        p.add_argument("--tune-citations", help="citations to tune BM25 on (default: the judged ones, as the paper did)")
-        p.add_argument("--per-query", help="per-query CSV for error analysis (every system, every measure, cited ranks)")
-        p.add_argument("--plot", help="metric-vs-k PNG (Recall@k and nDCG@k of every system)")
-        p.add_argument("--k", type=at_least(1, "k"), help="Recall@k cut-off (default: config, 3)")
-        p.add_argument("--ndcg-k", type=at_least(1, "the nDCG cut-off"), help="nDCG@k cut-off (default: config, 150)")
-        p.add_argument(
-            "--known-item",
-            action="store_true",
-            help="judged pairs are (document, itself), e.g. train's test_citations.tsv of a corpus without citations: each query "
-            "(its first claim) must find its own document, which stays among its candidates; text baselines read "
-            "first_claim as the query and claims,description as the candidate unless --query-fields/--candidate-fields",
-        )
-        p.add_argument("--gains", help="gain per citation category for nDCG, e.g. X=3,Y=2,A=1 (others: 1; 0 = not relevant); default binary")
-    if not paecter_only:
-        add_cutoff_argument(p)
-    p.add_argument("--query-fields", help="text fields of a query for the text baselines, e.g. title,abstract (default: config)")
-    p.add_argument("--candidate-fields", help="text fields of a candidate for the text baselines (default: config)")
-    p.add_argument("--seed", type=at_least(0, "the seed"), help="PaECTER sampling seed (default: the config's seed)")
-    p.add_argument("--out", help="results directory: results.json, per_query.csv, per_sample.csv, metric_vs_k.png, paecter_samples.json")
+@dataclass(frozen=True)
+class CitationOptions:
+    """What one ``graphtx eval citations`` (or ``paecter``) run evaluates, as values: each field is the flag of its name.
+
+    Comma-separated flags are tuples here (``--baselines bm25,tfidf`` is ``("bm25", "tfidf")``); None is the flag not given.
+    """
+
+    corpus: str  # corpus directory or JSON-lines documents file
+    citations: tuple[str, ...] = ()  # judged citation files; () = the corpus's own citations
+    baselines: tuple[str, ...] | None = None  # None: bm25, tfidf (+ fasttext-avg with tokens); ("all",) or ("none",)
+    tokens: str | None = None  # tokens directory (fasttext-avg baseline)
+    # the graphtx system: at most one of vectors, query_vectors + candidate_vectors, model (+ graphs), index (+ graphs)
+    vectors: str | None = None
+    query_vectors: str | None = None
+    candidate_vectors: str | None = None
+    model: str | None = None
+    graphs: str | None = None
+    query_kind: str | None = None  # None: the config's (and not fixed: a corpus without claims may change it)
+    candidate_kind: str | None = None
+    index: str | None = None
+    name: str | None = None  # label of the graphtx row
+    hybrid: bool = False  # also graphtx fused with BM25
+    late: bool = False  # also graphtx (and the hybrid) re-ranked by late interaction
+    rerank_depth: int = 100  # late: first-stage candidates re-ranked per query
+    late_storage: str = "int8"  # late: candidate node vectors as the index stores them
+    rankers: tuple[str, ...] | None = None  # None: learned when the model has a ranker; ("none",) none, ("all",) every kind
+    ranker_dir: str | None = None  # default MODEL/ranker (or INDEX/ranker)
+    ranker_peer: tuple[str, str] | None = None  # (peer, ranker directory) of `graphtx rank-fit --peer`
+    peer_vectors: tuple[str, ...] | None = None  # `graphtx teacher` directories read instead of encoding
+    extra_citations: tuple[str, ...] = ()  # citation files used only to find PaECTER hard negatives
+    samples: str | None = None  # PaECTER samples JSON (read if it exists, else drawn and written); None: OUT/paecter_samples.json
+    protocols: tuple[str, ...] | None = None  # None: both (citations only)
+    tune: bool = False  # also BM25 tuned on the judged (or tune_citations) queries
+    tune_citations: str | None = None
+    per_query: str | None = None  # per-query CSV
+    plot: str | None = None  # metric-vs-k PNG
+    k: int | None = None  # Recall@k cut-off (None: config)
+    ndcg_k: int | None = None  # nDCG@k cut-off (None: config)
+    known_item: bool = False  # judged pairs are (document, itself)
+    gains: tuple[tuple[str, float], ...] | None = None  # gain per citation category; None: binary
+    cutoff: str | None = None  # eval.cutoff policy (None: config)
+    query_fields: tuple[str, ...] | None = None  # text fields of a query for the text baselines (None: config)
+    candidate_fields: tuple[str, ...] | None = None
+    seed: int | None = None  # PaECTER sampling seed (None: the config's)
+    out: str | None = None  # results directory
 
 
-def _csv(value: str | None) -> tuple[str, ...] | None:
-    return tuple(v.strip() for v in value.split(",") if v.strip()) if value else None
-
-
-def _gains(value: str | None) -> tuple | None:
-    if not value:
-        return None
-    out = []
-    for item in value.split(","):
-        category, sep, gain = item.partition("=")
-        if not sep:
-            raise ValueError(f"--gains: {item!r} is not CATEGORY=GAIN")
-        out.append((category.strip(), float(gain)))
-    return tuple(out)
-
-
-def _graphtx_system(args, cfg):
+def _graphtx_system(options: CitationOptions, cfg):
     from graphtx.eval.systems import ModelSystem, VectorSystem, index_system
 
+    o = options
     chosen = [
         name
         for name, on in (
-            ("--vectors", args.vectors),
-            ("--candidate-vectors", args.candidate_vectors),
-            ("--model", args.model),
-            ("--index", args.index),
+            ("--vectors", o.vectors),
+            ("--candidate-vectors", o.candidate_vectors),
+            ("--model", o.model),
+            ("--index", o.index),
         )
         if on
     ]
     if len(chosen) > 1:
         raise ValueError(f"give one graphtx system, not {' and '.join(chosen)}")
-    if args.vectors:
-        return VectorSystem(args.vectors, label=args.name or "")
-    if args.candidate_vectors:
-        if not args.query_vectors:
+    if o.vectors:
+        return VectorSystem(o.vectors, label=o.name or "")
+    if o.candidate_vectors:
+        if not o.query_vectors:
             raise ValueError("--candidate-vectors needs --query-vectors")
-        return VectorSystem(args.query_vectors, args.candidate_vectors, label=args.name or "")
-    if args.model:
-        if not args.graphs:
+        return VectorSystem(o.query_vectors, o.candidate_vectors, label=o.name or "")
+    if o.model:
+        if not o.graphs:
             raise ValueError("--model needs --graphs (a graphs directory of `graphtx parse`)")
         return ModelSystem(
-            args.model,
-            args.graphs,
+            o.model,
+            o.graphs,
             cfg.query_kind,
             cfg.candidate_kind,
             cfg.batch_size,
-            label=args.name or "",
-            query_kind_fixed=args.query_kind is not None,
+            label=o.name or "",
+            query_kind_fixed=o.query_kind is not None,
         )
-    if args.index:
+    if o.index:
         return index_system(
-            args.index,
-            args.graphs,
+            o.index,
+            o.graphs,
             cfg.query_kind,
-            args.candidate_kind,
+            o.candidate_kind,
             cfg.batch_size,
-            label=args.name or "",
-            query_kind_fixed=args.query_kind is not None,
+            label=o.name or "",
+            query_kind_fixed=o.query_kind is not None,
         )
-    if args.query_vectors:
+    if o.query_vectors:
         raise ValueError("--query-vectors needs --candidate-vectors")
     return None
 
 
-def _ranker_systems(args, cfg, graphtx, systems: list) -> list:
-    """The rankers of --rankers over the graphtx system and BM25 (a BM25 row is added when missing: the ratios need it)."""
+def _ranker_systems(names: tuple[str, ...], options: CitationOptions, cfg, graphtx, systems: list) -> list:
+    """The rankers ``names`` (--rankers) over the graphtx system and BM25 (a BM25 row is added when missing: the ratios need it)."""
     from graphtx.eval.baselines import make_baseline
     from graphtx.eval.ranker import EVAL_KINDS, RankerSystem
 
-    names = _csv(args.rankers)
     names = tuple(EVAL_KINDS) if names == ("all",) else names
     unknown = [n for n in names if n not in EVAL_KINDS]
     if unknown:
         raise ValueError(f"--rankers: unknown {', '.join(unknown)}; known: {', '.join(EVAL_KINDS)} (or all)")
     if graphtx is None or not hasattr(graphtx, "model_dir"):
         raise ValueError("--rankers combine a graph model with BM25: give --model (or --index) and --graphs")
-    directory = Path(args.ranker_dir) if args.ranker_dir else Path(graphtx.model_dir) / "ranker"
+    directory = Path(options.ranker_dir) if options.ranker_dir else Path(graphtx.model_dir) / "ranker"
     bm25 = next((s for s in systems if s.name == "bm25"), None)
     if bm25 is None:
-        bm25 = make_baseline("bm25", cfg, args.tokens)
+        bm25 = make_baseline("bm25", cfg, options.tokens)
         systems.append(bm25)
     return [RankerSystem(directory, EVAL_KINDS[name], bm25, graphtx, cfg.leave_out_self) for name in names]
 
 
-def _peer_ranker_systems(args, cfg, systems: list, peer_vectors: dict) -> list:
+def _peer_ranker_systems(options: CitationOptions, cfg, systems: list, peer_vectors: dict) -> list:
     """--ranker-peer PEER DIR: the learned ranker fitted over a peer embedder's cosines (and its peer row, BM25's when missing)."""
     from graphtx.eval.baselines import make_baseline
     from graphtx.eval.ranker import RankerSystem
     from graphtx.text.peers import PEERS
 
-    peer, directory = args.ranker_peer
+    peer, directory = options.ranker_peer
     if peer not in PEERS:
         raise ValueError(f"--ranker-peer: unknown peer {peer!r}; known: {', '.join(PEERS)}")
     from graphtx.rank.store import has_ranker
@@ -221,7 +153,7 @@ def _peer_ranker_systems(args, cfg, systems: list, peer_vectors: dict) -> list:
     added = []
     bm25 = next((s for s in systems if s.name == "bm25"), None)
     if bm25 is None:
-        bm25 = make_baseline("bm25", cfg, args.tokens)
+        bm25 = make_baseline("bm25", cfg, options.tokens)
         added.append(bm25)
     dense = next((s for s in systems if s.name == peer), None)
     if dense is None:
@@ -230,12 +162,13 @@ def _peer_ranker_systems(args, cfg, systems: list, peer_vectors: dict) -> list:
     return [RankerSystem(Path(directory), "learned", bm25, dense, cfg.leave_out_self, peer=peer), *added]
 
 
-def build_systems(args, cfg) -> list:
+def build_systems(options: CitationOptions, cfg) -> list:
+    """The rows of one evaluation: the graphtx system first, its fused, re-ranked and ranker rows, then the baselines."""
     from graphtx.eval.baselines import make_baseline
 
-    names = _csv(args.baselines)
+    names = options.baselines
     if names is None:
-        names = DEFAULT_BASELINES + (("fasttext-avg",) if args.tokens else ())
+        names = DEFAULT_BASELINES + (("fasttext-avg",) if options.tokens else ())
     elif names == ("all",):
         names = BASELINES
     elif names == ("none",):
@@ -245,50 +178,49 @@ def build_systems(args, cfg) -> list:
         raise ValueError(f"unknown baseline(s) {', '.join(unknown)}; known: {', '.join(BASELINES)} (or all, none)")
     from graphtx.eval.peer_vectors import peer_vector_dirs
 
-    peer_vectors = peer_vector_dirs(getattr(args, "peer_vectors", None))
-    ranker_peer = (getattr(args, "ranker_peer", None) or (None,))[0]
+    peer_vectors = peer_vector_dirs(options.peer_vectors)
+    ranker_peer = (options.ranker_peer or (None,))[0]
     unused = [p for p in peer_vectors if p not in names and p != ranker_peer]
     if unused:
         raise ValueError(
             f"--peer-vectors: {', '.join(f'{p} ({peer_vectors[p]})' for p in unused)} used by nothing: "
             f"add it to --baselines or give --ranker-peer {unused[0]} DIR"
         )
-    systems = [make_baseline(n, cfg, args.tokens, peer_vectors) for n in dict.fromkeys(names)]
-    graphtx = _graphtx_system(args, cfg)
+    systems = [make_baseline(n, cfg, options.tokens, peer_vectors) for n in dict.fromkeys(names)]
+    graphtx = _graphtx_system(options, cfg)
     if graphtx is not None:
         systems.insert(0, graphtx)
-    if getattr(args, "hybrid", False):
+    if options.hybrid:
         from graphtx.eval.fusion import FusionSystem
 
         if graphtx is None:
             raise ValueError("--hybrid fuses graphtx with BM25: give a graphtx system (--model, --index or --vectors)")
         bm25 = next((s for s in systems if s.name == "bm25"), None)
         if bm25 is None:  # the fused BM25 is also a row of its own: the ratios need it
-            bm25 = make_baseline("bm25", cfg, args.tokens)
+            bm25 = make_baseline("bm25", cfg, options.tokens)
             systems.append(bm25)
         systems.insert(1, FusionSystem.from_config([graphtx, bm25], cfg))
-    if getattr(args, "late", False):
+    if options.late:
         from graphtx.eval.late import LateRerankSystem
         from graphtx.eval.systems import ModelSystem
 
         if not isinstance(graphtx, ModelSystem):
             raise ValueError("--late re-ranks by the model's node vectors: give --model and --graphs (or --index and --graphs), not --vectors")
-        scorer = _late_scorer_of(graphtx, args.late_storage, cfg.batch_size)
-        late = [LateRerankSystem(graphtx, scorer, args.rerank_depth, cfg.leave_out_self)]
-        if getattr(args, "hybrid", False):
-            late.append(LateRerankSystem(systems[1], scorer, args.rerank_depth, cfg.leave_out_self))
-        at = 2 if getattr(args, "hybrid", False) else 1
+        scorer = _late_scorer_of(graphtx, options.late_storage, cfg.batch_size)
+        late = [LateRerankSystem(graphtx, scorer, options.rerank_depth, cfg.leave_out_self)]
+        if options.hybrid:
+            late.append(LateRerankSystem(systems[1], scorer, options.rerank_depth, cfg.leave_out_self))
+        at = 2 if options.hybrid else 1
         systems[at:at] = late
-    rankers = getattr(args, "rankers", None)
+    rankers = options.rankers
     if rankers is None and graphtx is not None and hasattr(graphtx, "model_dir"):  # a fitted ranker is evaluated by default
         from graphtx.rank.store import has_ranker
 
-        rankers = "learned" if has_ranker(Path(args.ranker_dir or Path(graphtx.model_dir) / "ranker")) else None
-    if rankers and rankers != "none":
-        args.rankers = rankers
-        systems[1:1] = _ranker_systems(args, cfg, graphtx, systems)
-    if getattr(args, "ranker_peer", None):
-        systems.extend(_peer_ranker_systems(args, cfg, systems, peer_vectors))
+        rankers = ("learned",) if has_ranker(Path(options.ranker_dir or Path(graphtx.model_dir) / "ranker")) else None
+    if rankers and rankers != ("none",):
+        systems[1:1] = _ranker_systems(rankers, options, cfg, graphtx, systems)
+    if options.ranker_peer:
+        systems.extend(_peer_ranker_systems(options, cfg, systems, peer_vectors))
     if not systems:
         raise ValueError("nothing to evaluate: give --baselines and/or a graphtx system (--vectors, --model, --index)")
     return systems
@@ -308,68 +240,70 @@ def _late_scorer_of(system, storage: str, batch_size: int):
     return _Scorer(system.model_dir, system.graphs_dir, system.query_kind, system.candidate_kind, storage, batch_size)
 
 
-def run_command(args, config, paecter_only: bool = False, progress: bool | None = None) -> tuple[dict, list[str], int]:
-    """(JSON summary, printed lines, exit status) of ``graphtx eval citations`` / ``paecter``."""
+def run_command(options: CitationOptions, config, paecter_only: bool = False, progress: bool | None = None) -> tuple[dict, list[str], int]:
+    """(JSON summary, printed lines, exit status) of ``graphtx eval citations`` / ``paecter`` (``paecter_only``: the
+    PaECTER protocol alone; the retrieval fields of ``options`` are then not read)."""
     from graphtx.eval.report import format_report, plot_curves, write_per_query, write_results
     from graphtx.eval.run import evaluate_citations
     from graphtx.from_dict import with_overrides
 
+    o = options
     cfg = with_overrides(
         config.eval,
-        query_fields=_csv(args.query_fields),
-        candidate_fields=_csv(args.candidate_fields),
-        query_kind=args.query_kind,
-        candidate_kind=args.candidate_kind,
-        cutoff="none" if paecter_only else args.cutoff,
-        recall_k=None if paecter_only else args.k,
-        ndcg_k=None if paecter_only else args.ndcg_k,
-        gains=None if paecter_only else _gains(args.gains),
-        depth=None if paecter_only else max(config.eval.depth, args.k or 0, args.ndcg_k or 0),  # a deeper cut-off asked for: rank deeper
+        query_fields=o.query_fields,
+        candidate_fields=o.candidate_fields,
+        query_kind=o.query_kind,
+        candidate_kind=o.candidate_kind,
+        cutoff="none" if paecter_only else o.cutoff,
+        recall_k=None if paecter_only else o.k,
+        ndcg_k=None if paecter_only else o.ndcg_k,
+        gains=None if paecter_only else o.gains,
+        depth=None if paecter_only else max(config.eval.depth, o.k or 0, o.ndcg_k or 0),  # a deeper cut-off asked for: rank deeper
     )
-    known_item = not paecter_only and args.known_item
+    known_item = not paecter_only and o.known_item
     if known_item:  # a query finds itself: keep it among its candidates, read the texts the graphs come from
-        if args.cutoff not in (None, "none"):
-            raise ValueError(f"--known-item judges each document by itself, which no date cut-off lets through: drop --cutoff {args.cutoff}")
+        if o.cutoff not in (None, "none"):
+            raise ValueError(f"--known-item judges each document by itself, which no date cut-off lets through: drop --cutoff {o.cutoff}")
         cfg = with_overrides(
             cfg,
             leave_out_self=False,
             cutoff="none",
-            query_fields=_csv(args.query_fields) or ("first_claim",),
-            candidate_fields=_csv(args.candidate_fields) or ("claims", "description"),
+            query_fields=o.query_fields or ("first_claim",),
+            candidate_fields=o.candidate_fields or ("claims", "description"),
         )
-    seed = config.seed if args.seed is None else args.seed
-    citations = args.citations
+    seed = config.seed if o.seed is None else o.seed
+    citations = list(o.citations)
     if not citations:
-        if not Path(args.corpus).is_dir():
+        if not Path(o.corpus).is_dir():
             raise ValueError("--citations is needed when the corpus is a documents file")
-        citations = [args.corpus]
-    protocols = ("paecter",) if paecter_only else _csv(args.protocols) or PROTOCOLS
+        citations = [o.corpus]
+    protocols = ("paecter",) if paecter_only else o.protocols or PROTOCOLS
     if known_item:
-        if "paecter" in (_csv(args.protocols) or ()):
+        if "paecter" in (o.protocols or ()):
             raise ValueError("--known-item judges each document by itself: the PaECTER protocol needs real citations")
         protocols = ("retrieval",)
-    samples = args.samples if paecter_only else args.paecter_samples
-    if samples is None and args.out and "paecter" in protocols:
-        samples = str(Path(args.out) / "paecter_samples.json")
+    samples = o.samples
+    if samples is None and o.out and "paecter" in protocols:
+        samples = str(Path(o.out) / "paecter_samples.json")
     report = evaluate_citations(
-        args.corpus,
+        o.corpus,
         citations,
-        build_systems(args, cfg),
+        build_systems(o, cfg),
         cfg,
         protocols=protocols,
-        extra_citations=args.extra_citations,
+        extra_citations=list(o.extra_citations),
         paecter_samples=samples,
-        tune=not paecter_only and args.tune,
-        tune_citations=None if paecter_only else args.tune_citations,
+        tune=not paecter_only and o.tune,
+        tune_citations=None if paecter_only else o.tune_citations,
         seed=seed,
         progress=progress,
     )
-    paths = write_results(report, args.out) if args.out else {}
+    paths = write_results(report, o.out) if o.out else {}
     if not paecter_only:
-        if args.per_query:
-            paths["per_query"] = write_per_query(report.retrieval, args.per_query)
-        if args.plot and report.retrieval:
-            paths["plot"] = plot_curves(report, args.plot)
+        if o.per_query:
+            paths["per_query"] = write_per_query(report.retrieval, o.per_query)
+        if o.plot and report.retrieval:
+            paths["plot"] = plot_curves(report, o.plot)
     if samples and report.paecter_samples:
         paths["paecter_samples"] = Path(samples)
     lines = format_report(report) + [f"wrote {p}" for p in paths.values()]
@@ -378,4 +312,4 @@ def run_command(args, config, paecter_only: bool = False, progress: bool | None 
     return summary, lines, (3 if skipped else 0)
 
 
-__all__ = ["add_citation_arguments", "add_cutoff_argument", "build_systems", "run_command"]
+__all__ = ["CitationOptions", "build_systems", "run_command"]

@@ -30,7 +30,6 @@ Example::
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -141,14 +140,4 @@ def unreachable_pairs(cutoff: CandidateCutoff, relevant: Mapping[str, Mapping[st
     return out
 
 
-__all__ = ["add_cutoff_argument", "CUTOFFS", "CandidateCutoff", "apply_cutoff", "check_cutoff", "unreachable_pairs"]
-
-
-def add_cutoff_argument(p: argparse.ArgumentParser, what: str = "every system of the run alike") -> None:
-    p.add_argument(
-        "--cutoff",
-        choices=CUTOFFS,
-        help=f"candidates a query may retrieve, for {what}: priority = published strictly before the query's priority date, its family "
-        "left out, as `graphtx search --id` (a year-only date counts as its last day); year = not after the query's year; none = every "
-        "document (the paper's protocol). Default: config eval.cutoff (priority)",
-    )
+__all__ = ["CUTOFFS", "CandidateCutoff", "apply_cutoff", "check_cutoff", "unreachable_pairs"]

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +34,6 @@ from graphtx.rank.config import RankConfig
 from graphtx.rank.convex import NORMS, Group, fit_weight
 from graphtx.rank.features import GRAPH_GROUPS, LexicalStats, PoolInputs, candidate_pool, feature_names
 from graphtx.rank.store import Ranker
-from graphtx.text.peers import PEERS
 
 EVAL_KINDS = {"convex": "convex", "learned": "learned", "learned-lexical": "lexical"}  # --rankers name -> Ranker kind
 
@@ -235,53 +235,37 @@ class RankerSystem(System):
 # --- graphtx rank-fit ------------------------------------------------------------------
 
 
-def add_rank_fit_arguments(p) -> None:
-    p.add_argument("corpus", help="corpus directory (`graphtx ingest`) or JSON-lines documents file, as `graphtx eval citations`")
-    p.add_argument(
-        "--run", help="training run directory (`graphtx train`): its model/ and its ranker_citations.tsv (the queries held out of training)"
-    )
-    p.add_argument("--model", help="model directory (default: RUN/model)")
-    p.add_argument("--graphs", help="graphs directory of `graphtx parse` (needed with --run or --model)")
-    p.add_argument(
-        "--peer",
-        choices=PEERS,
-        help="fit over a peer text embedder's cosines (all-MiniLM-L6-v2, all-mpnet-base-v2) in place of the graph model's: "
-        "the ranker one could assemble without graphtx, for comparison (needs --citations and --out)",
-    )
-    p.add_argument(
-        "--peer-vectors",
-        metavar="DIR",
-        help="with --peer: that peer's vectors already written by `graphtx teacher` (e.g. on a GPU), read instead of encoding; "
-        "evaluate the ranker with `graphtx eval citations --peer-vectors` over vectors made the same way",
-    )
-    p.add_argument("--citations", nargs="+", help="training citations to fit on (default: RUN/ranker_citations.tsv); never validation citations")
-    p.add_argument("--out", help="ranker directory to write (default: MODEL/ranker)")
-    from graphtx.graphs.graph import GRAPH_KINDS
+@dataclass(frozen=True)
+class RankFitOptions:
+    """What one ``graphtx rank-fit`` fits, as values: each field is the flag of its name (None: not given)."""
 
-    p.add_argument(
-        "--query-kind",
-        choices=list(GRAPH_KINDS),
-        help="query graph kind, as `graphtx eval citations --query-kind` (default: config, first_claim; when most documents "
-        "have no claims, the candidate kind): fit the ranker on the query graphs it will rank with",
-    )
-    from graphtx.eval.cutoff import add_cutoff_argument
-
-    add_cutoff_argument(p, "the pools the ranker is fitted on (fit it under the protocol it is used with)")
+    corpus: str  # corpus directory or JSON-lines documents file
+    run: str | None = None  # training run directory: its model/ and ranker_citations.tsv
+    model: str | None = None  # model directory (default RUN/model)
+    graphs: str | None = None  # graphs directory (needed with run or model)
+    peer: str | None = None  # fit over this peer's cosines in place of a graph model's (needs citations and out)
+    peer_vectors: str | None = None  # with peer: its `graphtx teacher` vectors, read instead of encoding
+    citations: tuple[str, ...] = ()  # training citations; () = RUN/ranker_citations.tsv
+    out: str | None = None  # ranker directory (default MODEL/ranker)
+    query_kind: str | None = None  # query graph kind (None: the config's, not fixed)
+    cutoff: str | None = None  # eval.cutoff of the pools (None: config)
 
 
-def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list[str]]:
+def run_rank_fit(options: RankFitOptions, config, progress: bool | None = None) -> tuple[dict, list[str]]:
+    """(JSON summary, printed lines) of ``graphtx rank-fit``: the ranker fitted and saved."""
     from graphtx.corpus.citations import read_citations
     from graphtx.eval.data import judgements
     from graphtx.eval.systems import ModelSystem
 
-    run = Path(args.run) if args.run else None
+    o = options
+    run = Path(o.run) if o.run else None
     if run is not None and not run.is_dir():
         raise FileNotFoundError(f"run directory {run} does not exist")
-    peer = getattr(args, "peer", None)
-    model_dir = Path(args.model) if args.model else (run / "model" if run else None)
-    if peer and (model_dir is not None or not args.citations or not args.out):
+    peer = o.peer
+    model_dir = Path(o.model) if o.model else (run / "model" if run else None)
+    if peer and (model_dir is not None or not o.citations or not o.out):
         raise ValueError("--peer fits over the peer's cosines in place of a graph model: give --citations and --out, not --run or --model")
-    peer_vectors = getattr(args, "peer_vectors", None)
+    peer_vectors = o.peer_vectors
     if peer_vectors and not peer:
         raise ValueError("--peer-vectors goes with --peer (the ranker over that peer's cosines)")
     from graphtx.eval.peer_vectors import peer_vector_dirs
@@ -291,9 +275,9 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
         raise ValueError(f"--peer-vectors {peer_vectors} holds {next(iter(vectors))} vectors, not {peer}'s")
     if model_dir is None and not peer:
         raise ValueError("give --run (a `graphtx train` run directory) or --model (or --peer)")
-    if not peer and not args.graphs:
+    if not peer and not o.graphs:
         raise ValueError("--graphs is needed with a graph model (--run or --model)")
-    citations = args.citations
+    citations = list(o.citations)
     if not citations:
         held = run / "ranker_citations.tsv" if run else None
         if held is None or not held.is_file():
@@ -303,12 +287,12 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
         citations = [held]
     from graphtx.from_dict import with_overrides
 
-    cfg: EvalConfig = with_overrides(config.eval, cutoff=getattr(args, "cutoff", None))
-    corpus = EvalCorpus.load(args.corpus, cfg)
+    cfg: EvalConfig = with_overrides(config.eval, cutoff=o.cutoff)
+    corpus = EvalCorpus.load(o.corpus, cfg)
     pairs = [c for f in citations for c in read_citations(f)]
     judged = judgements(pairs, corpus, cfg)
     if not judged.relevant:
-        raise ValueError(f"none of the citation pairs of {', '.join(map(str, citations))} has both documents in {args.corpus}")
+        raise ValueError(f"none of the citation pairs of {', '.join(map(str, citations))} has both documents in {o.corpus}")
     valid_file = run / "valid_citations.tsv" if run else None
     if valid_file is not None and valid_file.is_file():
         valid = {c.citing_id for c in read_citations(valid_file)}
@@ -322,9 +306,9 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
 
         dense = make_baseline(peer, cfg, peer_vectors=vectors)  # its cosines take the graph model's place in the dense features
     else:
-        query_kind = getattr(args, "query_kind", None)
+        query_kind = o.query_kind
         dense = ModelSystem(
-            model_dir, args.graphs, query_kind or cfg.query_kind, cfg.candidate_kind, cfg.batch_size, query_kind_fixed=query_kind is not None
+            model_dir, o.graphs, query_kind or cfg.query_kind, cfg.candidate_kind, cfg.batch_size, query_kind_fixed=query_kind is not None
         )  # as eval citations
     source = PoolSource(corpus, BM25System.from_config(cfg), dense)
     ranker = fit_ranker(source, judged, config.rank, dense.fingerprint, seed=config.seed, progress=progress)
@@ -336,7 +320,7 @@ def run_rank_fit(args, config, progress: bool | None = None) -> tuple[dict, list
     ranker.report["peer_vectors"] = str(peer_vectors or "")
     ranker.report["dense_coverage"] = dense.coverage()  # documents the dense features had no vector for (peer vectors of another corpus, say)
     missing = ranker.report["dense_coverage"]["candidates_without_vector"]
-    out = ranker.save(Path(args.out) if args.out else model_dir / "ranker")
+    out = ranker.save(Path(o.out) if o.out else model_dir / "ranker")
     r = ranker.report
     lines = [
         f"pools cut as --cutoff {cfg.cutoff}: {corpus.cutoff.describe()}",
@@ -366,7 +350,6 @@ def fit_ranker_after_training(corpus: str, run_dir: str | Path, graphs: str, con
     model searches with the learned ranker without another command (`graphtx train`, `graphtx build`). A ranker already
     fitted on this very model under this cut-off is kept. (summary or None, lines to print); never raises: the model is
     trained and saved whatever the fit does."""
-    import argparse
     import importlib.util
 
     from graphtx.model.io import FINGERPRINT_FILE
@@ -386,9 +369,8 @@ def fit_ranker_after_training(corpus: str, run_dir: str | Path, graphs: str, con
             fitted = None  # fitted on another model (a resumed run trained further): fit anew
         if fitted is not None and fitted.report.get("cutoff") == config.eval.cutoff:
             return None, [f"ranker: {ranker_dir} already fitted on this model (graphtx rank-fit to fit it again)"]
-    rank_args = argparse.Namespace(corpus=corpus, run=str(run), model=None, graphs=graphs, citations=None, out=None, cutoff=None)
     try:
-        summary, lines = run_rank_fit(rank_args, config, progress=progress)
+        summary, lines = run_rank_fit(RankFitOptions(corpus, run=str(run), graphs=graphs), config, progress=progress)
     except (ValueError, RuntimeError, OSError, MemoryError) as err:  # the model is trained and saved: say so, do not fail the run
         return {"error": str(err)}, [f"ranker not fitted: {err}", f"  the model is in {model_dir}; fit the ranker with {again}"]
     return summary, ["ranker (graphtx rank-fit on the held-out training queries):", *(f"  {line}" for line in lines)]

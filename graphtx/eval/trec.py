@@ -447,67 +447,58 @@ def format_run_report(report: RunEvalReport) -> list[str]:
 # --- command ---------------------------------------------------------------------------
 
 
-def add_run_arguments(p) -> None:
-    """Arguments of ``graphtx eval run``."""
-    from graphtx.usage import at_least
+@dataclass(frozen=True)
+class RunOptions:
+    """What one ``graphtx eval run`` scores, as values: each field is the flag of its name (None: not given)."""
 
-    p.add_argument("runs", nargs="+", metavar="RUN", help="TREC run files (qid Q0 docid rank score tag): `graphtx search --topics`, Pyserini, ...")
-    p.add_argument(
-        "--qrels",
-        required=True,
-        help="judgements: TREC qrels (qid iter docid rel) or citation pairs (TSV/CSV citing_id, cited_id[, category], "
-        "citations Parquet, corpus directory)",
-    )
-    p.add_argument("--baseline", help="the run the ratios and bootstrap intervals are to: its name (file stem) or path (default: the first run)")
-    p.add_argument(
-        "--corpus", help="corpus directory or documents JSONL: pairs whose documents are not in it are not scored, as `graphtx eval citations`"
-    )
-    from graphtx.eval.cutoff import add_cutoff_argument
-
-    add_cutoff_argument(p, "every run alike, with --corpus (its dates and families); without --corpus no cut-off applies")
-    p.add_argument("--k", type=at_least(1, "k"), help="Recall@k cut-off (default: config, 3)")
-    p.add_argument("--ndcg-k", type=at_least(1, "the nDCG cut-off"), help="nDCG@k cut-off (default: config, 150)")
-    p.add_argument("--gains", help="gain per category or qrels rel value for nDCG, e.g. X=3,Y=2,A=1 or 2=2,1=1 (default binary)")
-    p.add_argument("--per-query", help="per-query CSV (every run, every measure, each judged document's rank)")
-    p.add_argument("--out", help="results directory: results.json, per_query.csv")
+    runs: tuple[str, ...]  # TREC run files
+    qrels: str  # TREC qrels or citation pairs
+    baseline: str | None = None  # the run ratios and intervals are to (default: the first)
+    corpus: str | None = None  # corpus whose documents alone are judged, and whose dates the cut-off reads
+    cutoff: str | None = None  # eval.cutoff with corpus (None: config); without corpus none applies
+    k: int | None = None  # Recall@k cut-off (None: config)
+    ndcg_k: int | None = None  # nDCG@k cut-off (None: config)
+    gains: tuple[tuple[str, float], ...] | None = None  # gain per category or qrels rel value; None: binary
+    per_query: str | None = None  # per-query CSV
+    out: str | None = None  # results directory: results.json, per_query.csv
 
 
-def run_runs_command(args, config) -> tuple[dict, list[str], int]:
+def run_runs_command(options: RunOptions, config) -> tuple[dict, list[str], int]:
     """(JSON summary, printed lines, exit status) of ``graphtx eval run``."""
     import json
 
     from graphtx.atomic import atomic_write_text
-    from graphtx.eval.command import _gains
     from graphtx.eval.data import EvalCorpus
     from graphtx.eval.report import _write_rows
     from graphtx.from_dict import with_overrides
 
-    qrels = is_trec_qrels(args.qrels)
-    gains = _gains(args.gains)
-    if args.cutoff not in (None, "none") and not args.corpus:
-        raise ValueError(f"--cutoff {args.cutoff} reads the documents' dates and families: give --corpus")
+    o = options
+    qrels = is_trec_qrels(o.qrels)
+    gains = o.gains
+    if o.cutoff not in (None, "none") and not o.corpus:
+        raise ValueError(f"--cutoff {o.cutoff} reads the documents' dates and families: give --corpus")
     cfg = with_overrides(
         config.eval,
-        recall_k=args.k,
-        ndcg_k=args.ndcg_k,
+        recall_k=o.k,
+        ndcg_k=o.ndcg_k,
         gains=None if qrels else gains,
-        depth=max(config.eval.depth, args.k or 0, args.ndcg_k or 0),
-        cutoff=args.cutoff if args.corpus else "none",
+        depth=max(config.eval.depth, o.k or 0, o.ndcg_k or 0),
+        cutoff=o.cutoff if o.corpus else "none",
     )
-    corpus = EvalCorpus.load(args.corpus, cfg) if args.corpus else None
-    report = evaluate_runs(args.runs, args.qrels, cfg, baseline=args.baseline, corpus=corpus, rel_gains=dict(gains or ()) if qrels else None)
+    corpus = EvalCorpus.load(o.corpus, cfg) if o.corpus else None
+    report = evaluate_runs(list(o.runs), o.qrels, cfg, baseline=o.baseline, corpus=corpus, rel_gains=dict(gains or ()) if qrels else None)
     if qrels and gains:
         report.qrels["gains"] = {rel: g for rel, g in gains}
     paths = {}
     rows = [{"run": r.name, **row} for r in report.results for row in r.per_query]
-    if args.out:
-        out = Path(args.out)
+    if o.out:
+        out = Path(o.out)
         out.mkdir(parents=True, exist_ok=True)
         paths["per_query"] = _write_rows(rows, out / "per_query.csv")
         paths["json"] = out / "results.json"
         atomic_write_text(paths["json"], json.dumps(report.to_json(), indent=2) + "\n")
-    if args.per_query:
-        paths["per_query_csv"] = _write_rows(rows, args.per_query)
+    if o.per_query:
+        paths["per_query_csv"] = _write_rows(rows, o.per_query)
     lines = format_run_report(report) + [f"wrote {p}" for p in paths.values()]
     return report.to_json() | {"files": {k: str(v) for k, v in paths.items()}}, lines, 0
 
@@ -515,8 +506,8 @@ def run_runs_command(args, config) -> tuple[dict, list[str], int]:
 __all__ = [
     "Run",
     "RunEvalReport",
+    "RunOptions",
     "cut_run",
-    "add_run_arguments",
     "evaluate_run",
     "evaluate_runs",
     "format_run_report",
