@@ -156,3 +156,23 @@ def read_manifest(path: str | Path, *, what: str, mend: str) -> dict | None:
     if sealed is not None and sealed != hashlib.sha256(_canonical(manifest)).hexdigest():
         raise IntegrityError(f"{what} manifest {path} is damaged (its contents do not match its manifest_sha256). {mend}", [str(path)])
     return manifest
+
+
+def source_digest(files) -> str:
+    """sha256 of Python source files as code, not as text: each file's syntax tree without positions, comments and
+    docstrings, so reformatting or rewording a docstring keeps the digest (and the caches keyed by it) while any change
+    to what the code does changes it."""
+    import ast
+
+    h = hashlib.sha256()
+    for f in sorted(Path(p) for p in files):
+        tree = ast.parse(f.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body:
+                first = body[0]
+                if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                    node.body = body[1:] or [ast.Pass()]
+        h.update(f.name.encode() + b"\0" + ast.dump(tree).encode() + b"\0")
+    return h.hexdigest()
+

@@ -49,3 +49,15 @@ def test_a_sealed_manifest_finds_any_change_and_unsealed_ones_still_read(tmp_pat
     path.write_text('{"count": 3}')
     assert integrity.read_manifest(path, what="x", mend="m") == {"count": 3}
     assert integrity.read_manifest(tmp_path / "none.json", what="x", mend="m") is None
+
+
+def test_source_digest_reads_code_not_layout(tmp_path):
+    from graphtx.integrity import source_digest
+
+    f = tmp_path / "m.py"
+    f.write_text('"""A module."""\n\ndef f(x):\n    """Twice x."""\n    return x * 2  # double\n')
+    before = source_digest([f])
+    f.write_text('"""A module, reworded."""\n\n\ndef f(x):\n    """Twice x, said otherwise."""\n    return (\n        x * 2\n    )\n')
+    assert source_digest([f]) == before  # reformatted, docstrings and comments changed: the same code
+    f.write_text('"""A module."""\n\ndef f(x):\n    return x * 3\n')
+    assert source_digest([f]) != before

@@ -209,8 +209,8 @@ def parse_corpus(
 def parse_fingerprint(corpus_dir: str | Path, cfg: ParseConfig) -> dict:
     """What the graphs of a corpus depend on: the documents file's contents (size and sha256: a corpus ingested anew into
     the same bytes, or moved, keeps its cache), the shard plan, the
-    settings that change output (not workers or chunk size), the rules' contents, the spaCy pipeline's version and the
-    source of graphtx's parse code (graphtx/graphs/*.py).
+    settings that change output (not workers or chunk size), the rules' contents, the spaCy pipeline's version and
+    graphtx's parse code (graphtx/graphs/*.py) as code: reformatting it keeps the cache.
     The key of a parse's shard journal, and of its folder in a parse cache."""
     import hashlib
     from importlib import metadata
@@ -224,7 +224,7 @@ def parse_fingerprint(corpus_dir: str | Path, cfg: ParseConfig) -> dict:
         pipeline = metadata.version(cfg.spacy_model.replace("_", "-"))
     except metadata.PackageNotFoundError:
         pipeline = "unknown"
-    code = hashlib.sha256(b"".join(f.read_bytes() for f in sorted(Path(__file__).parent.glob("*.py"))))  # graphtx's own parse code
+    code = integrity.source_digest(Path(__file__).parent.glob("*.py"))  # graphtx's own parse code, as code (not its layout)
     return {
         "stage": "parse",
         "documents": content_identity(path),
@@ -232,7 +232,7 @@ def parse_fingerprint(corpus_dir: str | Path, cfg: ParseConfig) -> dict:
         "config": settings,
         "rules": rules.hexdigest(),
         "spacy_pipeline": f"{cfg.spacy_model} {pipeline}",
-        "code": code.hexdigest(),
+        "code": code,
     }
 
 
