@@ -1,7 +1,7 @@
 """The import structure of graphtx/: data flows one way, infrastructure sits under the stages, no circle.
 
-Read from the source (``ast``), every import counted wherever it stands (module level or inside a function),
-except those under ``if TYPE_CHECKING:``, which never run.
+Read from the source (``ast``), every import counted wherever it stands: module level, inside a function, and under
+``if TYPE_CHECKING:`` (an annotation that names a higher layer's type couples the two as much as a call does).
 """
 
 from __future__ import annotations
@@ -39,27 +39,13 @@ def module_name(path: Path, root: Path = ROOT) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _skips_type_checking(tree: ast.AST) -> list[ast.AST]:
-    """Every node of ``tree`` except those under ``if TYPE_CHECKING:``."""
-    nodes, todo = [], [tree]
-    while todo:
-        node = todo.pop()
-        nodes.append(node)
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and ast.unparse(child.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
-                todo.extend(child.orelse)
-                continue
-            todo.append(child)
-    return nodes
-
-
 def imports_of(path: Path, modules: set[str], root: Path = ROOT) -> set[str]:
     """The graphtx modules ``path`` (a file under ``root``, the graphtx package folder) imports; a name imported
     from a package counts as its submodule when it is one."""
     name = module_name(path, root)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
-    for node in _skips_type_checking(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -122,7 +108,7 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def test_the_checker_sees_a_circle_and_a_function_level_import(tmp_path):
+def test_the_checker_sees_a_circle_a_function_level_and_a_type_checking_import(tmp_path):
     graph = {"graphtx.a": {"graphtx.b"}, "graphtx.b": {"graphtx.c"}, "graphtx.c": {"graphtx.a"}, "graphtx.d": {"graphtx.a"}}
     assert circles(graph) == [["graphtx.a", "graphtx.b", "graphtx.c"]]
     source = tmp_path / "m.py"
@@ -133,6 +119,9 @@ def test_the_checker_sees_a_circle_and_a_function_level_import(tmp_path):
     )
     modules = {"graphtx.config", "graphtx.train.run", "graphtx.index.build", "graphtx.index"}
     assert imports_of(source, modules, root=tmp_path) == {"graphtx.train.run", "graphtx.index.build", "graphtx.config"}
+    only_for_types = tmp_path / "t.py"
+    only_for_types.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from graphtx.index import build\n")
+    assert imports_of(only_for_types, modules, root=tmp_path) == {"graphtx.index.build"}
     (tmp_path / "index").mkdir()
     relative = tmp_path / "index" / "m.py"
     relative.write_text("from .build import x\nfrom ..train import run\n")

@@ -26,15 +26,12 @@ import json
 import shutil
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import yaml
 
 from graphtx.atomic import atomic_write_json, atomic_write_text, replacing
 from graphtx.from_dict import with_overrides
-
-if TYPE_CHECKING:
-    from graphtx.config import GraphtxConfig
+from graphtx.train.config import ExperimentConfig
 
 ADAPT_STAGES = ("pretrain",)
 ADAPT_MAX_EPOCHS = 15  # passes over the corpus's documents at most (EV-battery: 1,500 steps of 32 are 13.3 passes)
@@ -49,7 +46,7 @@ def adapt_steps(configured: int, documents: int, batch_docs: int) -> int:
 
 
 def adapt(
-    config: GraphtxConfig,
+    config: ExperimentConfig,
     corpus_dir: str,
     graphs_dir: str,
     out_dir: str,

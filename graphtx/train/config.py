@@ -6,6 +6,7 @@ Loaded from the ``train:`` section of a config YAML (see configs/small.yaml).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 
 DEFAULT_MARGINS = {
     # Cosine-distance margins per citation category: a novelty-destroying X citation must
@@ -209,3 +210,17 @@ class TrainConfig:
     def margin(self, category: str) -> float:
         category = self.category_map.get(category, category)
         return float(self.margins.get(category, self.margins["unknown"]))
+
+
+if TYPE_CHECKING:
+    from graphtx.model.config import ModelConfig
+
+
+class ExperimentConfig(Protocol):
+    """What training reads of the whole experiment config: its model and train sections and its seed (the dataclass
+    ``graphtx.config.GraphtxConfig``, which assembles every stage's section above training, is one; training names this
+    shape instead, so it depends on no higher layer)."""
+
+    model: ModelConfig
+    train: TrainConfig
+    seed: int

@@ -45,7 +45,7 @@ from graphtx.corpus.codes import id_key
 from graphtx.corpus.schema import TRIVIAL, Citation
 from graphtx.corpus.store import documents_path
 from graphtx.from_dict import with_overrides
-from graphtx.train.config import STAGE_ORDER, TrainConfig
+from graphtx.train.config import STAGE_ORDER, ExperimentConfig, TrainConfig
 from graphtx.train.data import GraphStore, class_groups, cluster_groups
 from graphtx.train.distributed import DistContext, init_distributed, shutdown
 from graphtx.train.negatives import bm25_negatives, paecter_negatives
@@ -60,8 +60,7 @@ from graphtx.train.pairs import (
 )
 from graphtx.train.run_teacher import needs_run_teacher, require_run_teacher
 
-if TYPE_CHECKING:  # the whole experiment config (graphtx.config assembles every stage; imported by the command, not here)
-    from graphtx.config import GraphtxConfig
+if TYPE_CHECKING:
     from graphtx.train.loop import StageState
 
 
@@ -241,7 +240,7 @@ def build_training_set(cfg: TrainConfig, docs: Documents, store: GraphStore, dat
 
 
 def train(
-    config: GraphtxConfig,
+    config: ExperimentConfig,
     corpus_dir: str,
     graphs_dir: str,
     out_dir: str,
@@ -497,7 +496,7 @@ def _date_range(docs: Documents, ids: list[str]) -> list[str]:
     return [dates[0], dates[-1]] if dates else []
 
 
-def starting_model(config: GraphtxConfig, init_model_dir: str | None, tokens_dir: str | None, seed: int):
+def starting_model(config: ExperimentConfig, init_model_dir: str | None, tokens_dir: str | None, seed: int):
     """The model a run starts from: ``init_model_dir`` (a model directory) or a fresh one over ``tokens_dir``.
     ``(model in train mode, tokenizer, tokenizer file, token vectors (vocab, token_dim))``."""
     from graphtx.model.embed import init_model
@@ -662,7 +661,7 @@ def summary_lines(summary: dict, out_dir: str | Path) -> list[str]:
     return lines
 
 
-def _config_dict(config: GraphtxConfig) -> dict:
+def _config_dict(config: ExperimentConfig) -> dict:
     d = asdict(config)
 
     def plain(x):
