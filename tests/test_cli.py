@@ -8,7 +8,7 @@ import pytest
 
 from graphtx.cli import build_parser, main
 from graphtx.graphs.graph import GRAPH_KINDS
-from graphtx.rank import RANKERS
+from graphtx.rank.registry import ranker_names
 
 
 def _subparser(parser: argparse.ArgumentParser, *path: str) -> argparse.ArgumentParser:
@@ -27,8 +27,8 @@ def test_graph_kind_and_ranker_choices_come_from_their_owners():
         assert list(_choices(_subparser(parser, command), flag)) == list(GRAPH_KINDS), command
     for flag in ("--query-kind", "--candidate-kind"):
         assert list(_choices(_subparser(parser, "eval", "citations"), flag)) == list(GRAPH_KINDS)
-    assert list(_choices(_subparser(parser, "search"), "--ranker")) == list(RANKERS)
-    assert list(_choices(_subparser(parser, "serve"), "--ranker")) == ["auto", *RANKERS]
+    assert list(_choices(_subparser(parser, "search"), "--ranker")) == list(ranker_names())
+    assert list(_choices(_subparser(parser, "serve"), "--ranker")) == ["auto", *ranker_names()]
 
 
 @pytest.mark.parametrize("argv", [["index", "--out", "nowhere"], ["plot", "nowhere"], ["search", "--text", "a lamp"]])

@@ -14,6 +14,7 @@ from graphtx.cli.usage import at_least
 from graphtx.eval import BASELINES, PROTOCOLS
 from graphtx.eval.cutoff import CUTOFFS
 from graphtx.graphs.graph import GRAPH_KINDS
+from graphtx.rank.registry import ranker_names
 from graphtx.text.peers import PEERS
 
 if TYPE_CHECKING:
@@ -111,8 +112,10 @@ def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = Fals
     )
     g.add_argument(
         "--rankers",
-        help="also these rankers of `graphtx rank-fit` over graphtx + BM25, comma-separated from convex, learned, "
-        "learned-lexical (no graph features), all or none (default: learned when the model has a ranker)",
+        help="also these rankers over graphtx + BM25, comma-separated from the registered ones ("
+        + ", ".join(ranker_names())
+        + "), learned-lexical (the fitted ranker without graph features), all (the fitted ones) or none "
+        "(default: learned when the model has a ranker)",
     )
     g.add_argument("--ranker-dir", help="ranker directory (default: MODEL/ranker, or INDEX/ranker)")
     g.add_argument(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from graphtx.cli.common import EXIT_OK, EXIT_SKIPPED, KIND_CHOICES, add_common, add_engine, add_ray_gpus, progress, say
 from graphtx.cli.usage import at_least, port
-from graphtx.rank import RANKERS
+from graphtx.rank.registry import ranker_names
 
 
 def cmd_index(args, config) -> int:
@@ -306,7 +306,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--hybrid", action="store_true", help="fuse with BM25 by reciprocal rank fusion (= --ranker hybrid)")
     p.add_argument(
         "--ranker",
-        choices=list(RANKERS),
+        choices=list(ranker_names()),
         help="how hits are ranked (default: config search.ranker, auto = learned when the index or its model has a ranker of `graphtx rank-fit`)",
     )
     p.add_argument("--ranker-dir", help="ranker directory (default: INDEX/ranker, else the model's ranker/)")
@@ -385,7 +385,7 @@ def add_parsers(sub) -> None:
         help="a Host name clients use, besides localhost/127.0.0.1/[::1] (repeatable; '*' any); needed with a --host beyond loopback",
     )
     p.add_argument("--workers", type=at_least(1, "the number of workers"), help="query threads (default: config, 4); /healthz answers beside them")
-    p.add_argument("--ranker", choices=["auto", *RANKERS], help="default ranker of /search (default: config, auto)")
+    p.add_argument("--ranker", choices=["auto", *ranker_names()], help="default ranker of /search (default: config, auto)")
     p.add_argument(
         "--link-template", metavar="TEMPLATE", help="each hit's link (as graphtx search --link-template; default: config search.link_template)"
     )

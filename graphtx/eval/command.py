@@ -119,22 +119,35 @@ def _graphtx_system(options: CitationOptions, cfg):
 
 
 def _ranker_systems(names: tuple[str, ...], options: CitationOptions, cfg, graphtx, systems: list) -> list:
-    """The rankers ``names`` (--rankers) over the graphtx system and BM25 (a BM25 row is added when missing: the ratios need it)."""
+    """The rankers ``names`` (--rankers) over the graphtx system and BM25 (a BM25 row is added when missing: the ratios
+    need it): the fitted ones of ``graphtx rank-fit`` (convex, learned, learned-lexical) from the ranker directory,
+    every other registered ranker (graphtx.rank.registry) over the same pools."""
     from graphtx.eval.baselines import make_baseline
+    from graphtx.eval.pool_system import PoolRankerSystem, PoolSettings
     from graphtx.eval.ranker import EVAL_KINDS, RankerSystem
+    from graphtx.rank.registry import get_ranker, ranker_names
 
     names = tuple(EVAL_KINDS) if names == ("all",) else names
-    unknown = [n for n in names if n not in EVAL_KINDS]
+    known = (*ranker_names(), *(k for k in EVAL_KINDS if k not in ranker_names()))
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise ValueError(f"--rankers: unknown {', '.join(unknown)}; known: {', '.join(EVAL_KINDS)} (or all)")
-    if graphtx is None or not hasattr(graphtx, "model_dir"):
+        raise ValueError(f"--rankers: unknown {', '.join(unknown)}; known: {', '.join(known)} (or all: {', '.join(EVAL_KINDS)})")
+    model = graphtx is not None and hasattr(graphtx, "model_dir")
+    fitted = [n for n in names if n in EVAL_KINDS]
+    if (fitted or any("dense" in get_ranker(n).signals for n in names if n not in EVAL_KINDS)) and not model:
         raise ValueError("--rankers combine a graph model with BM25: give --model (or --index) and --graphs")
-    directory = Path(options.ranker_dir) if options.ranker_dir else Path(graphtx.model_dir) / "ranker"
     bm25 = next((s for s in systems if s.name == "bm25"), None)
     if bm25 is None:
         bm25 = make_baseline("bm25", cfg, options.tokens)
         systems.append(bm25)
-    return [RankerSystem(directory, EVAL_KINDS[name], bm25, graphtx, cfg.leave_out_self) for name in names]
+    directory = (Path(options.ranker_dir) if options.ranker_dir else Path(graphtx.model_dir) / "ranker") if fitted else None
+    settings = PoolSettings(rrf_k=cfg.rrf_k, candidates=cfg.rrf_depth)
+    return [
+        RankerSystem(directory, EVAL_KINDS[name], bm25, graphtx, cfg.leave_out_self)
+        if name in EVAL_KINDS
+        else PoolRankerSystem(get_ranker(name), bm25, graphtx if model else None, settings, cfg.rrf_depth, cfg.leave_out_self)
+        for name in names
+    ]
 
 
 def _peer_ranker_systems(options: CitationOptions, cfg, systems: list, peer_vectors: dict) -> list:

@@ -119,9 +119,9 @@ class SearchConfig:
             raise ValueError("search.rerank_depth must be >= 1")
         if min(self.k, self.candidates, self.rrf_k, self.explain_rows, self.explain_max_nodes) < 1:
             raise ValueError("search.k, candidates, rrf_k, explain_rows and explain_max_nodes must be >= 1")
-        from graphtx.rank import RANKERS
+        from graphtx.rank.registry import ranker_names
 
-        if self.ranker not in (*RANKERS, "auto"):
-            raise ValueError(f"search.ranker must be auto or one of {RANKERS}, got {self.ranker!r}")
+        if self.ranker not in (*ranker_names(), "auto"):
+            raise ValueError(f"search.ranker must be auto or one of {', '.join(ranker_names())}, got {self.ranker!r}")
         if self.dense_weight < 0 or self.bm25_weight < 0 or self.dense_weight + self.bm25_weight == 0:
             raise ValueError("search.dense_weight and bm25_weight must be >= 0, not both 0")

@@ -1,4 +1,4 @@
-"""Hybrid search: BM25 over the indexed documents' text, fused with the dense ranking by RRF.
+"""BM25 over the indexed documents' text (the hybrid ranker fuses it with the dense ranking: graphtx.rank.rankers.hybrid).
 
 BM25 (bm25s, Lucene variant) ranks the text each document was indexed with (title, abstract,
 claims, description; see ``documents.bm25_text``), stemmed with PyStemmer and without English
@@ -6,31 +6,22 @@ stop words. Its document order is the live id map's (ascending FAISS id); ``bm25
 records the digest of those ids, so a BM25 index that no longer matches the documents (after
 an add or a removal) is rebuilt instead of answering with the wrong documents.
 
-Reciprocal rank fusion (Cormack, Clarke & Buettcher 2009)::
-
-    score(d) = sum over rankers r of  w_r / (rrf_k + rank_r(d))      (rank from 1)
-
-A document missing from a ranker's top ``candidates`` gets nothing from it. Ties are broken
-by document id.
-
 Example::
 
     bm25 = BM25Index.build(texts, IndexConfig())
     order, scores = bm25.top("snowthrower auger housing", k=100)   # positions into texts
-    fused = rrf({"dense": dense_ids, "bm25": bm25_ids}, {"dense": 1.0, "bm25": 1.0}, rrf_k=60)
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from graphtx.atomic import replacing
 from graphtx.index.config import IndexConfig
-from graphtx.metrics import rrf_score
 
 META_FILE = "graphtx.json"
 
@@ -114,15 +105,3 @@ class BM25Index:
     def saved_digest(directory: Path) -> str | None:
         meta_path = directory / META_FILE
         return json.loads(meta_path.read_text())["digest"] if meta_path.exists() else None
-
-
-def rrf(rankings: Mapping[str, Sequence[str]], weights: Mapping[str, float], rrf_k: int) -> list[tuple[str, float]]:
-    """Reciprocal rank fusion of id rankings (best first) → [(id, fused score)], best first, ties by id."""
-    fused: dict[str, float] = {}
-    for name, ranking in rankings.items():
-        w = weights.get(name, 1.0)
-        if w == 0:
-            continue
-        for rank, doc_id in enumerate(ranking, start=1):
-            fused[doc_id] = fused.get(doc_id, 0.0) + rrf_score(rank, rrf_k, w)
-    return sorted(fused.items(), key=lambda item: (-item[1], item[0]))

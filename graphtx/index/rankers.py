@@ -1,5 +1,5 @@
-"""The first-stage rankers of an open index: dense (FAISS, filtered), BM25, RRF hybrid, and the pools the
-convex / learned rankers (``graphtx.rank``) order.
+"""Ranking in an open index: the pool each registered ranker (``graphtx.rank.registry``) orders, built from the
+dense model (FAISS, filtered) and BM25.
 
 ``Rankers`` is a part of :class:`~graphtx.index.search.Index` (its base class) kept apart so that each file
 holds one idea: ``search.py`` opens an index and runs a search (query, filters, late re-ranking,
@@ -19,10 +19,11 @@ import time
 import numpy as np
 
 from graphtx.index import faiss_index
-from graphtx.index.hybrid import rrf
 from graphtx.index.query import Query
 from graphtx.index.results import Hit
-from graphtx.rank.explain import explain_pool
+from graphtx.rank.features import top_rows
+from graphtx.rank.pool import make_pool
+from graphtx.rank.registry import available_rankers, get_ranker
 
 
 def elapsed_ms(t0: float) -> float:
@@ -37,27 +38,65 @@ class Rankers:
         self, q: Query, kind: str, depth: int, excluded: frozenset[str], mask: np.ndarray | None, timings: dict, explain: bool = False
     ) -> list[Hit]:
         """The ranker's top ``depth`` among the documents ``mask`` lets through (all when None); ``explain``: with
-        the convex / learned ranker's explanation of each hit's score."""
-        if kind == "hybrid":
-            return self._hybrid(q, depth, excluded, timings, mask)
-        if kind in ("convex", "learned"):
-            return self._reranked(q, depth, excluded, timings, kind, mask, explain=explain)
-        if kind == "bm25":
-            return self._lexical(q, depth, excluded, timings, mask)
+        the ranker's explanation of each hit's score (when it gives one).
+
+        Every ranker of the registry runs the same way: the top of each signal it names (the dense model through
+        FAISS, BM25), their union as its pool (graphtx.rank.pool), its scores, ordered by (score desc, document id).
+        """
+        ranker = get_ranker(kind)
+        fitted = self.ranker
+        n = ranker.depth(depth, self.config, fitted)
+        dense: list[tuple[str, float]] = []
+        lexical = top_lex = None
+        if "dense" in ranker.signals:
+            t0 = time.perf_counter()
+            dense = self._dense(q.vector, n, excluded, mask)
+            timings["search"] = elapsed_ms(t0)
+        if "bm25" in ranker.signals:
+            t0 = time.perf_counter()
+            lexical = self._bm25_all(q, excluded, mask)  # (count,)
+            top_lex = top_rows(np.where(lexical > 0, lexical, -np.inf), n)  # (<= n,) positions
+            top_lex = np.array(sorted(top_lex, key=lambda p: (-lexical[p], self.ids.doc_id[p])), dtype=np.int64)  # best first, ties by id
+            timings["bm25"] = elapsed_ms(t0)
         t0 = time.perf_counter()
-        ranked = self._dense(q.vector, depth, excluded, mask)
-        timings["search"] = elapsed_ms(t0)
-        return self._hits(ranked, dense={d: (s, r) for r, (d, s) in enumerate(ranked, 1)}, bm25=None)
+        pool = make_pool(
+            lambda p: self.ids.doc_id[p],
+            np.array([self.ids.position_of(d) for d, _ in dense], dtype=np.int64) if "dense" in ranker.signals else None,
+            np.array([s for _, s in dense], dtype=np.float64),
+            top_lex,
+            lexical,
+            features=lambda positions, bm25: self._pool_inputs(q, positions, bm25),
+        )
+        if not len(pool):  # no document passes the filters (or every one is excluded): nothing to rank
+            return []
+        scores = np.asarray(ranker.score(pool, self.config, fitted), dtype=np.float64)  # (n,)
+        kept = [i for i in range(len(pool)) if np.isfinite(scores[i])]  # -inf / nan: the ranker leaves it out
+        order = sorted(kept, key=lambda i: (-scores[i], pool.doc_ids[i]))[:depth]
+        ranked = [(pool.doc_ids[i], float(scores[i])) for i in order]
+        if len(ranker.signals) > 1:
+            timings["rank"] = elapsed_ms(t0)
+        dense_of = {d: (float(pool.dense[i]), int(pool.dense_rank[i])) for i, d in enumerate(pool.doc_ids) if pool.dense_rank[i]}
+        if pool._features is not None:  # the fitted rankers computed every candidate's exact cosine
+            exact = pool._features[0].dense
+            dense_of |= {pool.doc_ids[i]: (float(exact[i]), None) for i in order if pool.doc_ids[i] not in dense_of}
+        bm25_of = None
+        if lexical is not None:
+            bm25_of = {pool.doc_ids[i]: (float(pool.bm25[i]), int(pool.bm25_rank[i]) or None) for i in order}
+        hits = self._hits(ranked, dense=dense_of, bm25=bm25_of, query_vector=q.vector)
+        if explain and hits:
+            t0 = time.perf_counter()
+            why = ranker.explain(pool, self.config, fitted, np.asarray(order, dtype=np.int64))
+            if why is not None:
+                hits = [dataclasses.replace(h, ranker_explanation=e) for h, e in zip(hits, why)]
+                timings["explain_ranker"] = elapsed_ms(t0)
+        return hits
 
     def resolve_ranker(self, ranker: str | None = None, hybrid: bool | None = None) -> str:
         """The ranker a search uses: ``ranker``, else hybrid when asked, else ``search.ranker`` (auto: learned when present)."""
-        from graphtx.rank import RANKERS
-
         kind = ranker or ("hybrid" if hybrid else None) or self.config.ranker
         if kind == "auto":
             kind = "learned" if self.ranker is not None and "learned" in self.ranker.kinds else "hybrid" if self.config.hybrid else "dense"
-        if kind not in RANKERS:
-            raise ValueError(f"unknown ranker {kind!r}; known: {', '.join(RANKERS)}")
+        get_ranker(kind)  # unknown: says which are known
         if kind not in self.available_rankers():
             raise ValueError(
                 f"index {self.store.dir} has no {kind} ranker (`graphtx rank-fit` fits one into the model's or the index's ranker/); "
@@ -66,9 +105,8 @@ class Rankers:
         return kind
 
     def available_rankers(self) -> list[str]:
-        """The rankers this index can search with: dense, bm25 and hybrid always, convex and learned when a fitted ranker holds them."""
-        fitted = set(self.ranker.kinds) if self.ranker is not None else set()
-        return ["dense", "bm25", "hybrid"] + [k for k in ("convex", "learned") if k in fitted]
+        """The registered rankers this index can search with: those that need no fit, and the fitted ones its ranker holds."""
+        return available_rankers(self.ranker)
 
     def _dense(self, vector: np.ndarray, k: int, exclude: frozenset[str], mask: np.ndarray | None = None) -> list[tuple[str, float]]:
         """[(doc id, cosine)] best first, ties by id; ``exclude`` left out, and what ``mask`` (count,) bool rules out.
@@ -108,31 +146,6 @@ class Rankers:
         out.sort(key=lambda item: (-item[1], item[0]))
         return out
 
-    def _hybrid(self, q: Query, k: int, exclude: frozenset[str], timings: dict, mask: np.ndarray | None = None) -> list[Hit]:
-        n = max(self.config.candidates, k)
-        t0 = time.perf_counter()
-        dense = self._dense(q.vector, n, exclude, mask)
-        timings["search"] = elapsed_ms(t0)
-        t0 = time.perf_counter()
-        all_scores = self._bm25_all(q, exclude, mask)  # (count,)
-        cand = np.flatnonzero(all_scores > 0)
-        if len(cand) > n:
-            cand = cand[np.argpartition(-all_scores[cand], n - 1)[:n]]
-        lexical = [(self.ids.doc_id[p], float(all_scores[p])) for p in cand]
-        lexical.sort(key=lambda item: (-item[1], item[0]))
-        timings["bm25"] = elapsed_ms(t0)
-        fused = rrf(
-            {"dense": [d for d, _ in dense], "bm25": [d for d, _ in lexical]},
-            {"dense": self.config.dense_weight, "bm25": self.config.bm25_weight},
-            self.config.rrf_k,
-        )[:k]
-        dense_of = {d: (s, r) for r, (d, s) in enumerate(dense, 1)}
-        bm25_of = {d: (s, r) for r, (d, s) in enumerate(lexical, 1)}
-        for d, _ in fused:  # BM25 score of hits outside its candidates: from the full score vector
-            if d not in bm25_of:
-                bm25_of[d] = (float(all_scores[self.ids.position_of(d)]), None)
-        return self._hits(fused, dense=dense_of, bm25=bm25_of, query_vector=q.vector)
-
     def _bm25_all(self, q: Query, exclude: frozenset[str], mask: np.ndarray | None = None) -> np.ndarray:
         """BM25 score of every document (count,), the excluded ones and those ``mask`` rules out 0."""
         bm25 = self.bm25()
@@ -143,17 +156,6 @@ class Rankers:
         if mask is not None:
             scores = np.where(mask, scores, 0.0).astype(scores.dtype)
         return scores
-
-    def _lexical(self, q: Query, k: int, exclude: frozenset[str], timings: dict, mask: np.ndarray | None = None) -> list[Hit]:
-        t0 = time.perf_counter()
-        from graphtx.rank.features import top_rows
-
-        scores = self._bm25_all(q, exclude, mask)
-        top = top_rows(np.where(scores > 0, scores, -np.inf), k)
-        ranked = [(self.ids.doc_id[p], float(scores[p])) for p in top]
-        ranked.sort(key=lambda item: (-item[1], item[0]))
-        timings["bm25"] = elapsed_ms(t0)
-        return self._hits(ranked, dense={}, bm25={d: (s, r) for r, (d, s) in enumerate(ranked, 1)}, query_vector=q.vector)
 
     def _rank_data(self):
         """(LexicalStats of the BM25 index, vectors (count, dim) float32, years (count,), codes): loaded once, for the rankers."""
@@ -181,53 +183,22 @@ class Rankers:
             self._rank_cache = {self.manifest["live_digest"]: cached}
         return cached
 
-    def _reranked(
-        self, q: Query, k: int, exclude: frozenset[str], timings: dict, kind: str, mask: np.ndarray | None = None, explain: bool = False
-    ) -> list[Hit]:
-        """The ranker's order of the pool: the top ``depth`` of the dense model and of BM25 (graphtx/rank/)."""
-        from graphtx.rank.features import PoolInputs, top_rows
+    def _pool_inputs(self, q: Query, positions: np.ndarray, bm25: np.ndarray):
+        """(PoolInputs, LexicalStats) of the fitted rankers' features for a pool of ``positions`` (n,) with BM25 scores (n,)."""
+        from graphtx.rank.features import PoolInputs
 
         stats, vectors, years, codes = self._rank_data()
-        depth = max(self.ranker.depth, k)
-        t0 = time.perf_counter()
-        dense = self._dense(q.vector, depth, exclude, mask)
-        timings["search"] = elapsed_ms(t0)
-        t0 = time.perf_counter()
-        lexical = self._bm25_all(q, exclude, mask)  # (count,)
-        top_lex = top_rows(np.where(lexical > 0, lexical, -np.inf), depth)
-        timings["bm25"] = elapsed_ms(t0)
-        t0 = time.perf_counter()
-        pool = np.union1d(top_lex, np.array([self.ids.position_of(d) for d, _ in dense], dtype=np.int64))  # (n,) positions
-        if not len(pool):  # no document passes the filters (or every one is excluded): nothing to rank
-            timings["rank"] = elapsed_ms(t0)
-            return []
-        cos = vectors[pool] @ np.asarray(q.vector, np.float32)  # (n,) exact cosines (unit vectors)
+        cos = vectors[positions] @ np.asarray(q.vector, np.float32)  # (n,) exact cosines (unit vectors)
         query_year = years[self.ids.position_of(q.doc_id)] if q.doc_id else np.nan
         inputs = PoolInputs(
-            candidates=pool,
-            bm25=lexical[pool].astype(np.float64),
+            candidates=positions,
+            bm25=np.asarray(bm25, dtype=np.float64),
             dense=cos.astype(np.float64),
             query_terms=stats.term_ids(self.bm25().tokens(q.text)),
             query_year=float(query_year),
-            candidate_years=years[pool],
+            candidate_years=years[positions],
             query_codes=codes[self.ids.position_of(q.doc_id)] if q.doc_id else (),
-            candidate_codes=[codes[p] for p in pool],
-            late=None if self.late_scorer is None else np.asarray(self.late_scorer(q, pool), dtype=np.float64),
+            candidate_codes=[codes[p] for p in positions],
+            late=None if self.late_scorer is None else np.asarray(self.late_scorer(q, positions), dtype=np.float64),
         )
-        scores = self.ranker.score(kind, inputs, stats)  # (n,)
-        ranked = sorted(((self.ids.doc_id[p], float(s)) for p, s in zip(pool, scores)), key=lambda item: (-item[1], item[0]))[:k]
-        timings["rank"] = elapsed_ms(t0)
-        bm25_rank = {int(p): r for r, p in enumerate(top_lex, 1)}
-        dense_of = {d: (s, r) for r, (d, s) in enumerate(dense, 1)}
-        for d, _ in ranked:
-            if d not in dense_of:
-                dense_of[d] = (float(cos[np.searchsorted(pool, self.ids.position_of(d))]), None)
-        bm25_of = {d: (float(lexical[self.ids.position_of(d)]), bm25_rank.get(self.ids.position_of(d))) for d, _ in ranked}
-        hits = self._hits(ranked, dense=dense_of, bm25=bm25_of, query_vector=q.vector)
-        if explain and hits:
-            t0 = time.perf_counter()
-            rows = np.searchsorted(pool, [self.ids.position_of(h.doc_id) for h in hits])  # (k,) positions in the pool
-            why = explain_pool(self.ranker, kind, inputs, stats, rows)
-            hits = [dataclasses.replace(h, ranker_explanation=e) for h, e in zip(hits, why)]
-            timings["explain_ranker"] = elapsed_ms(t0)
-        return hits
+        return inputs, stats

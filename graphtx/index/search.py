@@ -70,7 +70,6 @@ from graphtx.index.store import (
     index_mend,
     row_to_graph,
 )
-from graphtx.rank.explain import explain_rrf
 
 # late-interaction charts compare late-head vectors, not the projected node states the bar is calibrated on: words only there
 LATE_FOUND = FoundRule(float("inf"))
@@ -318,12 +317,6 @@ class Index(Rankers):
         if len(hits) > k or group:
             hits = [dataclasses.replace(h, rank=r) for r, h in enumerate(hits[:k], 1)]
         hits = hits[offset:page_end]  # k is page_end here: the ranks of a page are those of the whole ranking
-        if explain and kind == "hybrid" and rerank != "late":
-            c = self.config
-            hits = [
-                dataclasses.replace(h, ranker_explanation=explain_rrf(h.dense_rank, h.bm25_rank, c.dense_weight, c.bm25_weight, c.rrf_k))
-                for h in hits
-            ]
         if explain:
             hits = self._explain_late(q, hits, timings) if rerank == "late" else self._explain(q, hits, timings)
         timings["total"] = elapsed_ms(t_start)

@@ -52,7 +52,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool
 
 from graphtx.index.claimset import search_claim_set
 from graphtx.index.config import SearchConfig
@@ -83,6 +83,17 @@ _WHITE = "\\t\\n\\u000b\\f\\r\\u001c-\\u001f \\u0085\\u00a0\\u1680\\u2000-\\u200
 ONE_TOKEN = f"^[^{_WHITE}]+$"
 Flag = StrictBool
 Count = Annotated[int, BeforeValidator(_json_integer)]
+
+
+def _registered_ranker(name: str) -> str:
+    """A ranker of the registry (graphtx.rank.registry), read when the request comes: a plug-in registered
+    before the service started is as valid as a built-in one; the schema's enum lists those of this index."""
+    from graphtx.rank.registry import get_ranker
+
+    return get_ranker(name).name
+
+
+RankerName = Annotated[str, AfterValidator(_registered_ranker)]
 
 
 class ErrorOut(BaseModel):
@@ -134,9 +145,7 @@ class FiltersIn(BaseModel):
 class SearchIn(QueryIn, FiltersIn):
     k: Count = Field(10, ge=1, description="hits (at most serve.max_k)")
     hybrid: Flag = Field(False, description="fuse with BM25 by reciprocal rank fusion (= ranker hybrid)")
-    ranker: Literal["dense", "bm25", "hybrid", "convex", "learned"] | None = Field(
-        None, description="default: the service's (learned when the index has a ranker)"
-    )
+    ranker: RankerName | None = Field(None, description="default: the service's (learned when the index has a ranker)")
     explain: Flag = Field(False, description="node matches for each hit (k at most serve.max_explain_hits)")
     rerank: Literal["none", "late"] | None = Field(
         None, description="late: re-rank the first stage's top rerank_depth by node-level late interaction (default: search.rerank)"
@@ -160,7 +169,7 @@ class ExplainIn(QueryIn, FiltersIn):
     hybrid: Flag = False
     rerank: Literal["none", "late"] | None = None
     rerank_depth: Count | None = Field(None, ge=1, le=1000)
-    ranker: Literal["dense", "bm25", "hybrid", "convex", "learned"] | None = None
+    ranker: RankerName | None = None
 
 
 class TopicIn(BaseModel):
@@ -177,7 +186,7 @@ class BatchIn(FiltersIn):  # the filters apply to every topic (an id topic: its 
     topics: list[TopicIn] = Field(..., min_length=1, description="at most serve.max_batch_topics")
     k: Count = Field(10, ge=1, description="hits per topic (at most serve.max_k)")
     hybrid: Flag = False
-    ranker: Literal["dense", "bm25", "hybrid", "convex", "learned"] | None = None
+    ranker: RankerName | None = None
     rerank: Literal["none", "late"] | None = None
     rerank_depth: Count | None = Field(None, ge=1, le=1000)
     all_independent: Flag = Field(False, description="search every independent claim of a claim set, merged per document")

@@ -1,12 +1,11 @@
-"""BM25 over index texts and reciprocal rank fusion."""
+"""BM25 over index texts (reciprocal rank fusion: tests/rank/test_registry.py)."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from graphtx.config import IndexConfig
-from graphtx.index.hybrid import BM25Index, rrf
+from graphtx.index.hybrid import BM25Index
 
 TEXTS = [
     "A snowthrower with an auger housing and a discharge chute.",
@@ -14,15 +13,6 @@ TEXTS = [
     "A valve with a seat, a stem and an actuator.",
     "Snow removal machine: auger, impeller and chutes.",
 ]
-
-
-def test_rrf_sums_weighted_reciprocal_ranks_and_breaks_ties_by_id():
-    fused = rrf({"dense": ["a", "b", "c"], "bm25": ["c", "a"]}, {"dense": 1.0, "bm25": 1.0}, rrf_k=60)
-    scores = dict(fused)
-    assert scores["a"] == pytest.approx(1 / 61 + 1 / 62) and scores["c"] == pytest.approx(1 / 63 + 1 / 61)
-    assert [d for d, _ in fused] == ["a", "c", "b"]
-    assert [d for d, _ in rrf({"x": ["b"], "y": ["a"]}, {}, 60)] == ["a", "b"]  # tie: by id
-    assert [d for d, _ in rrf({"dense": ["a"], "bm25": ["b"]}, {"dense": 0.0, "bm25": 1.0}, 60)] == ["b"]
 
 
 def test_bm25_ranks_by_terms_with_stemming_and_saves(tmp_path):
