@@ -34,19 +34,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from graphtx.corpus.claims import make_claims, split_claims
-from graphtx.corpus.schema import Claim
+from graphtx.index.query import independent_claims
 from graphtx.metrics import rrf_score
 
 MERGES = ("rrf", "max")  # how the rankings of several independent claims become one
-
-
-def independent_claims(text: str) -> tuple[Claim, ...]:
-    """The independent claims of a claims text, in order; text without numbering is one claim."""
-    claims = make_claims(split_claims(text))
-    if len(claims) <= 1:
-        return claims
-    return tuple(c for c in claims if c.independent) or claims[:1]
 
 
 @dataclass(frozen=True)

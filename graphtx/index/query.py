@@ -20,16 +20,24 @@ from dataclasses import dataclass
 import numpy as np
 
 from graphtx.corpus.claims import make_claims, split_claims
+from graphtx.corpus.schema import Claim
 from graphtx.graphs.config import ParseConfig
 from graphtx.graphs.graph import InventionGraph
 
 
-def first_claim_text(text: str) -> str:
-    """The first independent claim of a claims text; the text itself when it has no numbered claims."""
+def independent_claims(text: str) -> tuple[Claim, ...]:
+    """The independent claims of a claims text, in order (split as ingest splits claims); text without numbering is one
+    claim. The one place a query text is split into claims: the first of these is what a search searches."""
     claims = make_claims(split_claims(text))
     if len(claims) <= 1:
-        return claims[0].text if claims else text.strip()
-    return next((c.text for c in claims if c.independent), claims[0].text)
+        return claims
+    return tuple(c for c in claims if c.independent) or claims[:1]
+
+
+def first_claim_text(text: str) -> str:
+    """The first independent claim of a claims text; the text itself when it has no numbered claims."""
+    claims = independent_claims(text)
+    return claims[0].text if claims else text.strip()
 
 
 class QueryParser:
@@ -47,6 +55,11 @@ class QueryParser:
         self._lock = threading.Lock()
 
     def graph(self, text: str, doc_id: str = "query") -> InventionGraph:
+        """The invention graph of a query text's first independent claim."""
+        return self.claim_graph(text, doc_id)[1]
+
+    def claim_graph(self, text: str, doc_id: str = "query") -> tuple[str, InventionGraph]:
+        """(the first independent claim of ``text``, its invention graph): the text is split into claims once, here."""
         if not text or not text.strip():
             raise ValueError("the query text is empty")
         claim = first_claim_text(text)
@@ -59,7 +72,7 @@ class QueryParser:
                 graph = self._builder.build_text(claim, doc_id=doc_id, kind=self.kind)
         if graph.num_nodes == 0:
             raise ValueError("no invention features (noun phrases) found in the query text: give a claim or a sentence about the invention")
-        return graph
+        return claim, graph
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,7 @@ from graphtx.index.found import FoundRule
 from graphtx.index.hybrid import BM25Index
 from graphtx.index.idmap import IdMap
 from graphtx.index.late import NodeVectorStore, explain_late, late_scores
-from graphtx.index.query import Query, QueryParser, first_claim_text
+from graphtx.index.query import Query, QueryParser
 from graphtx.index.rankers import Rankers, elapsed_ms
 from graphtx.index.results import DocumentRecord, Hit, SearchResult, assemble_hits
 from graphtx.index.store import (
@@ -242,8 +242,7 @@ class Index(Rankers):
             return Query("id", row_to_graph(row, doc_id, self.manifest["kind"]), vector, row["text"] or "", frozenset([doc_id]), doc_id)
         if text is not None:
             t0 = time.perf_counter()
-            claim = first_claim_text(text)
-            graph = self.parser.graph(claim)
+            claim, graph = self.parser.claim_graph(text)
             timings["parse"] = elapsed_ms(t0)
             source = "text"
         else:

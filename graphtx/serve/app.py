@@ -196,7 +196,7 @@ class BatchIn(FiltersIn):  # the filters apply to every topic (an id topic: its 
 
 def _claims_note(text: str | None) -> dict:
     """{"claims", "note"} when a query text holds several independent claims (only the first is searched), else {}."""
-    from graphtx.index.claimset import independent_claims
+    from graphtx.index.query import independent_claims
 
     claims = independent_claims(text) if text else ()
     if len(claims) <= 1:
