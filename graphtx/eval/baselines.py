@@ -1,7 +1,7 @@
 """Text baselines, scored on the same queries and candidates as graphtx.
 
 =================  ==========================================================================
-``bm25``           Okapi BM25, ``bm25s`` (Lù 2024): lucene variant, k1 1.5, b 0.75 by default;
+``bm25``           Okapi BM25 (graphtx.text.bm25, as the index builds it), ``bm25s`` (Lù 2024): lucene variant, k1 1.5, b 0.75 by default;
                    lower-cased ``\\w\\w+`` tokens, English stop words, Snowball English stemmer
                    (PyStemmer). The query's text is tokenised the same way; a query term not in
                    the candidates' vocabulary adds nothing.
@@ -33,30 +33,10 @@ from graphtx.eval import BASELINES
 from graphtx.eval.config import EvalConfig
 from graphtx.eval.data import EvalCorpus
 from graphtx.eval.systems import DenseSystem, System
+from graphtx.text.bm25 import Bm25, LexicalTokens
 from graphtx.text.peers import MINILM_SHA256, MPNET_SHA256, PEER_NAMES, lazy_encoder, minilm_path, mpnet_path
 
 # --- lexical ---------------------------------------------------------------------
-
-
-class LexicalTokens:
-    """The bm25s tokeniser with the evaluation's stop words and stemmer (shared by BM25 and TF-IDF)."""
-
-    def __init__(self, stopwords: str = "en", stemmer: str = "english"):
-        self.stopwords, self.stemmer_language = stopwords, stemmer
-        if stemmer:
-            import Stemmer
-
-            self.stemmer = Stemmer.Stemmer(stemmer)
-        else:
-            self.stemmer = None
-
-    def __call__(self, texts: Sequence[str]) -> list[list[str]]:
-        import bm25s
-
-        return bm25s.tokenize(list(texts), stopwords=self.stopwords or None, stemmer=self.stemmer, return_ids=False, show_progress=False)
-
-    def describe(self) -> str:
-        return f"stop words {self.stopwords or 'none'}, stemmer {self.stemmer_language or 'none'}"
 
 
 class BM25System(System):
@@ -77,15 +57,13 @@ class BM25System(System):
 
     def fit(self, corpus: EvalCorpus, tokens: tuple[list, list] | None = None) -> BM25System:
         """``tokens``: (candidate tokens, query tokens) already made by another BM25System (tuning)."""
-        import bm25s
-
         super().fit(corpus)
         if tokens is None:
             cand = self.tokens(corpus.candidate_texts)
             tokens = (cand, cand if corpus.same_texts else self.tokens(corpus.query_texts))
         self._candidate_tokens, self._query_tokens = tokens
-        self.retriever = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
-        self.retriever.index(self._candidate_tokens, show_progress=False)
+        self.engine = Bm25.build(k1=self.k1, b=self.b, method=self.method, tokens=self.tokens, token_lists=self._candidate_tokens)
+        self.retriever = self.engine.retriever
         return self
 
     @property
@@ -95,9 +73,7 @@ class BM25System(System):
     def scores(self, rows: np.ndarray) -> np.ndarray:
         out = np.zeros((len(rows), len(self.corpus)), dtype=np.float64)
         for i, row in enumerate(rows):
-            terms = [t for t in self._query_tokens[row] if t and t in self.retriever.vocab_dict]  # unknown terms add nothing
-            if terms:
-                out[i] = self.retriever.get_scores(terms)
+            out[i] = self.engine.scores_of_tokens(self._query_tokens[row])  # unknown terms add nothing
         return out
 
     def info(self) -> dict:

@@ -22,51 +22,35 @@ import numpy as np
 
 from graphtx.atomic import replacing
 from graphtx.index.config import IndexConfig
+from graphtx.text.bm25 import Bm25, LexicalTokens
 
 META_FILE = "graphtx.json"
 
 
-def _stemmer(language: str):
-    if not language:
-        return None
-    import Stemmer
-
-    return Stemmer.Stemmer(language)
-
-
 class BM25Index:
-    """A bm25s retriever with the tokenisation settings it was built with."""
+    """The index's BM25 (graphtx.text.bm25.Bm25) with the digest of the documents it was built over."""
 
     def __init__(self, retriever, stopwords: str, stemmer: str, digest: str = ""):
+        self.engine = Bm25(retriever, LexicalTokens(stopwords, stemmer))
         self.retriever = retriever
         self.stopwords, self.stemmer_name = stopwords, stemmer
-        self._stemmer = _stemmer(stemmer)
         self.digest = digest  # ids_digest of the documents, in order
 
     @property
     def num_docs(self) -> int:
-        return int(self.retriever.scores["num_docs"])
+        return self.engine.num_docs
 
     @classmethod
     def build(cls, texts: Sequence[str], cfg: IndexConfig, digest: str = "") -> BM25Index:
-        import bm25s
-
-        retriever = bm25s.BM25(k1=cfg.bm25_k1, b=cfg.bm25_b, method="lucene")
-        tokens = bm25s.tokenize(list(texts), stopwords=cfg.stopwords or None, stemmer=_stemmer(cfg.stemmer), show_progress=False)
-        retriever.index(tokens, show_progress=False)
-        return cls(retriever, cfg.stopwords, cfg.stemmer, digest)
+        engine = Bm25.build(texts, cfg.bm25_k1, cfg.bm25_b, tokens=LexicalTokens(cfg.stopwords, cfg.stemmer))
+        return cls(engine.retriever, cfg.stopwords, cfg.stemmer, digest)
 
     def tokens(self, text: str) -> list[str]:
-        import bm25s
-
-        return bm25s.tokenize([text], stopwords=self.stopwords or None, stemmer=self._stemmer, return_ids=False, show_progress=False)[0]
+        return self.engine.tokens([text])[0]
 
     def scores(self, text: str) -> np.ndarray:
         """BM25 score of every document for ``text``: (num_docs,) float32; zeros when no query term is known."""
-        known = self.retriever.get_tokens_ids(self.tokens(text))
-        if not known:
-            return np.zeros(self.num_docs, np.float32)
-        return np.asarray(self.retriever.get_scores(known), dtype=np.float32)
+        return self.engine.scores(text)
 
     def top(self, text: str, k: int, exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(positions (k',), scores (k',)) of the best documents with a score > 0, best first.

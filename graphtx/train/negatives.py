@@ -56,26 +56,18 @@ def bm25_negatives(
     ``known``: anchor → documents known relevant (every training citation and trivial pair).
     Deterministic: BM25 ties broken by candidate order (sorted ids).
     """
-    import bm25s
-    import Stemmer
+    from graphtx.text.bm25 import Bm25
 
     anchors = sorted(set(anchors))
     candidates = sorted(candidates)
     if not anchors or not candidates or per_anchor < 1:
         return {}
-    stemmer = Stemmer.Stemmer("english")
-
-    def tokenize(texts):
-        return bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False)
-
-    retriever = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
-    retriever.index(bm25s.tokenize([text.get(d, "") for d in candidates], stopwords="en", stemmer=stemmer, show_progress=False), show_progress=False)
+    bm25 = Bm25.build([text.get(d, "") for d in candidates])
     out: dict[str, list[str]] = {}
-    for a, tokens in zip(anchors, tokenize([text.get(a, "") for a in anchors])):
-        ids = retriever.get_tokens_ids(tokens)
-        if not ids:
+    for a, tokens in zip(anchors, bm25.tokens([text.get(a, "") for a in anchors])):
+        scores = bm25.scores_of_tokens(tokens)  # (candidates,)
+        if not scores.any():
             continue
-        scores = np.asarray(retriever.get_scores(ids))  # (candidates,)
         skip = known.get(a, set()) | {a}
         fam = family.get(a, "")
         picks = []

@@ -232,27 +232,17 @@ class Bm25Teacher:
     """BM25 over the pool's candidate-graph node text (what the model itself reads)."""
 
     def __init__(self, doc_ids: list[str], texts: list[str], k1: float = 1.5, b: float = 0.75):
-        import bm25s
-        import Stemmer
+        from graphtx.text.bm25 import Bm25
 
         self.doc_ids = list(doc_ids)
         self.column = {d: j for j, d in enumerate(self.doc_ids)}
-        self._stemmer = Stemmer.Stemmer("english")
-        self._bm25 = bm25s.BM25(k1=k1, b=b, method="lucene")
-        self._bm25.index(self._tokenize(texts), show_progress=False)
-
-    def _tokenize(self, texts: list[str], return_ids: bool = True):
-        import bm25s
-
-        return bm25s.tokenize(texts, stopwords="en", stemmer=self._stemmer, return_ids=return_ids, show_progress=False)
+        self._bm25 = Bm25.build(texts, k1, b)
 
     def scores(self, queries: list[str]) -> np.ndarray:
         """(queries, pool documents) BM25 scores; a query of stop words only scores 0 everywhere."""
         out = np.zeros((len(queries), len(self.doc_ids)), dtype=np.float32)
-        for i, tokens in enumerate(self._tokenize(queries, return_ids=False)):
-            ids = self._bm25.get_tokens_ids(tokens)
-            if ids:
-                out[i] = self._bm25.get_scores(ids)
+        for i, tokens in enumerate(self._bm25.tokens(queries)):
+            out[i] = self._bm25.scores_of_tokens(tokens)
         return out
 
 
