@@ -175,4 +175,3 @@ def source_digest(files) -> str:
                     node.body = body[1:] or [ast.Pass()]
         h.update(f.name.encode() + b"\0" + ast.dump(tree).encode() + b"\0")
     return h.hexdigest()
-
