@@ -2,7 +2,8 @@
 
 ``from_dict(cls, data, where)`` builds ``cls`` from ``data``: an unknown key is an error that names
 where it was found, the key, the closest known one and every known one (a typo must not fall back
-to a default silently); a field whose default is a dataclass is read the same way from its own
+to a default silently); a key the class lists in ``REMOVED`` (key -> why it went) is named with that
+reason instead of a closest one; a field whose default is a dataclass is read the same way from its own
 mapping (``where.section``); YAML lists become tuples. ``known_only`` drops the keys a class does
 not know, for artefacts written by another graphtx version (manifests), where ignoring a newer
 field is right. ``with_overrides`` is ``dataclasses.replace`` without the ``None`` values of unset
@@ -33,7 +34,7 @@ def from_dict(cls: type[T], data: Mapping[str, Any] | None, where: str) -> T:
     known = {f.name: f for f in dataclasses.fields(cls)}
     unknown = [str(k) for k in data if k not in known]
     if unknown:
-        hints = [f"{k} (did you mean {close[0]}?)" if (close := difflib.get_close_matches(k, known, n=1)) else k for k in sorted(unknown)]
+        hints = [_hint(cls, k, known) for k in sorted(unknown)]
         raise ValueError(f"unknown key(s) in {where}: {', '.join(hints)}; known: {', '.join(known)}")
     kwargs = {}
     for name, value in data.items():
@@ -45,6 +46,15 @@ def from_dict(cls: type[T], data: Mapping[str, Any] | None, where: str) -> T:
         else:
             kwargs[name] = value
     return cls(**kwargs)
+
+
+def _hint(cls: type, key: str, known: Mapping[str, Any]) -> str:
+    """An unknown key as the error names it: with the reason it was removed (``cls.REMOVED``), else the closest known key."""
+    removed = getattr(cls, "REMOVED", {})
+    if key in removed:
+        return f"{key} (removed: {removed[key]})"
+    close = difflib.get_close_matches(key, known, n=1)
+    return f"{key} (did you mean {close[0]}?)" if close else key
 
 
 def known_only(cls: type[T], data: Mapping[str, Any] | None) -> T:

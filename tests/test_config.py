@@ -80,6 +80,15 @@ def test_unknown_key_names_where_the_closest_known_key_and_all_known_keys():
     assert config_from_dict({"parse": None}).parse == ParseConfig()  # an empty section is the defaults
 
 
+def test_a_removed_key_names_the_key_and_why_it_went(tmp_path):
+    path = tmp_path / "old.yaml"
+    path.write_text("train:\n  pretrain_cloze_weight: 1.0\n")
+    with pytest.raises(ValueError, match=r"config\.train: pretrain_cloze_weight \(removed: inverse-cloze pre-training, negative in benchmarks/"):
+        load_config(path)
+    with pytest.raises(ValueError, match=r"pretrain_lexical_in_loss \(removed: "):
+        config_from_dict({"train": {"pretrain_lexical_in_loss": False}})
+
+
 def test_known_only_ignores_fields_of_another_version():
     from graphtx.from_dict import known_only
 

@@ -2,7 +2,7 @@
 
 Citation fine-tuning has ~10^3 pairs; unlabelled patent text is plentiful. This stage trains the
 encoder on every document of ``--graphs`` and of ``train.pretrain_graphs`` (any graphs directory
-that ``graphtx parse`` wrote) with four objectives, weighted and summed per step:
+that ``graphtx parse`` wrote) with three objectives, weighted and summed per step:
 
 (a) ``views`` -- two sections of one document are two views of one invention. For a document whose
     query graph and candidate graph differ (``query_kind`` = first claim or, without claims, the
@@ -33,19 +33,12 @@ that ``graphtx parse`` wrote) with four objectives, weighted and summed per step
     KD; Margin-MSE is the pairwise form). It teaches what a model trained on a billion sentence pairs
     knows of paraphrase and topic, where BM25 only knows shared words.
 
-(d) ``cloze`` -- the inverse cloze task (Lee et al. 2019, ORQA): a random contiguous span of each batch
-    document's candidate graph (``pretrain_query_share``) is the query, the rest of that graph (its other
-    nodes and the edges among them) the positive, the other documents' rests the negatives (in-batch
-    InfoNCE). Unlike (a), whose candidate view (abstract + description) contains the query view (the
-    abstract), no node is on both sides: word overlap alone does not solve it (benchmarks/results/
-    full-text-dev-set.md, run 4).
-
 Per step (batch = a seeded function of (seed, step))::
 
-    B pool documents ─▶ B spans (b) + their view anchors (a) + T teacher queries (c) + C cloze spans and rests (d) + B candidate graphs
+    B pool documents ─▶ B spans (b) + their view anchors (a) + T teacher queries (c) + B candidate graphs
       + top-K BM25 candidates per span + top-K teacher neighbours per query ─▶ node dropout
-      ─▶ model ─▶ (B + A + T + 2C + M, D)
-      ─▶ w_views · InfoNCE + w_bm25 · KL(BM25 ‖ student) + w_teacher · KL(peer ‖ student) + w_cloze · InfoNCE ─▶ AdamW
+      ─▶ model ─▶ (B + A + T + M, D)
+      ─▶ w_views · InfoNCE + w_bm25 · KL(BM25 ‖ student) + w_teacher · KL(peer ‖ student) ─▶ AdamW
 
 With selection queries the stage evaluates ``pretrain_evals`` times (the zero-shot citation
 score) and keeps the best weights by ``select_metric``; run directory RUN_DIR/pretrain/ holds
@@ -100,29 +93,13 @@ def induced_subgraph(graph: InventionGraph, keep: list[int], source: str) -> Inv
     )
 
 
-def draw_span(n: int, share_min: float, share_max: float, largest: int, rng: np.random.Generator) -> range:
-    """A random contiguous run of node indices of an ``n``-node graph: share drawn in [min, max], 1 to ``largest`` nodes."""
-    size = max(1, min(largest, round(n * rng.uniform(share_min, share_max))))
-    start = int(rng.integers(0, n - size + 1))
-    return range(start, start + size)
-
-
 def crop_graph(graph: InventionGraph, share_min: float, share_max: float, rng: np.random.Generator) -> InventionGraph:
     """A pseudo-query: a random contiguous span of ``graph``'s nodes (share drawn in [min, max], at least
     one node) with the edges among them, re-indexed; same document id and kind."""
-    return induced_subgraph(graph, list(draw_span(graph.num_nodes, share_min, share_max, graph.num_nodes, rng)), "span")
-
-
-def cloze_pair(graph: InventionGraph, share_min: float, share_max: float, rng: np.random.Generator) -> tuple[InventionGraph, InventionGraph] | None:
-    """Objective (d), inverse cloze: (a random contiguous span of ``graph``'s nodes, the rest of the graph).
-
-    The span's share is drawn in [min, max] and kept below the whole, so both parts hold at least one node and
-    no node is in both (unlike (a), whose candidate view contains the query view's text). None under 2 nodes."""
     n = graph.num_nodes
-    if n < 2:
-        return None
-    span = draw_span(n, share_min, share_max, n - 1, rng)
-    return induced_subgraph(graph, list(span), "cloze"), induced_subgraph(graph, [i for i in range(n) if i not in span], "context")
+    size = max(1, min(n, round(n * rng.uniform(share_min, share_max))))
+    start = int(rng.integers(0, n - size + 1))
+    return induced_subgraph(graph, list(range(start, start + size)), "span")
 
 
 def view_documents(store: GraphStore, doc_ids: list[str], query_kind: str, candidate_kind: str) -> set[str]:
@@ -335,11 +312,7 @@ def pretrain_step_inputs(pool: PretrainPool, docs: list[str], rng: np.random.Gen
                 pool.peer.vectors[[pool.peer.row[d] for d in taught]], cand_vectors, allowed[keep], cfg.pretrain_teacher_temperature
             )  # (T, M)
     anchors = [d for d in docs if d in pool.two_views] if cfg.pretrain_views_weight > 0 else []
-    cloze = []  # (span, rest) of each batch document's candidate graph; drawn after (b)'s spans, so (b) draws as before
-    if cfg.pretrain_cloze_weight > 0:
-        pairs = [cloze_pair(store.get(d, cfg.candidate_kind), cfg.pretrain_query_min_share, cfg.pretrain_query_max_share, rng) for d in docs]
-        cloze = [p for p in pairs if p is not None]
-    encode_candidates = bool(spans or anchors or taught)  # (d) alone needs no whole candidate graph
+    encode_candidates = bool(spans or anchors or taught)  # no query this step: no candidate graph to encode
     return {
         "spans": spans,
         "anchors": anchors,
@@ -352,8 +325,6 @@ def pretrain_step_inputs(pool: PretrainPool, docs: list[str], rng: np.random.Gen
         "anchor_graphs": [store.get(d, cfg.query_kind) for d in anchors],
         "taught_graphs": [store.get(d, cfg.query_kind) for d in taught],
         "candidate_graphs": [store.get(d, cfg.candidate_kind) for d in cand_docs] if encode_candidates else [],
-        "cloze_queries": [q for q, _ in cloze],
-        "cloze_contexts": [c for _, c in cloze],
     }
 
 
@@ -456,26 +427,18 @@ class PretrainTrainer:
         rng = np.random.default_rng([self.seed, 900, st.step])
         docs = self.pool.batch_docs(self.seed, st.step)
         inp = pretrain_step_inputs(self.pool, docs, rng)
-        graphs = inp["spans"] + inp["anchor_graphs"] + inp["taught_graphs"] + inp["cloze_queries"] + inp["cloze_contexts"] + inp["candidate_graphs"]
+        graphs = inp["spans"] + inp["anchor_graphs"] + inp["taught_graphs"] + inp["candidate_graphs"]
         gb = collate(graphs, self.tokenizer, self.model.config.max_tokens_per_node)
         g = torch.Generator().manual_seed(int(rng.integers(2**62)))
         gb = node_dropout(gb, cfg.node_dropout_max, cfg.node_dropout_half, g).to(self.device)
         dev = self.device
         with bf16_autocast(dev, cfg.amp):  # bf16 on a GPU, as stage base
-            vectors = self.model(gb, lexical=cfg.pretrain_lexical_in_loss).float()  # (S + A + T + 2C + M, D), D + lexical_dim with the switch
-        s, a, t, c = len(inp["spans"]), len(inp["anchors"]), len(inp["taught"]), len(inp["cloze_queries"])
+            vectors = self.model(gb).float()  # (S + A + T + M, D)
+        s, a, t = len(inp["spans"]), len(inp["anchors"]), len(inp["taught"])
         spans, anchors = vectors[:s], vectors[s : s + a]  # (S, D), (A, D)
-        taught = vectors[s + a : s + a + t]  # (T, D)
-        cloze_q, cloze_ctx = vectors[s + a + t : s + a + t + c], vectors[s + a + t + c : s + a + t + 2 * c]  # (C, D), (C, D)
-        cands = vectors[s + a + t + 2 * c :]  # (M, D)
+        taught, cands = vectors[s + a : s + a + t], vectors[s + a + t :]  # (T, D), (M, D)
         loss = vectors.new_zeros(())
-        views = bm25 = peer = cloze = float("nan")
-        if c > 1:  # in-batch InfoNCE: each span's own rest is its positive, the other documents' rests its negatives
-            positive, allowed = torch.arange(c, device=dev), torch.ones(c, c, dtype=torch.bool, device=dev)
-            total, denom, _ = contrastive_loss(cloze_q, cloze_ctx, positive, allowed, cfg.temperature)
-            cloze_loss = total / denom.clamp(min=1.0)
-            loss = loss + cfg.pretrain_cloze_weight * cloze_loss
-            cloze = float(cloze_loss.detach())
+        views = bm25 = peer = float("nan")
         if a:
             positive, allowed = view_pairs(inp["anchors"], inp["candidates"])
             total, denom, _ = contrastive_loss(anchors, cands, positive.to(dev), allowed.to(dev), cfg.temperature)
@@ -506,8 +469,6 @@ class PretrainTrainer:
             "views_loss": views,
             "bm25_loss": bm25,
             "teacher_loss": peer,
-            "cloze_loss": cloze,
-            "cloze_queries": c,
             "teacher_queries": t,
             "view_anchors": a,
             "spans": s,

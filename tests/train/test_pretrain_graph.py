@@ -21,8 +21,6 @@ from graphtx.train.loss import contrastive_loss
 from graphtx.train.pretrain_graph import (
     Bm25Teacher,
     PretrainPool,
-    PretrainTrainer,
-    cloze_pair,
     crop_graph,
     distill_loss,
     pretrain_step_inputs,
@@ -45,40 +43,6 @@ def test_crop_is_a_contiguous_span_with_its_own_edges():
         start = g.node_text.index(c.node_text[0])
         assert c.node_text == g.node_text[start : start + c.num_nodes]
         assert c.num_edges == c.num_nodes - 1 and all(0 <= s < c.num_nodes and 0 <= d < c.num_nodes for s, d, _ in c.edges())
-
-
-def test_cloze_pair_splits_a_graph_into_a_span_and_its_disjoint_rest():
-    g = _g("D", "description", [f"part {i}" for i in range(10)])
-    for seed in range(20):
-        span, rest = cloze_pair(g, 0.3, 0.6, np.random.default_rng(seed))
-        assert 3 <= span.num_nodes <= 6 and span.num_nodes + rest.num_nodes == 10
-        assert set(span.node_text).isdisjoint(rest.node_text) and sorted(span.node_text + rest.node_text) == sorted(g.node_text)
-        start = g.node_text.index(span.node_text[0])
-        assert span.node_text == g.node_text[start : start + span.num_nodes]  # contiguous
-        assert rest.node_text == g.node_text[:start] + g.node_text[start + span.num_nodes :]  # in order
-        # a chain: the span keeps its inner edges; the rest loses the one edge across the gap when the span sits inside
-        assert span.num_edges == span.num_nodes - 1
-        inside = 0 < start and start + span.num_nodes < 10
-        assert rest.num_edges == rest.num_nodes - 1 - inside
-        assert all(0 <= a < rest.num_nodes and 0 <= b < rest.num_nodes for a, b, _ in rest.edges())
-        assert (span.doc_id, span.kind, rest.doc_id, rest.kind) == ("D", "description", "D", "description")
-    whole, rest = cloze_pair(g, 1.0, 1.0, np.random.default_rng(0))
-    assert whole.num_nodes == 9 and rest.num_nodes == 1  # never the whole graph: the rest keeps a node
-    assert cloze_pair(_g("E", "description", ["only"]), 0.3, 0.6, np.random.default_rng(0)) is None
-
-
-def test_cloze_only_step_inputs_draw_no_candidate_graphs_and_leave_other_objectives_as_they_were():
-    pool, before = _fixed_batch()
-    assert before["cloze_queries"] == [] and before["candidate_graphs"]  # cloze off: inputs as before
-    cfg = dataclasses.replace(pool.cfg, pretrain_views_weight=0.0, pretrain_bm25_weight=0.0, pretrain_cloze_weight=1.0)
-    only = pretrain_step_inputs(PretrainPool(pool.store, cfg), pool.batch_docs(0, 0), np.random.default_rng(0))
-    assert len(only["cloze_queries"]) == len(only["cloze_contexts"]) == 8
-    assert only["spans"] == [] and only["anchors"] == [] and only["candidate_graphs"] == []
-    both = pretrain_step_inputs(
-        PretrainPool(pool.store, dataclasses.replace(pool.cfg, pretrain_cloze_weight=1.0)), pool.batch_docs(0, 0), np.random.default_rng(0)
-    )
-    assert [g.node_text for g in both["spans"]] == [g.node_text for g in before["spans"]]  # (b) draws first, unchanged
-    assert torch.equal(both["targets"], before["targets"])
 
 
 def test_view_pairs_positive_is_own_document_and_never_a_negative():
@@ -159,7 +123,7 @@ def _fixed_batch():
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("objective", ["views", "bm25", "cloze"])
+@pytest.mark.parametrize("objective", ["views", "bm25"])
 def test_each_loss_decreases_on_a_fixed_batch(objective):
     torch.manual_seed(0)
     pool, inp = _fixed_batch()
@@ -170,15 +134,10 @@ def test_each_loss_decreases_on_a_fixed_batch(objective):
 
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
     cands_b = collate(inp["candidate_graphs"], tok, 32)
-    cloze_cfg = dataclasses.replace(pool.cfg, pretrain_cloze_weight=1.0)
-    inp_cloze = pretrain_step_inputs(PretrainPool(pool.store, cloze_cfg), pool.batch_docs(0, 0), np.random.default_rng(0))
     first = last = None
     for _ in range(30):
         cands = model(cands_b)
-        if objective == "cloze":
-            cb = collate(inp_cloze["cloze_queries"], tok, 32), collate(inp_cloze["cloze_contexts"], tok, 32)
-            total, denom, _ = contrastive_loss(model(cb[0]), model(cb[1]), torch.arange(8), torch.ones(8, 8, dtype=torch.bool), 0.1)
-        elif objective == "views":
+        if objective == "views":
             positive, allowed = view_pairs(inp["anchors"], inp["candidates"])
             total, denom, _ = contrastive_loss(model(collate(inp["anchor_graphs"], tok, 32)), cands, positive, allowed, 0.1)
         else:
@@ -190,39 +149,6 @@ def test_each_loss_decreases_on_a_fixed_batch(objective):
         first = float(loss.detach()) if first is None else first
         last = float(loss.detach())
     assert last < 0.7 * first
-
-
-@pytest.mark.timeout(60)
-def test_pretrain_lexical_in_loss_scores_the_searched_vector(tmp_path):
-    """With the switch the step's loss is the cloze loss of [graph ; lexical channel]; without it, of the graph part."""
-    import copy
-
-    from graphtx.model.batch import collate
-
-    store = _fixed_batch()[0].store
-    model = _tiny_model().with_lexical_channel(32, 0.5, torch.linspace(1.0, 2.0, 64))
-    losses = {}
-    for switch in (False, True):
-        cfg = TrainConfig(
-            pretrain_batch_docs=8,
-            pretrain_views_weight=0.0,
-            pretrain_bm25_weight=0.0,
-            pretrain_cloze_weight=1.0,
-            node_dropout_max=0.0,
-            pretrain_lexical_in_loss=switch,
-        )
-        pool = PretrainPool(store, cfg)
-        record = PretrainTrainer(copy.deepcopy(model), _CharTokenizer(), pool, None, cfg, seed=0, out_dir=tmp_path)._step()
-        inp = pretrain_step_inputs(pool, pool.batch_docs(0, 0), np.random.default_rng([0, 900, 0]))  # the step's own draw
-        model.train()
-        with torch.no_grad():
-            q, c = (model(collate(inp[k], _CharTokenizer(), 32), lexical=switch) for k in ("cloze_queries", "cloze_contexts"))
-        assert q.shape[1] == (16 + 32 if switch else 16)
-        n = len(q)
-        total, denom, _ = contrastive_loss(q, c, torch.arange(n), torch.ones(n, n, dtype=torch.bool), cfg.temperature)
-        assert record["cloze_loss"] == pytest.approx(float(total / denom), rel=1e-4)
-        losses[switch] = record["cloze_loss"]
-    assert losses[True] != pytest.approx(losses[False], rel=1e-3)
 
 
 def test_distill_loss_is_zero_when_student_equals_teacher():
@@ -357,62 +283,3 @@ def test_bad_pretrain_graphs_and_init_give_clear_errors(synthetic, tmp_path, cap
     assert "not a model directory" in capsys.readouterr().err
     assert main(base) != 0
     assert "--tokens" in capsys.readouterr().err
-
-
-@pytest.mark.timeout(240)
-def test_inverse_cloze_alone_pretrains_through_the_stage_and_finds_citations_better_than_untrained(synthetic, tmp_path, capsys):
-    from graphtx.train.run import train
-
-    config = load_config(synthetic / "tiny.yaml")
-    config = dataclasses.replace(
-        config,
-        train=dataclasses.replace(config.train, stages=("pretrain",), pretrain_views_weight=0.0, pretrain_bm25_weight=0.0, pretrain_cloze_weight=1.0),
-    )
-    run = tmp_path / "cloze"
-    summary = train(
-        config,
-        str(synthetic / "corpus"),
-        str(synthetic / "graphs"),
-        str(run),
-        citations=str(synthetic / "train.tsv"),
-        valid_citations=str(synthetic / "valid.tsv"),
-        tokens_dir=str(synthetic / "tokens"),
-        progress=False,
-    )
-    log = [json.loads(x) for x in (run / "pretrain" / "log.jsonl").read_text().splitlines()]
-    assert len(log) == config.train.pretrain_steps
-    assert all(r["cloze_queries"] == 32 and r["spans"] == 0 and r["view_anchors"] == 0 for r in log)
-    assert all(r["graphs"] == 64 and r["candidates"] == 0 for r in log)  # 32 spans + their 32 rests; no whole candidate graph encoded
-    assert np.mean([r["cloze_loss"] for r in log[-3:]]) < np.mean([r["cloze_loss"] for r in log[:3]])
-    scratch = tmp_path / "scratch"
-    assert (
-        main(
-            [
-                "train",
-                "--config",
-                str(synthetic / "tiny.yaml"),
-                "--corpus",
-                str(synthetic / "corpus"),
-                "--graphs",
-                str(synthetic / "graphs"),
-                "--citations",
-                str(synthetic / "train.tsv"),
-                "--valid-citations",
-                str(synthetic / "valid.tsv"),
-                "--quiet",
-                "--json",
-                "--tokens",
-                str(synthetic / "tokens"),
-                "--stages",
-                "base",
-                "--max-steps",
-                "1",
-                "--out",
-                str(scratch),
-            ]
-        )
-        == 0
-    )
-    capsys.readouterr()
-    untrained = json.loads((scratch / "base" / "evals.jsonl").read_text().splitlines()[0])
-    assert summary["stages"]["pretrain"]["best_recall"] > untrained["recall"]
