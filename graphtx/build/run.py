@@ -46,6 +46,7 @@ from graphtx.build.plan import (
     teacher_seconds,
 )
 from graphtx.config import GraphtxConfig
+from graphtx.errors import LockedError
 from graphtx.from_dict import with_overrides
 
 STATE_FILE = "build.json"
@@ -122,8 +123,14 @@ def build(sources: list[str], out_dir: str | Path, config: GraphtxConfig, **kwar
     from graphtx.lock import DirectoryLock
 
     Path(out_dir).mkdir(parents=True, exist_ok=True)
-    with DirectoryLock(out_dir, "graphtx build", "build directory"):
-        return _build(sources, out_dir, config, **kwargs)
+    try:
+        with DirectoryLock(out_dir, "graphtx build", "build directory"):
+            return _build(sources, out_dir, config, **kwargs)
+    except LockedError as locked:
+        if not kwargs.get("plan_only"):
+            raise
+        # --plan beside a running build: it only reads, once that build's ingest is done (else it would ingest)
+        return _build(sources, out_dir, config, **kwargs, beside=str(locked))
 
 
 def _build(
@@ -133,13 +140,15 @@ def _build(
     citations: str | None = None,
     until: str = "index",
     plan_only: bool = False,
+    beside: str = "",
     teacher: str | None = None,
     device: str = "auto",
     progress: bool | None = None,
     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
 ) -> dict:
     """Run (or resume) the build; returns its summary (also DIR/build.json). ``plan_only``: ingest (to count what
-    follows), print the plan, stop."""
+    follows), print the plan, stop. ``beside``: another build holds the directory (its lock message); the plan only
+    reads, and only when the ingest is up to date."""
     from graphtx.model.chunks import resolve_device
     from graphtx.train.run import MIN_TRAINING_QUERIES, citing_documents_within
 
@@ -209,6 +218,8 @@ def _build(
             )
         return {"documents": report.documents, "skipped": report.skipped, "not_patents": report.not_patents}
 
+    if beside and not up_to_date("ingest"):
+        raise LockedError(f"{beside}; --plan reads beside a running build only once its ingest of these sources is done")
     step("ingest", 1.0 + sum(f.stat().st_size for f in source_files(inputs)) / 20e6, do_ingest)
     documents, words, text_bytes = corpus_counts(layout.corpus, config.parse)
     queries = citing_documents_within(layout.corpus)
@@ -278,6 +289,9 @@ def _build(
         plan.steps.append(PlannedStep(name, what, projections.get(name, 0.0), up_to_date(name)))
     for line in plan.lines():
         log(line)
+    if beside:
+        running = next((n for n in STEPS if n in state["steps"] and not state["steps"][n].get("finished")), None)
+        log(f"  another build is running here ({beside.split(': ', 1)[-1]}){f', now at its {running} step' if running else ''}")
     summary |= {
         "plan": {
             "documents": documents,
@@ -353,12 +367,8 @@ def _build(
         if name == until:
             break
     if until == "index":
-        from graphtx.rank.store import has_ranker
-
-        # no learned ranker (no citations to fit one): RRF of BM25 and the model, which needs no fit, rather than the
-        # model alone (benchmarks/results/transfer.md: level in the model's field, far above it in another)
-        hybrid = "" if has_ranker(layout.run / "model" / "ranker") else " --ranker hybrid"
-        log(f"search it:  graphtx search --index {layout.index} --text '1. A ...' --explain{hybrid}")
+        # search's default ranker: the learned one when fitted, else RRF of BM25 and the model (search.hybrid)
+        log(f"search it:  graphtx search --index {layout.index} --text '1. A ...' --explain")
         log(f"serve it:   graphtx serve --index {layout.index}   (then http://127.0.0.1:{config.serve.port}/)")
     summary["until"] = until
     return summary

@@ -83,10 +83,11 @@ class SearchConfig:
 
     k: int = 10  # hits returned
     query_kind: str = "first_claim"  # graph kind a query text becomes (the paper: the first claim)
-    hybrid: bool = False  # fuse the dense ranking with BM25 by reciprocal rank fusion (= ranker: hybrid)
-    ranker: str = (
-        "auto"  # dense | bm25 | hybrid | convex | learned; auto = learned when the index has a ranker (graphtx rank-fit), else hybrid / dense
-    )
+    # with ranker auto and no fitted ranker: fuse the dense ranking with BM25 by reciprocal rank fusion (true) or the dense
+    # ranking alone (false). True since RRF of BM25 and the model was level with dense on EV and far above it on the full
+    # texts (benchmarks/results/transfer.md): an adapted model, or any model without a ranker, searches hybrid.
+    hybrid: bool = True
+    ranker: str = "auto"  # a registered ranker (dense | bm25 | hybrid | convex | learned | plug-ins); auto = learned when fitted, else search.hybrid
     candidates: int = 100  # hits each ranker contributes to the fusion (at least k)
     rrf_k: int = 60  # RRF constant: score = sum of weight / (rrf_k + rank), rank from 1 (Cormack et al. 2009)
     dense_weight: float = 1.0  # weight of the dense ranking in the fusion

@@ -129,7 +129,7 @@ def adapt(
         "teacher": str(config.train.pretrain_teacher),
         "steps": config.train.pretrain_steps,
         "seed": config.seed,
-        "ranker": "none: the source model's ranker was fitted on other vectors; search with --ranker hybrid "
+        "ranker": "none: the source model's ranker was fitted on other vectors; search ranks hybrid by default "
         "(benchmarks/results/transfer.md), or fit one with `graphtx rank-fit` where the corpus has citations",
     }
     atomic_write_json(out / "summary.json", summary)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import subprocess
+import sys
+import time
 
 import pytest
 import yaml
@@ -65,11 +69,9 @@ def test_build_makes_a_searchable_index_and_a_second_build_redoes_only_what_chan
     assert list(steps) == ["ingest", "parse", "tokens", "model", "index"] and all(s["finished"] for s in steps.values())
     assert steps["ingest"]["result"] == {"documents": 2, "skipped": 2, "not_patents": 1}  # the broken grant listed, the build went on
     assert "graphtx search --index" in captured.err and loads == [1]
-    assert "--ranker hybrid" in captured.err  # adapted, no learned ranker: the printed command fuses BM25 and the model
-    assert (
-        main(["search", "--index", str(out / "index"), "--text", "1. A method comprising a housing.", "-k", "2", "--ranker", "hybrid", "--json"]) == 0
-    )
-    assert len(json.loads(capsys.readouterr().out)["hits"]) == 2
+    assert main(["search", "--index", str(out / "index"), "--text", "1. A method comprising a housing.", "-k", "2", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert len(found["hits"]) == 2 and found["ranker"] == "hybrid"  # adapted, no learned ranker: BM25 and the model fused
     # the same command again: every step up to date, the teacher not even loaded
     assert main([*base, "--json"]) == 0
     captured = capsys.readouterr()
@@ -130,3 +132,44 @@ def test_on_a_cpu_a_large_corpus_gets_minilm_and_is_told_what_mpnet_costs():
     teacher, note = choose_teacher("mpnet", large, gpu=False, asked=False)
     assert teacher == "minilm" and "mpnet would take about" in note and "--teacher mpnet" in note
     assert choose_teacher("mpnet", large, gpu=True, asked=False)[0] == "mpnet" and choose_teacher("mpnet", large, False, asked=True)[0] == "mpnet"
+
+
+@contextlib.contextmanager
+def _held_by_another_process(directory):
+    """The build directory's lock held by a child process (as a running build holds it) until the block ends."""
+    ready = directory.parent / f"{directory.name}.held"
+    code = (
+        "import sys, time, pathlib\n"
+        "from graphtx.lock import DirectoryLock\n"
+        "with DirectoryLock(sys.argv[1], 'graphtx build', 'build directory'):\n"
+        "    pathlib.Path(sys.argv[2]).touch()\n"
+        "    time.sleep(120)\n"
+    )
+    directory.mkdir(parents=True, exist_ok=True)
+    child = subprocess.Popen([sys.executable, "-c", code, str(directory), str(ready)], cwd=REPO_ROOT)
+    try:
+        for _ in range(600):
+            if ready.exists() or child.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert ready.exists(), "the child did not take the lock"
+        yield
+    finally:
+        child.kill()
+        child.wait(timeout=30)
+        ready.unlink(missing_ok=True)
+
+
+@pytest.mark.timeout(120)
+def test_plan_reads_beside_a_running_build_once_its_ingest_is_done(tmp_path, monkeypatch, capsys):
+    _peer(monkeypatch, tmp_path, [])
+    out, config = tmp_path / "b", _config(tmp_path)
+    plan = ["build", str(GRANTS), "--out", str(out), "--config", str(config), "--plan", "--json"]
+    with _held_by_another_process(out):  # another build holds it, before its ingest
+        assert main(plan) != 0
+        assert "once its ingest of these sources is done" in capsys.readouterr().err and not (out / "corpus").exists()
+    assert main(["build", str(GRANTS), "--out", str(out), "--config", str(config), "--until", "ingest", "--quiet"]) == 0
+    capsys.readouterr()
+    with _held_by_another_process(out):  # the build runs on past its ingest
+        assert main(plan) == 0
+        assert json.loads(capsys.readouterr().out)["plan"]["documents"] == 2

@@ -268,7 +268,7 @@ def test_http_filters_and_404_suggestions(index):
         assert client.get("/documents/US1000B2?graph=false").json()["doc_id"] == did(1)
         r = client.post("/search", json={"id": did(1), "before": "someday"})
         assert r.status_code == 400 and "before must be a date" in r.json()["error"]
-        r = client.post("/search", json={"id": did(1), "k": 5, "group_by_family": True, "before": "none", "exclude_family": False})
+        r = client.post("/search", json={"id": did(1), "k": 5, "group_by_family": True, "before": "none", "exclude_family": False, "ranker": "dense"})
         fams = [meta(_num(h["doc_id"]))["family_id"] for h in r.json()["hits"]]
         assert len(fams) == 5 == len(set(fams)) and meta(1)["family_id"] in fams  # its own family may come back, once
 

@@ -21,7 +21,7 @@ def index(tiny_index):
 
 def test_a_documents_own_graph_finds_it_first_with_cosine_one(index):
     for i in (0, 42, 119):
-        result = index.search(graph=make_graph(i), k=5)
+        result = index.search(graph=make_graph(i), k=5, ranker="dense")
         assert result[0].doc_id == doc_id(i) and result[0].score == pytest.approx(1.0, abs=1e-5)
         assert [h.rank for h in result] == [1, 2, 3, 4, 5]
         assert all(a.score >= b.score for a, b in zip(result.hits, result.hits[1:]))
@@ -34,7 +34,7 @@ def test_ranking_equals_brute_force_over_the_stored_vectors(index, tiny_index):
     q = index.embed([make_graph(3, seed=9)])[0]
     scores = vectors @ q
     order = sorted(range(len(scores)), key=lambda i: (-scores[i], live.doc_id[i]))[:20]
-    result = index.search(graph=make_graph(3, seed=9), k=20)
+    result = index.search(graph=make_graph(3, seed=9), k=20, ranker="dense")
     assert [h.doc_id for h in result] == [live.doc_id[i] for i in order]
     np.testing.assert_allclose([h.score for h in result], scores[order], atol=1e-5)
 
@@ -51,8 +51,14 @@ def test_an_id_query_leaves_the_document_out_and_k_is_capped(index):
         index.search(graph=make_graph(1), k=0)
 
 
+def test_without_a_fitted_ranker_auto_searches_hybrid(index):
+    result = index.search(graph=make_graph(8), k=3)
+    assert index.resolve_ranker() == "hybrid" and result.ranker == "hybrid"
+    assert result[0].doc_id == doc_id(8) and result[0].dense_rank == 1  # its own graph: first in the dense list, first fused
+
+
 def test_hits_carry_metadata(index):
-    hit = index.search(graph=make_graph(8), k=1)[0]
+    hit = index.search(graph=make_graph(8), k=1, ranker="dense")[0]
     assert hit.title.startswith(f"Title {rare_word(8)}") and hit.ipc == ("H01M 1/00",) and hit.date == "2018-01-09"
     js = hit.to_json()
     assert js["doc_id"] == doc_id(8) and "dense_score" not in js  # dense-only hits carry no fusion fields
