@@ -121,13 +121,6 @@ class CandidateCutoff:
         return DESCRIPTIONS[self.policy]
 
 
-def apply_cutoff(scores: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
-    """``scores`` (q, c) with the candidates ``mask`` (q, c) rules out set to -inf (a copy; the same array when mask is None)."""
-    if mask is None:
-        return scores
-    return np.where(mask, np.asarray(scores, dtype=np.float64), -np.inf)
-
-
 def unreachable_pairs(cutoff: CandidateCutoff, relevant: Mapping[str, Mapping[str, float]], position: Mapping[str, int]) -> int:
     """Judged (query, cited) pairs whose cited document the cut-off removes (scored as misses)."""
     if not cutoff.active or not relevant:
@@ -140,4 +133,4 @@ def unreachable_pairs(cutoff: CandidateCutoff, relevant: Mapping[str, Mapping[st
     return out
 
 
-__all__ = ["CUTOFFS", "CandidateCutoff", "apply_cutoff", "check_cutoff", "unreachable_pairs"]
+__all__ = ["CUTOFFS", "CandidateCutoff", "check_cutoff", "unreachable_pairs"]

@@ -77,7 +77,7 @@ class FusionSystem(System):
         return self
 
     def scores(self, rows: np.ndarray) -> np.ndarray:
-        from graphtx.eval.cutoff import apply_cutoff
+        from graphtx.rank.pool import apply_cutoff
 
         fused = np.zeros((len(rows), len(self.corpus)), dtype=np.float64)  # (q, c)
         mask = self.corpus.candidate_mask(rows)  # (q, c) bool or None: the evaluation's cut-off

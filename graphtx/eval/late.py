@@ -145,7 +145,7 @@ class LateRerankSystem(System):
     def scores(self, rows: np.ndarray) -> np.ndarray:
         import time
 
-        from graphtx.eval.cutoff import apply_cutoff
+        from graphtx.rank.pool import apply_cutoff
 
         first = apply_cutoff(np.array(self.first.scores(rows), dtype=np.float64), self.corpus.candidate_mask(rows))  # (q, c); cut-off -inf
         if self.leave_out_self:

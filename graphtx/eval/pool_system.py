@@ -51,7 +51,7 @@ class PoolRankerSystem(System):
         self.label = f"{ranker.name} (ranker)"
 
     def fit(self, corpus: EvalCorpus) -> PoolRankerSystem:
-        from graphtx.eval.ranker import PoolSource
+        from graphtx.rank.fit import PoolSource
 
         super().fit(corpus)
         self.source = PoolSource(corpus, self.bm25, self.dense if "dense" in self.ranker.signals else None)

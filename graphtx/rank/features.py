@@ -1,7 +1,7 @@
 """Features of (query, candidate) pairs of one query's candidate pool.
 
 :func:`pool_features` is the only place features are computed: ``graphtx rank-fit`` calls it on
-training queries (through :mod:`graphtx.eval.ranker`) and ``graphtx search`` / the service / ``graphtx
+training queries (through :mod:`graphtx.rank.fit`) and ``graphtx search`` / the service / ``graphtx
 eval`` call it on every query they rank, so a ranker sees at query time exactly the numbers it was
 fitted on (tests/rank/test_features.py checks that).
 
@@ -19,7 +19,7 @@ meta        year gap (query - candidate; nan when unknown), CPC/IPC overlap at s
             (Jaccard; nan when either side has no codes)
 dense       the graph model: cosine, its rank in the pool (log), z-score and min-max over the pool
 late        a late-interaction score, its rank and z-score; nan when no late score is given. HOOK: a
-            late-interaction model fills ``PoolInputs.late`` through ``PoolSource(late=...)`` (fit and eval)
+            late-interaction model fills ``PoolInputs.late`` through ``graphtx.rank.fit.PoolSource(late=...)`` (fit and eval)
             and ``Index.late_scorer`` (search); refit the ranker once it does
 ==========  ========================================================================================
 

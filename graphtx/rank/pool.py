@@ -122,3 +122,11 @@ class PoolRanker:
     def available(self, fitted) -> bool:
         """Whether an index or a model with this fitted ranker directory (None: none) can rank with it."""
         return self.fitted_kind is None or (fitted is not None and self.fitted_kind in fitted.kinds)
+
+
+def apply_cutoff(scores: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+    """``scores`` (q, c) with the candidates ``mask`` (q, c) rules out set to -inf (a copy; the same array when mask is None):
+    a candidate the cut-off removes takes no place in any pool (graphtx.eval.cutoff decides the mask)."""
+    if mask is None:
+        return scores
+    return np.where(mask, np.asarray(scores, dtype=np.float64), -np.inf)

@@ -159,8 +159,8 @@ def test_rank_fit_pools_hold_only_what_the_cut_off_lets_through(ranked):
     from graphtx.corpus.citations import read_citations
     from graphtx.eval.baselines import BM25System
     from graphtx.eval.data import EvalCorpus, judgements
-    from graphtx.eval.ranker import PoolSource, training_groups
     from graphtx.eval.systems import ModelSystem
+    from graphtx.rank.fit import PoolSource, training_groups
 
     for policy in ("priority", "none"):
         cfg = EvalConfig(cutoff=policy)

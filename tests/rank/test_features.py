@@ -71,8 +71,9 @@ def test_features_identical_at_fit_and_ranking_time(ranked):
     from graphtx.corpus.citations import read_citations
     from graphtx.eval.baselines import BM25System
     from graphtx.eval.data import EvalCorpus, judgements
-    from graphtx.eval.ranker import PoolSource, RankerSystem, fit_ranker, training_groups
+    from graphtx.eval.ranker import RankerSystem
     from graphtx.eval.systems import ModelSystem
+    from graphtx.rank.fit import PoolSource, fit_ranker, training_groups
 
     cfg = EvalConfig()
     corpus = EvalCorpus.load(ranked["corpus"], cfg)
