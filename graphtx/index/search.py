@@ -26,9 +26,12 @@ and searched in every shard; hits are ranked by score (cosine), ties by document
 FAISS neighbours it reads more until k documents pass (doubling, up to the whole index). Typed
 ids are normalised (``US8418590B2`` finds ``US-8418590-B2``; a miss names the closest ids). The
 query model must be the model the index was built with (same fingerprint), or ``open``
-refuses it. The rankers (dense, BM25, hybrid, convex / learned pools) are in ``rankers.py``
-(``Index``'s base class); what a search returns (``Hit``, ``SearchResult``, ``DocumentRecord``) is in
-``results.py``; the files of the index directory are read through ``store.py``.
+refuses it. ``Index`` is the facade of the Python API: it opens the directory and runs a search (query, filters,
+re-ranking, paging) over its parts, each with one job: ``query.py`` (claim text -> claims -> a graph, once),
+``rankers.py`` (the first stage every registered ranker of ``graphtx.rank`` runs through: FAISS, BM25, their pool;
+``Index``'s base class), ``reader.py`` (the documents read back), ``charts.py`` (claim charts and their calibrated
+"found" rule), ``late_rerank.py`` (late interaction); what a search returns (``Hit``, ``SearchResult``,
+``DocumentRecord``) is in ``results.py``; the files of the index directory are read through ``store.py``.
 """
 
 from __future__ import annotations
@@ -40,7 +43,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 
 from graphtx import integrity
 from graphtx.errors import IntegrityError
@@ -48,21 +50,21 @@ from graphtx.from_dict import known_only
 from graphtx.graphs.config import ParseConfig
 from graphtx.graphs.graph import InventionGraph
 from graphtx.index import faiss_index
+from graphtx.index.charts import ClaimCharts
 from graphtx.index.config import SearchConfig
-from graphtx.index.explain import Explanation, explain_hits
+from graphtx.index.explain import Explanation
 from graphtx.index.faiss_index import IndexSpec
 from graphtx.index.filters import FilterData, SearchFilters
-from graphtx.index.found import FoundRule
 from graphtx.index.hybrid import BM25Index
 from graphtx.index.idmap import IdMap
-from graphtx.index.late import NodeVectorStore, explain_late, late_scores
+from graphtx.index.late_rerank import LateInteraction
 from graphtx.index.query import Query, QueryParser
 from graphtx.index.rankers import Rankers, elapsed_ms
+from graphtx.index.reader import DocumentReader
 from graphtx.index.results import DocumentRecord, Hit, SearchResult, assemble_hits
 from graphtx.index.store import (
     BM25_DIR,
     DISPLAY_FIELDS,
-    DOCUMENT_FIELDS,
     GRAPH_FIELDS,
     META_FIELDS,
     IndexStore,
@@ -70,9 +72,6 @@ from graphtx.index.store import (
     index_mend,
     row_to_graph,
 )
-
-# late-interaction charts compare late-head vectors, not the projected node states the bar is calibrated on: words only there
-LATE_FOUND = FoundRule(float("inf"))
 
 log = logging.getLogger(__name__)
 
@@ -106,13 +105,11 @@ class Index(Rankers):
         self.parser = QueryParser(known_only(ParseConfig, manifest.get("parse_config")), search.query_kind)  # the index's parse settings
         self._bm25: BM25Index | None = None
         self._bm25_lock = threading.Lock()
-        self._read_lock = threading.Lock()
-        self._late: NodeVectorStore | None = None
         self._filter_cache: dict = {}  # live digest -> FilterData
-        self._found_rule = None  # graphtx.index.calibration.FoundRule, made at the first explanation
-        self._citing: dict | None = None  # cited id -> indexed documents citing it, read at the first document page
-        self._found_lock = threading.Lock()  # one calibration at a time (not _read_lock: _rows takes that)
-        self._citing_lock = threading.Lock()
+        # the parts an open index is made of: the documents read back, the claim charts, late interaction
+        self.reader = DocumentReader(store, ids, manifest["kind"], search.link_template)
+        self.charts = ClaimCharts(self.reader, model, tokenizer, search, manifest.get("model_fingerprint", ""), self._bm25_at_hand)
+        self.late_interaction = LateInteraction(self.reader, model, tokenizer, bool(manifest.get("late")), search.explain_rows)
 
     # --- opening ---------------------------------------------------------------------
     @classmethod
@@ -296,7 +293,7 @@ class Index(Rankers):
             raise ValueError(f"rerank must be none or late, got {rerank!r}")
         depth = max(k, self.config.rerank_depth if rerank_depth is None else rerank_depth) if rerank == "late" else k
         if rerank == "late":
-            self._require_late()
+            self.late_interaction.require()
         timings: dict = {}
         q = self.query(text, doc_id=doc_id, graph=graph, timings=timings)
         excluded = q.exclude | frozenset(exclude)
@@ -305,7 +302,7 @@ class Index(Rankers):
         while True:
             hits = self._first_stage(q, kind, depth, excluded, mask, timings, explain=explain and rerank != "late")
             if rerank == "late":
-                hits = self._rerank_late(q, hits, len(hits) if group else k, timings)
+                hits = self.late_interaction.rerank(q, hits, len(hits) if group else k, timings)
             if not group:
                 break
             grouped = self._one_per_family(hits)
@@ -317,7 +314,7 @@ class Index(Rankers):
             hits = [dataclasses.replace(h, rank=r) for r, h in enumerate(hits[:k], 1)]
         hits = hits[offset:page_end]  # k is page_end here: the ranks of a page are those of the whole ranking
         if explain:
-            hits = self._explain_late(q, hits, timings) if rerank == "late" else self._explain(q, hits, timings)
+            hits = self.late_interaction.chart_hits(q, hits, timings) if rerank == "late" else self.charts.chart_hits(q, hits, timings)
         timings["total"] = elapsed_ms(t_start)
         return SearchResult(q, tuple(hits), kind != "dense", timings, kind, rerank, applied, tuple(self.query_warnings(q)))
 
@@ -379,180 +376,47 @@ class Index(Rankers):
                 out.append(h)
         return out
 
-    # --- late interaction ---------------------------------------------------------------
+    # --- late interaction (late_rerank.py) ---------------------------------------------------
     @property
     def has_late(self) -> bool:
         """Whether this index can re-rank by late interaction (a late head in the model, node vectors stored)."""
-        return getattr(self.model, "late", None) is not None and bool(self.manifest.get("late"))
-
-    def _require_late(self) -> NodeVectorStore:
-        if getattr(self.model, "late", None) is None:
-            raise ValueError(f"the model of index {self.store.dir} has no late-interaction head (model.late_dim: 0): rerank late needs one")
-        if not self.manifest.get("late"):
-            raise ValueError(f"index {self.store.dir} stores no late-interaction node vectors: rebuild it with index.late_storage int8 or fp16")
-        if self._late is None:
-            self._late = NodeVectorStore(self.store.dir)
-        return self._late
+        return self.late_interaction.available
 
     def query_nodes(self, q: Query) -> tuple[np.ndarray, np.ndarray]:
         """The query graph's late-interaction node vectors (m, L) and weights (m,)."""
-        graph = q.graph
-        u, w, _ = self.model.encode_nodes([graph], self.tokenizer)
-        return u.numpy(), w.numpy()
+        return self.late_interaction.query_nodes(q)
 
     def late_scores(self, query: Query | str, doc_ids: list[str]) -> np.ndarray:
         """(len(doc_ids),) float64: the late-interaction score of ``query`` (a Query or claim text) and each indexed document."""
-        store = self._require_late()
-        q = self.query(query) if isinstance(query, str) else query
-        u, w = self.query_nodes(q)
-        positions = [self.ids.position_of(d) for d in doc_ids]
-        docs = store.nodes([(int(self.ids.part[p]), int(self.ids.row[p])) for p in positions])
-        return late_scores(u, w, docs)
+        self.late_interaction.require()
+        return self.late_interaction.scores(self.query(query) if isinstance(query, str) else query, doc_ids)
 
-    def _rerank_late(self, q: Query, hits: list[Hit], k: int, timings: dict) -> list[Hit]:
-        t0 = time.perf_counter()
-        scores = self.late_scores(q, [h.doc_id for h in hits]) if hits else np.zeros(0)
-        order = sorted(range(len(hits)), key=lambda i: (-scores[i], i))[:k]
-        timings["late"] = elapsed_ms(t0)
-        return [
-            dataclasses.replace(hits[i], rank=r, score=float(scores[i]), late_score=float(scores[i]), first_stage_rank=hits[i].rank)
-            for r, i in enumerate(order, 1)
-        ]
-
-    def _explain_late(self, q: Query, hits: list[Hit], timings: dict) -> list[Hit]:
-        t0 = time.perf_counter()
-        store = self._require_late()
-        u, w = self.query_nodes(q)
-        positions = [self.ids.position_of(h.doc_id) for h in hits]
-        rows = self._rows(positions, list(GRAPH_FIELDS))
-        docs = store.nodes([(int(self.ids.part[p]), int(self.ids.row[p])) for p in positions])
-        out = []
-        for h, row, v in zip(hits, rows, docs):
-            e = explain_late(q.graph, u, w, row_to_graph(row, h.doc_id, self.manifest["kind"]), v, self.config.explain_rows, LATE_FOUND)
-            out.append(dataclasses.replace(h, explanation=e))
-        timings["explain"] = elapsed_ms(t0)
-        return out
-
-    # --- claim charts: when the model "finds" a feature ------------------------------------------
-    CALIBRATION_DOCUMENTS = 64  # documents sampled for the calibration (each against 4 others)
-
+    # --- claim charts (charts.py) ---------------------------------------------------------------
     def found_rule(self):
         """The claim chart's rule for "found by the model" (graphtx/index/calibration.py): ``search.found_similarity`` when set,
         else the threshold calibrated on a seeded sample of this index's documents (in memory, once per open index)."""
-        from graphtx.index.calibration import calibrate_found
-
-        if self._found_rule is not None:
-            return self._found_rule
-        with self._found_lock:  # one calibration, however many requests ask at once
-            if self._found_rule is not None:
-                return self._found_rule
-
-            def known(text: str) -> bool:
-                return self.knows_words(text) is not False  # unknown (no BM25 at hand): no gate
-
-            if self.config.found_similarity is not None:
-                rule = FoundRule(self.config.found_similarity, None, known)
-            else:
-                seed = int(self.fingerprint[:8], 16) if self.fingerprint else 0
-                positions = self._calibration_sample(seed)
-                rows = self._rows(positions, list(GRAPH_FIELDS))
-                graphs = [row_to_graph(r, str(self.ids.doc_id[p]), self.manifest["kind"]) for r, p in zip(rows, positions)]
-                calibration = calibrate_found(self.model, self.tokenizer, graphs, self.config.found_false_rate, seed)
-                fallback = 0.9  # too few documents to calibrate on: the old fixed cosine
-                rule = FoundRule(calibration.threshold if calibration else fallback, calibration, known)
-            self._found_rule = rule
-        return rule
-
-    def _calibration_sample(self, seed: int) -> list[int]:
-        """``CALIBRATION_DOCUMENTS`` seeded positions from as few parts as hold them (each part read, and hashed, once)."""
-        rng = np.random.default_rng(seed)
-        parts = np.unique(self.ids.part)
-        rng.shuffle(parts)
-        chosen: list[int] = []
-        for part in parts:
-            rows = np.flatnonzero(self.ids.part == part)
-            take = min(len(rows), self.CALIBRATION_DOCUMENTS - len(chosen))
-            chosen += rng.choice(rows, size=take, replace=False).tolist()
-            if len(chosen) >= self.CALIBRATION_DOCUMENTS:
-                break
-        return sorted(chosen)
+        return self.charts.found_rule()
 
     def knows_words(self, text: str) -> bool | None:
         """Whether ``text`` holds a word (after BM25's stemming and stop words) some indexed document holds; None when no BM25
         state is at hand (loaded, or persisted and current): a dense-only search never builds BM25 for this."""
-        bm25 = self._bm25
-        if bm25 is None:
-            if BM25Index.saved_digest(self.store.dir / BM25_DIR) != self.manifest["live_digest"]:
-                return None
-            bm25 = self.bm25()
-        return bool(bm25.retriever.get_tokens_ids(bm25.tokens(text)))
+        return self.charts.knows_words(text)
 
     def query_warnings(self, q: Query) -> list[str]:
         """What a searcher should know before trusting a claim chart: a query with almost no features, or no word the index knows."""
-        warnings = []
-        if q.graph is not None and q.source != "id":
-            features = sum(1 for t in q.graph.node_type if t == "feature")
-            if features < 2:
-                warnings.append(
-                    f"the query yields {features} invention feature{'s' if features != 1 else ''}: describe the invention "
-                    "in more words (a claim names its parts) for the claim chart to say much"
-                )
-            if q.text.strip() and self.knows_words(q.text) is False:
-                warnings.append("none of the query's words occurs in the indexed documents: the hits are only the model's guesses")
-        return warnings
+        return self.charts.query_warnings(q)
 
     def explain(
         self, doc_ids: list[str], text: str | None = None, *, doc_id: str | None = None, graph: InventionGraph | None = None
     ) -> list[Explanation]:
         """Node matches between a query and the given indexed documents (any, not only hits)."""
         q = self.query(text, doc_id=doc_id, graph=graph)
-        doc_ids = [self.ids.resolve(d) for d in doc_ids]
-        positions = [self.ids.position_of(d) for d in doc_ids]
-        rows = self._rows(positions, list(GRAPH_FIELDS))
-        hit_graphs = [row_to_graph(r, d, self.manifest["kind"]) for r, d in zip(rows, doc_ids)]
-        return explain_hits(self.model, self.tokenizer, q.graph, hit_graphs, self.config.explain_rows, self.found_rule())
+        return self.charts.explain(q, [self.ids.resolve(d) for d in doc_ids])
 
     def document(self, doc_id: str) -> DocumentRecord:
         """The whole indexed document: metadata, every claim, the description, its graph, and the indexed documents it cites and
         that cite it (from the corpus's citations, as the index was built with its corpus)."""
-        doc_id = self.ids.resolve(doc_id)  # typed forms ("US8418590B2") find the indexed id
-        pos = self.ids.position_of(doc_id)
-        row = self._rows([pos], [*META_FIELDS, *DISPLAY_FIELDS, *DOCUMENT_FIELDS, *GRAPH_FIELDS])[0]
-        record = DocumentRecord.from_row(row, doc_id, int(self.ids.faiss_id[pos]), self.manifest["kind"], self.config.link_template)
-        cited = [d for d in record.cites if d in self.ids]
-        citing = sorted(self._citing_map().get(doc_id, ()))
-        titles = self._titles([*cited, *citing])
-        return dataclasses.replace(record, cited_in_index=tuple((d, titles[d]) for d in cited), citing_in_index=tuple((d, titles[d]) for d in citing))
-
-    def _titles(self, doc_ids: list[str]) -> dict[str, str]:
-        rows = self._rows([self.ids.position_of(d) for d in doc_ids], ["title"]) if doc_ids else []
-        return {d: (r["title"] or "") for d, r in zip(doc_ids, rows)}
-
-    def _citing_map(self) -> dict[str, list[str]]:
-        """cited id -> the indexed documents that cite it (the live rows' ``cites`` columns, read once per open index)."""
-        import pyarrow.compute as pc
-
-        if self._citing is not None:
-            return self._citing
-        with self._citing_lock:
-            if self._citing is not None:
-                return self._citing
-            citing: dict[str, list[str]] = {}
-            for seq in np.unique(self.ids.part).tolist():
-                if "cites" not in self.store.part_columns(seq):
-                    continue
-                rows = self.ids.row[self.ids.part == seq]  # the live rows of this part
-                table = self.store.read_part_columns(seq, ["doc_id", "cites"]).take(pa.array(rows))
-                cites = table.column("cites").combine_chunks()
-                flat = pc.list_flatten(cites)
-                if not len(flat):
-                    continue
-                owners = pc.take(table.column("doc_id").combine_chunks(), pc.list_parent_indices(cites))
-                for cited, doc in zip(flat.to_pylist(), owners.to_pylist()):
-                    if cited in self.ids:
-                        citing.setdefault(cited, []).append(doc)
-            self._citing = citing
-        return self._citing
+        return self.reader.document(self.ids.resolve(doc_id))  # typed forms ("US8418590B2") find the indexed id
 
     # --- BM25 state ------------------------------------------------------------------------
     def bm25(self) -> BM25Index:
@@ -591,20 +455,14 @@ class Index(Rankers):
             columns.append("vector")
         return assemble_hits(ranked, self._rows(positions, columns), dense, bm25, query_vector if missing_dense else None, self.config.link_template)
 
-    def _explain(self, q: Query, hits: list[Hit], timings: dict) -> list[Hit]:
-        if q.graph is None:
-            raise ValueError("this query has no graph to explain")
-        t0 = time.perf_counter()
-        rows = self._rows([self.ids.position_of(h.doc_id) for h in hits], list(GRAPH_FIELDS))
-        graphs = [row_to_graph(r, h.doc_id, self.manifest["kind"]) for r, h in zip(rows, hits)]
-        explanations = explain_hits(self.model, self.tokenizer, q.graph, graphs, self.config.explain_rows, self.found_rule()) if hits else []
-        timings["explain"] = elapsed_ms(t0)
-        return [Hit(**{**h.__dict__, "explanation": e}) for h, e in zip(hits, explanations)]
+    def _bm25_at_hand(self) -> BM25Index | None:
+        """The BM25 state when it costs no build: loaded already, or persisted and current; else None."""
+        if self._bm25 is None and BM25Index.saved_digest(self.store.dir / BM25_DIR) != self.manifest["live_digest"]:
+            return None
+        return self.bm25()
 
     def _rows(self, positions: list[int], columns: list[str]) -> list[dict]:
-        locations = [(int(self.ids.part[p]), int(self.ids.row[p])) for p in positions]
-        with self._read_lock:
-            return self.store.read_rows(locations, columns)
+        return self.reader.rows(positions, columns)
 
 
 def _open_ranker(index_dir: Path, manifest: dict, model, ranker_dir, model_fingerprint: str):
