@@ -1,11 +1,10 @@
-"""Ranking in an open index: the pool each registered ranker (``graphtx.rank.registry``) orders, built from the
-dense model (FAISS, filtered) and BM25.
+"""The first stage of a search in an open index: the pool each registered ranker (``graphtx.rank.registry``) orders,
+built from the dense model (FAISS, filtered) and BM25, and the hits it returns.
 
-``Rankers`` is a part of :class:`~graphtx.index.search.Index` (its base class) kept apart so that each file
-holds one idea: ``search.py`` opens an index and runs a search (query, filters, late re-ranking,
-explanations), this file decides which documents come first. It uses the Index's ``ids``, ``shards``,
-``spec``, ``on_gpu``, ``config``, ``ranker``, ``late_scorer``, ``store``, ``manifest``, ``count``, ``dim``,
-``bm25()``, ``_hits()`` and ``_rows()``.
+``FirstStage`` is a part :class:`~graphtx.index.search.Index` composes: it is handed what it reads (the documents'
+reader, the FAISS shards and their spec, the search settings, the BM25 state) and holds the fitted ranker of
+``graphtx rank-fit`` and the late-scorer hook; ``search.py`` runs a search (query, filters, late re-ranking, charts,
+paging) and this file decides which documents come first.
 
 Every ranker returns the best first, ties by document id; ``exclude``: ids left out; ``mask`` (count,) bool:
 the documents the filters let through (None: all).
@@ -14,13 +13,18 @@ the documents the filters let through (None: all).
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
+from collections.abc import Callable
 
 import numpy as np
 
 from graphtx.index import faiss_index
+from graphtx.index.faiss_index import IndexSpec
 from graphtx.index.query import Query
-from graphtx.index.results import Hit
+from graphtx.index.reader import DocumentReader
+from graphtx.index.results import Hit, assemble_hits
+from graphtx.index.store import DISPLAY_FIELDS, META_FIELDS
 from graphtx.rank.features import top_rows
 from graphtx.rank.pool import make_pool
 from graphtx.rank.registry import available_rankers, get_ranker
@@ -31,10 +35,27 @@ def elapsed_ms(t0: float) -> float:
     return round((time.perf_counter() - t0) * 1000, 2)
 
 
-class Rankers:
-    """The ranking half of :class:`~graphtx.index.search.Index`."""
+class FirstStage:
+    """Which documents come first, for every registered ranker."""
 
-    def _first_stage(
+    def __init__(
+        self, reader: DocumentReader, shards: list, spec: IndexSpec, on_gpu: bool, config, dim: int, live_digest: str, bm25: Callable, ranker=None
+    ):
+        """``bm25``: () -> the index's BM25 state (loaded or built at first use); ``ranker``: the fitted ranker directory
+        (graphtx.rank.store.Ranker) or None."""
+        self.reader, self.ids, self.store = reader, reader.ids, reader.store
+        self.shards, self.spec, self.on_gpu, self.config = shards, spec, on_gpu, config
+        self.dim, self.live_digest, self.bm25 = dim, live_digest, bm25
+        self.ranker = ranker
+        self.late_scorer = None  # HOOK: late(query: Query, positions (n,)) -> (n,) late-interaction scores for the rankers' "late" features
+        self._rank_cache: dict = {}
+        self._rank_lock = threading.Lock()
+
+    @property
+    def count(self) -> int:
+        return len(self.ids)
+
+    def run(
         self, q: Query, kind: str, depth: int, excluded: frozenset[str], mask: np.ndarray | None, timings: dict, explain: bool = False
     ) -> list[Hit]:
         """The ranker's top ``depth`` among the documents ``mask`` lets through (all when None); ``explain``: with
@@ -82,7 +103,7 @@ class Rankers:
         bm25_of = None
         if lexical is not None:
             bm25_of = {pool.doc_ids[i]: (float(pool.bm25[i]), int(pool.bm25_rank[i]) or None) for i in order}
-        hits = self._hits(ranked, dense=dense_of, bm25=bm25_of, query_vector=q.vector)
+        hits = self.hits(ranked, dense=dense_of, bm25=bm25_of, query_vector=q.vector)
         if explain and hits:
             t0 = time.perf_counter()
             why = ranker.explain(pool, self.config, fitted, np.asarray(order, dtype=np.int64))
@@ -130,7 +151,7 @@ class Rankers:
             depth = min(self.count, depth * 2)
         if len(out) < want:  # an approximate index did not reach every passing document: exact cosines
             positions = np.flatnonzero(mask)
-            vectors = np.array([r["vector"] for r in self._rows(positions.tolist(), ["vector"])], np.float32).reshape(
+            vectors = np.array([r["vector"] for r in self.reader.rows(positions.tolist(), ["vector"])], np.float32).reshape(
                 len(positions), -1
             )  # (passing, dim)
             scores = vectors @ np.asarray(vector, np.float32)
@@ -159,8 +180,8 @@ class Rankers:
 
     def _rank_data(self):
         """(LexicalStats of the BM25 index, vectors (count, dim) float32, years (count,), codes): loaded once, for the rankers."""
-        with self._bm25_lock:
-            cached = self._rank_cache.get(self.manifest["live_digest"])
+        with self._rank_lock:
+            cached = self._rank_cache.get(self.live_digest)
         if cached is not None:
             return cached
         from graphtx.rank.features import LexicalStats
@@ -179,8 +200,8 @@ class Rankers:
                 years[p] = float(date[:4]) if date[:4].isdigit() else np.nan
                 codes[p] = tuple(row["cpc"] or ()) or tuple(row["ipc"] or ())
         cached = (stats, vectors, years, codes)
-        with self._bm25_lock:
-            self._rank_cache = {self.manifest["live_digest"]: cached}
+        with self._rank_lock:
+            self._rank_cache = {self.live_digest: cached}
         return cached
 
     def _pool_inputs(self, q: Query, positions: np.ndarray, bm25: np.ndarray):
@@ -202,3 +223,14 @@ class Rankers:
             late=None if self.late_scorer is None else np.asarray(self.late_scorer(q, positions), dtype=np.float64),
         )
         return inputs, stats
+
+    def hits(self, ranked: list[tuple[str, float]], dense: dict, bm25: dict | None, query_vector: np.ndarray | None = None) -> list[Hit]:
+        """Hits of ``ranked`` [(doc id, score)] with their index rows (graphtx.index.results.assemble_hits)."""
+        positions = [self.ids.position_of(d) for d, _ in ranked]
+        columns = [*META_FIELDS, *DISPLAY_FIELDS]
+        missing_dense = query_vector is not None and any(d not in dense for d, _ in ranked)
+        if missing_dense:
+            columns.append("vector")
+        return assemble_hits(
+            ranked, self.reader.rows(positions, columns), dense, bm25, query_vector if missing_dense else None, self.config.link_template
+        )

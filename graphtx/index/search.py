@@ -59,14 +59,12 @@ from graphtx.index.hybrid import BM25Index
 from graphtx.index.idmap import IdMap
 from graphtx.index.late_rerank import LateInteraction
 from graphtx.index.query import Query, QueryParser
-from graphtx.index.rankers import Rankers, elapsed_ms
+from graphtx.index.rankers import FirstStage, elapsed_ms
 from graphtx.index.reader import DocumentReader
-from graphtx.index.results import DocumentRecord, Hit, SearchResult, assemble_hits
+from graphtx.index.results import DocumentRecord, Hit, SearchResult
 from graphtx.index.store import (
     BM25_DIR,
-    DISPLAY_FIELDS,
     GRAPH_FIELDS,
-    META_FIELDS,
     IndexStore,
     index_config_of,
     index_mend,
@@ -78,7 +76,7 @@ log = logging.getLogger(__name__)
 # --- the index -------------------------------------------------------------------------
 
 
-class Index(Rankers):
+class Index:
     """A searchable index directory: FAISS shards, id map, documents, model and (lazily) BM25."""
 
     def __init__(
@@ -95,9 +93,6 @@ class Index(Rankers):
         ranker=None,
     ):
         self.store, self.manifest = store, manifest
-        self.ranker = ranker  # graphtx.rank.store.Ranker of the index (or its model), None without one
-        self.late_scorer = None  # HOOK: late(query: Query, positions (n,)) -> (n,) late-interaction scores for the rankers' "late" features
-        self._rank_cache: dict = {}
         self.model, self.tokenizer = model, tokenizer
         self.ids, self.shards, self.spec = ids, shards, spec
         self.config = search
@@ -110,6 +105,34 @@ class Index(Rankers):
         self.reader = DocumentReader(store, ids, manifest["kind"], search.link_template)
         self.charts = ClaimCharts(self.reader, model, tokenizer, search, manifest.get("model_fingerprint", ""), self._bm25_at_hand)
         self.late_interaction = LateInteraction(self.reader, model, tokenizer, bool(manifest.get("late")), search.explain_rows)
+        self.first_stage = FirstStage(self.reader, shards, spec, on_gpu, search, int(manifest["dim"]), manifest["live_digest"], self.bm25, ranker)
+
+    # the fitted ranker of `graphtx rank-fit` (None without one) and the late-scorer hook live in the first stage
+    @property
+    def ranker(self):
+        return self.first_stage.ranker
+
+    @ranker.setter
+    def ranker(self, value) -> None:
+        self.first_stage.ranker = value
+
+    @property
+    def late_scorer(self):
+        """HOOK: late(query: Query, positions (n,)) -> (n,) late-interaction scores for the rankers' "late" features."""
+        return self.first_stage.late_scorer
+
+    @late_scorer.setter
+    def late_scorer(self, value) -> None:
+        self.first_stage.late_scorer = value
+
+    def resolve_ranker(self, ranker: str | None = None, hybrid: bool | None = None) -> str:
+        """The ranker a search uses: ``ranker``, else hybrid when asked, else ``search.ranker`` (auto: learned when fitted, else
+        hybrid unless ``search.hybrid`` is false)."""
+        return self.first_stage.resolve_ranker(ranker, hybrid)
+
+    def available_rankers(self) -> list[str]:
+        """The registered rankers this index can search with."""
+        return self.first_stage.available_rankers()
 
     # --- opening ---------------------------------------------------------------------
     @classmethod
@@ -300,7 +323,7 @@ class Index(Rankers):
         mask, applied = self._mask(q, filters, timings)
         group = filters is not None and filters.group_by_family
         while True:
-            hits = self._first_stage(q, kind, depth, excluded, mask, timings, explain=explain and rerank != "late")
+            hits = self.first_stage.run(q, kind, depth, excluded, mask, timings, explain=explain and rerank != "late")
             if rerank == "late":
                 hits = self.late_interaction.rerank(q, hits, len(hits) if group else k, timings)
             if not group:
@@ -446,14 +469,6 @@ class Index(Rankers):
                     bm25 = BM25Index.build(self.store.read_texts(self.ids), index_config_of(self.manifest), digest)
                 self._bm25 = bm25
             return self._bm25
-
-    def _hits(self, ranked: list[tuple[str, float]], dense: dict, bm25: dict | None, query_vector: np.ndarray | None = None) -> list[Hit]:
-        positions = [self.ids.position_of(d) for d, _ in ranked]
-        columns = [*META_FIELDS, *DISPLAY_FIELDS]
-        missing_dense = query_vector is not None and any(d not in dense for d, _ in ranked)
-        if missing_dense:
-            columns.append("vector")
-        return assemble_hits(ranked, self._rows(positions, columns), dense, bm25, query_vector if missing_dense else None, self.config.link_template)
 
     def _bm25_at_hand(self) -> BM25Index | None:
         """The BM25 state when it costs no build: loaded already, or persisted and current; else None."""
