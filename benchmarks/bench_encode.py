@@ -97,7 +97,14 @@ def bert_base():
             self.segment = nn.Embedding(2, hidden)
             self.ln = nn.LayerNorm(hidden, eps=1e-12)
             block = nn.TransformerEncoderLayer(
-                hidden, heads, ffn, dropout=0.1, activation="gelu", layer_norm_eps=1e-12, batch_first=True, norm_first=False
+                hidden,
+                heads,
+                ffn,
+                dropout=0.1,
+                activation="gelu",
+                layer_norm_eps=1e-12,
+                batch_first=True,
+                norm_first=False,
             )
             self.encoder = nn.TransformerEncoder(block, layers, enable_nested_tensor=False)
             self.pooler = nn.Linear(hidden, hidden)
@@ -198,7 +205,8 @@ def job_text(spec: dict) -> dict:
     bert_pass(model, tokenizer, texts[:1], spec["batch_size"], True, spec["bf16"])  # warm-up
     chunks = []
     seconds, passes = timed(
-        lambda: chunks.append(bert_pass(model, tokenizer, texts, spec["batch_size"], spec["first_only"], spec["bf16"])), spec["min_seconds"]
+        lambda: chunks.append(bert_pass(model, tokenizer, texts, spec["batch_size"], spec["first_only"], spec["bf16"])),
+        spec["min_seconds"],
     )
     return {
         "docs": len(texts),
@@ -278,7 +286,9 @@ def prepare_grants(grants: str, limit: int, tmp: Path) -> tuple[Path, Path, Path
         for doc in select_documents(everything, limit):
             writer.add_document(doc, (), doc.source_file, "")
     start = time.perf_counter()
-    parse_corpus(selected, tmp / "graphs", ParseConfig(kinds=("first_claim", "description"), workers=workers), progress=False)
+    parse_corpus(
+        selected, tmp / "graphs", ParseConfig(kinds=("first_claim", "description"), workers=workers), progress=False
+    )
     return everything, tmp / "graphs", selected, time.perf_counter() - start
 
 
@@ -305,7 +315,9 @@ def main() -> int:
     ap.add_argument("--graphs", type=Path, help="graphs directory of an existing parse (with --corpus)")
     ap.add_argument("--corpus", type=Path, help="corpus directory the --graphs were parsed from")
     ap.add_argument("--limit", type=int, default=100, help="first N documents with claims, in file order (0 = all)")
-    ap.add_argument("--tokens", type=Path, help="tokens directory (graphtx pretrain); default: train BPE on the corpus here")
+    ap.add_argument(
+        "--tokens", type=Path, help="tokens directory (graphtx pretrain); default: train BPE on the corpus here"
+    )
     ap.add_argument("--threads", type=int, default=os.cpu_count(), help="torch threads (default: all cores)")
     ap.add_argument("--configs", nargs="+", default=["small", "paper"], choices=["small", "paper"])
     ap.add_argument("--kinds", nargs="+", default=list(GRAPH_TEXT), choices=list(GRAPH_TEXT))
@@ -318,7 +330,12 @@ def main() -> int:
         help="documents the text encoder reads for the chunked claims + description row, spread over the selection (0 = all)",
     )
     ap.add_argument("--min-seconds", type=float, default=3.0, help="repeat a measurement until it has run this long")
-    ap.add_argument("--bf16", choices=["auto", "on", "off"], default="auto", help="text-encoder bf16 rows: auto = only if faster in a probe")
+    ap.add_argument(
+        "--bf16",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="text-encoder bf16 rows: auto = only if faster in a probe",
+    )
     ap.add_argument("--job", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.job:
@@ -343,7 +360,9 @@ def main() -> int:
         docs = select_documents(corpus, args.limit)
         with_graphs = [{g.doc_id for g in iter_graphs(graphs_dir, kind)} for kind in args.kinds]
         without = [d.id for d in docs if not all(d.id in have for have in with_graphs)]
-        docs = [d for d in docs if d.id not in without]  # a graph without nodes is not written: both sides skip the document
+        docs = [
+            d for d in docs if d.id not in without
+        ]  # a graph without nodes is not written: both sides skip the document
         ids = [d.id for d in docs]
 
         # tokenizers: one per vocabulary size (the graph model's table, BERT's 30522)
@@ -408,7 +427,9 @@ def main() -> int:
         text_rows = {}
         plans = [plan_texts(d, ParseConfig()) for d in docs]
         for kind in args.kinds:
-            texts = ["\n".join(t for t, feeds in zip(plan.texts, plan.feeds) if kind in feeds) for plan in plans]  # what the graph was built from
+            texts = [
+                "\n".join(t for t, feeds in zip(plan.texts, plan.feeds) if kind in feeds) for plan in plans
+            ]  # what the graph was built from
             for bf16 in bf16_modes:
                 for first_only in (False, True):
                     long_run = kind == "description" and not first_only
@@ -480,7 +501,9 @@ def report(args, docs, graph_rows, text_rows, bf16_modes, probe, baseline, parse
             )
     if probe:
         verdict = "bf16 rows shown" if True in bf16_modes else "bf16 rows left out (slower here)"
-        print(f"bf16 probe (BERT-base-shaped, 1×512 tokens, best of 2): fp32 {probe['fp32']:.2f} s, bf16 autocast {probe['bf16']:.2f} s: {verdict}")
+        print(
+            f"bf16 probe (BERT-base-shaped, 1×512 tokens, best of 2): fp32 {probe['fp32']:.2f} s, bf16 autocast {probe['bf16']:.2f} s: {verdict}"
+        )
     if parse_seconds is not None and set(args.kinds) == set(GRAPH_TEXT):
         parse_rate = len(docs) / parse_seconds
         bert = 1 / sum(1 / chunked[k] for k in args.kinds)

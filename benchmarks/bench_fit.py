@@ -27,7 +27,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--graphs", required=True, help="graphs directory of the EV-battery documents (graphtx parse)")
     ap.add_argument("--tokens", required=True, help="tokens directory (graphtx pretrain)")
-    ap.add_argument("--citations", default=str(ROOT.parent / "shared" / "data" / "citations-ev-battery" / "citations_train.tsv"))
+    ap.add_argument(
+        "--citations", default=str(ROOT.parent / "shared" / "data" / "citations-ev-battery" / "citations_train.tsv")
+    )
     ap.add_argument("--config", default=str(ROOT / "configs" / "small.yaml"))
     ap.add_argument("--pairs", type=int, default=192)
     ap.add_argument("--steps", type=int, default=60)
@@ -52,13 +54,21 @@ def main() -> int:
     torch.manual_seed(args.seed)
     model, tokenizer = init_model(config.model.as_base(), args.tokens, args.seed)
     store = GraphStore.load(args.graphs, {cfg.query_kind, cfg.candidate_kind})
-    cites = [c for c in read_citations(args.citations) if store.has(c.citing_id, cfg.query_kind) and store.has(c.cited_id, cfg.candidate_kind)]
+    cites = [
+        c
+        for c in read_citations(args.citations)
+        if store.has(c.citing_id, cfg.query_kind) and store.has(c.cited_id, cfg.candidate_kind)
+    ]
     chosen = [cites[i] for i in np.random.default_rng(args.seed).choice(len(cites), args.pairs, replace=False)]
     known = positives_by_citing(
         Pair(c.citing_id, c.cited_id, c.category) for c in cites
     )  # every training citation of an anchor is a positive, never a negative
-    anchors = collate([store.get(c.citing_id, cfg.query_kind) for c in chosen], tokenizer, model.config.max_tokens_per_node)
-    cited = collate([store.get(c.cited_id, cfg.candidate_kind) for c in chosen], tokenizer, model.config.max_tokens_per_node)
+    anchors = collate(
+        [store.get(c.citing_id, cfg.query_kind) for c in chosen], tokenizer, model.config.max_tokens_per_node
+    )
+    cited = collate(
+        [store.get(c.cited_id, cfg.candidate_kind) for c in chosen], tokenizer, model.config.max_tokens_per_node
+    )
     allowed = allowed_negatives([c.citing_id for c in chosen], [c.cited_id for c in chosen], known)  # (b, b)
     positive = torch.arange(len(chosen))
     margins = torch.tensor([cfg.margin(c.category) for c in chosen])
@@ -74,7 +84,9 @@ def main() -> int:
 
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=cfg.weight_decay)
     print(f"machine: {basics()}; torch {torch.__version__}, {torch.get_num_threads()} threads")
-    print(f"{len(chosen)} of {len(cites)} training citations (seed {args.seed}), {args.loss} loss, lr {args.lr}, {args.steps} full-batch steps\n")
+    print(
+        f"{len(chosen)} of {len(cites)} training citations (seed {args.seed}), {args.loss} loss, lr {args.lr}, {args.steps} full-batch steps\n"
+    )
     print("| step | loss | active | top-3 share | mean cos positive | mean cos negative | seconds |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     top3, cpos, cneg = measure()

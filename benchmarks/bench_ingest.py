@@ -44,7 +44,11 @@ def make_input(grants: Path, copies: int, out: Path) -> int:
                 # a new document number per copy: "<doc-number>D0651432</doc-number>" -> "...D0651432C3"
                 f.write(
                     re.sub(
-                        rb"(<publication-reference>.*?<doc-number>)([^<]+)", lambda m: m.group(1) + m.group(2) + b"C%d" % c, r, count=1, flags=re.S
+                        rb"(<publication-reference>.*?<doc-number>)([^<]+)",
+                        lambda m: m.group(1) + m.group(2) + b"C%d" % c,
+                        r,
+                        count=1,
+                        flags=re.S,
                     )
                 )
     return out.stat().st_size
@@ -66,7 +70,12 @@ def main() -> int:
             size = make_input(args.grants, copies, src)
             for workers in args.workers:
                 out = Path(tmp) / f"corpus_{copies}_{workers}"
-                res = subprocess.run([sys.executable, "-c", CHILD, str(src), str(out), str(workers)], capture_output=True, text=True, check=True)
+                res = subprocess.run(
+                    [sys.executable, "-c", CHILD, str(src), str(out), str(workers)],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
                 r = json.loads(res.stdout.strip().splitlines()[-1])
                 print(
                     f"| {copies}× shared US grants | {size / 2**20:.0f} | {workers} | {r['records']} | {r['records'] / r['seconds']:.0f} | "

@@ -45,16 +45,24 @@ def main() -> None:
     client = TestClient(create_app(args.index, ServeConfig(), SearchConfig()), base_url="http://localhost")
     health = client.get("/healthz").json()
     text = Path(args.query).read_text(encoding="utf-8")
-    print(f"index {args.index}: {health['count']} documents, ranker {health['ranker']}; k = {args.k}; {args.repeats} requests each after a warm-up\n")
+    print(
+        f"index {args.index}: {health['count']} documents, ranker {health['ranker']}; k = {args.k}; {args.repeats} requests each after a warm-up\n"
+    )
     client.post("/search", json={"text": text, "k": args.k})
     print("| request | median ms | best ms | response KiB |\n|---|---:|---:|---:|")
     first = client.post("/search", json={"text": text, "k": args.k}).json()["hits"][0]["doc_id"]
-    client.post("/explain", json={"text": text, "k": args.k})  # warm-up: the found-threshold calibration happens once per open index
+    client.post(
+        "/explain", json={"text": text, "k": args.k}
+    )  # warm-up: the found-threshold calibration happens once per open index
     requests = (
         ("1. hit list (/search): shown at once", "/search", {"k": args.k}),
         ("2. the page's claim charts (/explain)", "/explain", {"k": args.k}),
         ("3. one hit's graphs, when opened (/explain, svg)", "/explain", {"doc_ids": [first], "svg": True}),
-        ("all at once (/search explain + svg: the page before)", "/search", {"k": args.k, "explain": True, "svg": True}),
+        (
+            "all at once (/search explain + svg: the page before)",
+            "/search",
+            {"k": args.k, "explain": True, "svg": True},
+        ),
     )
     for name, path, extra in requests:
         times, size = [], 0

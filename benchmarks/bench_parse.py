@@ -82,7 +82,11 @@ def main() -> int:
         if len(kinds) > 1:
             rows.append(["all three (what `graphtx parse` does)", f"all ({len(docs)})", f"{rate:.2f}"] + [""] * 9)
             continue
-        for population, keep in (("all", lambda d: True), ("utility", is_utility), ("design", lambda d: not is_utility(d))):
+        for population, keep in (
+            ("all", lambda d: True),
+            ("utility", is_utility),
+            ("design", lambda d: not is_utility(d)),
+        ):
             gs = [g[kinds[0]] for d, g in zip(docs, graphs) if keep(d)]
             if not gs:
                 continue

@@ -114,7 +114,9 @@ def fmt_ci(ci: dict, metric: str) -> str:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data", required=True, help="citations-ev-battery folder (citations_train.tsv, citations_validation.tsv)")
+    p.add_argument(
+        "--data", required=True, help="citations-ev-battery folder (citations_train.tsv, citations_validation.tsv)"
+    )
     p.add_argument("--corpus", required=True, help="EV corpus directory (graphtx ingest of docs.jsonl)")
     p.add_argument("--graphs", required=True, help="EV graphs directory (graphtx parse, small config)")
     p.add_argument("--tokens", required=True, help="tokens directory (graphtx pretrain, small config)")
@@ -126,8 +128,17 @@ def main() -> int:
         type=int,
         help="cap the fine-tuning (and --train-scratch) runs at this many epochs (default: configs/small.yaml, early stop)",
     )
-    p.add_argument("--scratch", nargs="*", default=[], help="from-scratch run directories (configs/small.yaml, --stages base), one per seed")
-    p.add_argument("--train-scratch", action="store_true", help="train the from-scratch runs here (OUT/scratch-sN) when --scratch is not given")
+    p.add_argument(
+        "--scratch",
+        nargs="*",
+        default=[],
+        help="from-scratch run directories (configs/small.yaml, --stages base), one per seed",
+    )
+    p.add_argument(
+        "--train-scratch",
+        action="store_true",
+        help="train the from-scratch runs here (OUT/scratch-sN) when --scratch is not given",
+    )
     p.add_argument("--out", required=True)
     a = p.parse_args()
     out = Path(a.out)
@@ -138,7 +149,9 @@ def main() -> int:
     seconds = {}
     if not (pre / "summary.json").exists():
         extra = ["--pretrain-graphs", *a.pretrain_graphs] if a.pretrain_graphs else []
-        seconds["pretrain"] = run(gx() + train_args(a, pre) + ["--config", a.config, "--tokens", a.tokens, "--stages", "pretrain", *extra])
+        seconds["pretrain"] = run(
+            gx() + train_args(a, pre) + ["--config", a.config, "--tokens", a.tokens, "--stages", "pretrain", *extra]
+        )
     cap = ["--max-epochs", str(a.finetune_epochs)] if a.finetune_epochs else []
     fine = []
     for s in a.seeds:
@@ -147,7 +160,17 @@ def main() -> int:
             seconds[f"finetune-s{s}"] = run(
                 gx()
                 + train_args(a, run_dir)
-                + ["--config", "configs/small.yaml", "--init", str(pre / "model"), "--stages", "base", "--seed", str(s), *cap]
+                + [
+                    "--config",
+                    "configs/small.yaml",
+                    "--init",
+                    str(pre / "model"),
+                    "--stages",
+                    "base",
+                    "--seed",
+                    str(s),
+                    *cap,
+                ]
             )
         fine.append(run_dir)
     scratch = [Path(x) for x in a.scratch]
@@ -158,11 +181,25 @@ def main() -> int:
                 seconds[f"scratch-s{s}"] = run(
                     gx()
                     + train_args(a, run_dir)
-                    + ["--config", "configs/small.yaml", "--tokens", a.tokens, "--stages", "base", "--seed", str(s), *cap]
+                    + [
+                        "--config",
+                        "configs/small.yaml",
+                        "--tokens",
+                        a.tokens,
+                        "--stages",
+                        "base",
+                        "--seed",
+                        str(s),
+                        *cap,
+                    ]
                 )
             scratch.append(run_dir)
 
-    systems = {"pretrained, no fine-tuning (zero-shot)": [evaluate(a, pre / "model", "graphtx pretrained zero-shot", out / "eval-zeroshot")]}
+    systems = {
+        "pretrained, no fine-tuning (zero-shot)": [
+            evaluate(a, pre / "model", "graphtx pretrained zero-shot", out / "eval-zeroshot")
+        ]
+    }
     systems["pretrained + citation fine-tuning"] = [
         evaluate(a, r / "model", f"graphtx pretrained, fine-tuned {r.name}", out / f"eval-{r.name}") for r in fine
     ]
@@ -172,7 +209,9 @@ def main() -> int:
         ]
 
     bm25 = next(iter(systems.values()))[0]["bm25"]
-    print(f"\nEV-battery validation (257 queries, 661 pairs, 3,602 candidates); BM25 Recall@3 {bm25['recall']:.4f}, nDCG@150 {bm25['ndcg']:.4f}\n")
+    print(
+        f"\nEV-battery validation (257 queries, 661 pairs, 3,602 candidates); BM25 Recall@3 {bm25['recall']:.4f}, nDCG@150 {bm25['ndcg']:.4f}\n"
+    )
     print(
         "| model | ranker | seeds | Recall@3 mean (min-max) | nDCG@150 mean (min-max) | Recall@3 / BM25, 95% CI per seed | nDCG@150 / BM25, 95% CI per seed |"
     )

@@ -70,8 +70,12 @@ def main() -> None:
     print(machine())
     index = Index.open(args.index)
     texts = query_texts(args.corpus, args.queries)
-    print(f"index {args.index}: {index.count} documents; {len(texts)} queries; ranker pool depth {index.ranker.depth if index.ranker else '-'}\n")
-    print("| ranker | first query (ms) | total p50 (ms) | total p99 (ms) | ranking step p50 (ms) | ranking step p99 (ms) |")
+    print(
+        f"index {args.index}: {index.count} documents; {len(texts)} queries; ranker pool depth {index.ranker.depth if index.ranker else '-'}\n"
+    )
+    print(
+        "| ranker | first query (ms) | total p50 (ms) | total p99 (ms) | ranking step p50 (ms) | ranking step p99 (ms) |"
+    )
     print("|---|---|---|---|---|---|")
     for kind in args.rankers.split(","):
         t0 = time.perf_counter()
@@ -85,7 +89,9 @@ def main() -> None:
             t = result.timings_ms
             step.append(sum(t.get(name, 0.0) for name in ("search", "bm25", "rank")))
         p = lambda xs, q: float(np.percentile(xs, q))  # noqa: E731
-        print(f"| {kind} | {first:.0f} | {p(total, 50):.1f} | {p(total, 99):.1f} | {p(step, 50):.2f} | {p(step, 99):.2f} |")
+        print(
+            f"| {kind} | {first:.0f} | {p(total, 50):.1f} | {p(total, 99):.1f} | {p(step, 50):.2f} | {p(step, 99):.2f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -36,21 +36,31 @@ def load() -> str:
 
 def table(title: str, rows: list[tuple]) -> None:
     print(f"\n{title}\n")
-    print("| engine | workers | items | seconds | items/s | per worker-second | load before | load after | same output as local/1 |")
+    print(
+        "| engine | workers | items | seconds | items/s | per worker-second | load before | load after | same output as local/1 |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for engine, workers, n, seconds, before, after, same in rows:
-        print(f"| {engine} | {workers} | {n} | {seconds:.1f} | {n / seconds:.2f} | {n / seconds / workers:.2f} | {before} | {after} | {same} |")
+        print(
+            f"| {engine} | {workers} | {n} | {seconds:.1f} | {n / seconds:.2f} | {n / seconds / workers:.2f} | {before} | {after} | {same} |"
+        )
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", default="graphtx/data/demo", help="input `graphtx ingest` reads (default: the embedded demo grants)")
+    ap.add_argument(
+        "--corpus", default="graphtx/data/demo", help="input `graphtx ingest` reads (default: the embedded demo grants)"
+    )
     ap.add_argument("--limit", type=int, default=40, help="documents parsed per run")
     ap.add_argument("--workers", type=int, default=2, help="processes / Ray actors of the larger runs")
     ap.add_argument("--shard-size", type=int, default=8, help="documents per Ray parse shard")
     ap.add_argument("--graphs", help="graphs directory for the encode runs (default: the graphs parsed here)")
-    ap.add_argument("--tokens", help="pre-trained tokens for the encode model (default: pre-trained here on the corpus)")
-    ap.add_argument("--batch-size", type=int, default=16, help="graphs per forward pass (a chunk, the Ray shard, is 16 batches)")
+    ap.add_argument(
+        "--tokens", help="pre-trained tokens for the encode model (default: pre-trained here on the corpus)"
+    )
+    ap.add_argument(
+        "--batch-size", type=int, default=16, help="graphs per forward pass (a chunk, the Ray shard, is 16 batches)"
+    )
     args = ap.parse_args()
     import ray
 
@@ -82,13 +92,20 @@ def main() -> int:
             out, before = root / f"{engine}{workers}", load()
             t0 = time.time()
             report = parse_corpus(
-                root / "corpus", out, ParseConfig(workers=workers, chunk_size=4, shard_size=args.shard_size), progress=False, engine=engine
+                root / "corpus",
+                out,
+                ParseConfig(workers=workers, chunk_size=4, shard_size=args.shard_size),
+                progress=False,
+                engine=engine,
             )
             seconds = time.time() - t0
             graphs = list(iter_graphs(out))
             reference = reference or graphs
             rows.append((engine, workers, report.documents, seconds, before, load(), graphs == reference))
-        table(f"parse: {args.limit} documents, all three graphs, chunks of 4 (local), shards of {args.shard_size} (ray); documents/s", rows)
+        table(
+            f"parse: {args.limit} documents, all three graphs, chunks of 4 (local), shards of {args.shard_size} (ray); documents/s",
+            rows,
+        )
 
         # --- encode ---
         graphs_dir = Path(args.graphs) if args.graphs else root / "local1"

@@ -82,7 +82,9 @@ def resident_mib(path: Path) -> float:
         "def rss():\n    return next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmRSS')) / 1024\n"
         f"r0 = rss(); index = faiss.read_index({str(path)!r}); print(rss() - r0)"
     )
-    return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip())
+    return float(
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    )
 
 
 def percentiles(ms: list[float]) -> tuple[float, float]:
@@ -131,7 +133,11 @@ def run_one(
         )
         spec = faiss_index.resolve_spec(cfg, dim, n)
         t0 = time.perf_counter()
-        sample = x[np.random.default_rng(0).choice(n, size=min(n, train_size), replace=False)] if spec.needs_training else x[:0]
+        sample = (
+            x[np.random.default_rng(0).choice(n, size=min(n, train_size), replace=False)]
+            if spec.needs_training
+            else x[:0]
+        )
         template = faiss_index.train(spec, sample, seed=0, use_gpu="never")
         train_s = time.perf_counter() - t0
         index = faiss_index.fill(template, x, ids, spec)
@@ -223,7 +229,10 @@ def run_e2e(index_dir: str, corpus_dir: str, n: int, k: int, rerank_depths: tupl
     if index.has_late:  # + late-interaction re-ranking of the dense (and hybrid) top N
         for depth in rerank_depths:
             for hyb in (False, True):
-                runs = [index.search(text, k, hybrid=hyb, rerank="late", rerank_depth=depth).timings_ms for text in claims[1:]]
+                runs = [
+                    index.search(text, k, hybrid=hyb, rerank="late", rerank_depth=depth).timings_ms
+                    for text in claims[1:]
+                ]
                 name = f"{'hybrid' if hyb else 'dense'} + late re-rank (top {depth})"
                 late[name] = {
                     "late": [round(v, 2) for v in percentiles([t["late"] for t in runs])],
@@ -252,7 +261,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dims", type=int, nargs="*", default=[])
     ap.add_argument("--sizes", type=int, nargs="*", default=[])
-    ap.add_argument("--types", nargs="+", default=["flat", "ivfpq", "hnsw"], help="flat, ivfpq, ivfpq+SQ8 (re-ranked: +SQ8, +SQfp16, +Flat), hnsw")
+    ap.add_argument(
+        "--types",
+        nargs="+",
+        default=["flat", "ivfpq", "hnsw"],
+        help="flat, ivfpq, ivfpq+SQ8 (re-ranked: +SQ8, +SQfp16, +Flat), hnsw",
+    )
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("-k", type=int, default=10)
     ap.add_argument("--train-size", type=int, default=100_000, help="IVF-PQ training sample (index.train_size)")
@@ -260,12 +274,18 @@ def main() -> None:
     ap.add_argument("--ef-construction", type=int, default=200)
     ap.add_argument("--ef-search", type=int, nargs="+", default=[128], help="HNSW efSearch values to measure")
     ap.add_argument("--nprobe", type=int, nargs="+", default=[16], help="IVF-PQ nprobe values to measure")
-    ap.add_argument("--pq-m", type=int, default=0, help="PQ sub-quantizers (0: index.pq_m's rule, a divisor near dim / 4)")
+    ap.add_argument(
+        "--pq-m", type=int, default=0, help="PQ sub-quantizers (0: index.pq_m's rule, a divisor near dim / 4)"
+    )
     ap.add_argument("--e2e-index", help="index directory for the end-to-end measurement")
     ap.add_argument("--e2e-corpus", help="corpus directory whose first claims are the queries")
     ap.add_argument("--e2e-queries", type=int, default=50)
     ap.add_argument(
-        "--e2e-rerank-depth", type=int, nargs="+", default=[100], help="an index with late-interaction node vectors: re-rank depths to time"
+        "--e2e-rerank-depth",
+        type=int,
+        nargs="+",
+        default=[100],
+        help="an index with late-interaction node vectors: re-rank depths to time",
     )
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: "dim,n" run in this process, JSON out
     args = ap.parse_args()

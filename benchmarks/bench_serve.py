@@ -89,7 +89,12 @@ def bad_request(rng: random.Random, base: str) -> tuple[str, str, dict, int]:
         return "POST", f"{base}/search", {"json": {"id": "NO-SUCH-DOCUMENT"}}, 404
     if kind == "json":
         return "POST", f"{base}/search", {"content": b"{not json", "headers": {"content-type": "application/json"}}, 422
-    return "POST", f"{base}/search", {"content": b"{" + b" " * 200_000 + b"}", "headers": {"content-type": "application/json"}}, 413
+    return (
+        "POST",
+        f"{base}/search",
+        {"content": b"{" + b" " * 200_000 + b"}", "headers": {"content-type": "application/json"}},
+        413,
+    )
 
 
 def mix(texts: list[str]) -> tuple[list[str], list[float]]:
@@ -99,10 +104,17 @@ def mix(texts: list[str]) -> tuple[list[str], list[float]]:
     return list(MIX), list(MIX.values())
 
 
-def request_for(kind: str, rng: random.Random, base: str, texts: list[str], ids: list[str]) -> tuple[str, str, dict, int]:
+def request_for(
+    kind: str, rng: random.Random, base: str, texts: list[str], ids: list[str]
+) -> tuple[str, str, dict, int]:
     """One request of ``kind`` from the mix: (method, url, httpx kwargs, expected status)."""
     if kind in ("search", "hybrid", "explain"):
-        body = {"text": rng.choice(texts), "k": 3 if kind == "explain" else 10, "hybrid": kind == "hybrid", "explain": kind == "explain"}
+        body = {
+            "text": rng.choice(texts),
+            "k": 3 if kind == "explain" else 10,
+            "hybrid": kind == "hybrid",
+            "explain": kind == "explain",
+        }
         return "POST", f"{base}/search", {"json": body}, 200
     if kind == "id":
         return "POST", f"{base}/search", {"json": {"id": rng.choice(ids), "k": 10}}, 200
@@ -161,7 +173,9 @@ def stop_server(server: subprocess.Popen, timeout: float = 30.0) -> None:
         server.wait()
 
 
-def run_level(base: str, concurrency: int, requests: int, duration: float, texts: list[str], ids: list[str], seed: int) -> dict:
+def run_level(
+    base: str, concurrency: int, requests: int, duration: float, texts: list[str], ids: list[str], seed: int
+) -> dict:
     import httpx
 
     lock = threading.Lock()
@@ -197,7 +211,12 @@ def run_level(base: str, concurrency: int, requests: int, duration: float, texts
     for t in threads:
         t.join()
     wall = time.time() - started
-    out = {"concurrency": concurrency, "requests": len(results), "seconds": round(wall, 1), "throughput": round(len(results) / wall, 2)}
+    out = {
+        "concurrency": concurrency,
+        "requests": len(results),
+        "seconds": round(wall, 1),
+        "throughput": round(len(results) / wall, 2),
+    }
     out["errors"] = sum(1 for r in results if not r[2])
     out["error_details"] = sorted({f"{k}:{d}" for k, _, ok, d in results if not ok})
     all_ms = [ms for _, ms, _, _ in results]
@@ -253,12 +272,16 @@ def main() -> None:
     print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in levels:
         p = r["all"] or ["-"] * 3
-        print(f"| {r['concurrency']} | {r['requests']} | {r['seconds']} | {r['throughput']} | {r['errors']} | {p[0]} | {p[1]} | {p[2]} |")
+        print(
+            f"| {r['concurrency']} | {r['requests']} | {r['seconds']} | {r['throughput']} | {r['errors']} | {p[0]} | {p[1]} | {p[2]} |"
+        )
     print("\nby request kind (p50 / p95 / p99 ms):\n")
     print("| concurrency | " + " | ".join(MIX) + " |")
     print("|---:|" + "---|" * len(MIX))
     for r in levels:
-        cells = [f"{v['p'][0]} / {v['p'][1]} / {v['p'][2]} ({v['n']})" if (v := r["by_kind"].get(k)) else "-" for k in MIX]
+        cells = [
+            f"{v['p'][0]} / {v['p'][1]} / {v['p'][2]} ({v['n']})" if (v := r["by_kind"].get(k)) else "-" for k in MIX
+        ]
         print(f"| {r['concurrency']} | " + " | ".join(cells) + " |")
     errors = [d for r in levels for d in r["error_details"]]
     if errors:

@@ -49,8 +49,16 @@ def run(cmd: list[str]) -> float:
 
 
 def stage_stats(stage_dir: Path) -> dict:
-    log = [json.loads(x) for x in (stage_dir / "log.jsonl").read_text().splitlines()] if (stage_dir / "log.jsonl").exists() else []
-    evals = [json.loads(x) for x in (stage_dir / "evals.jsonl").read_text().splitlines()] if (stage_dir / "evals.jsonl").exists() else []
+    log = (
+        [json.loads(x) for x in (stage_dir / "log.jsonl").read_text().splitlines()]
+        if (stage_dir / "log.jsonl").exists()
+        else []
+    )
+    evals = (
+        [json.loads(x) for x in (stage_dir / "evals.jsonl").read_text().splitlines()]
+        if (stage_dir / "evals.jsonl").exists()
+        else []
+    )
     if not log:
         return {}
     step_s = sum(r["seconds"] for r in log)
@@ -76,7 +84,11 @@ def _pair(record: dict | None) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", required=True, help="citations-ev-battery folder (docs.jsonl, citations_train.tsv, citations_validation.tsv)")
+    ap.add_argument(
+        "--data",
+        required=True,
+        help="citations-ev-battery folder (docs.jsonl, citations_train.tsv, citations_validation.tsv)",
+    )
     ap.add_argument("--tokens", help="tokens directory of graphtx pretrain (needed unless --run)")
     ap.add_argument("--out", required=True, help="work directory (corpus, graphs, run)")
     ap.add_argument("--config", default=str(ROOT / "configs" / "small.yaml"))
@@ -99,7 +111,9 @@ def main() -> int:
     if not (out / "corpus" / "documents.parquet").exists():
         timings["ingest"] = run(gx + ["ingest", str(data / "docs.jsonl"), "--out", str(out / "corpus"), "--quiet"])
     if not (out / "graphs" / "graphs.parquet").exists():
-        timings["parse"] = run(gx + ["parse", str(out / "corpus"), "--out", str(out / "graphs"), "--config", args.config, "--quiet"])
+        timings["parse"] = run(
+            gx + ["parse", str(out / "corpus"), "--out", str(out / "graphs"), "--config", args.config, "--quiet"]
+        )
     run_dir = Path(args.run) if args.run else out / "run"
     if not args.run:
         if not args.tokens:
@@ -138,13 +152,28 @@ def main() -> int:
 
     config = load_config(args.config)
     cfg = config.eval
-    base = ModelSystem(run_dir / "base" / "best", out / "graphs", cfg.query_kind, cfg.candidate_kind, 128, label="graphtx base (small)")
-    reduced = ModelSystem(run_dir / "reduced" / "best", out / "graphs", cfg.query_kind, cfg.candidate_kind, 128, label="graphtx reduced (small, MoE)")
+    base = ModelSystem(
+        run_dir / "base" / "best", out / "graphs", cfg.query_kind, cfg.candidate_kind, 128, label="graphtx base (small)"
+    )
+    reduced = ModelSystem(
+        run_dir / "reduced" / "best",
+        out / "graphs",
+        cfg.query_kind,
+        cfg.candidate_kind,
+        128,
+        label="graphtx reduced (small, MoE)",
+    )
     bm25 = BM25System.from_config(cfg)
     hybrid = FusionSystem.from_config([reduced, bm25], cfg, label="graphtx reduced + BM25 (RRF)")
     systems = [base, reduced, hybrid, bm25]
     report = evaluate_citations(
-        out / "corpus", data / "citations_validation.tsv", systems, cfg, protocols=("retrieval",), seed=config.seed, progress=False
+        out / "corpus",
+        data / "citations_validation.tsv",
+        systems,
+        cfg,
+        protocols=("retrieval",),
+        seed=config.seed,
+        progress=False,
     )
 
     print(machine())

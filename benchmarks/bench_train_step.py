@@ -70,7 +70,9 @@ def main() -> None:
     store = GraphStore.load(args.graphs, {args.kind})
     tokenizer, _ = load_tokens(args.tokens)
     graphs = [store.get(d, args.kind) for d in store.doc_ids]
-    print("| config | graphs a batch | nodes | collate ms (CPU) | fp32 ms a step | bf16 ms a step | fp32 graphs/s | bf16 graphs/s |")
+    print(
+        "| config | graphs a batch | nodes | collate ms (CPU) | fp32 ms a step | bf16 ms a step | fp32 graphs/s | bf16 graphs/s |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for name in args.configs:
         config = getattr(ModelConfig, name)(reduced_dim=0)  # the ids of an 8000-token tokenizer fit both vocabularies

@@ -61,8 +61,12 @@ def group_rows(specs: list[str]) -> tuple[list[dict], list[float], list[float], 
     recalls, ndcgs, label, queries = [], [], "", None
     for spec in specs:
         rows, label = read_rows(spec)
-        if queries is not None and {r["query"] for r in rows} != queries:  # a mean over seeds needs every seed's queries
-            raise SystemExit(f"{spec}: its queries differ from the first seed's ({len(rows)} against {len(queries)}): not the same evaluation")
+        if (
+            queries is not None and {r["query"] for r in rows} != queries
+        ):  # a mean over seeds needs every seed's queries
+            raise SystemExit(
+                f"{spec}: its queries differ from the first seed's ({len(rows)} against {len(queries)}): not the same evaluation"
+            )
         queries = {r["query"] for r in rows}
         recalls.append(sum(float(r["hits@3"]) for r in rows) / max(1.0, sum(float(r["relevant"]) for r in rows)))
         ndcgs.append(statistics.fmean(float(r["nDCG@150"]) for r in rows))
@@ -83,8 +87,12 @@ def main() -> int:
     args = ap.parse_args()
     ref_name, _, ref_specs = args.reference.partition("=")
     reference, *_ = group_rows(split_specs(ref_specs))
-    print(f"machine: {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}; reference: {ref_name}; {len(reference)} queries")
-    print(f"\n| system | seeds | Recall@3 mean ± sd | nDCG@150 mean ± sd | Recall@3 / {ref_name} [95%] | nDCG@150 / {ref_name} [95%] |")
+    print(
+        f"machine: {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}; reference: {ref_name}; {len(reference)} queries"
+    )
+    print(
+        f"\n| system | seeds | Recall@3 mean ± sd | nDCG@150 mean ± sd | Recall@3 / {ref_name} [95%] | nDCG@150 / {ref_name} [95%] |"
+    )
     print("|---|---|---|---|---|---|")
     for spec in args.groups:
         name, _, files = spec.partition("=")

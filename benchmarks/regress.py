@@ -56,7 +56,9 @@ def load(path: Path) -> dict:
     if missing:
         raise SystemExit(f"{path}: missing {', '.join(missing)}")
     names = [s["name"] for s in spec["systems"]]
-    unknown = [r for r in [*spec["references"], *(r for s in spec["systems"] for r in s.get("vs", ()))] if r not in names]
+    unknown = [
+        r for r in [*spec["references"], *(r for s in spec["systems"] for r in s.get("vs", ()))] if r not in names
+    ]
     if unknown:
         raise SystemExit(f"{path}: references {unknown} are not systems of the file ({names})")
     return spec
@@ -93,8 +95,14 @@ def run_step(step: dict, places: dict, seed: int | None, times: dict, log) -> No
     done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=REPO)
     seconds = time.perf_counter() - t0
     if done.returncode != 0 or not creates.exists():
-        raise SystemExit(f"{label}: the command ended with {done.returncode} and {creates} is {'there' if creates.exists() else 'not there'}")
-    times[label] = {"seconds": round(seconds, 1), "load": [round(load0, 2), round(os.getloadavg()[0], 2)], "commit": commit()}
+        raise SystemExit(
+            f"{label}: the command ended with {done.returncode} and {creates} is {'there' if creates.exists() else 'not there'}"
+        )
+    times[label] = {
+        "seconds": round(seconds, 1),
+        "load": [round(load0, 2), round(os.getloadavg()[0], 2)],
+        "commit": commit(),
+    }
     stamps[str(creates)] = command
     stamps_path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(stamps_path, stamps)
@@ -104,7 +112,9 @@ def run_step(step: dict, places: dict, seed: int | None, times: dict, log) -> No
 def commit() -> str:
     """The checkout's commit (with "+changes" when the tree differs from it), or "" outside git."""
     try:
-        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
         dirty = subprocess.run(
             ["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
         ).stdout.strip()
@@ -134,7 +144,9 @@ def summarise(spec: dict, places: dict, seeds: list[int]) -> dict:
                 "sd": statistics.stdev(per_seed) if len(per_seed) > 1 else 0.0,
                 "per_seed": per_seed,
             }
-        for ref in system.get("vs", spec["references"]):  # a system may name its own references (another protocol's rows)
+        for ref in system.get(
+            "vs", spec["references"]
+        ):  # a system may name its own references (another protocol's rows)
             if ref == system["name"]:
                 continue
             ref_rows = groups[ref][0]
@@ -148,7 +160,9 @@ def summarise(spec: dict, places: dict, seeds: list[int]) -> dict:
 
 def read_facts(spec: dict, places: dict) -> dict:
     """``facts: {NAME: JSON file}``: other outputs of the run (a mined set's counts, a training summary) kept verbatim."""
-    return {name: json.loads(Path(expand(path, places)).read_text()) for name, path in (spec.get("facts") or {}).items()}
+    return {
+        name: json.loads(Path(expand(path, places)).read_text()) for name, path in (spec.get("facts") or {}).items()
+    }
 
 
 def check_expected(spec: dict, systems: dict) -> list[str]:
@@ -209,16 +223,28 @@ def run(spec_path: Path, seeds: list[int] | None, work: Path | None, shared: Pat
         "command": f"python benchmarks/regress.py {shlex.quote(str(spec_path.relative_to(REPO)) if spec_path.is_relative_to(REPO) else str(spec_path))}",
     }
     atomic_write_json(result_path, result)
-    log(f"wrote {result_path}: {len(done)} of {len(spec['seeds'])} seeds" + (f"; OFF: {'; '.join(off)}" if off else "; expected metrics hold"))
+    log(
+        f"wrote {result_path}: {len(done)} of {len(spec['seeds'])} seeds"
+        + (f"; OFF: {'; '.join(off)}" if off else "; expected metrics hold")
+    )
     return EXIT_OFF if off else 0
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("regressions", nargs="+", type=Path, help="benchmarks/regressions/NAME.yaml files")
-    ap.add_argument("--seeds", help="comma-separated seeds to run now (default: all of the file's); finished seeds are skipped")
-    ap.add_argument("--work", type=Path, help="working directory (default ~/.cache/graphtx/regressions/NAME); one file at a time")
-    ap.add_argument("--shared", type=Path, default=REPO.parent / "shared" / "data", help="the shared data folder (default ../shared/data)")
+    ap.add_argument(
+        "--seeds", help="comma-separated seeds to run now (default: all of the file's); finished seeds are skipped"
+    )
+    ap.add_argument(
+        "--work", type=Path, help="working directory (default ~/.cache/graphtx/regressions/NAME); one file at a time"
+    )
+    ap.add_argument(
+        "--shared",
+        type=Path,
+        default=REPO.parent / "shared" / "data",
+        help="the shared data folder (default ../shared/data)",
+    )
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args()
     if args.work and len(args.regressions) > 1:

@@ -28,7 +28,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 REGRESSIONS = REPO / "benchmarks" / "regressions"
 PAGES = (REPO / "README.md", REPO / "benchmarks" / "RESULTS.md", REPO / "docs" / "results.md")
-TABLE = re.compile(r"(<!-- table: (?P<name>[\w.-]+)(?:\s*\|(?P<only>[^>]*?))? -->\n)(?P<body>.*?)(<!-- /table -->)", re.S)
+TABLE = re.compile(
+    r"(<!-- table: (?P<name>[\w.-]+)(?:\s*\|(?P<only>[^>]*?))? -->\n)(?P<body>.*?)(<!-- /table -->)", re.S
+)
 VALUE = re.compile(r"(<!-- v: (?P<spec>[^>]*?) -->)(?P<body>.*?)(<!-- /v -->)", re.S)
 METRICS = ("Recall@3", "nDCG@150")
 
@@ -50,7 +52,9 @@ def ratio(v: dict) -> str:
 
 def link(page: Path, name: str) -> str:
     """The regression file, as a link a reader of ``page`` can follow (the docs site names the path: it lives outside)."""
-    target = REPO / "benchmarks" / "regressions" / f"{name}.yaml"  # where it is committed (REGRESSIONS may be a copy in tests)
+    target = (
+        REPO / "benchmarks" / "regressions" / f"{name}.yaml"
+    )  # where it is committed (REGRESSIONS may be a copy in tests)
     if page.parent.name == "docs":
         return f"`benchmarks/regressions/{name}.yaml`"
     return f"[{name}]({target.relative_to(page.parent).as_posix() if target.is_relative_to(page.parent) else target.relative_to(REPO).as_posix()})"
@@ -61,7 +65,10 @@ def table(page: Path, name: str, cache: dict, only: str | None = None) -> str:
     refs_wanted = None
     if only:
         wanted = [x.strip() for x in only.split(";") if x.strip() and not x.strip().startswith("vs=")]
-        refs_wanted = next(([y.strip() for y in x.strip()[3:].split("&")] for x in only.split(";") if x.strip().startswith("vs=")), None)
+        refs_wanted = next(
+            ([y.strip() for y in x.strip()[3:].split("&")] for x in only.split(";") if x.strip().startswith("vs=")),
+            None,
+        )
         missing = [x for x in wanted if x not in r["systems"]]
         if missing:
             raise KeyError(f"{name}.json has no system {missing[0]!r} (it has {', '.join(r['systems'])})")
@@ -119,7 +126,9 @@ def render(page: Path, text: str, cache: dict) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--check", action="store_true", help="change nothing; exit 1 naming each page that differs from its JSON")
+    ap.add_argument(
+        "--check", action="store_true", help="change nothing; exit 1 naming each page that differs from its JSON"
+    )
     args = ap.parse_args()
     cache: dict = {}
     stale = []
@@ -135,7 +144,10 @@ def main() -> int:
             if not args.check:
                 page.write_text(new, encoding="utf-8")
     if args.check and stale:
-        print(f"generated parts differ from the regressions' JSON: {', '.join(map(str, stale))} (run `make results`)", file=sys.stderr)
+        print(
+            f"generated parts differ from the regressions' JSON: {', '.join(map(str, stale))} (run `make results`)",
+            file=sys.stderr,
+        )
         return 1
     print(("stale: " if args.check else "rewrote: ") + (", ".join(map(str, stale)) or "nothing"))
     return 0

@@ -18,7 +18,11 @@ from pathlib import Path
 
 def load(directory: str) -> dict:
     data = json.loads((Path(directory) / "results.json").read_text())
-    return {"cutoff": data["config"].get("cutoff", "none"), "citations": data["citations"], "systems": {r["name"]: r for r in data["retrieval"]}}
+    return {
+        "cutoff": data["config"].get("cutoff", "none"),
+        "citations": data["citations"],
+        "systems": {r["name"]: r for r in data["retrieval"]},
+    }
 
 
 def main() -> int:
@@ -34,7 +38,9 @@ def main() -> int:
         f"cut-off: {', '.join(sorted(cutoffs))}; {c['queries']} queries, {c['pairs_scored']} pairs, "
         f"{c.get('pairs_unreachable', 0)} of them unreachable under the cut-off; {len(seeds)} seeds"
     )
-    print(f"\n| system | {args.recall} | {args.ndcg} | per seed {args.recall} ratio [interval] | per seed {args.ndcg} ratio [interval] |")
+    print(
+        f"\n| system | {args.recall} | {args.ndcg} | per seed {args.recall} ratio [interval] | per seed {args.ndcg} ratio [interval] |"
+    )
     print("|---|---|---|---|---|")
     names = [n for n in seeds[0]["systems"] if all(n in s["systems"] for s in seeds)]
     bm25 = [s["systems"]["bm25"]["metrics"] for s in seeds]

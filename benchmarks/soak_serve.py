@@ -44,7 +44,19 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from bench_serve import MIX, free_port, index_ids, machine, mix, percentiles, query_texts, request_for, start_server, stop_server, wait_healthy
+from bench_serve import (
+    MIX,
+    free_port,
+    index_ids,
+    machine,
+    mix,
+    percentiles,
+    query_texts,
+    request_for,
+    start_server,
+    stop_server,
+    wait_healthy,
+)
 
 RSS_GROWTH = 0.10  # (a): RSS may grow less than this over the run after warm-up
 P95_DRIFT = 0.20  # (c): the last window's p95 may be at most this much above the first after warm-up
@@ -81,7 +93,9 @@ def outcome(status: int | None, expected: int) -> str:
     return "unexpected"
 
 
-def make_row(window: int, t_end: float, seconds: float, results: list[tuple[int | None, float, str, str]], sample: dict) -> dict:
+def make_row(
+    window: int, t_end: float, seconds: float, results: list[tuple[int | None, float, str, str]], sample: dict
+) -> dict:
     """One window's row from its completed requests ``(status or None, ms, outcome, detail)`` and the server's
     ``sample`` (rss_mib, threads, fds; None where the process was gone). Latency: the answered requests (a status
     other than 503)."""
@@ -116,7 +130,8 @@ def verdict(rows: list[dict], warmup: int) -> dict:
     if not after:
         line = f"no window after the {warmup} warm-up window(s): run longer"
         checks = {
-            name: {"pass": False, "value": None, "line": f"({key}) {name}: {line}"} for key, name in zip("abc", ("memory", "answers", "latency"))
+            name: {"pass": False, "value": None, "line": f"({key}) {name}: {line}"}
+            for key, name in zip("abc", ("memory", "answers", "latency"))
         }
         return {"pass": False, "warmup_rows": warmup, "checks": checks}
 
@@ -137,11 +152,19 @@ def verdict(rows: list[dict], warmup: int) -> dict:
     for r in rows:
         details.update(r.get("unexpected_details") or {})
     shown = ", ".join(f"{d} x{n}" for d, n in details.most_common(5))
-    checks["answers"] = {"pass": total == 0, "value": total, "line": f"(b) answers: {total} unexpected" + (f" ({shown})" if shown else "")}
+    checks["answers"] = {
+        "pass": total == 0,
+        "value": total,
+        "line": f"(b) answers: {total} unexpected" + (f" ({shown})" if shown else ""),
+    }
 
     first, last = after[0]["p95_ms"], rows[-1]["p95_ms"]
     if not first or not last:
-        checks["latency"] = {"pass": False, "value": None, "line": "(c) latency: no answered request in the first window after warm-up or the last"}
+        checks["latency"] = {
+            "pass": False,
+            "value": None,
+            "line": "(c) latency: no answered request in the first window after warm-up or the last",
+        }
     else:
         drift = last / first - 1
         checks["latency"] = {
@@ -170,7 +193,11 @@ def server_sample(proc) -> dict:
 
     try:
         with proc.oneshot():
-            return {"rss_mib": round(proc.memory_info().rss / 2**20, 1), "threads": proc.num_threads(), "fds": proc.num_fds()}
+            return {
+                "rss_mib": round(proc.memory_info().rss / 2**20, 1),
+                "threads": proc.num_threads(),
+                "fds": proc.num_fds(),
+            }
     except psutil.Error:
         return {"rss_mib": None, "threads": None, "fds": None}
 
@@ -229,7 +256,9 @@ def soak(
                 if wait:  # a polite client: back after Retry-After (the others keep the bound full meanwhile)
                     stop.wait(min(wait, max(deadline - time.time(), 0.0)))
 
-    threads += [threading.Thread(target=worker, args=(w,), name=f"soak-client-{w}", daemon=True) for w in range(concurrency)]
+    threads += [
+        threading.Thread(target=worker, args=(w,), name=f"soak-client-{w}", daemon=True) for w in range(concurrency)
+    ]
     for t in threads:
         t.start()
     n_windows = max(1, math.ceil(run_s / window_s - 1e-9))
@@ -362,8 +391,16 @@ def main() -> int:
     ap.add_argument("--index", required=True, help="index directory written by `graphtx index`")
     ap.add_argument("--minutes", type=float, default=60.0, help="how long the load runs (default 60)")
     ap.add_argument("--out", required=True, help="directory for soak.json, soak.md, soak.png, serve.yaml, server.log")
-    ap.add_argument("--corpus", help="corpus directory: its first claims (or abstracts) are the query texts (without: id queries only)")
-    ap.add_argument("--max-pending", type=int, default=8, help="serve.max_pending of the server: running + queued requests (default 8)")
+    ap.add_argument(
+        "--corpus",
+        help="corpus directory: its first claims (or abstracts) are the query texts (without: id queries only)",
+    )
+    ap.add_argument(
+        "--max-pending",
+        type=int,
+        default=8,
+        help="serve.max_pending of the server: running + queued requests (default 8)",
+    )
     ap.add_argument("--concurrency", type=int, help="client threads (default: max_pending + 8)")
     ap.add_argument("--window-s", type=float, help="seconds per row (default 60; 10 for a run under 3 minutes)")
     ap.add_argument("--max-requests", type=int, default=1_000_000, help="requests in all, at most (default 1,000,000)")
@@ -492,7 +529,9 @@ def main() -> int:
     print()
     print("\n".join(verdict_lines(report)))
     print(f"server alive and healthy after the run: {alive_word(run)}; processes left behind: {run['left_behind']}")
-    print(f"load average (1 min): {load_start[0]:.2f} at the start, {load_end[0]:.2f} at the end; wrote {out}/soak.json, soak.md, {report['plot']}")
+    print(
+        f"load average (1 min): {load_start[0]:.2f} at the start, {load_end[0]:.2f} at the end; wrote {out}/soak.json, soak.md, {report['plot']}"
+    )
     if run["interrupted"]:
         return 130
     return 0 if report["verdict"]["pass"] and run.get("alive") and not run["left_behind"] else 1

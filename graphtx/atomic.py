@@ -197,9 +197,18 @@ class StagedDir:
             staged.commit({"documents": n})
     """
 
-    def __init__(self, out_dir: str | Path, stage: str, owned: Iterable[str] | None, manifest: str = MANIFEST_FILE, resumable: bool = False):
+    def __init__(
+        self,
+        out_dir: str | Path,
+        stage: str,
+        owned: Iterable[str] | None,
+        manifest: str = MANIFEST_FILE,
+        resumable: bool = False,
+    ):
         self.out_dir = Path(out_dir)
-        self.resumable = resumable  # keep .partial/ when the run fails, and reuse one a resumable run of this stage left
+        self.resumable = (
+            resumable  # keep .partial/ when the run fails, and reuse one a resumable run of this stage left
+        )
         self.stage = stage
         self.owned = None if owned is None else tuple(owned)
         self.manifest_name = manifest
@@ -208,7 +217,10 @@ class StagedDir:
         self._open = False
         # one writer at a time; the lock file is a hidden sibling, so the output directory holds only the output
         self._lock = DirectoryLock(
-            self.out_dir, stage.strip("`"), noun="output directory", lock_file=self.out_dir.parent / f".{self.out_dir.name}.lock"
+            self.out_dir,
+            stage.strip("`"),
+            noun="output directory",
+            lock_file=self.out_dir.parent / f".{self.out_dir.name}.lock",
         )
         self._locked = False
 

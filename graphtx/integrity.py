@@ -29,7 +29,9 @@ CHECKSUMS_KEY = "checksums"
 SEAL_KEY = "manifest_sha256"
 HASH_AT_OPEN_BYTES = 64 << 20  # files up to 64 MiB are hashed whenever they are opened
 
-_verified: dict[tuple[str, int, int], str] = {}  # (path, size, mtime_ns) -> sha256 hashed in this process (cached_sha256)
+_verified: dict[
+    tuple[str, int, int], str
+] = {}  # (path, size, mtime_ns) -> sha256 hashed in this process (cached_sha256)
 
 
 def sha256_file(path: str | Path, block: int = 1 << 20) -> str:
@@ -88,7 +90,9 @@ class Problem:
         return f"{self.name}: {self.reason}"
 
 
-def check(directory: str | Path, entries: dict, *, hash_limit: int | None = HASH_AT_OPEN_BYTES, names=None) -> list[Problem]:
+def check(
+    directory: str | Path, entries: dict, *, hash_limit: int | None = HASH_AT_OPEN_BYTES, names=None
+) -> list[Problem]:
     """Problems of the files ``entries`` records: sizes always, sha256 of files up to ``hash_limit`` bytes (None: all)."""
     directory = Path(directory)
     problems = []
@@ -102,17 +106,29 @@ def check(directory: str | Path, entries: dict, *, hash_limit: int | None = HASH
             problems.append(Problem(name, "missing"))
             continue
         if st.st_size != want["size"]:
-            problems.append(Problem(name, f"truncated or extended: {st.st_size} bytes, the manifest records {want['size']}"))
+            problems.append(
+                Problem(name, f"truncated or extended: {st.st_size} bytes, the manifest records {want['size']}")
+            )
             continue
         if hash_limit is not None and st.st_size > hash_limit:
             continue
         got = cached_sha256(path)
         if got != want["sha256"]:
-            problems.append(Problem(name, f"contents changed: sha256 {got[:12]}…, the manifest records {want['sha256'][:12]}…"))
+            problems.append(
+                Problem(name, f"contents changed: sha256 {got[:12]}…, the manifest records {want['sha256'][:12]}…")
+            )
     return problems
 
 
-def require(directory: str | Path, entries: dict, *, what: str, mend: str, hash_limit: int | None = HASH_AT_OPEN_BYTES, names=None) -> None:
+def require(
+    directory: str | Path,
+    entries: dict,
+    *,
+    what: str,
+    mend: str,
+    hash_limit: int | None = HASH_AT_OPEN_BYTES,
+    names=None,
+) -> None:
     """Raise ``IntegrityError`` naming every damaged file of ``directory`` and the mend."""
     problems = check(directory, entries, hash_limit=hash_limit, names=names)
     if problems:
@@ -122,19 +138,26 @@ def require(directory: str | Path, entries: dict, *, what: str, mend: str, hash_
 def damaged(directory: str | Path, problems: list[Problem], *, what: str, mend: str) -> IntegrityError:
     directory = Path(directory)
     listed = "; ".join(f"{directory / p.name} ({p.reason})" for p in problems)
-    return IntegrityError(f"{what} {directory} is damaged: {listed}. {mend}", [str(directory / p.name) for p in problems])
+    return IntegrityError(
+        f"{what} {directory} is damaged: {listed}. {mend}", [str(directory / p.name) for p in problems]
+    )
 
 
 # --- manifests ---------------------------------------------------------------------------------
 
 
 def _canonical(manifest: dict) -> bytes:
-    return json.dumps({k: v for k, v in manifest.items() if k != SEAL_KEY}, sort_keys=True, separators=(",", ":")).encode()
+    return json.dumps(
+        {k: v for k, v in manifest.items() if k != SEAL_KEY}, sort_keys=True, separators=(",", ":")
+    ).encode()
 
 
 def seal(manifest: dict) -> dict:
     """The manifest with ``manifest_sha256`` (of its own canonical JSON) added."""
-    return {**{k: v for k, v in manifest.items() if k != SEAL_KEY}, SEAL_KEY: hashlib.sha256(_canonical(manifest)).hexdigest()}
+    return {
+        **{k: v for k, v in manifest.items() if k != SEAL_KEY},
+        SEAL_KEY: hashlib.sha256(_canonical(manifest)).hexdigest(),
+    }
 
 
 def read_manifest(path: str | Path, *, what: str, mend: str) -> dict | None:
@@ -149,12 +172,16 @@ def read_manifest(path: str | Path, *, what: str, mend: str) -> dict | None:
     try:
         manifest = json.loads(text)
     except json.JSONDecodeError as err:
-        raise IntegrityError(f"{what} manifest {path} is damaged (not valid JSON: {err.msg} at line {err.lineno}). {mend}", [str(path)]) from None
+        raise IntegrityError(
+            f"{what} manifest {path} is damaged (not valid JSON: {err.msg} at line {err.lineno}). {mend}", [str(path)]
+        ) from None
     if not isinstance(manifest, dict):
         raise IntegrityError(f"{what} manifest {path} is damaged (not a JSON object). {mend}", [str(path)])
     sealed = manifest.get(SEAL_KEY)
     if sealed is not None and sealed != hashlib.sha256(_canonical(manifest)).hexdigest():
-        raise IntegrityError(f"{what} manifest {path} is damaged (its contents do not match its manifest_sha256). {mend}", [str(path)])
+        raise IntegrityError(
+            f"{what} manifest {path} is damaged (its contents do not match its manifest_sha256). {mend}", [str(path)]
+        )
     return manifest
 
 
@@ -171,7 +198,11 @@ def source_digest(files) -> str:
             body = getattr(node, "body", None)
             if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body:
                 first = body[0]
-                if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                if (
+                    isinstance(first, ast.Expr)
+                    and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str)
+                ):
                     node.body = body[1:] or [ast.Pass()]
         h.update(f.name.encode() + b"\0" + ast.dump(tree).encode() + b"\0")
     return h.hexdigest()

@@ -35,7 +35,9 @@ def check_template(template: str, where: str = "search.link_template") -> None:
     try:
         fields = list(string.Formatter().parse(template))
     except ValueError as err:
-        raise ValueError(f"{where} {template!r} is not a link template ({err}); write placeholders as {{id}}, and a brace as {{{{ or }}}}") from None
+        raise ValueError(
+            f"{where} {template!r} is not a link template ({err}); write placeholders as {{id}}, and a brace as {{{{ or }}}}"
+        ) from None
     for _, name, spec, conversion in fields:
         if name is None:
             continue

@@ -81,14 +81,23 @@ class DirectoryLock:
             os.close(fd)  # locked a file its holder removed as it let go: lock the one at the path now
         previous = _read_note(fd)
         pid = previous.get("pid")
-        if isinstance(pid, int) and pid != os.getpid() and previous.get("host", socket.gethostname()) == socket.gethostname():
+        if (
+            isinstance(pid, int)
+            and pid != os.getpid()
+            and previous.get("host", socket.gethostname()) == socket.gethostname()
+        ):
             self.took_over = previous
             state = "no longer running" if not _alive(pid) else "running, but no longer holding the lock"
             print(
                 f"{self.what}: took over the stale lock of {self.dir} left by PID {pid} ({state}; started at {previous.get('started', '?')})",
                 file=sys.stderr,
             )
-        note = {"pid": os.getpid(), "host": socket.gethostname(), "what": self.what, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        note = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "what": self.what,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
         os.ftruncate(fd, 0)
         os.pwrite(fd, (json.dumps(note) + "\n").encode(), 0)
         self._fd = fd

@@ -74,7 +74,9 @@ def ndcg_of_query(ranking: Sequence[str], relevant: Mapping[str, float], k: int)
     return dcg([relevant.get(c, 0.0) for c in ranking[:k]]) / ideal
 
 
-def rank_by_scores(scores: np.ndarray, candidate_ids: Sequence[str], k: int, exclude: set[str] | None = None) -> list[str]:
+def rank_by_scores(
+    scores: np.ndarray, candidate_ids: Sequence[str], k: int, exclude: set[str] | None = None
+) -> list[str]:
     """Top ``k`` candidate ids by score (higher first), ties broken by id, ``exclude`` left out.
 
     scores: (c,) over ``candidate_ids``.
@@ -170,12 +172,16 @@ def recall_of_query(ranking: Sequence[str], relevant: Mapping[str, float], k: in
     return len(rel.intersection(ranking[:k])) / len(rel)
 
 
-def _mean_over_queries(fn, rankings: Mapping[str, Sequence[str]], relevant: Mapping[str, Mapping[str, float]], *args) -> float:
+def _mean_over_queries(
+    fn, rankings: Mapping[str, Sequence[str]], relevant: Mapping[str, Mapping[str, float]], *args
+) -> float:
     scores = [fn(rankings.get(q, ()), rel, *args) for q, rel in relevant.items() if _is_relevant(rel)]
     return float(np.mean(scores)) if scores else float("nan")
 
 
-def mean_average_precision(rankings: Mapping[str, Sequence[str]], relevant: Mapping[str, Mapping[str, float]], k: int | None = None) -> float:
+def mean_average_precision(
+    rankings: Mapping[str, Sequence[str]], relevant: Mapping[str, Mapping[str, float]], k: int | None = None
+) -> float:
     """MAP: mean AP over queries with relevant documents."""
     return _mean_over_queries(average_precision, rankings, relevant, k)
 
@@ -185,7 +191,9 @@ def mrr_at_k(rankings: Mapping[str, Sequence[str]], relevant: Mapping[str, Mappi
     return _mean_over_queries(reciprocal_rank, rankings, relevant, k)
 
 
-def mean_recall_at_k(rankings: Mapping[str, Sequence[str]], relevant: Mapping[str, Mapping[str, float]], k: int) -> float:
+def mean_recall_at_k(
+    rankings: Mapping[str, Sequence[str]], relevant: Mapping[str, Mapping[str, float]], k: int
+) -> float:
     """R@k as trec_eval reports it: the mean over queries of each query's recall (cf. :func:`recall_at_k`, over pairs)."""
     return _mean_over_queries(recall_of_query, rankings, relevant, k)
 
@@ -214,7 +222,9 @@ def per_query_metrics(
     return out
 
 
-def metric_names(recall_k: int = 3, ndcg_k: int = 150, mrr_k: int = 10, recall_ks: Sequence[int] = (100, 500, 1000)) -> list[str]:
+def metric_names(
+    recall_k: int = 3, ndcg_k: int = 150, mrr_k: int = 10, recall_ks: Sequence[int] = (100, 500, 1000)
+) -> list[str]:
     """Column names of :func:`aggregate_metrics`, in table order."""
     return [f"Recall@{recall_k}", f"nDCG@{ndcg_k}", "MAP", f"MRR@{mrr_k}", *(f"R@{k}" for k in recall_ks)]
 
@@ -229,7 +239,9 @@ def aggregate_metrics(
     ap_k: int | None = None,
 ) -> dict[str, float]:
     """The paper's Recall@k (over pairs) and nDCG@k, then MAP, MRR@k and R@k (means over queries)."""
-    relevant = {q: {d: g for d, g in rel.items() if g > 0} for q, rel in relevant.items()}  # gain 0 = not relevant, for every measure
+    relevant = {
+        q: {d: g for d, g in rel.items() if g > 0} for q, rel in relevant.items()
+    }  # gain 0 = not relevant, for every measure
     out = {
         f"Recall@{recall_k}": recall_at_k(rankings, relevant, recall_k),
         f"nDCG@{ndcg_k}": ndcg_at_k(rankings, relevant, ndcg_k),

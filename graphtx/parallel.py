@@ -68,7 +68,9 @@ def _worker(fn, initializer, initargs, tasks, results, parent_pid: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})  # blocked by the parent around the fork
+        signal.pthread_sigmask(
+            signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM}
+        )  # blocked by the parent around the fork
     _die_with_parent(parent_pid)
     try:
         if initializer is not None:
@@ -99,7 +101,9 @@ class WorkerError(RuntimeError):
 
 
 def _start(context, count: int, args: tuple) -> list:
-    processes = [context.Process(target=_worker, args=args, name=f"graphtx-worker-{i}", daemon=True) for i in range(count)]
+    processes = [
+        context.Process(target=_worker, args=args, name=f"graphtx-worker-{i}", daemon=True) for i in range(count)
+    ]
     can_mask = hasattr(signal, "pthread_sigmask")
     old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM}) if can_mask else None
     try:  # a signal now waits until the workers are started and have set their own handlers

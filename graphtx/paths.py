@@ -39,5 +39,7 @@ def file_in(folder: str | Path, doc_id: str, suffix: str = "", prefix: str = "")
     folder = Path(folder)
     path = folder / safe_file_name(doc_id, suffix, prefix)
     if path.resolve().parent != folder.resolve():
-        raise ValueError(f"document id {doc_id!r} does not map to a file inside {folder}")  # unreachable by construction
+        raise ValueError(
+            f"document id {doc_id!r} does not map to a file inside {folder}"
+        )  # unreachable by construction
     return path

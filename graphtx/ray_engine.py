@@ -47,7 +47,9 @@ def import_ray():
     try:
         import ray
     except ImportError as err:
-        raise GraphtxError("--engine ray needs Ray, which is not installed: pip install 'graphtx[ray]' (or use --engine local)") from err
+        raise GraphtxError(
+            "--engine ray needs Ray, which is not installed: pip install 'graphtx[ray]' (or use --engine local)"
+        ) from err
     return ray
 
 
@@ -98,7 +100,9 @@ def _by_reference(*functions: Callable) -> None:
     """Refuse a lambda or closure: Ray would ship it by value with all it captures; a stage's work is a module-level function."""
     for f in functions:
         if "<locals>" in f.__qualname__ or "<lambda>" in f.__qualname__ or f.__module__ == "__main__":
-            raise TypeError(f"{f.__qualname__} must be a module-level function of an importable module (Ray ships it by name)")
+            raise TypeError(
+                f"{f.__qualname__} must be a module-level function of an importable module (Ray ships it by name)"
+            )
 
 
 class _StageActor:
@@ -112,7 +116,14 @@ class _StageActor:
 
 
 def map_unordered(
-    tasks: list[tuple[object, tuple]], init: Callable, init_args: tuple, work: Callable, *, workers: int, address: str | None = None, ahead: int = 2
+    tasks: list[tuple[object, tuple]],
+    init: Callable,
+    init_args: tuple,
+    work: Callable,
+    *,
+    workers: int,
+    address: str | None = None,
+    ahead: int = 2,
 ) -> Iterator[tuple[object, object]]:
     """``(key, work(state, *args))`` for each ``(key, args)`` of ``tasks``, as each finishes (any order).
 
@@ -153,7 +164,9 @@ def actor_plan(cluster: dict, workers: int, num_gpus: float | None = None) -> tu
         raise ValueError(f"the number of Ray workers must be at least 1, got {workers}")
     cpus, gpus = float(cluster.get("CPU", 0)), float(cluster.get("GPU", 0))
     if num_gpus is None:
-        num_gpus = 0.0 if gpus < 1 else min(1.0, int(gpus / workers * 100) / 100)  # hundredths: Ray's own GPU granularity
+        num_gpus = (
+            0.0 if gpus < 1 else min(1.0, int(gpus / workers * 100) / 100)
+        )  # hundredths: Ray's own GPU granularity
     if num_gpus < 0:
         raise ValueError(f"GPUs per actor must be 0 or more, got {num_gpus}")
     if num_gpus > 0 and gpus < num_gpus:

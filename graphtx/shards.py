@@ -86,7 +86,10 @@ class ShardJournal:
                     record = json.loads(line)
                 except ValueError:  # the line a kill cut short: its shard is redone
                     break
-                if all((self.folder / name).is_file() and (self.folder / name).stat().st_size == size for name, size in record["files"].items()):
+                if all(
+                    (self.folder / name).is_file() and (self.folder / name).stat().st_size == size
+                    for name, size in record["files"].items()
+                ):
                     records.append(record)
         self.done = {int(r["shard"]): r for r in records}
         keep = {KEY_FILE, JOURNAL_FILE, *(name for r in records for name in r["files"])}

@@ -84,7 +84,12 @@ def tiny(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("tiny")
     corpus = make_corpus(root, range(N_DOCS))
-    return {"root": root, "corpus": corpus, "graphs": make_graphs(root, range(N_DOCS), corpus=corpus), "model": make_model(root)}
+    return {
+        "root": root,
+        "corpus": corpus,
+        "graphs": make_graphs(root, range(N_DOCS), corpus=corpus),
+        "model": make_model(root),
+    }
 
 
 @pytest.fixture(scope="session")
@@ -118,8 +123,19 @@ def tiny_pretrained(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("tiny_pretrained")
     with CorpusWriter(root / "corpus") as w:
         for i, claim in enumerate(TINY_CLAIMS):
-            w.add_document(PatentDocument(f"D-{i}", "test", "-", claims=(Claim(1, claim, True),), description=claim + " " + claim), (), "-", str(i))
-    pretrain([root / "corpus"], root / "tokens", PretrainConfig(vocab_size=200, dim=16, epochs=1, buckets=5_000), seed=0, progress=False)
+            w.add_document(
+                PatentDocument(f"D-{i}", "test", "-", claims=(Claim(1, claim, True),), description=claim + " " + claim),
+                (),
+                "-",
+                str(i),
+            )
+    pretrain(
+        [root / "corpus"],
+        root / "tokens",
+        PretrainConfig(vocab_size=200, dim=16, epochs=1, buckets=5_000),
+        seed=0,
+        progress=False,
+    )
     parse_corpus(root / "corpus", root / "graphs", ParseConfig(), progress=False)
     return root
 
@@ -176,7 +192,9 @@ def _command_line(pid: int) -> str:
 @pytest.fixture(scope="session")
 def ray_local():
     """One local Ray for the whole test session (2 CPUs, no dashboard), shut down at the end; skipped without the extra."""
-    ray = pytest.importorskip("ray", reason="Ray is the optional extra: pip install 'graphtx[ray]' (its tests run in make test-slow)")
+    ray = pytest.importorskip(
+        "ray", reason="Ray is the optional extra: pip install 'graphtx[ray]' (its tests run in make test-slow)"
+    )
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     yield ray
     ray.shutdown()

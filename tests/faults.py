@@ -136,7 +136,9 @@ def small_tmpfs(path: Path, size: str = "512k"):
     path.mkdir(parents=True, exist_ok=True)
     if not sys.platform.startswith("linux") or os.geteuid() != 0 or shutil.which("mount") is None:
         pytest.skip("mounting a tmpfs needs root on Linux")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True, timeout=20)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True, timeout=20
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}")
     try:

@@ -108,7 +108,9 @@ def test_a_second_writer_of_a_stage_directory_fails_at_once_and_leaves_the_first
     first = subprocess.Popen([sys.executable, "-c", HOLD_STAGED, str(out)], stdout=subprocess.PIPE, text=True)
     try:
         assert first.stdout.readline().strip() == "writing"
-        with pytest.raises(LockedError, match=rf"output directory {out} is locked by PID {first.pid} \(ingest started at"):
+        with pytest.raises(
+            LockedError, match=rf"output directory {out} is locked by PID {first.pid} \(ingest started at"
+        ):
             with StagedDir(out, "ingest", ("documents.parquet",)):
                 pass
         assert (out / ".partial" / "documents.parquet").read_bytes() == b"first run"  # the second run did not clear it

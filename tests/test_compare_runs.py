@@ -21,7 +21,10 @@ def compare_runs():
 
 def test_a_comma_splits_files_only_where_a_csv_path_follows(compare_runs):
     assert compare_runs.split_specs("a.csv,b.csv:bm25,c.csv") == ["a.csv", "b.csv:bm25", "c.csv"]
-    assert compare_runs.split_specs("a.csv:learned, no graph,b.csv:learned, no graph") == ["a.csv:learned, no graph", "b.csv:learned, no graph"]
+    assert compare_runs.split_specs("a.csv:learned, no graph,b.csv:learned, no graph") == [
+        "a.csv:learned, no graph",
+        "b.csv:learned, no graph",
+    ]
     assert compare_runs.split_specs("a.csv:x, y;b.csv:x, y;") == ["a.csv:x, y", "b.csv:x, y"]
     assert compare_runs.split_specs("run0.tsv,run1.tsv") == ["run0.tsv", "run1.tsv"]
 
@@ -44,8 +47,19 @@ def test_groups_average_seeds_query_by_query_and_pick_the_named_system(compare_r
                     "nDCG@150": ndcg,
                 }
             )
-            w.writerow({"system": "BM25 (k1 1.5, b 0.75)", "query": "Q1", "relevant": 2, "hits@3": 0, "Recall@3": 0, "nDCG@150": 0.1})
+            w.writerow(
+                {
+                    "system": "BM25 (k1 1.5, b 0.75)",
+                    "query": "Q1",
+                    "relevant": 2,
+                    "hits@3": 0,
+                    "Recall@3": 0,
+                    "nDCG@150": 0.1,
+                }
+            )
         paths.append(path)
-    rows, recalls, ndcgs, label = compare_runs.group_rows(compare_runs.split_specs(f"{paths[0]}:learned, no,{paths[1]}:learned, no"))
+    rows, recalls, ndcgs, label = compare_runs.group_rows(
+        compare_runs.split_specs(f"{paths[0]}:learned, no,{paths[1]}:learned, no")
+    )
     assert label.startswith("learned, no graph") and recalls == [0.5, 1.0] and ndcgs == [0.2, 0.6]
     assert rows == [{"query": "Q1", "hits@3": 1.5, "relevant": 2.0, "Recall@3": 0.75, "nDCG@150": pytest.approx(0.4)}]

@@ -70,7 +70,10 @@ def test_unknown_key_names_where_the_closest_known_key_and_all_known_keys():
     from graphtx.from_dict import from_dict
     from graphtx.model.config import ModelConfig
 
-    with pytest.raises(ValueError, match=r"unknown key\(s\) in config\.parse: max_nodes \(did you mean max_feature_nodes\?\); known: spacy_model, "):
+    with pytest.raises(
+        ValueError,
+        match=r"unknown key\(s\) in config\.parse: max_nodes \(did you mean max_feature_nodes\?\); known: spacy_model, ",
+    ):
         config_from_dict({"parse": {"max_nodes": 5}})
     with pytest.raises(ValueError, match=r"in model config /m/config\.yaml: width; known: vocab_size"):
         ModelConfig.from_dict({"width": 3}, "model config /m/config.yaml")
@@ -83,7 +86,10 @@ def test_unknown_key_names_where_the_closest_known_key_and_all_known_keys():
 def test_a_removed_key_names_the_key_and_why_it_went(tmp_path):
     path = tmp_path / "old.yaml"
     path.write_text("train:\n  pretrain_cloze_weight: 1.0\n")
-    with pytest.raises(ValueError, match=r"config\.train: pretrain_cloze_weight \(removed: inverse-cloze pre-training, negative in benchmarks/"):
+    with pytest.raises(
+        ValueError,
+        match=r"config\.train: pretrain_cloze_weight \(removed: inverse-cloze pre-training, negative in benchmarks/",
+    ):
         load_config(path)
     with pytest.raises(ValueError, match=r"pretrain_lexical_in_loss \(removed: "):
         config_from_dict({"train": {"pretrain_lexical_in_loss": False}})
@@ -107,7 +113,16 @@ def test_each_stage_config_lives_beside_its_stage_and_is_re_exported():
     from graphtx.serve.config import ServeConfig
     from graphtx.text.config import PretrainConfig
 
-    for cls in (IngestConfig, EvalConfig, StageParseConfig, IndexConfig, SearchConfig, RankConfig, ServeConfig, PretrainConfig):
+    for cls in (
+        IngestConfig,
+        EvalConfig,
+        StageParseConfig,
+        IndexConfig,
+        SearchConfig,
+        RankConfig,
+        ServeConfig,
+        PretrainConfig,
+    ):
         assert getattr(assembled, cls.__name__) is cls
     assert StageParseConfig().rules_path == REPO_ROOT / "rules"
 

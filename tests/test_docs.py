@@ -63,9 +63,13 @@ def test_the_config_page_names_every_key_with_its_default_and_meaning():
         notes = field_comments(type(value))
         for f in dataclasses.fields(value):
             if f.init:
-                row = re.search(rf"^\| `{f.name}` \| .* \| (.*) \|$", page.split(f"## `{section.name}:`")[1].split("\n## ")[0], re.M)
+                row = re.search(
+                    rf"^\| `{f.name}` \| .* \| (.*) \|$", page.split(f"## `{section.name}:`")[1].split("\n## ")[0], re.M
+                )
                 assert row, f"{section.name}.{f.name} is not on the config page"
-                assert notes.get(f.name), f"{section.name}.{f.name} has no comment in its dataclass: say what it does beside it"
+                assert notes.get(f.name), (
+                    f"{section.name}.{f.name} has no comment in its dataclass: say what it does beside it"
+                )
 
 
 def test_field_comments_read_the_comment_above_and_beside_a_field():
@@ -77,7 +81,11 @@ def test_field_comments_read_the_comment_above_and_beside_a_field():
         # on two lines
         above: tuple[str, ...] = ("a",)  # and beside
 
-    assert field_comments(Example) == {"plain": "", "beside": "said beside", "above": "said above, on two lines and beside"}
+    assert field_comments(Example) == {
+        "plain": "",
+        "beside": "said beside",
+        "above": "said above, on two lines and beside",
+    }
 
 
 @pytest.mark.timeout(240)

@@ -19,7 +19,12 @@ def no_ray(monkeypatch):
 def test_engine_ray_without_ray_names_the_extra(tmp_path, no_ray, capsys):
     corpus = tmp_path / "corpus"
     with CorpusWriter(corpus) as w:
-        w.add_document(PatentDocument("US-1-B1", "test", "-", claims=(Claim(1, "A chute comprising a housing.", True),)), (), "-", "1")
+        w.add_document(
+            PatentDocument("US-1-B1", "test", "-", claims=(Claim(1, "A chute comprising a housing.", True),)),
+            (),
+            "-",
+            "1",
+        )
     assert main(["parse", str(corpus), "--out", str(tmp_path / "g"), "--engine", "ray"]) == 1
     assert "pip install 'graphtx[ray]'" in capsys.readouterr().err
     assert not (tmp_path / "g").exists()
@@ -39,8 +44,22 @@ def test_unreachable_ray_address_is_a_clear_message_at_once(tmp_path, capsys):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     with CorpusWriter(tmp_path / "corpus") as w:
-        w.add_document(PatentDocument("US-1-B1", "test", "-", claims=(Claim(1, "A chute comprising a housing.", True),)), (), "-", "1")
-    args = ["parse", str(tmp_path / "corpus"), "--out", str(tmp_path / "g"), "--engine", "ray", "--ray-address", f"127.0.0.1:{port}"]
+        w.add_document(
+            PatentDocument("US-1-B1", "test", "-", claims=(Claim(1, "A chute comprising a housing.", True),)),
+            (),
+            "-",
+            "1",
+        )
+    args = [
+        "parse",
+        str(tmp_path / "corpus"),
+        "--out",
+        str(tmp_path / "g"),
+        "--engine",
+        "ray",
+        "--ray-address",
+        f"127.0.0.1:{port}",
+    ]
     assert main(args) == 1
     assert f"no Ray cluster answers at '127.0.0.1:{port}'" in capsys.readouterr().err
     assert not (tmp_path / "g" / "graphs.parquet").exists()

@@ -17,7 +17,19 @@ ROOT = Path(__file__).resolve().parents[1] / "graphtx"
 # Lowest first. A module may import its own layer and the layers below it, never one above.
 LAYERS: list[tuple[str, ...]] = [
     # infrastructure: knows no stage (atomic writes, locks, integrity, journals, the local pool and the Ray engine)
-    ("errors", "lock", "atomic", "integrity", "shards", "parallel", "ray_engine", "paths", "from_dict", "links", "metrics"),
+    (
+        "errors",
+        "lock",
+        "atomic",
+        "integrity",
+        "shards",
+        "parallel",
+        "ray_engine",
+        "paths",
+        "from_dict",
+        "links",
+        "metrics",
+    ),
     ("corpus",),  # ingest
     ("graphs",),  # parse
     ("text",),  # BPE + FastText
@@ -109,7 +121,12 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_the_checker_sees_a_circle_a_function_level_and_a_type_checking_import(tmp_path):
-    graph = {"graphtx.a": {"graphtx.b"}, "graphtx.b": {"graphtx.c"}, "graphtx.c": {"graphtx.a"}, "graphtx.d": {"graphtx.a"}}
+    graph = {
+        "graphtx.a": {"graphtx.b"},
+        "graphtx.b": {"graphtx.c"},
+        "graphtx.c": {"graphtx.a"},
+        "graphtx.d": {"graphtx.a"},
+    }
     assert circles(graph) == [["graphtx.a", "graphtx.b", "graphtx.c"]]
     source = tmp_path / "m.py"
     source.write_text(
@@ -120,12 +137,17 @@ def test_the_checker_sees_a_circle_a_function_level_and_a_type_checking_import(t
     modules = {"graphtx.config", "graphtx.train.run", "graphtx.index.build", "graphtx.index"}
     assert imports_of(source, modules, root=tmp_path) == {"graphtx.train.run", "graphtx.index.build", "graphtx.config"}
     only_for_types = tmp_path / "t.py"
-    only_for_types.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from graphtx.index import build\n")
+    only_for_types.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from graphtx.index import build\n"
+    )
     assert imports_of(only_for_types, modules, root=tmp_path) == {"graphtx.index.build"}
     (tmp_path / "index").mkdir()
     relative = tmp_path / "index" / "m.py"
     relative.write_text("from .build import x\nfrom ..train import run\n")
-    assert imports_of(relative, modules | {"graphtx.train", "graphtx.index.m"}, root=tmp_path) == {"graphtx.index.build", "graphtx.train.run"}
+    assert imports_of(relative, modules | {"graphtx.train", "graphtx.index.m"}, root=tmp_path) == {
+        "graphtx.index.build",
+        "graphtx.train.run",
+    }
 
 
 def test_every_package_of_graphtx_has_a_layer():
@@ -135,7 +157,9 @@ def test_every_package_of_graphtx_has_a_layer():
 
 def test_graphtx_has_no_import_circle():
     found = circles(import_graph())
-    assert not found, "import circles (break each by moving the shared piece down a layer): " + "; ".join(" <-> ".join(c) for c in found)
+    assert not found, "import circles (break each by moving the shared piece down a layer): " + "; ".join(
+        " <-> ".join(c) for c in found
+    )
 
 
 def test_no_package_imports_a_higher_one():
@@ -144,7 +168,9 @@ def test_no_package_imports_a_higher_one():
         for target in targets:
             if LAYER_OF[top_package(target)] > LAYER_OF[top_package(module)]:
                 upward[module].append(target)
-    assert not upward, "imports from a lower layer to a higher one: " + "; ".join(f"{m} -> {', '.join(sorted(t))}" for m, t in sorted(upward.items()))
+    assert not upward, "imports from a lower layer to a higher one: " + "; ".join(
+        f"{m} -> {', '.join(sorted(t))}" for m, t in sorted(upward.items())
+    )
 
 
 @pytest.mark.parametrize("engine", ["graphtx.ray_engine", "graphtx.parallel"])

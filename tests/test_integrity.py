@@ -21,7 +21,11 @@ def test_record_and_check_find_missing_resized_and_changed_files(tmp_path):
     (tmp_path / "c.bin").write_text("gammA")  # same size, other bytes
     (tmp_path / "sub/b.bin").write_text("beta")
     problems = {p.name: p.reason for p in integrity.check(tmp_path, entries)}
-    assert problems["a.bin"] == "missing" and problems["c.bin"].startswith("contents changed") and problems["sub/b.bin"].startswith("truncated")
+    assert (
+        problems["a.bin"] == "missing"
+        and problems["c.bin"].startswith("contents changed")
+        and problems["sub/b.bin"].startswith("truncated")
+    )
     assert [p.name for p in integrity.check(tmp_path, entries, hash_limit=-1)] == ["a.bin", "sub/b.bin"]  # sizes only
     with pytest.raises(IntegrityError, match=r"thing .* is damaged: .*a.bin \(missing\).*Do this.") as err:
         integrity.require(tmp_path, entries, what="thing", mend="Do this.")
@@ -57,7 +61,9 @@ def test_source_digest_reads_code_not_layout(tmp_path):
     f = tmp_path / "m.py"
     f.write_text('"""A module."""\n\ndef f(x):\n    """Twice x."""\n    return x * 2  # double\n')
     before = source_digest([f])
-    f.write_text('"""A module, reworded."""\n\n\ndef f(x):\n    """Twice x, said otherwise."""\n    return (\n        x * 2\n    )\n')
+    f.write_text(
+        '"""A module, reworded."""\n\n\ndef f(x):\n    """Twice x, said otherwise."""\n    return (\n        x * 2\n    )\n'
+    )
     assert source_digest([f]) == before  # reformatted, docstrings and comments changed: the same code
     f.write_text('"""A module."""\n\ndef f(x):\n    return x * 3\n')
     assert source_digest([f]) != before

@@ -9,7 +9,10 @@ from graphtx.links import check_template, hit_link, id_parts
 
 
 def test_google_and_register_templates():
-    assert hit_link("https://patents.google.com/patent/{id_compact}", "US-7315346-B2") == "https://patents.google.com/patent/US7315346B2"
+    assert (
+        hit_link("https://patents.google.com/patent/{id_compact}", "US-7315346-B2")
+        == "https://patents.google.com/patent/US7315346B2"
+    )
     assert (
         hit_link("https://register.epo.org/application?number={country}{number}", "EP-1000000-B1")
         == "https://register.epo.org/application?number=EP1000000"

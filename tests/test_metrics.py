@@ -134,7 +134,11 @@ def test_reciprocal_rank_fusion_is_written_once():
                 and isinstance(node.right, ast.BinOp)
                 and isinstance(node.right.op, ast.Add)
             ):
-                names = {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(node.right) if isinstance(n, (ast.Name, ast.Attribute))}
+                names = {
+                    n.id if isinstance(n, ast.Name) else n.attr
+                    for n in ast.walk(node.right)
+                    if isinstance(n, (ast.Name, ast.Attribute))
+                }
                 if "rrf_k" in names:
                     written.append(str(path.relative_to(root)))
     assert written == ["metrics.py"], written  # one division, in rrf_score

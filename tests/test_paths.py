@@ -15,7 +15,20 @@ from graphtx.graphs.parse import GRAPHS_FILE
 from graphtx.paths import MAX_STEM, file_in, safe_file_name
 from tests.index.fixtures import make_graph, make_model
 
-HOSTILE = ["../../x", "/etc/passwd", "a/b", "..", ".", "a\0b", "x" * 5000, "", ".hidden", "..\\..\\win", "CON", "é/../ü"]
+HOSTILE = [
+    "../../x",
+    "/etc/passwd",
+    "a/b",
+    "..",
+    ".",
+    "a\0b",
+    "x" * 5000,
+    "",
+    ".hidden",
+    "..\\..\\win",
+    "CON",
+    "é/../ü",
+]
 
 
 def test_every_id_maps_to_one_plain_component_and_distinct_ids_to_distinct_names(tmp_path):
@@ -41,7 +54,12 @@ def _hostile_graphs(root, ids, name="graphs"):
 
 
 def _files_outside(root, folder) -> list[str]:
-    return [os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if f.endswith(".png") and not d.startswith(str(folder))]
+    return [
+        os.path.join(d, f)
+        for d, _, fs in os.walk(root)
+        for f in fs
+        if f.endswith(".png") and not d.startswith(str(folder))
+    ]
 
 
 @pytest.mark.timeout(300)

@@ -36,8 +36,17 @@ def launched_in_the_background():
 @pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="POSIX signals")
 def test_a_child_inherits_an_ignored_sigint_without_the_helper_and_gets_the_defaults_with_it():
     with launched_in_the_background():
-        inherited = subprocess.run([sys.executable, "-c", REPORT], capture_output=True, text=True, timeout=30, check=True)
-        restored = subprocess.run([sys.executable, "-c", REPORT], preexec_fn=default_signals, capture_output=True, text=True, timeout=30, check=True)
+        inherited = subprocess.run(
+            [sys.executable, "-c", REPORT], capture_output=True, text=True, timeout=30, check=True
+        )
+        restored = subprocess.run(
+            [sys.executable, "-c", REPORT],
+            preexec_fn=default_signals,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
     assert inherited.stdout.split() == ["False", "True", "2"]  # the failure the helper prevents
     assert restored.stdout.split() == ["True", "True", "0"]
 
@@ -58,7 +67,9 @@ def test_a_child_started_with_the_helper_ends_on_a_signal_although_the_test_run_
     try:
         assert proc.stdout.readline().strip() == "ready"
         proc.send_signal(sig)
-        assert proc.wait(timeout=20) == -sig  # KeyboardInterrupt unhandled: Python ends by SIGINT itself; SIGTERM: default action
+        assert (
+            proc.wait(timeout=20) == -sig
+        )  # KeyboardInterrupt unhandled: Python ends by SIGINT itself; SIGTERM: default action
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -13,7 +13,9 @@ from graphtx.corpus.schema import Claim, PatentDocument
 from graphtx.corpus.store import CorpusWriter
 from graphtx.graphs.parse import iter_graphs, parse_corpus
 
-pytest.importorskip("ray", reason="Ray is the optional extra: pip install 'graphtx[ray]' (its tests run in make test-slow)")
+pytest.importorskip(
+    "ray", reason="Ray is the optional extra: pip install 'graphtx[ray]' (its tests run in make test-slow)"
+)
 pytestmark = pytest.mark.slow
 
 CLAIMS = [
@@ -41,7 +43,9 @@ def corpus(tmp_path):
                 "-",
                 str(i),
             )
-        w.add_document(PatentDocument("EMPTY-9", "test", "-"), (), "-", "9")  # no text: listed in errors.jsonl by both engines
+        w.add_document(
+            PatentDocument("EMPTY-9", "test", "-"), (), "-", "9"
+        )  # no text: listed in errors.jsonl by both engines
         w.add_document(PatentDocument("DE-10", "test", "-", lang="de", abstract="Ein Akku mit Zellen."), (), "-", "10")
     return out
 
@@ -56,8 +60,14 @@ def _manifest(graphs_dir):
 def test_parse_on_ray_writes_the_same_graphs_directory(corpus, tmp_path, ray_local):
     local = parse_corpus(corpus, tmp_path / "local", ParseConfig(workers=1), progress=False)
     on_ray = parse_corpus(corpus, tmp_path / "ray", ParseConfig(workers=2, shard_size=3), progress=False, engine="ray")
-    assert (on_ray.documents, on_ray.graphs, on_ray.skipped) == (local.documents, local.graphs, local.skipped) == (9, 27, 2)
-    assert list(iter_graphs(tmp_path / "ray")) == list(iter_graphs(tmp_path / "local"))  # same ids, same graphs, same order
+    assert (
+        (on_ray.documents, on_ray.graphs, on_ray.skipped)
+        == (local.documents, local.graphs, local.skipped)
+        == (9, 27, 2)
+    )
+    assert list(iter_graphs(tmp_path / "ray")) == list(
+        iter_graphs(tmp_path / "local")
+    )  # same ids, same graphs, same order
     assert (tmp_path / "ray" / "graphs.parquet").read_bytes() == (tmp_path / "local" / "graphs.parquet").read_bytes()
     assert (tmp_path / "ray" / "errors.jsonl").read_text() == (tmp_path / "local" / "errors.jsonl").read_text()
     cfg = dict(_manifest(tmp_path / "local")["config"], workers=2, shard_size=3)
@@ -67,7 +77,9 @@ def test_parse_on_ray_writes_the_same_graphs_directory(corpus, tmp_path, ray_loc
 
 @pytest.mark.timeout(240)
 def test_cli_parse_engine_ray(corpus, tmp_path, ray_local, capsys):
-    assert main(["parse", str(corpus), "--out", str(tmp_path / "g"), "--engine", "ray", "--workers", "2", "--json"]) == 3  # skips -> 3
+    assert (
+        main(["parse", str(corpus), "--out", str(tmp_path / "g"), "--engine", "ray", "--workers", "2", "--json"]) == 3
+    )  # skips -> 3
     assert json.loads(capsys.readouterr().out)["graphs"] == 27
 
 
@@ -100,10 +112,22 @@ def test_encode_on_ray_writes_the_same_vectors(tmp_path, ray_local):
     from tests.index.fixtures import make_graphs, make_model
 
     graphs, model = make_graphs(tmp_path, range(40)), make_model(tmp_path)
-    common = ["encode", "--model", str(model), "--graphs", str(graphs), "--batch-size", "2", "--quiet"]  # 32 graphs a chunk: 2 chunks
+    common = [
+        "encode",
+        "--model",
+        str(model),
+        "--graphs",
+        str(graphs),
+        "--batch-size",
+        "2",
+        "--quiet",
+    ]  # 32 graphs a chunk: 2 chunks
     assert main([*common, "--out", str(tmp_path / "local.parquet")]) == 0
     assert main([*common, "--out", str(tmp_path / "ray.parquet"), "--engine", "ray", "--ray-workers", "2"]) == 0
-    (ids_a, va, meta_a), (ids_b, vb, meta_b) = read_vectors(tmp_path / "local.parquet"), read_vectors(tmp_path / "ray.parquet")
+    (ids_a, va, meta_a), (ids_b, vb, meta_b) = (
+        read_vectors(tmp_path / "local.parquet"),
+        read_vectors(tmp_path / "ray.parquet"),
+    )
     assert ids_a == ids_b and len(ids_a) == 40 and meta_a == meta_b
     np.testing.assert_array_equal(va, vb)
 
@@ -129,7 +153,9 @@ def _interrupt_after(monkeypatch, cls, name: str, n: int) -> list:
 
 
 @pytest.mark.timeout(300)
-def test_parse_on_ray_resumes_after_an_interruption_and_redoes_only_unfinished_shards(corpus, tmp_path, ray_local, monkeypatch):
+def test_parse_on_ray_resumes_after_an_interruption_and_redoes_only_unfinished_shards(
+    corpus, tmp_path, ray_local, monkeypatch
+):
     from graphtx.shards import ShardJournal
 
     local = parse_corpus(corpus, tmp_path / "local", ParseConfig(workers=1), progress=False)
@@ -156,17 +182,31 @@ def test_encode_on_ray_resumes_after_an_interruption(tmp_path, ray_local, monkey
     from tests.index.fixtures import make_graphs, make_model
 
     graphs, model = make_graphs(tmp_path, range(40)), make_model(tmp_path)
-    common = ["encode", "--model", str(model), "--graphs", str(graphs), "--batch-size", "1", "--quiet"]  # 16 graphs a chunk: 3 shards
+    common = [
+        "encode",
+        "--model",
+        str(model),
+        "--graphs",
+        str(graphs),
+        "--batch-size",
+        "1",
+        "--quiet",
+    ]  # 16 graphs a chunk: 3 shards
     assert main([*common, "--out", str(tmp_path / "local.parquet")]) == 0
     first = _interrupt_after(monkeypatch, ShardJournal, "commit", 1)
-    assert main([*common, "--out", str(tmp_path / "ray.parquet"), "--engine", "ray", "--ray-workers", "2"]) == 1  # Ctrl-C
+    assert (
+        main([*common, "--out", str(tmp_path / "ray.parquet"), "--engine", "ray", "--ray-workers", "2"]) == 1
+    )  # Ctrl-C
     assert "the same command continues" in capsys.readouterr().err
     assert not (tmp_path / "ray.parquet").exists() and (tmp_path / ".ray.parquet.shards" / "journal.jsonl").exists()
     monkeypatch.undo()
     second = _interrupt_after(monkeypatch, ShardJournal, "commit", 99)
     assert main([*common, "--out", str(tmp_path / "ray.parquet"), "--engine", "ray", "--ray-workers", "2"]) == 0
     assert sorted(first + second) == [0, 1, 2] and not set(first) & set(second)
-    (ids_a, va, meta_a), (ids_b, vb, meta_b) = read_vectors(tmp_path / "local.parquet"), read_vectors(tmp_path / "ray.parquet")
+    (ids_a, va, meta_a), (ids_b, vb, meta_b) = (
+        read_vectors(tmp_path / "local.parquet"),
+        read_vectors(tmp_path / "ray.parquet"),
+    )
     assert ids_a == ids_b and len(ids_a) == 40 and meta_a == meta_b
     np.testing.assert_array_equal(va, vb)
     assert not (tmp_path / ".ray.parquet.shards").exists()
@@ -208,17 +248,33 @@ def test_index_on_ray_fills_the_same_shards_and_merges_ivfpq_on_disk(tmp_path, r
 
     corpus = make_corpus(tmp_path, range(60))
     graphs, model = make_graphs(tmp_path, range(60), corpus=corpus), make_model(tmp_path)
-    cfg = IndexConfig(index_type=index_type, pq_nbits=4, ivf_nlist=4, ivf_nprobe=4, chunk_size=8, shard_size=16, bm25=False)
+    cfg = IndexConfig(
+        index_type=index_type, pq_nbits=4, ivf_nlist=4, ivf_nprobe=4, chunk_size=8, shard_size=16, bm25=False
+    )
     build_index(model, graphs, tmp_path / "local", cfg, progress=False)
     build_index(model, graphs, tmp_path / "ray", cfg, progress=False, engine="ray", ray_workers=2)
     a, b = IndexStore(tmp_path / "local").manifest(), IndexStore(tmp_path / "ray").manifest()
-    assert len(a["shards"]) == 4 and a["shards"] == b["shards"] and a["trained"] == b["trained"] and a["ids_file"] == b["ids_file"]
+    assert (
+        len(a["shards"]) == 4
+        and a["shards"] == b["shards"]
+        and a["trained"] == b["trained"]
+        and a["ids_file"] == b["ids_file"]
+    )
     for s in a["shards"]:  # each shard written by a Ray task is the local engine's file, byte for byte
-        assert (tmp_path / "ray" / "shards" / s["file"]).read_bytes() == (tmp_path / "local" / "shards" / s["file"]).read_bytes()
-    hits = lambda d: [[(h.doc_id, round(h.score, 5)) for h in Index.open(d).search(doc_id=doc_id(i), k=10)] for i in (0, 21, 59)]  # noqa: E731
+        assert (tmp_path / "ray" / "shards" / s["file"]).read_bytes() == (
+            tmp_path / "local" / "shards" / s["file"]
+        ).read_bytes()
+
+    def hits(d):
+        return [
+            [(h.doc_id, round(h.score, 5)) for h in Index.open(d).search(doc_id=doc_id(i), k=10)] for i in (0, 21, 59)
+        ]
+
     assert hits(tmp_path / "ray") == hits(tmp_path / "local")
     if index_type == "ivfpq":
-        (tmp_path / "tiny.yaml").write_text("index:\n  index_type: ivfpq\n  pq_nbits: 4\n  ivf_nlist: 4\n  ivf_nprobe: 4\n  bm25: false\n")
+        (tmp_path / "tiny.yaml").write_text(
+            "index:\n  index_type: ivfpq\n  pq_nbits: 4\n  ivf_nlist: 4\n  ivf_nprobe: 4\n  bm25: false\n"
+        )
         assert (
             main(
                 [
@@ -293,7 +349,11 @@ def test_parse_on_ray_killed_outright_continues_from_its_journal(corpus, tmp_pat
             time.sleep(0.2)
         assert proc.poll() is None, "the parse finished before it could be killed"
     finally:
-        family = [proc.pid, *(p.pid for p in psutil.Process(proc.pid).children(recursive=True))] if proc.poll() is None else [proc.pid]
+        family = (
+            [proc.pid, *(p.pid for p in psutil.Process(proc.pid).children(recursive=True))]
+            if proc.poll() is None
+            else [proc.pid]
+        )
         for pid in family:  # the driver and the local Ray it started, by their ids
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -309,7 +369,9 @@ def test_parse_on_ray_killed_outright_continues_from_its_journal(corpus, tmp_pat
     assert len(done_before) >= 2 and not (out / "manifest.json").exists()
     again = _interrupt_after(monkeypatch, ShardJournal, "commit", 99)
     report = parse_corpus(corpus, out, ParseConfig(workers=2, shard_size=1), progress=False, engine="ray")
-    assert not set(again) & done_before and sorted([*again, *done_before]) == list(range(11))  # each shard parsed once in all
+    assert not set(again) & done_before and sorted([*again, *done_before]) == list(
+        range(11)
+    )  # each shard parsed once in all
     assert (report.documents, report.graphs, report.skipped) == (local.documents, local.graphs, local.skipped)
     assert (out / "graphs.parquet").read_bytes() == (tmp_path / "local" / "graphs.parquet").read_bytes()
     assert (out / "errors.jsonl").read_text() == (tmp_path / "local" / "errors.jsonl").read_text()

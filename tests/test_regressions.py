@@ -73,8 +73,13 @@ def test_a_regression_runs_each_seed_once_and_writes_its_metrics_and_ratios(tmp_
     assert regress.run(path, [0], work, SHARED, quiet=True) == 0
     r = json.loads(path.with_suffix(".json").read_text())
     assert r["seeds"] == [0] and r["seeds_planned"] == [0, 1]
-    assert r["systems"]["ours"]["metrics"]["Recall@3"]["mean"] == 1.0 and r["systems"]["BM25"]["metrics"]["Recall@3"]["mean"] == pytest.approx(1 / 3)
-    assert r["systems"]["ours"]["vs"]["BM25"]["Recall@3"]["ratio"] == pytest.approx(3.0) and r["systems"]["BM25"]["vs"] == {}
+    assert r["systems"]["ours"]["metrics"]["Recall@3"]["mean"] == 1.0 and r["systems"]["BM25"]["metrics"]["Recall@3"][
+        "mean"
+    ] == pytest.approx(1 / 3)
+    assert (
+        r["systems"]["ours"]["vs"]["BM25"]["Recall@3"]["ratio"] == pytest.approx(3.0)
+        and r["systems"]["BM25"]["vs"] == {}
+    )
     assert regress.run(path, None, work, SHARED, quiet=True) == 0  # seed 0 is finished: only seed 1 runs
     assert (work / "ran.txt").read_text().split("\n")[:2] == ["run 0", "run 1"]
     r = json.loads(path.with_suffix(".json").read_text())
@@ -92,13 +97,17 @@ def test_an_expected_metric_off_by_more_than_its_tolerance_fails_the_regression(
         _csv(work / f"src-{seed}.csv", "graphtx", [("q1", 1, 1, 0.5)])
     path = _spec(tmp_path, expected={"BM25": {"Recall@3": 0.9}}, tolerance=0.01)
     assert regress.run(path, None, work, SHARED, quiet=True) == regress.EXIT_OFF
-    assert json.loads(path.with_suffix(".json").read_text())["expected_off"] == ["BM25 Recall@3: 1.0000, expected 0.9000 ± 0.01"]
+    assert json.loads(path.with_suffix(".json").read_text())["expected_off"] == [
+        "BM25 Recall@3: 1.0000, expected 0.9000 ± 0.01"
+    ]
     absent = _spec(tmp_path, inputs=["{shared}/no-such-data"])
     assert regress.run(absent, None, work, SHARED, quiet=True) == regress.EXIT_NO_DATA
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("name", sorted(p.stem for p in (BENCH / "regressions").glob("*.yaml") if yaml.safe_load(p.read_text()).get("cheap")))
+@pytest.mark.parametrize(
+    "name", sorted(p.stem for p in (BENCH / "regressions").glob("*.yaml") if yaml.safe_load(p.read_text()).get("cheap"))
+)
 def test_the_cheap_regressions_hold(name, tmp_path):
     spec = yaml.safe_load((BENCH / "regressions" / f"{name}.yaml").read_text())
     missing = [p for p in spec.get("inputs", ()) if not Path(p.format(shared=SHARED)).exists()]
@@ -106,12 +115,17 @@ def test_the_cheap_regressions_hold(name, tmp_path):
         pytest.skip(f"needs {missing[0].format(shared=SHARED)}")
     copy = tmp_path / f"{name}.yaml"  # the committed JSON stays as it is
     shutil.copy(BENCH / "regressions" / f"{name}.yaml", copy)
-    assert regress.run(copy, None, tmp_path / "work", SHARED, quiet=True) == 0, json.loads(copy.with_suffix(".json").read_text())["expected_off"]
+    assert regress.run(copy, None, tmp_path / "work", SHARED, quiet=True) == 0, json.loads(
+        copy.with_suffix(".json").read_text()
+    )["expected_off"]
     fresh = json.loads(copy.with_suffix(".json").read_text())
     committed = json.loads((BENCH / "regressions" / f"{name}.json").read_text())
     for system, s in committed["systems"].items():  # the committed figures are what the regression gives
         for metric, v in s["metrics"].items():
-            assert fresh["systems"][system]["metrics"][metric]["mean"] == pytest.approx(v["mean"], abs=1e-4), (system, metric)
+            assert fresh["systems"][system]["metrics"][metric]["mean"] == pytest.approx(v["mean"], abs=1e-4), (
+                system,
+                metric,
+            )
 
 
 def test_the_results_pages_are_what_the_regressions_give(monkeypatch, tmp_path):

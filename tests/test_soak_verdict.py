@@ -14,7 +14,13 @@ pytestmark = pytest.mark.timeout(30)
 def rows(rss, p95, unexpected=None) -> list[dict]:
     unexpected = unexpected or [0] * len(rss)
     return [
-        {"window": i + 1, "rss_mib": r, "p95_ms": p, "unexpected": u, "unexpected_details": {"search:500": u} if u else {}}
+        {
+            "window": i + 1,
+            "rss_mib": r,
+            "p95_ms": p,
+            "unexpected": u,
+            "unexpected_details": {"search:500": u} if u else {},
+        }
         for i, (r, p, u) in enumerate(zip(rss, p95, unexpected))
     ]
 
@@ -26,7 +32,9 @@ def failed(v: dict) -> set[str]:
 def test_a_steady_run_passes():
     v = soak_serve.verdict(rows([400, 410, 415, 420], [90, 100, 105, 115]), warmup=1)
     assert v["pass"] and not failed(v)
-    assert v["checks"]["memory"]["value"] == pytest.approx(0.05)  # a row's RSS is sampled as its window ends: 400 ends the warm-up
+    assert v["checks"]["memory"]["value"] == pytest.approx(
+        0.05
+    )  # a row's RSS is sampled as its window ends: 400 ends the warm-up
     assert v["checks"]["latency"]["value"] == pytest.approx(0.15)
 
 
@@ -71,11 +79,22 @@ def test_windows_and_warm_up():
     assert soak_serve.warmup_rows(360, 10, 3600) == 6
     assert soak_serve.warmup_rows(6, 10, 60) == 1  # 20 % of a 1-minute run: 12 s, one 10-s window
     assert soak_serve.warmup_rows(12, 10, 120) == 2
-    assert soak_serve.warmup_rows(2, 60, 120) == 1 and soak_serve.warmup_rows(1, 60, 60) == 1 and soak_serve.warmup_rows(0, 10, 60) == 0
+    assert (
+        soak_serve.warmup_rows(2, 60, 120) == 1
+        and soak_serve.warmup_rows(1, 60, 60) == 1
+        and soak_serve.warmup_rows(0, 10, 60) == 0
+    )
 
 
 def test_outcomes_and_rows():
-    assert [soak_serve.outcome(s, 200) for s in (200, 204, 503, 500, 404, None)] == ["ok", "ok", "busy", "unexpected", "unexpected", "unexpected"]
+    assert [soak_serve.outcome(s, 200) for s in (200, 204, 503, 500, 404, None)] == [
+        "ok",
+        "ok",
+        "busy",
+        "unexpected",
+        "unexpected",
+        "unexpected",
+    ]
     assert [soak_serve.outcome(s, 404) for s in (404, 503, 200, 400)] == ["ok", "busy", "unexpected", "unexpected"]
     results = [
         (200, 10.0, "ok", "search:200"),
@@ -87,4 +106,6 @@ def test_outcomes_and_rows():
     assert row["requests"] == 4 and row["answered"] == 2 and row["rps"] == 0.4
     assert row["share_503"] == 0.25 and row["unexpected"] == 1 and row["unexpected_details"] == {"doc:ReadTimeout": 1}
     assert row["p50_ms"] == 7.5  # answered: the 200 and the 404, neither the 503 nor the time-out
-    assert soak_serve.retry_after("2") == 2 and soak_serve.retry_after(None) == 1 and soak_serve.retry_after("soon") == 1
+    assert (
+        soak_serve.retry_after("2") == 2 and soak_serve.retry_after(None) == 1 and soak_serve.retry_after("soon") == 1
+    )

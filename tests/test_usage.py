@@ -14,7 +14,10 @@ from graphtx.cli import main
         (["search", "--txet", "a claim"], "did you mean --text?"),  # reported before the missing --index
         (["index", "--out", "x", "--chunksize", "4"], "did you mean --chunk-size?"),
         (["eval", "citations", "corpus", "--tunee"], "did you mean --tune?"),
-        (["search", "--index", "x", "--text", "a", "--zzzzzz"], "unrecognized argument --zzzzzz (see graphtx search --help)"),
+        (
+            ["search", "--index", "x", "--text", "a", "--zzzzzz"],
+            "unrecognized argument --zzzzzz (see graphtx search --help)",
+        ),
         (["serach", "--index", "x"], "did you mean 'search'?"),
         (["search", "--index", "x", "--text", "a", "--ranker", "hybird"], "did you mean 'hybrid'?"),
     ],
@@ -54,5 +57,9 @@ def test_known_abbreviations_and_attached_values_still_parse():
 def test_ingest_of_a_missing_path_exits_2_with_the_message(tmp_path, capsys):
     code = main(["ingest", str(tmp_path / "no" / "such.xml"), "--out", str(tmp_path / "corpus"), "--quiet"])
     err = capsys.readouterr().err
-    assert code == 2 and f"no such file or directory: {tmp_path / 'no' / 'such.xml'}" in err and "nothing was written" in err
+    assert (
+        code == 2
+        and f"no such file or directory: {tmp_path / 'no' / 'such.xml'}" in err
+        and "nothing was written" in err
+    )
     assert not (tmp_path / "corpus").exists()

@@ -25,7 +25,9 @@ def part_spreads(vectors: np.ndarray, graph_dim: int, lexical_weight: float) -> 
 
     ``graph_share`` = (1 - b) sd_g / ((1 - b) sd_g + b sd_l): the graph part's share of the fused cosine's spread."""
     if len(vectors) < 3 or not 0 < graph_dim < vectors.shape[1]:
-        raise ValueError(f"need >= 3 vectors with a graph part and a lexical part, got shape {vectors.shape} and graph_dim {graph_dim}")
+        raise ValueError(
+            f"need >= 3 vectors with a graph part and a lexical part, got shape {vectors.shape} and graph_dim {graph_dim}"
+        )
     upper = np.triu_indices(len(vectors), 1)
     cos = {}  # part -> (pairs,) cosines
     for name, part in (("graph", vectors[:, :graph_dim]), ("lexical", vectors[:, graph_dim:])):
@@ -58,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     graphs = list(iter_graphs(args.graphs, kind=args.kind))
     graphs = [graphs[i] for i in np.random.default_rng(args.seed).permutation(len(graphs))[: args.docs]]
     print(f"{len(graphs)} {args.kind} graphs of {args.graphs}\n")
-    print("| model | graph cos mean | graph cos sd | lexical cos mean | lexical cos sd | graph share of the spread | correlation |")
+    print(
+        "| model | graph cos mean | graph cos sd | lexical cos mean | lexical cos sd | graph share of the spread | correlation |"
+    )
     print("|---|---|---|---|---|---|---|")
     for path in args.models:
         loaded = load_model(path)
@@ -67,7 +71,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {path} | no lexical channel |  |  |  |  |  |")
             continue
         with torch.no_grad():
-            vectors = model.encode(graphs, loaded.tokenizer, batch_size=64).float().numpy()  # (n, out_dim + lexical_dim)
+            vectors = (
+                model.encode(graphs, loaded.tokenizer, batch_size=64).float().numpy()
+            )  # (n, out_dim + lexical_dim)
         s = part_spreads(vectors, vectors.shape[1] - cfg.lexical_dim, cfg.lexical_weight)
         print(
             f"| {path} | {s['graph_mean']:.3f} | {s['graph_std']:.3f} | {s['lexical_mean']:.3f} | {s['lexical_std']:.3f} | "

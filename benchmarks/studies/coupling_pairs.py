@@ -28,7 +28,9 @@ from pathlib import Path
 NOT_IN_CORPUS = "not in the corpus"
 
 
-def coupling_pairs(mentions: list[dict], dates: dict[str, str], exclude: set[tuple[str, str]], max_citers: int) -> tuple[set, collections.Counter]:
+def coupling_pairs(
+    mentions: list[dict], dates: dict[str, str], exclude: set[tuple[str, str]], max_citers: int
+) -> tuple[set, collections.Counter]:
     """{(later id, earlier id)} of documents that mention one outside patent, and the dropped combinations by reason.
 
     mentions: rows of mentions.jsonl (citing_id, number, dropped); dates: doc id -> ISO date; exclude: pairs in
@@ -91,16 +93,24 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("mentions", help="mentions.jsonl of `graphtx mine-citations`")
     p.add_argument("corpus", help="the corpus directory (dates)")
-    p.add_argument("--exclude", action="append", default=[], help="citations TSV whose pairs are never trained on (repeatable)")
-    p.add_argument("--max-citers", type=int, default=20, help="outside patents mentioned by more documents are left out")
+    p.add_argument(
+        "--exclude", action="append", default=[], help="citations TSV whose pairs are never trained on (repeatable)"
+    )
+    p.add_argument(
+        "--max-citers", type=int, default=20, help="outside patents mentioned by more documents are left out"
+    )
     p.add_argument("--valid-share", type=float, default=0.1, help="share of citing documents for validation, in tenths")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--graphs", help="graphs directory of the corpus: write OUT/graphs, its coupled documents + --others")
+    p.add_argument(
+        "--graphs", help="graphs directory of the corpus: write OUT/graphs, its coupled documents + --others"
+    )
     p.add_argument("--others", type=int, default=2000)
     p.add_argument("--out", required=True)
     a = p.parse_args(argv)
     if not 0 <= a.valid_share < 1 or abs(a.valid_share * 10 - round(a.valid_share * 10)) > 1e-9:
-        p.error(f"--valid-share {a.valid_share}: give tenths from 0.0 to 0.9 (the split hashes citing documents into ten buckets)")
+        p.error(
+            f"--valid-share {a.valid_share}: give tenths from 0.0 to 0.9 (the split hashes citing documents into ten buckets)"
+        )
     import pyarrow.parquet as pq
 
     from graphtx.corpus.store import documents_path
@@ -120,11 +130,15 @@ def main(argv: list[str] | None = None) -> None:
     write_tsv(out / "coupling_train.tsv", pairs - valid)
     write_tsv(out / "coupling_valid.tsv", valid)
     coupled = {d for pair in pairs for d in pair}
-    print(f"{len(pairs)} pairs over {len(coupled)} documents: {len(pairs - valid)} train, {len(valid)} validation; dropped {dict(dropped)}")
+    print(
+        f"{len(pairs)} pairs over {len(coupled)} documents: {len(pairs - valid)} train, {len(valid)} validation; dropped {dict(dropped)}"
+    )
     if a.graphs:
         rest = sorted(set(dates) - coupled)
         keep = coupled | set(random.Random(a.seed).sample(rest, min(a.others, len(rest))))
-        print(f"{out / 'graphs'}: {write_graphs_subset(Path(a.graphs), keep, out / 'graphs')} graphs of {len(keep)} documents")
+        print(
+            f"{out / 'graphs'}: {write_graphs_subset(Path(a.graphs), keep, out / 'graphs')} graphs of {len(keep)} documents"
+        )
 
 
 if __name__ == "__main__":

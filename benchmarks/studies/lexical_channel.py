@@ -17,7 +17,9 @@ from graphtx.text.pretrain import load_token_idf
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", required=True, help="trained model directory")
-    p.add_argument("--tokens", required=True, help="the tokens directory the model was initialised from (its token_idf.npy)")
+    p.add_argument(
+        "--tokens", required=True, help="the tokens directory the model was initialised from (its token_idf.npy)"
+    )
     p.add_argument("--out", required=True, help="model directory to write")
     p.add_argument("--dim", type=int, default=1024, help="count-sketch buckets (model.lexical_dim)")
     p.add_argument("--weight", type=float, default=0.4, help="the channel's share of the cosine (model.lexical_weight)")
@@ -25,7 +27,9 @@ def main() -> None:
     src = load_model(args.model)
     model = src.model.with_lexical_channel(args.dim, args.weight, load_token_idf(args.tokens))
     save_model(args.out, model, tokenizer=src.tokenizer)
-    print(f"wrote {args.out}: {model.out_dim}-d vectors ({model.config.out_dim} graph + {args.dim} lexical, weight {args.weight:g})")
+    print(
+        f"wrote {args.out}: {model.out_dim}-d vectors ({model.config.out_dim} graph + {args.dim} lexical, weight {args.weight:g})"
+    )
 
 
 if __name__ == "__main__":

@@ -41,7 +41,9 @@ def main() -> int:
     score = np.array([float(r["score"]) for r in rows])
     print(f"machine: {basics()}; load average {os.getloadavg()[0]:.2f}; {len(rows)} pairs; encoded in {seconds:.1f} s")
     print("\n| encoder | Pearson | Spearman |\n|---|---|---|")
-    print(f"| {PEER_NAMES[args.peer]} (alone, 64 tokens) | {pearsonr(cosine, score)[0]:.3f} | {spearmanr(cosine, score)[0]:.3f} |")
+    print(
+        f"| {PEER_NAMES[args.peer]} (alone, 64 tokens) | {pearsonr(cosine, score)[0]:.3f} | {spearmanr(cosine, score)[0]:.3f} |"
+    )
     return 0
 
 

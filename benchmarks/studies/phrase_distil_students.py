@@ -57,32 +57,44 @@ def main():
     ap.add_argument("--work", required=True, help="a phrase_distil_variants.py --out folder")
     ap.add_argument("--tokens", required=True)
     ap.add_argument("--name", required=True)
-    ap.add_argument("--data", default="../shared/data/phrase-similarity", help="folder with train.csv and validation.csv")
+    ap.add_argument(
+        "--data", default="../shared/data/phrase-similarity", help="folder with train.csv and validation.csv"
+    )
     ap.add_argument("--listwise-weight", type=float, default=0.0)
     ap.add_argument("--temperature", type=float, default=0.05)
     ap.add_argument("--neighbours", type=int, default=0, choices=range(0, 9))
     ap.add_argument("--weighting", default="none", choices=("none", "learned"))
-    ap.add_argument("--order", default="none", choices=WORD_ORDERS, help="the SWEM's word-order channel (model.word_order)")
+    ap.add_argument(
+        "--order", default="none", choices=WORD_ORDERS, help="the SWEM's word-order channel (model.word_order)"
+    )
     ap.add_argument("--epochs", type=int, default=20)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--batch-size", type=int, default=512)
     ap.add_argument("--pair-batch-size", type=int, default=128)
-    ap.add_argument("--seed", type=int, default=0, help="the dev split's seed: the teacher's (phrase_distil_variants.py --seed)")
-    ap.add_argument("--init-seed", type=int, default=None, help="the student's seed (n-gram init, batch order); default --seed")
+    ap.add_argument(
+        "--seed", type=int, default=0, help="the dev split's seed: the teacher's (phrase_distil_variants.py --seed)"
+    )
+    ap.add_argument(
+        "--init-seed", type=int, default=None, help="the student's seed (n-gram init, batch order); default --seed"
+    )
     a = ap.parse_args()
     torch.set_num_threads(2)
     work = Path(a.work)
     train, valid = read_phrase_pairs(f"{a.data}/train.csv"), read_phrase_pairs(f"{a.data}/validation.csv")
     fit_rows, dev_rows = split_by_anchor(train, 0.1, a.seed)
     fit, dev = train.subset(fit_rows), train.subset(dev_rows)
-    phrases = np.unique(np.concatenate([fit.anchor, fit.target])).tolist() + json.loads((work / "pool.json").read_text())
+    phrases = np.unique(np.concatenate([fit.anchor, fit.target])).tolist() + json.loads(
+        (work / "pool.json").read_text()
+    )
     teacher = np.load(work / "teacher_vectors.npy").astype(np.float32)  # (pool, e)
     teacher /= np.linalg.norm(teacher, axis=1, keepdims=True)
     if len(teacher) != len(phrases):
         raise SystemExit(f"{work}: {len(teacher)} teacher vectors for {len(phrases)} phrases (another seed or pool?)")
     tokenizer, vectors = load_tokens(a.tokens)
     n, m, v = len(phrases), len(dev), len(valid)
-    tokens = PhraseTokens(tokenizer, phrases + dev.anchor.tolist() + dev.target.tolist() + valid.anchor.tolist() + valid.target.tolist())
+    tokens = PhraseTokens(
+        tokenizer, phrases + dev.anchor.tolist() + dev.target.tolist() + valid.anchor.tolist() + valid.target.tolist()
+    )
     dev_a, dev_t = np.arange(n, n + m), np.arange(n + m, n + 2 * m)
     val_a, val_t = np.arange(n + 2 * m, n + 2 * m + v), np.arange(n + 2 * m + v, n + 2 * m + 2 * v)
     row = {p: i for i, p in enumerate(phrases)}

@@ -59,7 +59,12 @@ def tune_teacher(model, fit, dev, epochs, seed, lr=2e-5, bs=32):
     steps = epochs * math.ceil(n / bs)
     warm = int(0.1 * steps)
     sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / max(1, warm)) * max(0.0, (steps - s) / max(1, steps - warm)) if s >= warm else (s + 1) / max(1, warm)
+        opt,
+        lambda s: (
+            min(1.0, (s + 1) / max(1, warm)) * max(0.0, (steps - s) / max(1, steps - warm))
+            if s >= warm
+            else (s + 1) / max(1, warm)
+        ),
     )
     g = np.random.default_rng(seed)
     best = (teacher_pearson(model, dev)[0], None, 0)
@@ -137,7 +142,11 @@ def distil(student, phrases, tvec, fit, tokenizer, dev, epochs, seed, bs=512, pa
     index = {p: i for i, p in enumerate(phrases)}
     pa = np.array([index[a] for a in fit.anchor])
     pt = np.array([index[t] for t in fit.target])
-    params = [p for n_, p in student.named_parameters() if "film" not in n_ and not (freeze_proj and ("proj" in n_ or "type_embedding" in n_))]
+    params = [
+        p
+        for n_, p in student.named_parameters()
+        if "film" not in n_ and not (freeze_proj and ("proj" in n_ or "type_embedding" in n_))
+    ]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
     g = np.random.default_rng(seed)
     torch.manual_seed(seed)
@@ -179,18 +188,28 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tokens", required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--cache", required=True, nargs="+", help="parse cache folders (parse-<fingerprint>/); their phrases pooled")
-    ap.add_argument("--shared", default=SHARED, help="the shared data folder (default: $GRAPHTX_SHARED, else ../shared/data beside the repository)")
+    ap.add_argument(
+        "--cache", required=True, nargs="+", help="parse cache folders (parse-<fingerprint>/); their phrases pooled"
+    )
+    ap.add_argument(
+        "--shared",
+        default=SHARED,
+        help="the shared data folder (default: $GRAPHTX_SHARED, else ../shared/data beside the repository)",
+    )
     ap.add_argument("--data", help="folder with train.csv and validation.csv (default: SHARED/phrase-similarity)")
     ap.add_argument("--teacher-epochs", type=int, default=1)
     ap.add_argument("--distil-epochs", type=int, default=8)
     ap.add_argument("--pool", type=int, default=150000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--node-dim", type=int, default=0)
-    ap.add_argument("--freeze-proj", action="store_true", help="distil the token table only (projection stays identity)")
+    ap.add_argument(
+        "--freeze-proj", action="store_true", help="distil the token table only (projection stays identity)"
+    )
     ap.add_argument("--distil-lr", type=float, default=1e-3)
     ap.add_argument(
-        "--teacher-only", action="store_true", help="stop once the teacher's vectors of the pool are kept (for phrase_distil_students.py)"
+        "--teacher-only",
+        action="store_true",
+        help="stop once the teacher's vectors of the pool are kept (for phrase_distil_students.py)",
     )
     args = ap.parse_args()
     args.data = args.data or os.path.join(args.shared, "phrase-similarity")
@@ -259,7 +278,16 @@ def main():
         max_tokens_per_phrase=16,
     )
     res["distil_best_epoch"] = distil(
-        student, phrases, tvec, fit, tokenizer, dev, args.distil_epochs, args.seed, lr=args.distil_lr, freeze_proj=args.freeze_proj
+        student,
+        phrases,
+        tvec,
+        fit,
+        tokenizer,
+        dev,
+        args.distil_epochs,
+        args.seed,
+        lr=args.distil_lr,
+        freeze_proj=args.freeze_proj,
     )
     np.save(out / "distilled_table.npy", student.encoder.embedding.weight.detach().numpy())
     res["distilled_only_valid"] = pearson_spearman(score(student, valid), valid.score)

@@ -31,7 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("model", help="the model directory that wrote them (tokenizer, token IDF, graph width, weight)")
     p.add_argument("graphs", help="the graphs directory they were encoded from (`graphtx parse`)")
     p.add_argument("--dim", type=int, required=True, help="sketch buckets")
-    p.add_argument("--top-tokens", type=int, default=0, help="sketch each graph's N heaviest tokens only (default 0: all)")
+    p.add_argument(
+        "--top-tokens", type=int, default=0, help="sketch each graph's N heaviest tokens only (default 0: all)"
+    )
     p.add_argument("--out", required=True, help="vectors.parquet to write")
     args = p.parse_args(argv)
     if args.dim < 1 or args.top_tokens < 0:
@@ -61,7 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     check_written_by(meta, args.model, args.vectors)
     kinds = set(table.column("kind").to_pylist())
     if len(kinds) != 1:
-        raise SystemExit(f"{args.vectors} holds graphs of {len(kinds)} kinds ({', '.join(sorted(map(str, kinds)))}): one kind a file")
+        raise SystemExit(
+            f"{args.vectors} holds graphs of {len(kinds)} kinds ({', '.join(sorted(map(str, kinds)))}): one kind a file"
+        )
     kind = kinds.pop()
     graph_part, old_lexical = split_parts(np.asarray(vectors, dtype=np.float32), config.out_dim, config.lexical_weight)
     channel = LexicalChannel(config.vocab_size, args.dim)
@@ -75,8 +79,12 @@ def main(argv: list[str] | None = None) -> int:
         for chunk in iter(lambda: list(itertools.islice(graphs, 256)), []):
             batch = collate(chunk, loaded.tokenizer, config.max_tokens_per_node)
             rows = [position[g.doc_id] for g in chunk]
-            lexical[rows] = channel(batch.token_ids, batch.token_node, batch.node_graph, len(chunk), top_tokens=args.top_tokens).numpy()
-            distinct[rows] = channel.distinct_tokens(batch.token_ids, batch.token_node, batch.node_graph, len(chunk)).numpy()
+            lexical[rows] = channel(
+                batch.token_ids, batch.token_node, batch.node_graph, len(chunk), top_tokens=args.top_tokens
+            ).numpy()
+            distinct[rows] = channel.distinct_tokens(
+                batch.token_ids, batch.token_node, batch.node_graph, len(chunk)
+            ).numpy()
             seen[rows] = True
     if not seen.all():
         raise SystemExit(
@@ -85,17 +93,25 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"distinct weighted tokens a graph: median {np.median(distinct):.0f}, 90th percentile {np.percentile(distinct, 90):.0f}, "
         f"max {distinct.max()}"
-        + (f"; {int((distinct > args.top_tokens).sum()):,} of {len(ids):,} graphs hold more than {args.top_tokens}" if args.top_tokens else "")
+        + (
+            f"; {int((distinct > args.top_tokens).sum()):,} of {len(ids):,} graphs hold more than {args.top_tokens}"
+            if args.top_tokens
+            else ""
+        )
     )
     if args.dim == config.lexical_dim and not args.top_tokens:
         print(f"largest difference from the encoder's own sketch: {float(np.abs(lexical - old_lexical).max()):.2e}")
     out = join_parts(graph_part, lexical, config.lexical_weight)  # (n, out_dim + dim)
     # no longer the model's own vectors: the fingerprint says so (an index built from them matches no model)
-    schema = vectors_schema(out.shape[1], f"{meta.get('model_fingerprint', '')}+lexical_dim={args.dim}+top_tokens={args.top_tokens}")
+    schema = vectors_schema(
+        out.shape[1], f"{meta.get('model_fingerprint', '')}+lexical_dim={args.dim}+top_tokens={args.top_tokens}"
+    )
     vector = pa.FixedSizeListArray.from_arrays(pa.array(out.reshape(-1), pa.float32()), out.shape[1])
     with replacing(Path(args.out)) as tmp:
         pq.write_table(
-            pa.table({"doc_id": table.column("doc_id"), "kind": table.column("kind"), "vector": vector}, schema=schema), tmp, compression="zstd"
+            pa.table({"doc_id": table.column("doc_id"), "kind": table.column("kind"), "vector": vector}, schema=schema),
+            tmp,
+            compression="zstd",
         )
     print(
         f"wrote {args.out}: {len(ids)} vectors, {config.out_dim} graph + {args.dim} lexical"

@@ -102,11 +102,15 @@ def main(argv: list[str] | None = None) -> int:
     ids, vectors, meta = table_vectors(table)
     check_written_by(meta, args.model, args.vectors)
     if vectors.shape[1] != config.out_dim + config.lexical_dim:
-        raise SystemExit(f"{args.vectors} holds {vectors.shape[1]}-d vectors, {args.model} writes {config.out_dim + config.lexical_dim}-d")
+        raise SystemExit(
+            f"{args.vectors} holds {vectors.shape[1]}-d vectors, {args.model} writes {config.out_dim + config.lexical_dim}-d"
+        )
     weight = args.weight
     if args.equal_mix:
         weight, sd_g, sd_l = equal_mix_weight(vectors, config.out_dim, args.docs, args.seed)
-        print(f"spreads over {min(args.docs, len(ids))} vectors: graph {sd_g:.4f}, lexical {sd_l:.4f} -> equal-mix weight {weight:.3f}")
+        print(
+            f"spreads over {min(args.docs, len(ids))} vectors: graph {sd_g:.4f}, lexical {sd_l:.4f} -> equal-mix weight {weight:.3f}"
+        )
     out = join_parts(*split_parts(vectors, config.out_dim, config.lexical_weight), weight)  # (n, D + L)
     vector = pa.FixedSizeListArray.from_arrays(pa.array(out.reshape(-1), pa.float32()), out.shape[1])
     table = table.set_column(table.schema.get_field_index("vector"), table.schema.field("vector"), vector)

@@ -62,9 +62,15 @@ def headroom_systems(teacher, student_dir, graphs_dir, cfg, corpus) -> list:
     from graphtx.eval.fusion import FusionSystem
     from graphtx.eval.systems import ModelSystem
 
-    student = ModelSystem(student_dir, graphs_dir, cfg.query_kind, cfg.candidate_kind, cfg.batch_size, label="student", query_kind_fixed=False).fit(
-        corpus
-    )
+    student = ModelSystem(
+        student_dir,
+        graphs_dir,
+        cfg.query_kind,
+        cfg.candidate_kind,
+        cfg.batch_size,
+        label="student",
+        query_kind_fixed=False,
+    ).fit(corpus)
     return [student, FusionSystem.from_config([student, teacher], cfg, label="RRF(student, teacher)").fit(corpus)]
 
 
@@ -78,7 +84,14 @@ class PerfectStudent(DenseSystem):
 
     name = "perfect-student"
 
-    def __init__(self, teacher: DenseSystem, student: DenseSystem, out_dim: int, student_weight: float, weight: float | None = None):
+    def __init__(
+        self,
+        teacher: DenseSystem,
+        student: DenseSystem,
+        out_dim: int,
+        student_weight: float,
+        weight: float | None = None,
+    ):
         super().__init__()
         self.teacher, self.student, self.out_dim, self.student_weight = teacher, student, out_dim, student_weight
         self.weight = student_weight if weight is None else weight
@@ -89,8 +102,12 @@ class PerfectStudent(DenseSystem):
         from reweight_vectors import join_parts, split_parts
 
         super().fit(corpus)
-        _, lexical = split_parts(self.student.query_vectors.astype(np.float32), self.out_dim, self.student_weight)  # (docs, L)
-        joined = join_parts(self.teacher.query_vectors.astype(np.float32), lexical, self.weight)  # (docs, D_teacher + L)
+        _, lexical = split_parts(
+            self.student.query_vectors.astype(np.float32), self.out_dim, self.student_weight
+        )  # (docs, L)
+        joined = join_parts(
+            self.teacher.query_vectors.astype(np.float32), lexical, self.weight
+        )  # (docs, D_teacher + L)
         known = self.teacher.query_known & self.student.query_known  # (docs,)
         self.set_vectors(joined, joined, known, known)
         return self
@@ -127,10 +144,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("citations", type=Path, help="citations TSV (citing_id, cited_id[, category])")
     p.add_argument("--cutoff", default="priority", choices=("none", "priority", "year"))
     p.add_argument("--per-query", type=Path, help="write the per-query CSV here")
-    p.add_argument("--student", type=Path, help="a graphtx model directory: add it alone and fused with the teacher (RRF)")
+    p.add_argument(
+        "--student", type=Path, help="a graphtx model directory: add it alone and fused with the teacher (RRF)"
+    )
     p.add_argument("--graphs", type=Path, help="the corpus's graphs directory (`graphtx parse`), with --student")
     p.add_argument("--bm25", action="store_true", help="add BM25 alone and RRF(BM25, teacher)")
-    p.add_argument("--fields", help="with --bm25: BM25's text fields for queries and candidates, e.g. title,abstract,description")
+    p.add_argument(
+        "--fields", help="with --bm25: BM25's text fields for queries and candidates, e.g. title,abstract,description"
+    )
     p.add_argument(
         "--perfect-student",
         type=Path,

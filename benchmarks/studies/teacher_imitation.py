@@ -22,7 +22,9 @@ from pathlib import Path
 import numpy as np
 
 
-def agreement(part: np.ndarray, teacher: np.ndarray, rows: list[int], top: int, sample: int, seed: int = 0) -> tuple[float, float]:
+def agreement(
+    part: np.ndarray, teacher: np.ndarray, rows: list[int], top: int, sample: int, seed: int = 0
+) -> tuple[float, float]:
     """(mean top-``top`` overlap, mean Spearman over ``sample`` seeded documents) of ``part`` (n, d) against ``teacher``
     (n, D), both unit rows in the same document order, over the query ``rows`` (the query itself left out)."""
     from scipy.stats import spearmanr
@@ -42,10 +44,20 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("teacher", type=Path, help="a `graphtx teacher` directory or a run's teacher/")
     p.add_argument("citations", type=Path, help="citations TSV: its citing ids are the queries")
-    p.add_argument("files", nargs="+", help="NAME=VECTORS.parquet[:graph|:lexical] (`graphtx encode` output, e.g. re-mixed by reweight_vectors.py)")
+    p.add_argument(
+        "files",
+        nargs="+",
+        help="NAME=VECTORS.parquet[:graph|:lexical] (`graphtx encode` output, e.g. re-mixed by reweight_vectors.py)",
+    )
     width = p.add_mutually_exclusive_group(required=True)
-    width.add_argument("--model", type=Path, help="the model that wrote the vectors: its out_dim is the graph part's width")
-    width.add_argument("--graph-dim", type=int, help="columns of the graph part (the model's out_dim: small config 256, 64 with its MoE head)")
+    width.add_argument(
+        "--model", type=Path, help="the model that wrote the vectors: its out_dim is the graph part's width"
+    )
+    width.add_argument(
+        "--graph-dim",
+        type=int,
+        help="columns of the graph part (the model's out_dim: small config 256, 64 with its MoE head)",
+    )
     p.add_argument("--top", type=int, default=100, help="the top this many of each ranking are compared (default 100)")
     p.add_argument("--sample", type=int, default=2000, help="documents in each Spearman correlation (default 2000)")
     args = p.parse_args(argv)
@@ -68,7 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     teacher_row = {d: i for i, d in enumerate(teacher.doc_ids)}
     citing = sorted({c.citing_id for c in read_citations(args.citations)})
     print(f"machine: {basics()}; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"\n| vectors ({teacher.label}) | queries | top-{args.top} overlap with the teacher | Spearman over {args.sample:,} |\n|---|---|---|---|")
+    print(
+        f"\n| vectors ({teacher.label}) | queries | top-{args.top} overlap with the teacher | Spearman over {args.sample:,} |\n|---|---|---|---|"
+    )
     for spec in args.files:
         name, _, rest = spec.partition("=")
         path, _, which = rest.partition(":")
@@ -86,7 +100,13 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"{path}: --top {args.top} leaves nothing out of {len(ids)} documents")
         if not rows:
             p.error(f"{path}: none of the {len(citing)} queries has a vector and a teacher vector")
-        overlap, rho = agreement(l2_normalise(part[keep]), l2_normalise(teacher.vectors[[teacher_row[d] for d in ids]]), rows, args.top, args.sample)
+        overlap, rho = agreement(
+            l2_normalise(part[keep]),
+            l2_normalise(teacher.vectors[[teacher_row[d] for d in ids]]),
+            rows,
+            args.top,
+            args.sample,
+        )
         print(f"| {name}{':' + which if which else ''} | {len(rows)} | {overlap:.3f} | {rho:.3f} |")
     return 0
 

@@ -12,14 +12,20 @@ from dataclasses import dataclass, field
 
 # measured rates, 2 CPU cores (the studies of benchmarks/results/): per second unless named otherwise
 PARSE_WORDS_PER_S_PER_WORKER = 8_400  # spaCy en_core_web_sm + rules (speed-parse.md; full-text dev set: 8,400 a worker)
-TOKENS_WORDS_PER_S = (
-    51_000.0  # BPE + FastText over the corpus: 83.0 M words of the 42,356 full texts in 1,624 s (load 1-2.6); 14,006 abstracts in 41 s
-)
+TOKENS_WORDS_PER_S = 51_000.0  # BPE + FastText over the corpus: 83.0 M words of the 42,356 full texts in 1,624 s (load 1-2.6); 14,006 abstracts in 41 s
 # (the rate was per document, calibrated on abstracts, and projected 126 s for those full texts: 13x short)
 TEACHER_DOCS_PER_S = {"mpnet": 2.4, "minilm": 24.0}  # title + abstract, 2 cores (teacher-distillation.md)
-TEACHER_GPU_DOCS_PER_S = {"mpnet": 600.0, "minilm": 3_000.0}  # one H200 (full-text-dev-set.md, run 9, scaled to short texts)
-PRETRAIN_S_PER_STEP = 1.0  # stage pretrain, 32 EV abstracts + neighbours a step (35 nodes a graph), 2 cores (16-36 min for 1,500 steps)
-EV_WORDS, EV_NODES = 120, 35  # an EV-battery abstract: words, nodes of its graph; longer texts give larger graphs (to about 190 nodes)
+TEACHER_GPU_DOCS_PER_S = {
+    "mpnet": 600.0,
+    "minilm": 3_000.0,
+}  # one H200 (full-text-dev-set.md, run 9, scaled to short texts)
+PRETRAIN_S_PER_STEP = (
+    1.0  # stage pretrain, 32 EV abstracts + neighbours a step (35 nodes a graph), 2 cores (16-36 min for 1,500 steps)
+)
+EV_WORDS, EV_NODES = (
+    120,
+    35,
+)  # an EV-battery abstract: words, nodes of its graph; longer texts give larger graphs (to about 190 nodes)
 TEACHER_LOAD_S = 20.0  # loading the peer (the first use of mpnet also joins its 0.4 GB of pieces, once)
 TOKENS_FIXED_S = 5.0  # BPE + FastText set-up
 ENCODE_GRAPHS_PER_S = 60.0  # description graphs through the small model, 2 cores (speed-encode.md)
@@ -50,13 +56,17 @@ class BuildPlan:
         return sum(s.seconds for s in self.steps if not s.done)
 
     def lines(self) -> list[str]:
-        out = [f"plan: {self.documents:,} documents, {self.words:,} words; route: {self.route}; teacher: {self.teacher}"]
+        out = [
+            f"plan: {self.documents:,} documents, {self.words:,} words; route: {self.route}; teacher: {self.teacher}"
+        ]
         if self.teacher_note:
             out.append(f"  {self.teacher_note}")
         for s in self.steps:
             out.append(f"  {s.name:<7} {'up to date' if s.done else duration(s.seconds):>12}  {s.what}")
         disk = sum(self.text_bytes * v for v in BYTES_PER_DOCUMENT.values())
-        out.append(f"  total   {duration(self.seconds):>12}  on {os.cpu_count()} cores; about {disk / 2**20:,.0f} MiB on disk")
+        out.append(
+            f"  total   {duration(self.seconds):>12}  on {os.cpu_count()} cores; about {disk / 2**20:,.0f} MiB on disk"
+        )
         return out
 
 

@@ -83,7 +83,13 @@ class Layout:
         }[step]
 
     def directory(self, step: str) -> Path:
-        return {"ingest": self.corpus, "parse": self.graphs, "tokens": self.tokens, "model": self.run, "index": self.index}[step]
+        return {
+            "ingest": self.corpus,
+            "parse": self.graphs,
+            "tokens": self.tokens,
+            "model": self.run,
+            "index": self.index,
+        }[step]
 
 
 def fingerprint(*parts) -> str:
@@ -109,10 +115,16 @@ def sources_fingerprint(paths: list[str]) -> list:
 def corpus_counts(corpus: Path, cfg) -> tuple[int, int, int]:
     """(documents, words, text bytes) the parse will read (title, abstract, claims, description, cut as the parse cuts)."""
     docs = words = size = 0
-    for batch in pq.ParquetFile(corpus / "documents.parquet").iter_batches(batch_size=2048, columns=["title", "abstract", "claims", "description"]):
+    for batch in pq.ParquetFile(corpus / "documents.parquet").iter_batches(
+        batch_size=2048, columns=["title", "abstract", "claims", "description"]
+    ):
         for r in batch.to_pylist():
             claims = " ".join(c["text"] for c in r["claims"] or ())[: cfg.max_claims_chars]
-            text = " ".join(x for x in (r["title"], r["abstract"], claims, (r["description"] or "")[: cfg.max_description_chars]) if x)
+            text = " ".join(
+                x
+                for x in (r["title"], r["abstract"], claims, (r["description"] or "")[: cfg.max_description_chars])
+                if x
+            )
             docs, words, size = docs + 1, words + text.count(" ") + 1, size + len(text)
     return docs, words, size
 
@@ -157,7 +169,9 @@ def _build(
     out_resolved = Path(out_dir).resolve()
     inside = [s for s in sources if Path(s).is_dir() and out_resolved.is_relative_to(Path(s).resolve())]
     if inside:
-        raise ValueError(f"--out {out_dir} lies inside the source folder {inside[0]}: the build would read its own outputs; give another --out")
+        raise ValueError(
+            f"--out {out_dir} lies inside the source folder {inside[0]}: the build would read its own outputs; give another --out"
+        )
     device = resolve_device(device)  # a bad device in words, before any work
     gpu = device.startswith("cuda")
     layout = Layout(Path(out_dir))
@@ -171,7 +185,9 @@ def _build(
 
     def up_to_date(name: str) -> bool:
         entry = state["steps"].get(name, {})
-        return entry.get("fingerprint") == keys.get(name) and bool(entry.get("finished")) and layout.output(name).is_file()
+        return (
+            entry.get("fingerprint") == keys.get(name) and bool(entry.get("finished")) and layout.output(name).is_file()
+        )
 
     def step(name: str, projected: float, work: Callable[[], object]) -> None:
         entry = state["steps"].get(name, {})
@@ -179,7 +195,9 @@ def _build(
             log(f"{name}: up to date ({layout.directory(name)})")
             summary["steps"][name] = {**entry, "skipped": True}
             return
-        if entry.get("fingerprint") != keys[name] and layout.directory(name).exists():  # other inputs: start this step afresh
+        if (
+            entry.get("fingerprint") != keys[name] and layout.directory(name).exists()
+        ):  # other inputs: start this step afresh
             shutil.rmtree(layout.directory(name))
         state["steps"][name] = {
             "fingerprint": keys[name],
@@ -219,13 +237,19 @@ def _build(
         return {"documents": report.documents, "skipped": report.skipped, "not_patents": report.not_patents}
 
     if beside and not up_to_date("ingest"):
-        raise LockedError(f"{beside}; --plan reads beside a running build only once its ingest of these sources is done")
+        raise LockedError(
+            f"{beside}; --plan reads beside a running build only once its ingest of these sources is done"
+        )
     step("ingest", 1.0 + sum(f.stat().st_size for f in source_files(inputs)) / 20e6, do_ingest)
     documents, words, text_bytes = corpus_counts(layout.corpus, config.parse)
     queries = citing_documents_within(layout.corpus)
     route = "train" if queries >= MIN_TRAINING_QUERIES else "adapt"
-    before = state["steps"].get("model", {}).get("teacher")  # a build begun keeps its teacher (another machine would choose anew)
-    chosen, note = choose_teacher(config.train.pretrain_teacher, documents, gpu, asked=teacher is not None or before is not None)
+    before = (
+        state["steps"].get("model", {}).get("teacher")
+    )  # a build begun keeps its teacher (another machine would choose anew)
+    chosen, note = choose_teacher(
+        config.train.pretrain_teacher, documents, gpu, asked=teacher is not None or before is not None
+    )
     chosen = teacher or before or chosen
     weight = config.train.pretrain_teacher_weight or (1.0 if teacher else 0.0)  # naming a teacher turns distillation on
     if route == "adapt" and (not chosen or weight <= 0):
@@ -239,7 +263,11 @@ def _build(
     teach = teacher_seconds(documents, chosen, gpu) if chosen and "pretrain" in train_cfg.stages else 0.0
     from graphtx.train.adapt import adapt_steps
 
-    steps = adapt_steps(train_cfg.pretrain_steps, documents, train_cfg.pretrain_batch_docs) if route == "adapt" else train_cfg.pretrain_steps
+    steps = (
+        adapt_steps(train_cfg.pretrain_steps, documents, train_cfg.pretrain_batch_docs)
+        if route == "adapt"
+        else train_cfg.pretrain_steps
+    )
     steps_s = steps * PRETRAIN_S_PER_STEP * step_factor(words / max(documents, 1)) * (0.1 if gpu else scale)
     model_s = teach + steps_s * (1.4 if route == "train" else 1.0) + (120 * scale if route == "train" else 0)
     plan = BuildPlan(
@@ -254,7 +282,8 @@ def _build(
     )
     projections = {
         "parse": parse_seconds(words, config.parse.workers),
-        "tokens": TOKENS_FIXED_S + words / TOKENS_WORDS_PER_S * scale,  # FastText reads every word (a full text: 80x an abstract)
+        "tokens": TOKENS_FIXED_S
+        + words / TOKENS_WORDS_PER_S * scale,  # FastText reads every word (a full text: 80x an abstract)
         "model": model_s,
         "index": documents / ENCODE_GRAPHS_PER_S * scale,
     }
@@ -291,7 +320,9 @@ def _build(
         log(line)
     if beside:
         running = next((n for n in STEPS if n in state["steps"] and not state["steps"][n].get("finished")), None)
-        log(f"  another build is running here ({beside.split(': ', 1)[-1]}){f', now at its {running} step' if running else ''}")
+        log(
+            f"  another build is running here ({beside.split(': ', 1)[-1]}){f', now at its {running} step' if running else ''}"
+        )
     summary |= {
         "plan": {
             "documents": documents,
@@ -313,7 +344,9 @@ def _build(
         try:
             Path(cache).expanduser().mkdir(parents=True, exist_ok=True)
         except OSError:
-            log(f"parse: the parse cache {cache} cannot be written: parsing without it (a killed parse then starts over)")
+            log(
+                f"parse: the parse cache {cache} cannot be written: parsing without it (a killed parse then starts over)"
+            )
             cache = ""
         cfg = with_overrides(config.parse, cache_dir=cache)
         report = parse_corpus(layout.corpus, layout.graphs, cfg, progress=progress)
@@ -328,17 +361,33 @@ def _build(
         if route == "adapt":
             from graphtx.train.adapt import adapt
 
-            adapt(config, str(layout.corpus), str(layout.graphs), str(layout.run), tokens_dir=str(layout.tokens), device=device, progress=progress)
+            adapt(
+                config,
+                str(layout.corpus),
+                str(layout.graphs),
+                str(layout.run),
+                tokens_dir=str(layout.tokens),
+                device=device,
+                progress=progress,
+            )
             return {"route": "adapt"}
         from graphtx.train.run import train
 
         result = train(
-            config, str(layout.corpus), str(layout.graphs), str(layout.run), tokens_dir=str(layout.tokens), device=device, progress=progress
+            config,
+            str(layout.corpus),
+            str(layout.graphs),
+            str(layout.run),
+            tokens_dir=str(layout.tokens),
+            device=device,
+            progress=progress,
         )
         from graphtx.eval.ranker import fit_ranker_after_training
         from graphtx.rank.store import has_ranker
 
-        _, lines = fit_ranker_after_training(str(layout.corpus), layout.run, str(layout.graphs), config, progress=progress)
+        _, lines = fit_ranker_after_training(
+            str(layout.corpus), layout.run, str(layout.graphs), config, progress=progress
+        )
         for line in lines:
             log(f"model: {line}")
         return {

@@ -103,5 +103,8 @@ def main(argv: list[str] | None = None) -> int:
             if getattr(args, "engine", "local") == "ray" and args.command in ("parse", "encode", "index")
             else ""
         )
-        print(f"graphtx {args.command}: interrupted{why}; a previous complete output is left as it was{resume}", file=sys.stderr)
+        print(
+            f"graphtx {args.command}: interrupted{why}; a previous complete output is left as it was{resume}",
+            file=sys.stderr,
+        )
         return EXIT_FAILURE

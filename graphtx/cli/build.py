@@ -16,7 +16,9 @@ def cmd_build(args, config) -> int:
     from graphtx.from_dict import with_overrides
 
     if not args.config and (REPO_ROOT / "configs" / "small.yaml").is_file():
-        config = load_config(REPO_ROOT / "configs" / "small.yaml")  # the shipped default (mpnet taught, selection on held-out queries)
+        config = load_config(
+            REPO_ROOT / "configs" / "small.yaml"
+        )  # the shipped default (mpnet taught, selection on held-out queries)
     config = with_overrides(config, seed=args.seed)
     log = lambda line: print(line, file=sys.stderr)  # noqa: E731  (the steps' lines are few; --quiet drops the progress bars)
     summary = build(
@@ -38,16 +40,27 @@ def cmd_build(args, config) -> int:
 
 def add_parsers(sub) -> None:
     p = sub.add_parser(
-        "build", help="your patents -> corpus, graphs, tokens, model (trained, or adapted without citations), index: one resumable command"
+        "build",
+        help="your patents -> corpus, graphs, tokens, model (trained, or adapted without citations), index: one resumable command",
     )
-    p.add_argument("sources", nargs="+", help="patent files or folders: USPTO / EP / MAREC XML (.gz, .zip), JSONL, Parquet")
-    p.add_argument("--out", required=True, help="build directory (corpus/, graphs/, tokens/, run/, index/, build.json); the same command resumes")
+    p.add_argument(
+        "sources", nargs="+", help="patent files or folders: USPTO / EP / MAREC XML (.gz, .zip), JSONL, Parquet"
+    )
+    p.add_argument(
+        "--out",
+        required=True,
+        help="build directory (corpus/, graphs/, tokens/, run/, index/, build.json); the same command resumes",
+    )
     p.add_argument(
         "--citations",
         help="citations between your documents (citing_id<TAB>cited_id): the model trains on them when 100 or "
         "more documents cite another of the corpus; fewer or none: it adapts to the documents without labels",
     )
-    p.add_argument("--plan", action="store_true", help="read the sources, print what each step will do and cost on this machine, stop")
+    p.add_argument(
+        "--plan",
+        action="store_true",
+        help="read the sources, print what each step will do and cost on this machine, stop",
+    )
     p.add_argument("--until", choices=STEPS, default="index", help="stop after this step (default: index)")
     p.add_argument(
         "--teacher",

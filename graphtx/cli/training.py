@@ -29,7 +29,9 @@ def cmd_encode(args, config) -> int:
     from graphtx.model.io import load_model
 
     device = resolve_device(args.device)  # checked first: a bad name or a missing GPU in words, not as a damaged model
-    loaded = load_model(args.model, map_location=device if args.engine == "local" else "cpu")  # ray: the actors load their own
+    loaded = load_model(
+        args.model, map_location=device if args.engine == "local" else "cpu"
+    )  # ray: the actors load their own
     model, tokenizer = loaded.model, loaded.tokenizer
     n = embed_graphs(
         model,
@@ -102,7 +104,9 @@ def cmd_train(args, config) -> int:
         from graphtx.train.ray_launch import train_on_ray
 
         check_engine("ray")
-        summary = train_on_ray(kwargs, workers=args.ray_workers, use_gpu=args.device.startswith("cuda"), address=args.ray_address)
+        summary = train_on_ray(
+            kwargs, workers=args.ray_workers, use_gpu=args.device.startswith("cuda"), address=args.ray_address
+        )
     else:
         summary = train(**kwargs)
     if not summary:  # a non-main DDP rank
@@ -111,7 +115,9 @@ def cmd_train(args, config) -> int:
     if not args.no_rank_fit and summary.get("data", {}).get("ranker_citations", 0) > 0 and "interrupted" not in summary:
         from graphtx.eval.ranker import fit_ranker_after_training
 
-        ranker, ranker_lines = fit_ranker_after_training(args.corpus, args.out, args.graphs, config, progress=progress(args))
+        ranker, ranker_lines = fit_ranker_after_training(
+            args.corpus, args.out, args.graphs, config, progress=progress(args)
+        )
         if ranker is not None:
             summary["ranker"] = ranker
         lines += ranker_lines
@@ -138,12 +144,21 @@ def cmd_adapt(args, config) -> int:
 
     train_cfg = config.train
     if args.teacher:  # naming a teacher turns distillation on (a config without one has its weight at 0)
-        train_cfg = with_overrides(train_cfg, pretrain_teacher=args.teacher, pretrain_teacher_weight=train_cfg.pretrain_teacher_weight or 1.0)
+        train_cfg = with_overrides(
+            train_cfg, pretrain_teacher=args.teacher, pretrain_teacher_weight=train_cfg.pretrain_teacher_weight or 1.0
+        )
     if args.steps:
         train_cfg = with_overrides(train_cfg, pretrain_steps=args.steps)
     config = with_overrides(config, train=train_cfg, seed=args.seed)
     summary = adapt(
-        config, args.corpus, args.graphs, args.out, model_dir=args.model, tokens_dir=args.tokens, device=args.device, progress=progress(args)
+        config,
+        args.corpus,
+        args.graphs,
+        args.out,
+        model_dir=args.model,
+        tokens_dir=args.tokens,
+        device=args.device,
+        progress=progress(args),
     )
     say(args, summary, summary_lines(summary, args.out))
     return EXIT_OK
@@ -156,7 +171,9 @@ def cmd_fit_late_head(args, config) -> int:
     config = with_overrides(config, seed=args.seed)
     late_dim = args.late_dim or config.model.late_dim
     log = None if args.quiet or args.json else (lambda line: print(line, file=sys.stderr))
-    summary = run_fit_late_head(config, args.model, args.corpus, args.graphs, args.citations, args.valid_citations, args.out, late_dim, log=log)
+    summary = run_fit_late_head(
+        config, args.model, args.corpus, args.graphs, args.citations, args.valid_citations, args.out, late_dim, log=log
+    )
     say(args, summary, summary_lines(summary, args.out))
     return EXIT_OK
 
@@ -211,19 +228,32 @@ def cmd_rank_fit(args, config) -> int:
 
 
 def add_parsers(sub) -> None:
-    p = sub.add_parser("distil-phrases", help="tokens + graphs -> tokens whose SWEM node encoder a peer taught (node-phrase distillation)")
-    p.add_argument("--tokens", required=True, help="tokens directory written by `graphtx pretrain` (its tokenizer is kept)")
-    p.add_argument("--graphs", required=True, nargs="+", help="graphs directories whose feature-node phrases are distilled")
-    p.add_argument("--out", required=True, help="tokens directory to write (distilled token vectors + node_projection.npz)")
+    p = sub.add_parser(
+        "distil-phrases",
+        help="tokens + graphs -> tokens whose SWEM node encoder a peer taught (node-phrase distillation)",
+    )
+    p.add_argument(
+        "--tokens", required=True, help="tokens directory written by `graphtx pretrain` (its tokenizer is kept)"
+    )
+    p.add_argument(
+        "--graphs", required=True, nargs="+", help="graphs directories whose feature-node phrases are distilled"
+    )
+    p.add_argument(
+        "--out", required=True, help="tokens directory to write (distilled token vectors + node_projection.npz)"
+    )
     p.add_argument(
         "--pairs",
         help="labelled phrase pairs CSV (anchor,target,score,context): the teacher is fine-tuned on them first "
         "and a held-out share of their anchors selects the epochs",
     )
-    p.add_argument("--exclude", help="phrase pairs CSV whose phrases are never taught (a validation set you will score on)")
+    p.add_argument(
+        "--exclude", help="phrase pairs CSV whose phrases are never taught (a validation set you will score on)"
+    )
     p.add_argument("--peer", choices=PEERS, help="the teacher (default: config distil_phrases.peer, minilm)")
     p.add_argument(
-        "--node-dim", type=at_least(1, "the node size"), help="distilled projection size = model.node_dim (default 256, configs/small.yaml's)"
+        "--node-dim",
+        type=at_least(1, "the node size"),
+        help="distilled projection size = model.node_dim (default 256, configs/small.yaml's)",
     )
     p.add_argument(
         "--word-order",
@@ -231,10 +261,20 @@ def add_parsers(sub) -> None:
         help="the node encoder's word-order channel = model.word_order of the models "
         "meant to start from it (default: config distil_phrases.word_order, none; configs/small-word-order.yaml: trigram)",
     )
-    p.add_argument("--epochs", type=at_least(1, "the number of epochs"), help="student passes over the pool (default 40)")
-    p.add_argument("--teacher-epochs", type=at_least(0, "the number of epochs"), help="teacher passes over --pairs (default 2; 0 = as shipped)")
-    p.add_argument("--max-phrases", type=at_least(1, "the number of phrases"), help="corpus phrases distilled (default 150000)")
-    p.add_argument("--seed", type=at_least(0, "the seed"), help="dev split, pool draw and batch order (default: the config's seed)")
+    p.add_argument(
+        "--epochs", type=at_least(1, "the number of epochs"), help="student passes over the pool (default 40)"
+    )
+    p.add_argument(
+        "--teacher-epochs",
+        type=at_least(0, "the number of epochs"),
+        help="teacher passes over --pairs (default 2; 0 = as shipped)",
+    )
+    p.add_argument(
+        "--max-phrases", type=at_least(1, "the number of phrases"), help="corpus phrases distilled (default 150000)"
+    )
+    p.add_argument(
+        "--seed", type=at_least(0, "the seed"), help="dev split, pool draw and batch order (default: the config's seed)"
+    )
     add_common(p)
     p.set_defaults(func=cmd_distil_phrases)
 
@@ -242,7 +282,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--tokens", required=True, help="tokens directory written by `graphtx pretrain`")
     p.add_argument("--out", required=True, help="model directory to write")
     p.add_argument("--reduced", action="store_true", help="with the MoE reduction head (default: the base model)")
-    p.add_argument("--seed", type=at_least(0, "the seed"), help="weight initialisation seed (default: the config's seed)")
+    p.add_argument(
+        "--seed", type=at_least(0, "the seed"), help="weight initialisation seed (default: the config's seed)"
+    )
     add_common(p)
     p.set_defaults(func=cmd_init_model)
 
@@ -252,38 +294,65 @@ def add_parsers(sub) -> None:
     p.add_argument("--kind", default="description", choices=KIND_CHOICES)
     p.add_argument("--out", required=True, help="vectors.parquet to write")
     p.add_argument("--batch-size", type=at_least(1, "the batch size"), default=64, help="graphs per forward pass")
-    p.add_argument("--device", default="cpu", help="where the model runs (engine local): cpu | cuda | auto; the vectors are float32 either way")
+    p.add_argument(
+        "--device",
+        default="cpu",
+        help="where the model runs (engine local): cpu | cuda | auto; the vectors are float32 either way",
+    )
     add_engine(p, "--ray-workers encoder actors")
-    p.add_argument("--ray-workers", type=at_least(1, "the number of Ray workers"), default=2, help="encoder actors with --engine ray (default 2)")
+    p.add_argument(
+        "--ray-workers",
+        type=at_least(1, "the number of Ray workers"),
+        default=2,
+        help="encoder actors with --engine ray (default 2)",
+    )
     add_ray_gpus(p)
     add_common(p)
     p.set_defaults(func=cmd_encode)
 
     p = sub.add_parser(
-        "fit-late-head", help="a trained model + citations -> the same model with a late-interaction head fitted on its frozen node states"
+        "fit-late-head",
+        help="a trained model + citations -> the same model with a late-interaction head fitted on its frozen node states",
     )
-    p.add_argument("--model", required=True, help="trained model directory (kept as it is: its dense ranking does not change)")
+    p.add_argument(
+        "--model", required=True, help="trained model directory (kept as it is: its dense ranking does not change)"
+    )
     p.add_argument("--corpus", required=True, help="corpus directory (`graphtx ingest`)")
     p.add_argument("--graphs", required=True, help="graphs directory (`graphtx parse`)")
     p.add_argument("--citations", required=True, help="training citations (TSV/CSV or corpus directory)")
-    p.add_argument("--valid-citations", required=True, help="validation citations: select the head on the re-ranked dense top N")
+    p.add_argument(
+        "--valid-citations", required=True, help="validation citations: select the head on the re-ranked dense top N"
+    )
     p.add_argument("--out", required=True, help="output model directory")
     p.add_argument(
-        "--late-dim", type=at_least(1, "the late-interaction vector size"), help="late-interaction vector size (default: config model.late_dim)"
+        "--late-dim",
+        type=at_least(1, "the late-interaction vector size"),
+        help="late-interaction vector size (default: config model.late_dim)",
     )
     p.add_argument("--seed", type=at_least(0, "the seed"))
     add_common(p)
     p.set_defaults(func=cmd_fit_late_head)
 
     p = sub.add_parser("train", help="citations + graphs -> a trained model (base stage, then MoE reduction stage)")
-    p.add_argument("--corpus", required=True, help="corpus directory (documents: ids, families, dates, classes; citations unless --citations)")
+    p.add_argument(
+        "--corpus",
+        required=True,
+        help="corpus directory (documents: ids, families, dates, classes; citations unless --citations)",
+    )
     p.add_argument("--graphs", required=True, help="graphs directory written by `graphtx parse`")
     p.add_argument("--out", required=True, help="run directory (the same command resumes a killed run)")
     init = p.add_mutually_exclusive_group()
     init.add_argument("--tokens", help="tokens directory of `graphtx pretrain`: start from a fresh model")
-    init.add_argument("--init", help="model directory to start from, e.g. a --stages pretrain run's model/ (default: train.init_from)")
-    p.add_argument("--citations", help="training citations TSV (citing_id, cited_id[, category]); default: the corpus's citations")
-    p.add_argument("--valid-citations", help="validation citations TSV (train.split = files), scored once at the end; nothing is selected on them")
+    init.add_argument(
+        "--init", help="model directory to start from, e.g. a --stages pretrain run's model/ (default: train.init_from)"
+    )
+    p.add_argument(
+        "--citations", help="training citations TSV (citing_id, cited_id[, category]); default: the corpus's citations"
+    )
+    p.add_argument(
+        "--valid-citations",
+        help="validation citations TSV (train.split = files), scored once at the end; nothing is selected on them",
+    )
     p.add_argument("--test-citations", help="test citations TSV, scored once at the end")
     p.add_argument("--stages", help="comma-separated, in order: pretrain,base,reduced (default: config)")
     p.add_argument(
@@ -306,15 +375,31 @@ def add_parsers(sub) -> None:
         action="store_true",
         help="do not fit the learned ranker at the end (by default it is fitted on the queries train.ranker_holdout kept out, as `graphtx rank-fit --run`)",
     )
-    add_engine(p, "DDP over --ray-workers Ray Train workers, gloo on CPU, NCCL with --device cuda; the run directory on storage all workers see")
-    p.add_argument("--ray-workers", type=at_least(1, "the number of Ray workers"), default=2, help="DDP workers with --engine ray (default 2)")
+    add_engine(
+        p,
+        "DDP over --ray-workers Ray Train workers, gloo on CPU, NCCL with --device cuda; the run directory on storage all workers see",
+    )
+    p.add_argument(
+        "--ray-workers",
+        type=at_least(1, "the number of Ray workers"),
+        default=2,
+        help="DDP workers with --engine ray (default 2)",
+    )
     add_common(p)
     p.set_defaults(func=cmd_train)
 
-    p = sub.add_parser("adapt", help="a model adapted to a corpus without citations: the teacher distilled on its own documents")
-    p.add_argument("--corpus", required=True, help="corpus directory (`graphtx ingest`): the documents the teacher reads")
+    p = sub.add_parser(
+        "adapt", help="a model adapted to a corpus without citations: the teacher distilled on its own documents"
+    )
+    p.add_argument(
+        "--corpus", required=True, help="corpus directory (`graphtx ingest`): the documents the teacher reads"
+    )
     p.add_argument("--graphs", required=True, help="graphs directory of `graphtx parse` over that corpus")
-    p.add_argument("--out", required=True, help="run directory (RUN/model for `graphtx index`); the same command resumes a killed run")
+    p.add_argument(
+        "--out",
+        required=True,
+        help="run directory (RUN/model for `graphtx index`); the same command resumes a killed run",
+    )
     start = p.add_mutually_exclusive_group(required=True)
     start.add_argument("--model", help="model directory to adapt (a trained run's model/)")
     start.add_argument("--tokens", help="tokens directory of `graphtx pretrain`: adapt a fresh model")
@@ -322,7 +407,9 @@ def add_parsers(sub) -> None:
         "--teacher",
         help="a `graphtx teacher` directory, or a peer (minilm, mpnet) whose vectors the run writes to OUT/teacher (default: train.pretrain_teacher)",
     )
-    p.add_argument("--steps", type=at_least(1, "the number of steps"), help="distillation steps (default: train.pretrain_steps)")
+    p.add_argument(
+        "--steps", type=at_least(1, "the number of steps"), help="distillation steps (default: train.pretrain_steps)"
+    )
     p.add_argument("--seed", type=at_least(0, "the seed"), help="default: the config's seed")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda")
     add_common(p)
@@ -336,7 +423,10 @@ def add_parsers(sub) -> None:
 
     from graphtx.cli.eval_args import add_rank_fit_arguments
 
-    p = sub.add_parser("rank-fit", help="fit the convex and LightGBM rankers (BM25 + graph model) on training citations -> MODEL/ranker")
+    p = sub.add_parser(
+        "rank-fit",
+        help="fit the convex and LightGBM rankers (BM25 + graph model) on training citations -> MODEL/ranker",
+    )
     add_rank_fit_arguments(p)
     add_common(p)
     p.set_defaults(func=cmd_rank_fit)

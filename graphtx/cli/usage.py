@@ -56,7 +56,11 @@ class GraphtxParser(argparse.ArgumentParser):
             name = token.split("=", 1)[0]
             if name in self._option_string_actions:
                 continue
-            if name.startswith("--") and self.allow_abbrev and any(s.startswith(name) for s in known if s.startswith("--")):
+            if (
+                name.startswith("--")
+                and self.allow_abbrev
+                and any(s.startswith(name) for s in known if s.startswith("--"))
+            ):
                 continue  # an abbreviation argparse resolves (or reports as ambiguous)
             if not name.startswith("--") and name[:2] in self._option_string_actions:
                 continue  # a short option with its value attached: -k5

@@ -54,7 +54,9 @@ class SkippedRecord:
     id: str = ""
 
     def to_json(self) -> str:
-        return json.dumps({"file": self.file, "position": self.position, "id": self.id, "reason": self.reason}, ensure_ascii=False)
+        return json.dumps(
+            {"file": self.file, "position": self.position, "id": self.id, "reason": self.reason}, ensure_ascii=False
+        )
 
     @property
     def not_a_patent(self) -> bool:

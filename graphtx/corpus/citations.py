@@ -41,7 +41,12 @@ def citation_category(label: str | None) -> str:
     if letters and len(letters) <= 4 and all(c in _SEARCH_LETTERS for c in letters):
         return letters[0]
     text = text.lower()
-    for word, category in (("examiner", "examiner"), ("applicant", "applicant"), ("third party", "other"), ("other", "other")):
+    for word, category in (
+        ("examiner", "examiner"),
+        ("applicant", "applicant"),
+        ("third party", "other"),
+        ("other", "other"),
+    ):
         if word in text:
             return category
     return "unknown"
@@ -58,7 +63,13 @@ def unique_citations(citations: Iterable[Citation]) -> tuple[Citation, ...]:
 # --- the TSV/CSV dialect (one record a line; ingest reads files with these) ---------------
 
 _COLUMNS = ("citing_id", "cited_id", "category")
-_HEADER_NAMES = {"citing": "citing_id", "citing_id": "citing_id", "cited": "cited_id", "cited_id": "cited_id", "category": "category"}
+_HEADER_NAMES = {
+    "citing": "citing_id",
+    "citing_id": "citing_id",
+    "cited": "cited_id",
+    "cited_id": "cited_id",
+    "category": "category",
+}
 
 
 def iter_raw_citations(path: str, data_stream: BinaryIO) -> Iterator[RawRecord]:
@@ -126,7 +137,9 @@ def read_citations(path: str | Path) -> list[Citation]:
                 out.extend(parse_citations(raw).citations)
             except RecordError as err:
                 line = raw.payload["line"].decode("utf-8", "replace").rstrip("\r\n")
-                raise ValueError(f"{path}: {raw.position}: {err}, got {line[:200]!r}; mend or remove that line") from None
+                raise ValueError(
+                    f"{path}: {raw.position}: {err}, got {line[:200]!r}; mend or remove that line"
+                ) from None
     return out
 
 
@@ -139,5 +152,10 @@ def _read_parquet(path: Path) -> list[Citation]:
         table = pq.read_table(path, columns=[c for c in ("citing_id", "cited_id", "category", "source") if c in names])
     except Exception as err:  # pyarrow's errors on a file that is not Parquet, or the columns above
         reason = str(err).strip().splitlines()[0][:200] if str(err).strip() else type(err).__name__
-        raise ValueError(f"{path}: not a citations Parquet file (citing_id, cited_id[, category, source]): {reason}") from None
-    return [Citation(r["citing_id"], r["cited_id"], citation_category(r.get("category")), r.get("source") or "") for r in table.to_pylist()]
+        raise ValueError(
+            f"{path}: not a citations Parquet file (citing_id, cited_id[, category, source]): {reason}"
+        ) from None
+    return [
+        Citation(r["citing_id"], r["cited_id"], citation_category(r.get("category")), r.get("source") or "")
+        for r in table.to_pylist()
+    ]

@@ -104,7 +104,9 @@ def split_claims(text: str) -> list[tuple[int, str]]:
             continue
         before = text[max(0, m.start() - 40) : m.start()]
         stripped = before.rstrip()
-        sentence_end = m.start() < 40 and not stripped or stripped[-1:] in (".", ";", ":") or "\n" in before[len(stripped) :]
+        sentence_end = (
+            m.start() < 40 and not stripped or stripped[-1:] in (".", ";", ":") or "\n" in before[len(stripped) :]
+        )
         if sentence_end or (n == expected and m.group(2) in _CLAIM_OPENERS):
             cuts.append((n, m.start(), m.end()))
     if not cuts:
@@ -126,7 +128,9 @@ def make_claims(numbered: Iterable[tuple[int, str]]) -> tuple[Claim, ...]:
     return tuple(claims)
 
 
-MAX_CLAIM_NUMBER = 9_999  # no patent has that many claims: a larger "num" is damage (and "any preceding claim" would list them all)
+MAX_CLAIM_NUMBER = (
+    9_999  # no patent has that many claims: a larger "num" is damage (and "any preceding claim" would list them all)
+)
 
 
 def claim_number(value: object, default: int) -> int:

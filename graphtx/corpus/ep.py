@@ -83,9 +83,15 @@ def parse(raw: RawRecord) -> ParsedRecord:
         date=iso_date(root.get("date-publ") or biblio.findtext("B100/B140/date", "")),
         lang=next(iter(text_langs.values()), doc_lang),
         kind=kind,
-        priority_date=earliest_date([application_date, *(iso_date(el.text or "") for el in biblio.iterfind("B300/B320/date"))]),
+        priority_date=earliest_date(
+            [application_date, *(iso_date(el.text or "") for el in biblio.iterfind("B300/B320/date"))]
+        ),
         application_date=application_date,
-        applicants=unique_names(clean_text(el.text or "") for el in biblio.iterfind("B700/*/*/snm") if el.getparent().tag in ("B711", "B731")),
+        applicants=unique_names(
+            clean_text(el.text or "")
+            for el in biblio.iterfind("B700/*/*/snm")
+            if el.getparent().tag in ("B711", "B731")
+        ),
         country="EP",
         extra={"text_langs": text_langs},
     )
@@ -111,7 +117,9 @@ def _title(biblio: etree._Element, preferred: tuple[str, ...]) -> str:
 def _claims(claims_el: etree._Element | None) -> tuple[Claim, ...]:
     if claims_el is None:
         return ()
-    return make_claims((claim_number(el.get("num"), i), element_text(el)) for i, el in enumerate(claims_el.iter("claim"), 1))
+    return make_claims(
+        (claim_number(el.get("num"), i), element_text(el)) for i, el in enumerate(claims_el.iter("claim"), 1)
+    )
 
 
 # --- classification --------------------------------------------------------------

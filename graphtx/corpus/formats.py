@@ -160,7 +160,9 @@ def _walk(root: Path) -> Iterator[tuple[Path, str]]:
     found: list[tuple[Path, str]] = []
     for folder, dirs, files in os.walk(root, onerror=on_error):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in [d for d in dirs if os.path.islink(os.path.join(folder, d))]:  # not followed: a loop would never end
+        for name in [
+            d for d in dirs if os.path.islink(os.path.join(folder, d))
+        ]:  # not followed: a loop would never end
             dirs.remove(name)
             found.append((Path(folder) / name, "symbolic link to a folder, not followed (give the folder itself)"))
         for name in files:
@@ -187,7 +189,9 @@ def _zip_members(path: Path, forced: str | None) -> Iterator[Input]:
                 yield Input(path, None, None, "empty archive")
             for info in members:
                 try:
-                    with archive.open(info) as stream:  # one pass for the CRC, so no record of a damaged member is written
+                    with archive.open(
+                        info
+                    ) as stream:  # one pass for the CRC, so no record of a damaged member is written
                         head = stream.read(4096)
                         while stream.read(1 << 20):
                             pass

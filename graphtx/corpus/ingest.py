@@ -36,7 +36,9 @@ class IngestReport:
     records_seen: int
     out_dir: Path
     records_written: int = 0  # documents + citation-only rows; records_seen == records_written + skipped
-    fields_filled: dict | None = None  # per source path: documents, and how many filled each field (manifest's fields_filled)
+    fields_filled: dict | None = (
+        None  # per source path: documents, and how many filled each field (manifest's fields_filled)
+    )
     not_patents: int = 0  # of the skipped: records that are no patent (sequence listings): listed, not a failure
 
     @property
@@ -94,12 +96,18 @@ def iter_items(sources: list[str | Path], cfg: IngestConfig) -> Iterator[_Item]:
                         yield raw
                         continue
                     if unit.damage:  # never silently wrong: its text may be altered anywhere
-                        yield SkippedRecord(raw.file, raw.position, f"not written: the file holds {unit.damage}; its records cannot be trusted")
+                        yield SkippedRecord(
+                            raw.file,
+                            raw.position,
+                            f"not written: the file holds {unit.damage}; its records cannot be trusted",
+                        )
                         continue
                     size = _payload_size(raw)
                     if size > limit:
                         yield SkippedRecord(
-                            raw.file, raw.position, f"record is {size:,} bytes, over the limit of {cfg.max_record_mb:g} MiB (ingest.max_record_mb)"
+                            raw.file,
+                            raw.position,
+                            f"record is {size:,} bytes, over the limit of {cfg.max_record_mb:g} MiB (ingest.max_record_mb)",
                         )
                     else:
                         yield raw
@@ -165,14 +173,18 @@ class FieldCounts:
         return out
 
 
-def ingest(sources: list[str | Path], out_dir: str | Path, cfg: IngestConfig = IngestConfig(), progress: bool | None = None) -> IngestReport:
+def ingest(
+    sources: list[str | Path], out_dir: str | Path, cfg: IngestConfig = IngestConfig(), progress: bool | None = None
+) -> IngestReport:
     if cfg.format is not None and cfg.format not in READERS:
         raise ValueError(f"unknown format {cfg.format!r}; known: {', '.join(READERS)}")
     if not sources:
         raise ValueError("no input paths given")
     missing = missing_sources(sources)
     if missing:
-        raise FileNotFoundError(f"no such file or directory: {', '.join(missing)} (nothing was written; check the path)")
+        raise FileNotFoundError(
+            f"no such file or directory: {', '.join(missing)} (nothing was written; check the path)"
+        )
     seen = written = 0
     filled = FieldCounts(sources)
     with CorpusWriter(out_dir, rows_per_group=cfg.rows_per_group) as writer:
@@ -193,9 +205,16 @@ def ingest(sources: list[str | Path], out_dir: str | Path, cfg: IngestConfig = I
                 filled.add(parsed.document)
         bar.close()
         if seen != written + writer.skipped:  # every record is written or listed; anything else is a bug here
-            raise RuntimeError(f"ingest lost track of records: {seen} seen, {written} written, {writer.skipped} skipped")
+            raise RuntimeError(
+                f"ingest lost track of records: {seen} seen, {written} written, {writer.skipped} skipped"
+            )
         manifest = writer.close(
-            {"sources": [str(s) for s in sources], "records_seen": seen, "records_written": written, "fields_filled": filled.to_json()}
+            {
+                "sources": [str(s) for s in sources],
+                "records_seen": seen,
+                "records_written": written,
+                "fields_filled": filled.to_json(),
+            }
         )
     return IngestReport(
         manifest["documents"],
@@ -215,7 +234,9 @@ def fields_lines(filled: dict) -> list[str]:
     for source, counts in filled.items():
         have = ", ".join(f"{name} {counts[name]}" for name in FILLED_FIELDS if counts.get(name))
         none = [name for name in FILLED_FIELDS if not counts.get(name)]
-        line = f"{source}: {counts['documents']} documents; filled: {have or 'nothing'}" + (f"; empty: {', '.join(none)}" if none else "")
+        line = f"{source}: {counts['documents']} documents; filled: {have or 'nothing'}" + (
+            f"; empty: {', '.join(none)}" if none else ""
+        )
         if counts.get("extra"):
             line += "; kept in extra: " + ", ".join(f"{k} {n}" for k, n in counts["extra"].items())
         lines.append(line)

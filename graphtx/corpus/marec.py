@@ -85,7 +85,10 @@ def parse(raw: RawRecord) -> ParsedRecord:
         lang=next((lang for lang in text_langs if lang), doc_lang),
         kind=parts[2],
         priority_date=earliest_date(
-            [application_date, *(iso_date(el.text or "") for el in biblio.iterfind("priority-claims/priority-claim/document-id/date"))]
+            [
+                application_date,
+                *(iso_date(el.text or "") for el in biblio.iterfind("priority-claims/priority-claim/document-id/date")),
+            ]
         ),
         application_date=application_date,
         applicants=_parties(biblio, "applicants/applicant") or _parties(biblio, "assignees/assignee"),
@@ -132,7 +135,9 @@ def _ipc(biblio: etree._Element) -> tuple[str, ...]:
     if codes:
         return codes
     old = biblio.iterfind("technical-data/classification-ipc/*")  # before IPC 8
-    return unique_codes(normalise_ipc(el.text or "") for el in old if el.tag in ("main-classification", "further-classification"))
+    return unique_codes(
+        normalise_ipc(el.text or "") for el in old if el.tag in ("main-classification", "further-classification")
+    )
 
 
 def _citations(doc_id: str, biblio: etree._Element) -> tuple[Citation, ...]:

@@ -57,7 +57,10 @@ from graphtx.corpus.store import documents_path
 # a number: 7-8 digits with commas, spaces or nothing between the groups (not part of a longer one), or a reissue's 5
 _NUMBER = r"(?:RE\.?\s?\d{1,2}[ ,.]?\d{3}|\d{1,2}[ ,.]?\d{3}[ ,.]?\d{3})(?![,.]?\d)"
 _SEPARATOR = r"\s*(?:[,;&]\s*)?(?:\b(?:and|or)\b\s*)?"  # "A, B, and C", "A; B; and C", "A & B"
-MENTION = re.compile(rf"\bU\.?\s?S\.?\s+Pat(?:ent)?s?\.?\s+(?:(?:Nos?|Numbers?)\.?\s*)?((?:{_NUMBER})(?:{_SEPARATOR}(?:{_NUMBER}))*)", re.I)
+MENTION = re.compile(
+    rf"\bU\.?\s?S\.?\s+Pat(?:ent)?s?\.?\s+(?:(?:Nos?|Numbers?)\.?\s*)?((?:{_NUMBER})(?:{_SEPARATOR}(?:{_NUMBER}))*)",
+    re.I,
+)
 NUMBER = re.compile(r"(RE)\.?\s?(\d{1,2})[ ,.]?(\d{3})(?![,.]?\d)|(\d{1,2})[ ,.]?(\d{3})[ ,.]?(\d{3})(?![,.]?\d)", re.I)
 # words that make a mention a family member: strong ones alone; weak ones ("continuation", "priority to") only beside an
 # application reference ("application", "Ser. No.", "filed"), since they also occur in technical prose ("gives priority to")
@@ -150,7 +153,9 @@ def is_related_application(text: str, start: int, end: int) -> bool:
     para_end = text.find("\n", end)
     para_end = len(text) if para_end < 0 else para_end
     paragraph = text[para_start:para_end]
-    return bool(STRONG_RELATED.search(paragraph) or (WEAK_RELATED.search(paragraph) and APPLICATION_NAMED.search(paragraph)))
+    return bool(
+        STRONG_RELATED.search(paragraph) or (WEAK_RELATED.search(paragraph) and APPLICATION_NAMED.search(paragraph))
+    )
 
 
 def mention_context(text: str, start: int, end: int, before: int = 500, after: int = 300) -> str:
@@ -177,7 +182,9 @@ def shared_text(a: set[int], b: set[int]) -> float:
     return len(a & b) / min(len(a), len(b)) if a and b else 0.0
 
 
-_LEGAL_FORM = re.compile(r"(?:\s+(?:inc|incorporated|corp|corporation|co|company|ltd|limited|llc|lp|plc|gmbh|ag|sa|bv|nv|kk))+$")  # at the end only
+_LEGAL_FORM = re.compile(
+    r"(?:\s+(?:inc|incorporated|corp|corporation|co|company|ltd|limited|llc|lp|plc|gmbh|ag|sa|bv|nv|kk))+$"
+)  # at the end only
 
 
 def applicant_key(name: str) -> str:
@@ -244,10 +251,16 @@ def mine_citations(
     date_of = dict(zip(ids, (d or "" for d in dates)))
     resolver = IdResolver(ids)
     pairs: dict[tuple[str, str], str] = {}  # (citing, cited) -> the citing date
-    contexts: dict[tuple[str, str], str] = {}  # (citing, cited) -> the words around its first kept mention, within its paragraph
+    contexts: dict[
+        tuple[str, str], str
+    ] = {}  # (citing, cited) -> the words around its first kept mention, within its paragraph
     related: set[tuple[str, str]] = set()  # (citing, cited) named as a related application by some mention
     log, dropped, mentions = [], Counter(), 0
-    texts = (row for batch in pq.ParquetFile(path).iter_batches(batch_size=512, columns=["description", "abstract"]) for row in batch.to_pylist())
+    texts = (
+        row
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=512, columns=["description", "abstract"])
+        for row in batch.to_pylist()
+    )
     for doc_id, date, row in zip(ids, dates, texts):  # descriptions streamed: a full-text corpus need not fit in memory
         text = row["description"] or row["abstract"] or ""
         for number, start, end in patent_numbers(text):
@@ -271,13 +284,20 @@ def mine_citations(
             else:
                 pairs[(doc_id, cited)] = date or ""
                 contexts.setdefault((doc_id, cited), mention_context(text, start, end))
-    _drop_pairs(log, related, RELATED_ELSEWHERE, dropped)  # one family mention makes the pair a family pair, however its others read
+    _drop_pairs(
+        log, related, RELATED_ELSEWHERE, dropped
+    )  # one family mention makes the pair a family pair, however its others read
     pairs = {p: d for p, d in pairs.items() if p not in related}
     documents = _read_documents(path, {d for p in pairs for d in p}, names)
-    grams = {d: shingles(" ".join(documents[d].get(f) or "" for f in ("title", "abstract", "description"))) for d in documents}
+    grams = {
+        d: shingles(" ".join(documents[d].get(f) or "" for f in ("title", "abstract", "description")))
+        for d in documents
+    }
     shared = {p: shared_text(grams[p[0]], grams[p[1]]) for p in pairs}
     repeating = {p for p, share in shared.items() if share >= max_shared_text}
-    _drop_pairs(log, repeating, SHARED, dropped)  # a pair whose documents repeat each other is a family member, whatever the words said
+    _drop_pairs(
+        log, repeating, SHARED, dropped
+    )  # a pair whose documents repeat each other is a family member, whatever the words said
     pairs = {p: d for p, d in pairs.items() if p not in repeating}
     # the latest share of citing documents validate; cut on (date, id), so documents of one issue date can fall either side
     citing_docs = sorted({(d, c) for (c, _), d in pairs.items()})
@@ -290,7 +310,11 @@ def mine_citations(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     header = "citing_id\tcited_id\n"
-    for name, rows in (("citations_train.tsv", train), ("citations_validation.tsv", validation), ("citations_all.tsv", sorted(pairs))):
+    for name, rows in (
+        ("citations_train.tsv", train),
+        ("citations_validation.tsv", validation),
+        ("citations_all.tsv", sorted(pairs)),
+    ):
         atomic_write_text(out / name, header + "".join(f"{a}\t{b}\n" for a, b in rows))
     atomic_write_text(out / "mentions.jsonl", "".join(json.dumps(e) + "\n" for e in log))
     both = [p for p in sorted(pairs) if applicants.get(p[0]) and applicants.get(p[1])]
@@ -315,7 +339,9 @@ def mine_citations(
     ]
     atomic_write_text(out / "kept_pairs.jsonl", "".join(json.dumps(k) + "\n" for k in kept))
     citing = {a for a, _ in pairs}
-    masked = [json.dumps(_masked(documents[d])) + "\n" for d in ids if d in citing]  # ingest this first, then the corpus
+    masked = [
+        json.dumps(_masked(documents[d])) + "\n" for d in ids if d in citing
+    ]  # ingest this first, then the corpus
     atomic_write_text(out / "masked_citing.jsonl", "".join(masked))
     return MinedCitations(
         len(ids),
@@ -340,7 +366,20 @@ def _drop_pairs(log: list[dict], pairs: set[tuple[str, str]], reason: str, dropp
             dropped[reason] += 1
 
 
-_COLUMNS = ("id", "title", "abstract", "description", "date", "priority_date", "applicants", "country", "kind", "ipc", "cpc", "family_id")
+_COLUMNS = (
+    "id",
+    "title",
+    "abstract",
+    "description",
+    "date",
+    "priority_date",
+    "applicants",
+    "country",
+    "kind",
+    "ipc",
+    "cpc",
+    "family_id",
+)
 
 
 def _read_documents(path: Path, wanted: set[str], names: list[str]) -> dict[str, dict]:

@@ -60,11 +60,15 @@ class PatentDocument:
     date: str = ""  # publication date, ISO "YYYY-MM-DD" ("" when unknown)
     lang: str = ""  # language of the text fields ("en", "de", ...; "" when unknown)
     kind: str = ""  # publication kind code (B1, A1, ...)
-    priority_date: str = ""  # earliest priority date, ISO (the application date when nothing earlier is claimed; "" when unknown)
+    priority_date: str = (
+        ""  # earliest priority date, ISO (the application date when nothing earlier is claimed; "" when unknown)
+    )
     application_date: str = ""  # filing date of this application, ISO ("" when unknown)
     applicants: tuple[str, ...] = ()  # applicants / assignees / proprietors, as printed, first named first
     country: str = ""  # publishing office (US, EP, WO, ...; from the id when the source does not say)
-    extra: dict = field(default_factory=dict, compare=False)  # reader-specific fields (JSONL/Parquet: the unknown ones), stored as JSON
+    extra: dict = field(
+        default_factory=dict, compare=False
+    )  # reader-specific fields (JSONL/Parquet: the unknown ones), stored as JSON
 
     @property
     def first_claim_index(self) -> int:
@@ -144,7 +148,10 @@ def document_to_row(doc: PatentDocument) -> dict:
         "source_file": doc.source_file,
         "title": doc.title,
         "abstract": doc.abstract,
-        "claims": [{"num": c.num, "text": c.text, "independent": c.independent, "depends_on": list(c.depends_on)} for c in doc.claims],
+        "claims": [
+            {"num": c.num, "text": c.text, "independent": c.independent, "depends_on": list(c.depends_on)}
+            for c in doc.claims
+        ],
         "first_claim_index": doc.first_claim_index,
         "description": doc.description,
         "ipc": list(doc.ipc),
@@ -168,7 +175,9 @@ def document_from_row(row: dict) -> PatentDocument:
         source_file=row["source_file"],
         title=row["title"] or "",
         abstract=row["abstract"] or "",
-        claims=tuple(Claim(c["num"], c["text"], c["independent"], tuple(c["depends_on"] or ())) for c in (row["claims"] or ())),
+        claims=tuple(
+            Claim(c["num"], c["text"], c["independent"], tuple(c["depends_on"] or ())) for c in (row["claims"] or ())
+        ),
         description=row["description"] or "",
         ipc=tuple(row["ipc"] or ()),
         cpc=tuple(row["cpc"] or ()),

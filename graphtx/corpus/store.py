@@ -87,7 +87,9 @@ class CorpusWriter:
 
     def __init__(self, out_dir: str | Path, rows_per_group: int = 512):
         self.out_dir = Path(out_dir)
-        self._staged = StagedDir(self.out_dir, "`graphtx ingest`", (DOCUMENTS_FILE, CITATIONS_FILE, ERRORS_FILE)).__enter__()
+        self._staged = StagedDir(
+            self.out_dir, "`graphtx ingest`", (DOCUMENTS_FILE, CITATIONS_FILE, ERRORS_FILE)
+        ).__enter__()
         try:
             self.documents = TableWriter(self._staged.path(DOCUMENTS_FILE), DOCUMENT_SCHEMA, rows_per_group)
             self.citations = TableWriter(self._staged.path(CITATIONS_FILE), CITATION_SCHEMA, rows_per_group * 16)
@@ -123,7 +125,11 @@ class CorpusWriter:
     def add_document(self, doc: PatentDocument, citations: tuple[Citation, ...], file: str, position: str) -> bool:
         where = f"{file} {position}"
         if doc.id in self._first_seen:
-            self.skip(SkippedRecord(file, position, f"duplicate id {doc.id} (kept the first, {self._first_seen[doc.id]})", doc.id))
+            self.skip(
+                SkippedRecord(
+                    file, position, f"duplicate id {doc.id} (kept the first, {self._first_seen[doc.id]})", doc.id
+                )
+            )
             return False
         self._first_seen[doc.id] = where
         self.documents.add(document_to_row(doc))
@@ -176,7 +182,9 @@ def documents_path(corpus_dir: str | Path) -> Path:
     return path
 
 
-def iter_documents(corpus_dir: str | Path, batch_size: int = 256, columns: list[str] | None = None) -> Iterator[PatentDocument]:
+def iter_documents(
+    corpus_dir: str | Path, batch_size: int = 256, columns: list[str] | None = None
+) -> Iterator[PatentDocument]:
     """Stream the documents of a corpus directory, one row group batch at a time."""
     for batch in pq.ParquetFile(documents_path(corpus_dir)).iter_batches(batch_size=batch_size, columns=columns):
         for row in batch.to_pylist():
@@ -192,7 +200,9 @@ def read_rows(path: str | Path, start: int, stop: int, columns: list[str] | None
         n = f.metadata.row_group(group).num_rows
         if at < stop and at + n > start:
             first = max(start, at)
-            rows.extend(f.read_row_group(group, columns=columns).slice(first - at, min(stop, at + n) - first).to_pylist())
+            rows.extend(
+                f.read_row_group(group, columns=columns).slice(first - at, min(stop, at + n) - first).to_pylist()
+            )
         at += n
         if at >= stop:
             break

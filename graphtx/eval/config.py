@@ -15,7 +15,9 @@ class EvalConfig:
     mrr_k: int = 10  # MRR@k (SciBERT-triplet and PaECTER protocols)
     recall_ks: tuple[int, ...] = (100, 500, 1000)  # R@k as trec_eval reports it: mean over queries
     depth: int = 1000  # ranking depth kept per query; MAP is AP over it (trec_eval's usual run depth)
-    gains: tuple[tuple[str, float], ...] = ()  # (citation category, gain) for nDCG; a mapping in YAML; gain 0 = not relevant
+    gains: tuple[
+        tuple[str, float], ...
+    ] = ()  # (citation category, gain) for nDCG; a mapping in YAML; gain 0 = not relevant
     default_gain: float = 1.0  # gain of a category not in ``gains``: () and 1.0 = binary gain
     leave_out_self: bool = True  # a query is never a candidate of its own ranking
     cutoff: str = "priority"  # candidates a query may retrieve: priority (as `graphtx search --id`), year (same year passes) or none (the paper's); graphtx/eval/cutoff.py
@@ -48,7 +50,9 @@ class EvalConfig:
     batch_size: int = 64  # texts / graphs per forward pass of the neural systems
     query_chunk: int = 256  # queries scored at once: bounds the (queries x candidates) score matrix
     rrf_k: int = 60  # --hybrid: reciprocal rank fusion constant (as search.rrf_k)
-    rrf_depth: int = 1000  # --hybrid: the top this many of each system enter the fusion (= depth, so R@500/1000 stay measured)
+    rrf_depth: int = (
+        1000  # --hybrid: the top this many of each system enter the fusion (= depth, so R@500/1000 stay measured)
+    )
 
     def __post_init__(self) -> None:
         from graphtx.corpus.schema import CITATION_CATEGORIES
@@ -58,12 +62,16 @@ class EvalConfig:
         object.__setattr__(self, "gains", tuple((str(c), float(g)) for c, g in self.gains))
         bad = [c for c, _ in self.gains if c not in CITATION_CATEGORIES]
         if bad:
-            raise ValueError(f"eval.gains: unknown citation categor(y/ies) {', '.join(bad)}; known: {', '.join(CITATION_CATEGORIES)}")
+            raise ValueError(
+                f"eval.gains: unknown citation categor(y/ies) {', '.join(bad)}; known: {', '.join(CITATION_CATEGORIES)}"
+            )
         if any(g < 0 for _, g in self.gains) or self.default_gain < 0:
             raise ValueError("eval.gains and default_gain must be >= 0")
         cuts = (self.recall_k, self.ndcg_k, self.mrr_k, self.depth, *self.recall_ks)
         if min(cuts) < 1 or min(self.batch_size, self.query_chunk) < 1:
-            raise ValueError("eval cut-offs (recall_k, ndcg_k, mrr_k, recall_ks, depth), batch_size and query_chunk must be >= 1")
+            raise ValueError(
+                "eval cut-offs (recall_k, ndcg_k, mrr_k, recall_ks, depth), batch_size and query_chunk must be >= 1"
+            )
         if self.depth < max(cuts):
             raise ValueError(f"eval.depth ({self.depth}) must be >= every cut-off ({max(cuts)})")
         fields = {"title", "abstract", "first_claim", "claims", "description"}
@@ -72,8 +80,15 @@ class EvalConfig:
                 raise ValueError(f"eval.{name} must be a non-empty subset of {sorted(fields)}")
         if self.tune_metric not in ("nDCG", "Recall"):
             raise ValueError("eval.tune_metric must be nDCG or Recall")
-        if self.paecter_cited < 1 or min(self.paecter_hard, self.paecter_easy) < 0 or self.paecter_samples < 1 or self.paecter_cpc_chars < 1:
-            raise ValueError("eval.paecter_cited, paecter_samples and paecter_cpc_chars must be >= 1, paecter_hard and paecter_easy >= 0")
+        if (
+            self.paecter_cited < 1
+            or min(self.paecter_hard, self.paecter_easy) < 0
+            or self.paecter_samples < 1
+            or self.paecter_cpc_chars < 1
+        ):
+            raise ValueError(
+                "eval.paecter_cited, paecter_samples and paecter_cpc_chars must be >= 1, paecter_hard and paecter_easy >= 0"
+            )
         from graphtx.eval.cutoff import check_cutoff
 
         check_cutoff(self.cutoff)

@@ -76,13 +76,17 @@ class CandidateCutoff:
 
     policy: str
     ends: np.ndarray  # (c,) int64 YYYYMMDD: the last day each document's date may mean; 0 unknown
-    starts: np.ndarray  # (c,) int64 YYYYMMDD: the first day of each document's cut-off as a query (priority, else date); 0: none
+    starts: (
+        np.ndarray
+    )  # (c,) int64 YYYYMMDD: the first day of each document's cut-off as a query (priority, else date); 0: none
     years: np.ndarray  # (c,) int64 year of each document's date; 0 unknown
     query_years: np.ndarray  # (c,) int64 year of each document's cut-off date as a query; 0: none
     families: np.ndarray  # (c,) int64 family code: documents of one family share it
 
     @classmethod
-    def build(cls, policy: str, dates: Sequence[str], priority: Sequence[str], families: Sequence[str]) -> CandidateCutoff:
+    def build(
+        cls, policy: str, dates: Sequence[str], priority: Sequence[str], families: Sequence[str]
+    ) -> CandidateCutoff:
         """``dates`` publication dates, ``priority`` priority dates ("" unknown), ``families`` family keys, one per document."""
         check_cutoff(policy)
         iso = [_iso(d) for d in dates]
@@ -121,7 +125,9 @@ class CandidateCutoff:
         return DESCRIPTIONS[self.policy]
 
 
-def unreachable_pairs(cutoff: CandidateCutoff, relevant: Mapping[str, Mapping[str, float]], position: Mapping[str, int]) -> int:
+def unreachable_pairs(
+    cutoff: CandidateCutoff, relevant: Mapping[str, Mapping[str, float]], position: Mapping[str, int]
+) -> int:
     """Judged (query, cited) pairs whose cited document the cut-off removes (scored as misses)."""
     if not cutoff.active or not relevant:
         return 0

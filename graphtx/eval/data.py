@@ -69,10 +69,14 @@ class EvalCorpus:
     dates: tuple[str, ...] = ()  # publication date or year of each document ("" unknown; () none known)
     source: str = ""
     priority: tuple[str, ...] = ()  # priority date of each document ("" unknown; () none known)
-    families: tuple[str, ...] = ()  # family key of each document (family_id, else the id without kind code; () = the ids')
+    families: tuple[
+        str, ...
+    ] = ()  # family key of each document (family_id, else the id without kind code; () = the ids')
     cutoff_policy: str = "none"  # which candidates a query may retrieve (graphtx/eval/cutoff.py): none, priority, year
     position: dict = field(default_factory=dict, repr=False)  # id -> row
-    cutoff: object = field(default=None, init=False, repr=False, compare=False)  # CandidateCutoff of cutoff_policy over these documents
+    cutoff: object = field(
+        default=None, init=False, repr=False, compare=False
+    )  # CandidateCutoff of cutoff_policy over these documents
     cutoff_on: bool = field(default=True, init=False, repr=False, compare=False)  # False within cutoff_suspended()
 
     def __post_init__(self) -> None:
@@ -84,7 +88,11 @@ class EvalCorpus:
         object.__setattr__(self, "position", {d: i for i, d in enumerate(self.ids)})
         families = self.families or tuple(id_key(d) for d in self.ids)
         dates = self.dates or ("",) * len(self.ids)
-        object.__setattr__(self, "cutoff", CandidateCutoff.build(self.cutoff_policy, dates, self.priority or ("",) * len(self.ids), families))
+        object.__setattr__(
+            self,
+            "cutoff",
+            CandidateCutoff.build(self.cutoff_policy, dates, self.priority or ("",) * len(self.ids), families),
+        )
 
     def candidate_mask(self, rows: np.ndarray) -> np.ndarray | None:
         """(q, c) bool: the candidates each query row may retrieve under the cut-off; None: every document but the query
@@ -124,7 +132,9 @@ class EvalCorpus:
         return self.query_texts == self.candidate_texts
 
     @classmethod
-    def from_documents(cls, docs: Iterable[PatentDocument], cfg: EvalConfig = EvalConfig(), source: str = "") -> EvalCorpus:
+    def from_documents(
+        cls, docs: Iterable[PatentDocument], cfg: EvalConfig = EvalConfig(), source: str = ""
+    ) -> EvalCorpus:
         from graphtx.corpus.codes import id_key
 
         by_id: dict[str, PatentDocument] = {}
@@ -180,7 +190,10 @@ def iter_raw_documents(path: str | Path) -> Iterable[PatentDocument]:
             claims = row.get("claims") or []
             claims = [claims] if isinstance(claims, str) else [str(c) for c in claims]
             codes = {k: row.get(k) or [] for k in ("cpc", "ipc")}
-            codes = {k: tuple(c.strip() for c in (re.split(r"[;,]", v) if isinstance(v, str) else v) if c.strip()) for k, v in codes.items()}
+            codes = {
+                k: tuple(c.strip() for c in (re.split(r"[;,]", v) if isinstance(v, str) else v) if c.strip())
+                for k, v in codes.items()
+            }
             yield PatentDocument(
                 id=doc_id,
                 source="jsonl",

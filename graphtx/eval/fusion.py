@@ -73,7 +73,9 @@ class FusionSystem(System):
             if m.corpus is not corpus:
                 m.fit(corpus)
         self.corpus = corpus
-        self.label = self.fixed_label or " + ".join(m.label for m in self.members) + " (RRF)"  # members know their labels once fitted
+        self.label = (
+            self.fixed_label or " + ".join(m.label for m in self.members) + " (RRF)"
+        )  # members know their labels once fitted
         return self
 
     def scores(self, rows: np.ndarray) -> np.ndarray:
@@ -86,11 +88,18 @@ class FusionSystem(System):
             if self.leave_out_self:
                 s[np.arange(len(rows)), rows] = -np.inf  # the query is no candidate: it takes no rank
             ranks = ranks_by_row(s)  # (q, c)
-            contributes = ranks <= self.depth if mask is None else (ranks <= self.depth) & mask  # a cut-off candidate takes no rank
+            contributes = (
+                ranks <= self.depth if mask is None else (ranks <= self.depth) & mask
+            )  # a cut-off candidate takes no rank
             fused += np.where(contributes, rrf_score(ranks, self.rrf_k, weight), 0.0)
         if self.leave_out_self:
             fused[np.arange(len(rows)), rows] = -np.inf
         return apply_cutoff(fused, mask)
 
     def info(self) -> dict:
-        return {"members": [m.label for m in self.members], "weights": self.weights, "rrf_k": self.rrf_k, "depth": self.depth}
+        return {
+            "members": [m.label for m in self.members],
+            "weights": self.weights,
+            "rrf_k": self.rrf_k,
+            "depth": self.depth,
+        }

@@ -49,7 +49,12 @@ class LateScorer:
         if storage not in LATE_STORAGES:
             raise ValueError(f"late storage must be one of {LATE_STORAGES}, got {storage!r}")
         self.model_dir, self.graphs_dir = Path(model_dir), Path(graphs_dir)
-        self.query_kind, self.candidate_kind, self.storage, self.batch_size = query_kind, candidate_kind, storage, batch_size
+        self.query_kind, self.candidate_kind, self.storage, self.batch_size = (
+            query_kind,
+            candidate_kind,
+            storage,
+            batch_size,
+        )
         self._model = model  # (GraphEncoder, tokenizer), or None: loaded from model_dir
         self.corpus: EvalCorpus | None = None
         self.query_nodes: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # doc id -> (u (m, L), w (m,))
@@ -124,7 +129,9 @@ def _load(model_dir: Path):
 class LateRerankSystem(System):
     name = "late"
 
-    def __init__(self, first: System, scorer: LateScorer, depth: int = 100, leave_out_self: bool = True, label: str = ""):
+    def __init__(
+        self, first: System, scorer: LateScorer, depth: int = 100, leave_out_self: bool = True, label: str = ""
+    ):
         super().__init__()
         if depth < 1:
             raise ValueError("--rerank-depth must be >= 1")
@@ -147,7 +154,9 @@ class LateRerankSystem(System):
 
         from graphtx.rank.pool import apply_cutoff
 
-        first = apply_cutoff(np.array(self.first.scores(rows), dtype=np.float64), self.corpus.candidate_mask(rows))  # (q, c); cut-off -inf
+        first = apply_cutoff(
+            np.array(self.first.scores(rows), dtype=np.float64), self.corpus.candidate_mask(rows)
+        )  # (q, c); cut-off -inf
         if self.leave_out_self:
             first[np.arange(len(rows)), rows] = -np.inf
         ranks = ranks_by_row(first)  # (q, c) 1-based
@@ -157,7 +166,9 @@ class LateRerankSystem(System):
         for k, row in enumerate(rows):
             top = np.flatnonzero((ranks[k] <= self.depth) & np.isfinite(first[k]))  # (≤ depth,)
             late = self.scorer.scores(ids[row], [ids[j] for j in top])
-            out[k, top] = 10.0 + late - 1e-9 * ranks[k, top]  # late in [-1, 1]: above every other; ties by first-stage rank
+            out[k, top] = (
+                10.0 + late - 1e-9 * ranks[k, top]
+            )  # late in [-1, 1]: above every other; ties by first-stage rank
         self.rerank_seconds += time.perf_counter() - t0
         self.queries += len(rows)
         out[~np.isfinite(first)] = -np.inf
@@ -165,4 +176,9 @@ class LateRerankSystem(System):
 
     def info(self) -> dict:
         per_query = 1000 * self.rerank_seconds / self.queries if self.queries else 0.0
-        return {"first_stage": self.first.label, "depth": self.depth, "late": self.scorer.info(), "rerank_ms_per_query": round(per_query, 2)}
+        return {
+            "first_stage": self.first.label,
+            "depth": self.depth,
+            "late": self.scorer.info(),
+            "rerank_ms_per_query": round(per_query, 2),
+        }

@@ -38,7 +38,9 @@ def read_peer_manifest(directory: str | Path) -> dict:
     if peer not in PEER_NAMES:
         raise ValueError(f"--peer-vectors {directory}: written by peer {peer!r}, not one of {', '.join(PEER_NAMES)}")
     if manifest.get("sha256") != peer_sha256(peer):
-        raise ValueError(f"--peer-vectors {directory}: its {peer} weights (sha256 {str(manifest.get('sha256'))[:12]}…) are not the checked ones")
+        raise ValueError(
+            f"--peer-vectors {directory}: its {peer} weights (sha256 {str(manifest.get('sha256'))[:12]}…) are not the checked ones"
+        )
     return manifest
 
 
@@ -48,7 +50,9 @@ def peer_vector_dirs(directories: Sequence[str | Path] | None) -> dict[str, Path
     for directory in dict.fromkeys(Path(d).resolve() for d in directories or ()):  # the same directory twice is once
         peer = read_peer_manifest(directory)["peer"]
         if peer in out:
-            raise ValueError(f"--peer-vectors: {out[peer]} and {directory} are both {peer} vectors; give one directory a peer")
+            raise ValueError(
+                f"--peer-vectors: {out[peer]} and {directory} are both {peer} vectors; give one directory a peer"
+            )
         out[peer] = Path(directory)
     return out
 
@@ -86,7 +90,9 @@ class PeerVectorsSystem(DenseSystem):
     def fingerprint(self) -> str:
         """What a ranker over these cosines is tied to: the weights, the input length and (when > 1) the passages."""
         m = self.manifest
-        return f"{self.name}:{m['sha256'][:16]}:{m.get('max_tokens', '?')}" + (f"x{self.passages}" if self.passages > 1 else "")
+        return f"{self.name}:{m['sha256'][:16]}:{m.get('max_tokens', '?')}" + (
+            f"x{self.passages}" if self.passages > 1 else ""
+        )
 
     def _describe(self) -> str:
         from graphtx.text.teacher import teacher_label

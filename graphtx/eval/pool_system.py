@@ -41,10 +41,20 @@ def _scaled(x: np.ndarray) -> np.ndarray:
 
 
 class PoolRankerSystem(System):
-    def __init__(self, ranker: PoolRanker, bm25: BM25System, dense: System | None, settings: PoolSettings, depth: int, leave_out_self: bool = True):
+    def __init__(
+        self,
+        ranker: PoolRanker,
+        bm25: BM25System,
+        dense: System | None,
+        settings: PoolSettings,
+        depth: int,
+        leave_out_self: bool = True,
+    ):
         super().__init__()
         if "dense" in ranker.signals and dense is None:
-            raise ValueError(f"ranker {ranker.name} reads the graph model's cosines: give --model (or --index) and --graphs")
+            raise ValueError(
+                f"ranker {ranker.name} reads the graph model's cosines: give --model (or --index) and --graphs"
+            )
         self.ranker, self.bm25, self.dense, self.settings = ranker, bm25, dense, settings
         self.hits, self.leave_out_self = depth, leave_out_self
         self.name = ranker.name
@@ -65,10 +75,16 @@ class PoolRankerSystem(System):
             row = int(row)
             leave = row if self.leave_out_self else None
             dense_order = top_rows(dense[i], depth, leave) if "dense" in self.ranker.signals else None
-            bm25_order = top_rows(np.where(bm25[i] > 0, bm25[i], -np.inf), depth, leave) if "bm25" in self.ranker.signals else None
+            bm25_order = (
+                top_rows(np.where(bm25[i] > 0, bm25[i], -np.inf), depth, leave)
+                if "bm25" in self.ranker.signals
+                else None
+            )
 
             def features(positions, bm25_pool, i=i, row=row):
-                inputs = self.source.pool_inputs(row, bm25[i], None if dense is None else dense[i], depth, self.leave_out_self)
+                inputs = self.source.pool_inputs(
+                    row, bm25[i], None if dense is None else dense[i], depth, self.leave_out_self
+                )
                 return inputs, self.source.stats
 
             pool = make_pool(
@@ -90,4 +106,8 @@ class PoolRankerSystem(System):
         return out
 
     def info(self) -> dict:
-        return {"ranker": self.ranker.name, "signals": list(self.ranker.signals), "depth": self.ranker.depth(self.hits, self.settings, None)}
+        return {
+            "ranker": self.ranker.name,
+            "signals": list(self.ranker.signals),
+            "depth": self.ranker.depth(self.hits, self.settings, None),
+        }

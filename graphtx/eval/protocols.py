@@ -89,13 +89,17 @@ def rank_queries(system: System, corpus: EvalCorpus, judged: Judgements, cfg: Ev
     return rankings, cited_ranks
 
 
-def metric_curves(cited_ranks: Mapping[str, Mapping[str, int]], relevant: Mapping[str, Mapping[str, float]], ks: Iterable[int]) -> dict:
+def metric_curves(
+    cited_ranks: Mapping[str, Mapping[str, int]], relevant: Mapping[str, Mapping[str, float]], ks: Iterable[int]
+) -> dict:
     """Recall@k over pairs and mean nDCG@k for each k, from the exact ranks of the cited documents."""
     ks = list(ks)
     recall, ndcg = [], []
     pairs = sum(len(r) for r in cited_ranks.values())
     for k in ks:
-        recall.append(sum(1 for r in cited_ranks.values() for rank in r.values() if rank <= k) / pairs if pairs else math.nan)
+        recall.append(
+            sum(1 for r in cited_ranks.values() for rank in r.values() if rank <= k) / pairs if pairs else math.nan
+        )
         per_query = []
         for q, ranks in cited_ranks.items():
             gains = relevant[q]
@@ -118,7 +122,9 @@ def evaluate_retrieval(
         )
     started = time.time()
     rankings, cited_ranks = rank_queries(system, corpus, judged, cfg)
-    metrics = aggregate_metrics(rankings, judged.relevant, cfg.recall_k, cfg.ndcg_k, cfg.mrr_k, cfg.recall_ks, cfg.depth)
+    metrics = aggregate_metrics(
+        rankings, judged.relevant, cfg.recall_k, cfg.ndcg_k, cfg.mrr_k, cfg.recall_ks, cfg.depth
+    )
     rows = per_query_rows(rankings, cited_ranks, judged.relevant, cfg) if per_query else []
     ks = sorted({k for k in CURVE_KS if k <= cfg.depth} | {cfg.recall_k, cfg.ndcg_k, *cfg.recall_ks})
     return RetrievalResult(
@@ -127,14 +133,17 @@ def evaluate_retrieval(
         metrics=metrics,
         queries=len(rankings),
         pairs=judged.pairs,
-        candidates=len(corpus) - int(cfg.leave_out_self),  # before the cut-off (which lets a different number through per query)
+        candidates=len(corpus)
+        - int(cfg.leave_out_self),  # before the cut-off (which lets a different number through per query)
         per_query=rows,
         curves=metric_curves(cited_ranks, judged.relevant, ks),
         seconds=round(time.time() - started, 2),
     )
 
 
-def per_query_rows(rankings: Mapping, cited_ranks: Mapping, relevant: Mapping, cfg: EvalConfig, top: int = 3) -> list[dict]:
+def per_query_rows(
+    rankings: Mapping, cited_ranks: Mapping, relevant: Mapping, cfg: EvalConfig, top: int = 3
+) -> list[dict]:
     """One row per query: every measure, the first relevant rank, the top ids and each cited rank."""
     rows = []
     for q, ranking in rankings.items():
@@ -145,10 +154,15 @@ def per_query_rows(rankings: Mapping, cited_ranks: Mapping, relevant: Mapping, c
             {
                 "query": q,
                 "relevant": int(m.pop("relevant")),
-                "first_relevant_rank": first if math.isfinite(first) else "",  # "": every cited document removed by the cut-off
+                "first_relevant_rank": first
+                if math.isfinite(first)
+                else "",  # "": every cited document removed by the cut-off
                 **m,
                 f"top{top}": " ".join(ranking[:top]),
-                "cited_ranks": " ".join(f"{d}:{r if math.isfinite(r) else '-'}" for d, r in sorted(ranks.items(), key=lambda x: (x[1], x[0]))),
+                "cited_ranks": " ".join(
+                    f"{d}:{r if math.isfinite(r) else '-'}"
+                    for d, r in sorted(ranks.items(), key=lambda x: (x[1], x[0]))
+                ),
             }
         )
     return rows
@@ -209,7 +223,8 @@ def sample_paecter(
         cited = _pick(rng, sorted(judged.relevant[focal]), cfg.paecter_cited)
         cited_any = set(judged.relevant[focal]) | cites.get(focal, set()) | {focal}  # never negatives
         hard_pool = sorted(
-            {d for c in set(judged.relevant[focal]) | cites.get(focal, set()) for d in cites.get(c, ())} & set(corpus.position) - cited_any
+            {d for c in set(judged.relevant[focal]) | cites.get(focal, set()) for d in cites.get(c, ())}
+            & set(corpus.position) - cited_any
         )
         hard = _pick(rng, hard_pool, cfg.paecter_hard)
         short = cfg.paecter_hard - len(hard)
@@ -219,7 +234,10 @@ def sample_paecter(
             pool = sorted(set().union(*(by_code[c] for c in codes)) - taken)
             label = "same CPC " + ",".join(sorted(codes))
             if len(pool) < cfg.paecter_easy + short:
-                pool, label = sorted(set(corpus.ids) - taken), f"any document (fewer than {cfg.paecter_easy + short} share the focal's CPC)"
+                pool, label = (
+                    sorted(set(corpus.ids) - taken),
+                    f"any document (fewer than {cfg.paecter_easy + short} share the focal's CPC)",
+                )
         else:
             pool, label = sorted(set(corpus.ids) - taken), "any document (focal has no CPC)"
         easy = _pick(rng, pool, cfg.paecter_easy + short)
@@ -230,7 +248,10 @@ def sample_paecter(
     meta = {
         "protocol": f"PaECTER: 1 focal + {cfg.paecter_cited} cited + {cfg.paecter_hard} hard + {cfg.paecter_easy} easy non-cited",
         "seed": seed,
-        "config": {k: getattr(cfg, k) for k in ("paecter_cited", "paecter_hard", "paecter_easy", "paecter_samples", "paecter_cpc_chars")},
+        "config": {
+            k: getattr(cfg, k)
+            for k in ("paecter_cited", "paecter_hard", "paecter_easy", "paecter_samples", "paecter_cpc_chars")
+        },
         "corpus": corpus.source,
         "documents": len(corpus),
         "eligible_focals": len(eligible),
@@ -253,12 +274,21 @@ def load_samples(path: str | Path, corpus: EvalCorpus) -> PaecterSamples:
     """Samples written by :func:`save_samples`; every id must be a document of ``corpus``."""
     data = json.loads(Path(path).read_text())
     samples = [
-        PaecterSample(s["focal"], tuple(s["cited"]), tuple(s["hard"]), tuple(s["easy"]), s.get("easy_pool", ""), s.get("hard_short", 0))
+        PaecterSample(
+            s["focal"],
+            tuple(s["cited"]),
+            tuple(s["hard"]),
+            tuple(s["easy"]),
+            s.get("easy_pool", ""),
+            s.get("hard_short", 0),
+        )
         for s in data.pop("samples")
     ]
     missing = sorted({d for s in samples for d in (s.focal, *s.candidates) if d not in corpus})
     if missing:
-        raise ValueError(f"{path}: {len(missing)} sampled ids are not documents of {corpus.source or 'the corpus'} (first: {missing[0]})")
+        raise ValueError(
+            f"{path}: {len(missing)} sampled ids are not documents of {corpus.source or 'the corpus'} (first: {missing[0]})"
+        )
     return PaecterSamples(samples, data | {"loaded_from": str(path)})
 
 
@@ -281,7 +311,9 @@ def paecter_metric_names(cfg: EvalConfig = EvalConfig()) -> list[str]:
     return ["RFR", "MAP", f"MRR@{cfg.mrr_k}"]
 
 
-def evaluate_paecter(system: System, corpus: EvalCorpus, samples: PaecterSamples, cfg: EvalConfig = EvalConfig()) -> PaecterResult:
+def evaluate_paecter(
+    system: System, corpus: EvalCorpus, samples: PaecterSamples, cfg: EvalConfig = EvalConfig()
+) -> PaecterResult:
     """Rank each sample's 30 candidates by the system's scores for its focal (ties by id)."""
     if not samples.samples:
         raise ValueError("no PaECTER samples (no focal has enough cited documents in the corpus)")

@@ -38,7 +38,14 @@ class RankerSystem(System):
     """A fitted ranker over BM25 and a graphtx system, as a row of ``graphtx eval citations``."""
 
     def __init__(
-        self, ranker: Ranker | str | Path, kind: str, bm25: BM25System, dense: System, leave_out_self: bool = True, label: str = "", peer: str = ""
+        self,
+        ranker: Ranker | str | Path,
+        kind: str,
+        bm25: BM25System,
+        dense: System,
+        leave_out_self: bool = True,
+        label: str = "",
+        peer: str = "",
     ):
         """``ranker``: a Ranker, or its directory (loaded at fit, once the graph model's fingerprint is known).
         ``peer``: the ranker was fitted over that peer embedder's cosines (``rank-fit --peer``), ``dense`` is its system."""
@@ -61,7 +68,9 @@ class RankerSystem(System):
         if not isinstance(self.ranker, Ranker):
             self.ranker = load_ranker(self.ranker, getattr(self.dense, "fingerprint", ""))
         if self.kind not in self.ranker.kinds:
-            raise ValueError(f"ranker {self.ranker.directory} has no {self.kind!r} model (it has {', '.join(self.ranker.kinds)})")
+            raise ValueError(
+                f"ranker {self.ranker.directory} has no {self.kind!r} model (it has {', '.join(self.ranker.kinds)})"
+            )
         self.source = PoolSource(corpus, self.bm25, self.dense)
         what = {
             "convex": f"convex {self.ranker.convex['norm']} a={self.ranker.convex['weight']:g}",
@@ -89,7 +98,9 @@ class RankerSystem(System):
         return out
 
     def info(self) -> dict:
-        fitted = self.ranker.report.get("cutoff", "none")  # rankers fitted before the cut-off existed saw every document
+        fitted = self.ranker.report.get(
+            "cutoff", "none"
+        )  # rankers fitted before the cut-off existed saw every document
         note = (
             {}
             if fitted == self.corpus.cutoff_policy
@@ -144,7 +155,9 @@ def run_rank_fit(options: RankFitOptions, config, progress: bool | None = None) 
     peer = o.peer
     model_dir = Path(o.model) if o.model else (run / "model" if run else None)
     if peer and (model_dir is not None or not o.citations or not o.out):
-        raise ValueError("--peer fits over the peer's cosines in place of a graph model: give --citations and --out, not --run or --model")
+        raise ValueError(
+            "--peer fits over the peer's cosines in place of a graph model: give --citations and --out, not --run or --model"
+        )
     peer_vectors = o.peer_vectors
     if peer_vectors and not peer:
         raise ValueError("--peer-vectors goes with --peer (the ranker over that peer's cosines)")
@@ -172,7 +185,9 @@ def run_rank_fit(options: RankFitOptions, config, progress: bool | None = None) 
     pairs = [c for f in citations for c in read_citations(f)]
     judged = judgements(pairs, corpus, cfg)
     if not judged.relevant:
-        raise ValueError(f"none of the citation pairs of {', '.join(map(str, citations))} has both documents in {o.corpus}")
+        raise ValueError(
+            f"none of the citation pairs of {', '.join(map(str, citations))} has both documents in {o.corpus}"
+        )
     valid_file = run / "valid_citations.tsv" if run else None
     if valid_file is not None and valid_file.is_file():
         valid = {c.citing_id for c in read_citations(valid_file)}
@@ -184,11 +199,18 @@ def run_rank_fit(options: RankFitOptions, config, progress: bool | None = None) 
     if peer:
         from graphtx.eval.baselines import make_baseline
 
-        dense = make_baseline(peer, cfg, peer_vectors=vectors)  # its cosines take the graph model's place in the dense features
+        dense = make_baseline(
+            peer, cfg, peer_vectors=vectors
+        )  # its cosines take the graph model's place in the dense features
     else:
         query_kind = o.query_kind
         dense = ModelSystem(
-            model_dir, o.graphs, query_kind or cfg.query_kind, cfg.candidate_kind, cfg.batch_size, query_kind_fixed=query_kind is not None
+            model_dir,
+            o.graphs,
+            query_kind or cfg.query_kind,
+            cfg.candidate_kind,
+            cfg.batch_size,
+            query_kind_fixed=query_kind is not None,
         )  # as eval citations
     source = PoolSource(corpus, BM25System.from_config(cfg), dense)
     ranker = fit_ranker(source, judged, config.rank, dense.fingerprint, seed=config.seed, progress=progress)
@@ -198,7 +220,9 @@ def run_rank_fit(options: RankFitOptions, config, progress: bool | None = None) 
     ranker.report["model"] = str(model_dir) if model_dir else ""
     ranker.report["peer"] = peer or ""
     ranker.report["peer_vectors"] = str(peer_vectors or "")
-    ranker.report["dense_coverage"] = dense.coverage()  # documents the dense features had no vector for (peer vectors of another corpus, say)
+    ranker.report["dense_coverage"] = (
+        dense.coverage()
+    )  # documents the dense features had no vector for (peer vectors of another corpus, say)
     missing = ranker.report["dense_coverage"]["candidates_without_vector"]
     out = ranker.save(Path(o.out) if o.out else model_dir / "ranker")
     r = ranker.report
@@ -225,7 +249,9 @@ def run_rank_fit(options: RankFitOptions, config, progress: bool | None = None) 
     return {"ranker": str(out), "convex": ranker.convex, "report": r}, lines
 
 
-def fit_ranker_after_training(corpus: str, run_dir: str | Path, graphs: str, config, progress: bool | None = None) -> tuple[dict | None, list[str]]:
+def fit_ranker_after_training(
+    corpus: str, run_dir: str | Path, graphs: str, config, progress: bool | None = None
+) -> tuple[dict | None, list[str]]:
     """``graphtx rank-fit --run RUN`` when a training run held queries out for it (train.ranker_holdout > 0), so the trained
     model searches with the learned ranker without another command (`graphtx train`, `graphtx build`). A ranker already
     fitted on this very model under this cut-off is kept. (summary or None, lines to print); never raises: the model is
@@ -240,7 +266,9 @@ def fit_ranker_after_training(corpus: str, run_dir: str | Path, graphs: str, con
         return None, []  # no held-out queries (train.ranker_holdout 0, or a corpus without citations)
     again = f"`graphtx rank-fit {corpus} --run {run} --graphs {graphs}`"
     if importlib.util.find_spec("lightgbm") is None:
-        return None, [f"ranker not fitted: the learned ranker needs lightgbm (pip install 'graphtx[rank]'), then {again}"]
+        return None, [
+            f"ranker not fitted: the learned ranker needs lightgbm (pip install 'graphtx[rank]'), then {again}"
+        ]
     model_dir, ranker_dir = run / "model", run / "model" / "ranker"
     if has_ranker(ranker_dir):
         try:
@@ -251,6 +279,14 @@ def fit_ranker_after_training(corpus: str, run_dir: str | Path, graphs: str, con
             return None, [f"ranker: {ranker_dir} already fitted on this model (graphtx rank-fit to fit it again)"]
     try:
         summary, lines = run_rank_fit(RankFitOptions(corpus, run=str(run), graphs=graphs), config, progress=progress)
-    except (ValueError, RuntimeError, OSError, MemoryError) as err:  # the model is trained and saved: say so, do not fail the run
-        return {"error": str(err)}, [f"ranker not fitted: {err}", f"  the model is in {model_dir}; fit the ranker with {again}"]
+    except (
+        ValueError,
+        RuntimeError,
+        OSError,
+        MemoryError,
+    ) as err:  # the model is trained and saved: say so, do not fail the run
+        return {"error": str(err)}, [
+            f"ranker not fitted: {err}",
+            f"  the model is in {model_dir}; fit the ranker with {again}",
+        ]
     return summary, ["ranker (graphtx rank-fit on the held-out training queries):", *(f"  {line}" for line in lines)]

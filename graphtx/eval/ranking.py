@@ -54,7 +54,9 @@ def top_k(scores: np.ndarray, k: int, exclude: int | None = None, allowed: np.nd
     return order[:k]
 
 
-def ranks_of(scores: np.ndarray, columns: np.ndarray, exclude: int | None = None, allowed: np.ndarray | None = None) -> np.ndarray:
+def ranks_of(
+    scores: np.ndarray, columns: np.ndarray, exclude: int | None = None, allowed: np.ndarray | None = None
+) -> np.ndarray:
     """Exact 1-based ranks of ``columns`` under :func:`top_k`'s order (``exclude`` and what ``allowed`` rules out not counted)."""
     scores = _check(scores)
     columns = np.asarray(columns, dtype=np.int64)

@@ -36,7 +36,9 @@ def _cell(metric: str, value: float, ratio: float | None) -> str:
     return f"{text} ({ratio:.2f}x)" if ratio is not None and not math.isnan(ratio) else text
 
 
-def metrics_table(results: Sequence, names: Sequence[str], first_column: str = "system", reference: str = REFERENCE) -> list[str]:
+def metrics_table(
+    results: Sequence, names: Sequence[str], first_column: str = "system", reference: str = REFERENCE
+) -> list[str]:
     lines = [f"| {first_column} | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
     for r in results:
         rat = ratios(results, r, reference)
@@ -51,10 +53,16 @@ def bootstrap_intervals(results: Sequence, recall_k: int, ndcg_k: int, reference
     ref = _reference(results, reference)
     if ref is None or not ref.per_query:
         return {}
-    return {r.system: intervals_to_reference(r.per_query, ref.per_query, recall_k, ndcg_k) for r in results if r is not ref and r.per_query}
+    return {
+        r.system: intervals_to_reference(r.per_query, ref.per_query, recall_k, ndcg_k)
+        for r in results
+        if r is not ref and r.per_query
+    }
 
 
-def bootstrap_table(results: Sequence, recall_k: int, ndcg_k: int, reference: str = REFERENCE, reference_label: str = "BM25") -> list[str]:
+def bootstrap_table(
+    results: Sequence, recall_k: int, ndcg_k: int, reference: str = REFERENCE, reference_label: str = "BM25"
+) -> list[str]:
     intervals = bootstrap_intervals(results, recall_k, ndcg_k, reference)
     if not intervals:
         return []
@@ -80,7 +88,9 @@ def cutoff_line(citations: dict) -> str:
     unreachable = citations.get("pairs_unreachable", 0)
     if unreachable:
         line += f"; {unreachable} of {citations['pairs_scored']} judged pairs cite a document it removes (scored as misses by every system)"
-    return line + ("; PaECTER samples keep their 30 candidates" if policy != "none" and citations.get("paecter") else "")
+    return line + (
+        "; PaECTER samples keep their 30 candidates" if policy != "none" and citations.get("paecter") else ""
+    )
 
 
 def format_report(report) -> list[str]:
@@ -99,7 +109,10 @@ def format_report(report) -> list[str]:
         cutoff_line(c),
     ]
     lines += [
-        f"note: {s['label']}: {s['info'][k]}" for s in report.systems for k in ("query_kind_note", "cutoff_note", "fields_note") if s["info"].get(k)
+        f"note: {s['label']}: {s['info'][k]}"
+        for s in report.systems
+        for k in ("query_kind_note", "cutoff_note", "fields_note")
+        if s["info"].get(k)
     ]
     if report.retrieval:
         r0 = report.retrieval[0]
@@ -118,7 +131,11 @@ def format_report(report) -> list[str]:
         lines += [
             "",
             f"BM25 tuned on {t['citations']}: k1 {t['k1']:g}, b {t['b']:g} ({t['metric']} {t['best']:.4f}; grid of {len(t['grid'])})"
-            + ("; tuned on the evaluated queries, as the paper did: an upper bound for BM25 here" if t["tuned_on_evaluated_queries"] else ""),
+            + (
+                "; tuned on the evaluated queries, as the paper did: an upper bound for BM25 here"
+                if t["tuned_on_evaluated_queries"]
+                else ""
+            ),
         ]
     if report.paecter_samples:
         m = report.paecter_samples
@@ -134,7 +151,10 @@ def format_report(report) -> list[str]:
                 f"{m.get('easy_without_cpc', 0)} drew easy negatives from the whole corpus (no shared CPC)"
             )
         if report.paecter:
-            lines += ["(RFR: mean rank of the first cited document among the 30, lower is better; in parentheses: ratio to BM25)", ""]
+            lines += [
+                "(RFR: mean rank of the first cited document among the 30, lower is better; in parentheses: ratio to BM25)",
+                "",
+            ]
             lines += metrics_table(report.paecter, paecter_metric_names(cfg))
         else:
             lines.append("  no sample: no focal cites enough documents of the corpus")
@@ -193,8 +213,14 @@ def plot_curves(report, path: str | Path, title: str = "") -> Path:
         for ax in axes:
             ax.axvline(k, color="grey", lw=0.6, ls=":")
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=7, frameon=False)  # below the panels: never over a curve
-    fig.suptitle(title or f"{report.corpus['source']}: {report.citations['queries']} queries, {report.citations['pairs_scored']} pairs", fontsize=9)
+    fig.legend(
+        handles, labels, loc="lower center", ncol=3, fontsize=7, frameon=False
+    )  # below the panels: never over a curve
+    fig.suptitle(
+        title
+        or f"{report.corpus['source']}: {report.citations['queries']} queries, {report.citations['pairs_scored']} pairs",
+        fontsize=9,
+    )
     fig.tight_layout(rect=(0, 0.22 * rows / (4.2 + 0.22 * rows) + 0.02, 1, 1))
     with replacing(path) as tmp:
         fig.savefig(tmp, dpi=110, format="png")

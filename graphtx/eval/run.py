@@ -67,7 +67,10 @@ class CitationEvalReport:
             "systems": self.systems,
             "retrieval": [
                 r.to_json()
-                | {"ratio_to_bm25": ratios(self.retrieval, r), "bootstrap_to_bm25": [dataclasses.asdict(i) for i in intervals.get(r.system, [])]}
+                | {
+                    "ratio_to_bm25": ratios(self.retrieval, r),
+                    "bootstrap_to_bm25": [dataclasses.asdict(i) for i in intervals.get(r.system, [])],
+                }
                 for r in self.retrieval
             ],
             "paecter": [r.to_json() | {"ratio_to_bm25": ratios(self.paecter, r)} for r in self.paecter],
@@ -89,7 +92,9 @@ def _versions() -> dict:
     return out
 
 
-def tune_bm25(corpus: EvalCorpus, judged: Judgements, cfg: EvalConfig, progress: bool | None = None) -> tuple[BM25System, dict]:
+def tune_bm25(
+    corpus: EvalCorpus, judged: Judgements, cfg: EvalConfig, progress: bool | None = None
+) -> tuple[BM25System, dict]:
     """(best BM25 system, the grid's results) over ``cfg.tune_k1`` x ``cfg.tune_b``."""
     metric = f"nDCG@{cfg.ndcg_k}" if cfg.tune_metric == "nDCG" else f"Recall@{cfg.recall_k}"
     base = BM25System.from_config(cfg).fit(corpus)
@@ -97,7 +102,9 @@ def tune_bm25(corpus: EvalCorpus, judged: Judgements, cfg: EvalConfig, progress:
     grid, best = [], None
     quick = dataclasses.replace(cfg, depth=max(cfg.recall_k, cfg.ndcg_k), recall_ks=())
     points = [(k1, b) for k1 in cfg.tune_k1 for b in cfg.tune_b]
-    for k1, b in tqdm(points, desc="tune bm25", unit="point", disable=None if progress is None else not progress, file=sys.stderr):
+    for k1, b in tqdm(
+        points, desc="tune bm25", unit="point", disable=None if progress is None else not progress, file=sys.stderr
+    ):
         system = BM25System.from_config(cfg, k1=k1, b=b).fit(corpus, tokens)
         value = evaluate_retrieval(system, corpus, judged, quick, per_query=False).metrics[metric]
         grid.append({"k1": k1, "b": b, metric: value})
@@ -196,7 +203,9 @@ def evaluate_citations(
             report.retrieval.append(evaluate_retrieval(system, corpus, judged, cfg))
         if samples is not None and samples.samples:
             report.paecter.append(evaluate_paecter(system, corpus, samples, cfg))
-        report.systems.append({"name": system.name, "label": system.label, "info": system.info(), "fit_seconds": fit_seconds})
+        report.systems.append(
+            {"name": system.name, "label": system.label, "info": system.info(), "fit_seconds": fit_seconds}
+        )
     report.versions = _versions()
     report.seconds = round(time.time() - started, 2)
     return report

@@ -71,7 +71,11 @@ class DenseSystem(System):
     """
 
     def set_vectors(
-        self, query: np.ndarray, candidate: np.ndarray, query_known: np.ndarray | None = None, candidate_known: np.ndarray | None = None
+        self,
+        query: np.ndarray,
+        candidate: np.ndarray,
+        query_known: np.ndarray | None = None,
+        candidate_known: np.ndarray | None = None,
     ) -> None:
         n = len(self.corpus)
         if query.shape[0] != n or candidate.shape[0] != n or query.shape[1] != candidate.shape[1]:
@@ -87,10 +91,15 @@ class DenseSystem(System):
         return s
 
     def coverage(self) -> dict:
-        return {"queries_without_vector": int((~self.query_known).sum()), "candidates_without_vector": int((~self.candidate_known).sum())}
+        return {
+            "queries_without_vector": int((~self.query_known).sum()),
+            "candidates_without_vector": int((~self.candidate_known).sum()),
+        }
 
 
-def vectors_by_id(ids: Sequence[str], vectors: np.ndarray, corpus: EvalCorpus, what: str) -> tuple[np.ndarray, np.ndarray]:
+def vectors_by_id(
+    ids: Sequence[str], vectors: np.ndarray, corpus: EvalCorpus, what: str
+) -> tuple[np.ndarray, np.ndarray]:
     """(matrix (len(corpus), d), known mask): rows in corpus order; ids outside the corpus are ignored."""
     if len(set(ids)) != len(ids):
         raise ValueError(f"{what}: a document id appears twice")
@@ -131,9 +140,15 @@ class VectorSystem(DenseSystem):
         for side, path in (("query", self.query_path), ("candidate", self.candidate_path)):
             ids, vectors, meta = read_vectors(path)
             sides[side] = vectors_by_id(ids, vectors, corpus, str(path))
-            self.meta[side] = {"path": str(path), "model_fingerprint": meta.get("model_fingerprint", ""), "dim": int(vectors.shape[1])}
+            self.meta[side] = {
+                "path": str(path),
+                "model_fingerprint": meta.get("model_fingerprint", ""),
+                "dim": int(vectors.shape[1]),
+            }
         if self.meta["query"]["model_fingerprint"] != self.meta["candidate"]["model_fingerprint"]:
-            raise ValueError(f"{self.query_path} and {self.candidate_path} were written by different models (fingerprints differ)")
+            raise ValueError(
+                f"{self.query_path} and {self.candidate_path} were written by different models (fingerprints differ)"
+            )
         (query, query_known), (cand, cand_known) = sides["query"], sides["candidate"]
         self.set_vectors(query, cand, query_known, cand_known)
         return self
@@ -186,7 +201,9 @@ class ModelSystem(DenseSystem):
         if n * 2 > len(present) and not self.query_kind_fixed:
             self.query_kind_note = f"{what}; queried with {self.candidate_kind} graphs instead, as `graphtx search --id` does (--query-kind {self.query_kind} keeps the claim kind)"
             self.query_kind = self.candidate_kind
-            self.label = self.fixed_label or f"graphtx ({self.model_dir.name}; {self.query_kind} -> {self.candidate_kind})"
+            self.label = (
+                self.fixed_label or f"graphtx ({self.model_dir.name}; {self.query_kind} -> {self.candidate_kind})"
+            )
         else:
             self.query_kind_note = what
 
@@ -200,7 +217,9 @@ class ModelSystem(DenseSystem):
             graphs = list(iter_graphs(self.graphs_dir, kind=kind, ids=ids))
             if not graphs:
                 raise ValueError(f"{self.graphs_dir} has no {kind} graphs of the corpus documents")
-            return [g.doc_id for g in graphs], model.encode(graphs, tokenizer, batch_size=self.batch_size).float().numpy()
+            return [g.doc_id for g in graphs], model.encode(
+                graphs, tokenizer, batch_size=self.batch_size
+            ).float().numpy()
 
         return cached_vectors(vector_key(self.fingerprint, self.graphs_dir, kind, ids), encode)
 
@@ -221,11 +240,15 @@ class ModelSystem(DenseSystem):
         self._choose_query_kind(corpus)
         wanted = set(corpus.ids)
         with torch.inference_mode():
-            cand = vectors_by_id(*self._encode(model, tokenizer, self.candidate_kind, wanted), corpus, f"{self.candidate_kind} graphs")
+            cand = vectors_by_id(
+                *self._encode(model, tokenizer, self.candidate_kind, wanted), corpus, f"{self.candidate_kind} graphs"
+            )
             query = (
                 cand
                 if self.query_kind == self.candidate_kind
-                else vectors_by_id(*self._encode(model, tokenizer, self.query_kind, wanted), corpus, f"{self.query_kind} graphs")
+                else vectors_by_id(
+                    *self._encode(model, tokenizer, self.query_kind, wanted), corpus, f"{self.query_kind} graphs"
+                )
             )
         self.set_vectors(query[0], cand[0], query[1], cand[1])
         return self
@@ -272,7 +295,9 @@ def index_system(
         raise ValueError("graphtx.index.Index has no open(path); pass --vectors or --model and --graphs instead")
     if graphs_dir is None:
         raise ValueError("--index needs --graphs (the graphs directory to encode queries and candidates from)")
-    return IndexModelSystem(Index, index_dir, graphs_dir, query_kind, candidate_kind, batch_size, label, query_kind_fixed)
+    return IndexModelSystem(
+        Index, index_dir, graphs_dir, query_kind, candidate_kind, batch_size, label, query_kind_fixed
+    )
 
 
 class IndexModelSystem(ModelSystem):

@@ -73,12 +73,16 @@ def read_run(path: str | Path, name: str = "") -> Run:
             if not parts or parts[0].startswith("#"):
                 continue
             if len(parts) != 6:
-                raise ValueError(f"{path} line {n}: a TREC run line has 6 fields (qid Q0 docid rank score tag), this one {len(parts)}")
+                raise ValueError(
+                    f"{path} line {n}: a TREC run line has 6 fields (qid Q0 docid rank score tag), this one {len(parts)}"
+                )
             qid, _, doc, rank, score, tag = parts
             try:
                 rank_i, score_f = int(rank), float(score)
             except ValueError:
-                raise ValueError(f"{path} line {n}: rank {rank!r} must be a whole number and score {score!r} a number") from None
+                raise ValueError(
+                    f"{path} line {n}: rank {rank!r} must be a whole number and score {score!r} a number"
+                ) from None
             if math.isnan(score_f):
                 raise ValueError(f"{path} line {n}: score is nan")
             lines += 1
@@ -90,7 +94,10 @@ def read_run(path: str | Path, name: str = "") -> Run:
             hits[doc] = (score_f, rank_i)
     if not lines:
         raise ValueError(f"run file {path} holds no run lines (qid Q0 docid rank score tag)")
-    rankings = {q: [d for d, _ in sorted(hits.items(), key=lambda item: (-item[1][0], item[1][1], item[0]))] for q, hits in rows.items()}
+    rankings = {
+        q: [d for d, _ in sorted(hits.items(), key=lambda item: (-item[1][0], item[1][1], item[0]))]
+        for q, hits in rows.items()
+    }
     return Run(name or path.stem, path, rankings, tuple(tags), lines, duplicates)
 
 
@@ -103,7 +110,9 @@ class _AnyDocument:
         return True
 
 
-def read_qrels(path: str | Path, cfg: EvalConfig = EvalConfig(), corpus=None, rel_gains: dict | None = None) -> Judgements:
+def read_qrels(
+    path: str | Path, cfg: EvalConfig = EvalConfig(), corpus=None, rel_gains: dict | None = None
+) -> Judgements:
     """Judgements of TREC qrels or a citations file (module docstring), by ``eval.data.judgements``' rules.
 
     ``rel_gains``: TREC qrels only, the gain of a rel value ({"2": 2.0, "1": 1.0}); default binary (rel > 0: 1).
@@ -112,7 +121,9 @@ def read_qrels(path: str | Path, cfg: EvalConfig = EvalConfig(), corpus=None, re
     pairs = _trec_qrels(path)
     if pairs is None:
         if rel_gains:
-            raise ValueError(f"{path} is a citations file: its gains are per citation category (X=3,Y=2,...), not per rel value")
+            raise ValueError(
+                f"{path} is a citations file: its gains are per citation category (X=3,Y=2,...), not per rel value"
+            )
         judged = judgements(read_citations(path), corpus if corpus is not None else _AnyDocument(), cfg)
     else:
         judged = _qrels_judgements(pairs, corpus if corpus is not None else _AnyDocument(), cfg, rel_gains or {})
@@ -174,7 +185,9 @@ def _trec_qrels(path: Path) -> list[QrelsPair] | None:
             if len(parts) != 4 or not parts[3].lstrip("-").isdigit():
                 if not out:
                     return None  # not qrels: read as citations
-                raise ValueError(f"{path} line {n}: a TREC qrels line has 4 fields (qid iter docid rel), rel a whole number")
+                raise ValueError(
+                    f"{path} line {n}: a TREC qrels line has 4 fields (qid iter docid rel), rel a whole number"
+                )
             qid, _, doc, rel = parts
             out.append(QrelsPair(qid, doc, str(int(rel))))
     return out
@@ -187,14 +200,18 @@ def evaluate_run(run: Run, judged: Judgements, cfg: EvalConfig = EvalConfig()) -
     """The measures of ``eval citations`` for one run over every judged query (module docstring)."""
     started = time.time()
     rankings = {q: run.rankings.get(q, [])[: cfg.depth] for q in judged.relevant}
-    metrics = aggregate_metrics(rankings, judged.relevant, cfg.recall_k, cfg.ndcg_k, cfg.mrr_k, cfg.recall_ks, cfg.depth)
+    metrics = aggregate_metrics(
+        rankings, judged.relevant, cfg.recall_k, cfg.ndcg_k, cfg.mrr_k, cfg.recall_ks, cfg.depth
+    )
     cited_ranks = {}
     rows = []
     for q, ranking in rankings.items():
         position = {d: i for i, d in enumerate(ranking, 1)}
         ranks = {d: position.get(d) for d in judged.relevant[q]}
         cited_ranks[q] = {d: r if r is not None else math.inf for d, r in ranks.items()}
-        m = per_query_metrics(ranking, judged.relevant[q], cfg.recall_k, cfg.ndcg_k, cfg.mrr_k, cfg.recall_ks, cfg.depth)
+        m = per_query_metrics(
+            ranking, judged.relevant[q], cfg.recall_k, cfg.ndcg_k, cfg.mrr_k, cfg.recall_ks, cfg.depth
+        )
         found = [r for r in ranks.values() if r is not None]
         rows.append(
             {
@@ -204,7 +221,8 @@ def evaluate_run(run: Run, judged: Judgements, cfg: EvalConfig = EvalConfig()) -
                 **m,
                 "top3": " ".join(ranking[:3]),
                 "cited_ranks": " ".join(
-                    f"{d}:{r if r is not None else '-'}" for d, r in sorted(ranks.items(), key=lambda x: (x[1] is None, x[1] or 0, x[0]))
+                    f"{d}:{r if r is not None else '-'}"
+                    for d, r in sorted(ranks.items(), key=lambda x: (x[1] is None, x[1] or 0, x[0]))
                 ),
             }
         )
@@ -226,7 +244,9 @@ def evaluate_run(run: Run, judged: Judgements, cfg: EvalConfig = EvalConfig()) -
 class RunEvalReport:
     config: EvalConfig
     qrels: dict  # file, pairs scored, queries, skipped by reason
-    runs: list = field(default_factory=list)  # per run: name, file, tags, lines, queries, judged queries missing, unjudged queries, depth
+    runs: list = field(
+        default_factory=list
+    )  # per run: name, file, tags, lines, queries, judged queries missing, unjudged queries, depth
     results: list = field(default_factory=list)  # RetrievalResult per run
     baseline: str = ""
 
@@ -270,7 +290,9 @@ def judged_ids(run: Run, judged: Judgements) -> tuple[Run, int]:
     changed = 0
     rankings = {}
     for q, ranking in run.rankings.items():
-        if q not in judged.relevant and len(query_key.get(compact(q), ())) == 1:  # a topic typed US8418590B2 is US-8418590-B2
+        if (
+            q not in judged.relevant and len(query_key.get(compact(q), ())) == 1
+        ):  # a topic typed US8418590B2 is US-8418590-B2
             judged_q = next(iter(query_key[compact(q)]))
             if judged_q not in run.rankings and judged_q not in rankings:
                 q, changed = judged_q, changed + 1
@@ -417,7 +439,11 @@ def format_run_report(report: RunEvalReport) -> list[str]:
         missing = run["judged_missing"]
         lines.append(
             f"{run['name']}: {run['file']} ({run['lines']} lines, {run['queries']} queries, up to {run['depth']} hits each"
-            + (f"; {len(missing)} judged queries not in it, scored 0: {', '.join(missing[:5])}{' …' if len(missing) > 5 else ''}" if missing else "")
+            + (
+                f"; {len(missing)} judged queries not in it, scored 0: {', '.join(missing[:5])}{' …' if len(missing) > 5 else ''}"
+                if missing
+                else ""
+            )
             + (f"; {run['unjudged']} queries without judgements, not scored" if run["unjudged"] else "")
             + (f"; {run['duplicates']} repeated (query, doc) lines ignored" if run["duplicates"] else "")
             + (
@@ -426,11 +452,17 @@ def format_run_report(report: RunEvalReport) -> list[str]:
                 else ""
             )
             + (f"; {run['cut_off_hits']} hits removed by the cut-off" if run.get("cut_off_hits") else "")
-            + (f"; {run['hits_not_in_corpus']} hits not in the corpus kept in place (no date to cut by)" if run.get("hits_not_in_corpus") else "")
+            + (
+                f"; {run['hits_not_in_corpus']} hits not in the corpus kept in place (no date to cut by)"
+                if run.get("hits_not_in_corpus")
+                else ""
+            )
             + ")"
         )
         if run["depth"] < cfg.ndcg_k:
-            lines.append(f"  note: nDCG@{cfg.ndcg_k} and R@k beyond {run['depth']} read only the {run['depth']} hits a query has in this run")
+            lines.append(
+                f"  note: nDCG@{cfg.ndcg_k} and R@k beyond {run['depth']} read only the {run['depth']} hits a query has in this run"
+            )
     lines += [
         "",
         f"(Recall@{cfg.recall_k} over pairs, nDCG@{cfg.ndcg_k} mean over queries; MAP, MRR@{cfg.mrr_k}, R@k means over queries; "
@@ -438,7 +470,10 @@ def format_run_report(report: RunEvalReport) -> list[str]:
         "",
     ]
     lines += metrics_table(
-        report.results, metric_names(cfg.recall_k, cfg.ndcg_k, cfg.mrr_k, cfg.recall_ks), first_column="run", reference=report.baseline
+        report.results,
+        metric_names(cfg.recall_k, cfg.ndcg_k, cfg.mrr_k, cfg.recall_ks),
+        first_column="run",
+        reference=report.baseline,
     )
     lines += bootstrap_table(report.results, cfg.recall_k, cfg.ndcg_k, report.baseline, report.baseline)
     return lines
@@ -486,7 +521,9 @@ def run_runs_command(options: RunOptions, config) -> tuple[dict, list[str], int]
         cutoff=o.cutoff if o.corpus else "none",
     )
     corpus = EvalCorpus.load(o.corpus, cfg) if o.corpus else None
-    report = evaluate_runs(list(o.runs), o.qrels, cfg, baseline=o.baseline, corpus=corpus, rel_gains=dict(gains or ()) if qrels else None)
+    report = evaluate_runs(
+        list(o.runs), o.qrels, cfg, baseline=o.baseline, corpus=corpus, rel_gains=dict(gains or ()) if qrels else None
+    )
     if qrels and gains:
         report.qrels["gains"] = {rel: g for rel, g in gains}
     paths = {}

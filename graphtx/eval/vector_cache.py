@@ -77,5 +77,7 @@ def cached_vectors(key: str, encode: Callable[[], tuple[list[str], np.ndarray]])
         with replacing(path) as tmp, open(tmp, "wb") as f:  # graphtx/atomic.py: written beside, fsynced, renamed
             np.savez(f, ids=np.asarray(ids, dtype=str), vectors=np.asarray(vectors, dtype=np.float32))
     except OSError as err:  # read-only folder, full disk (DiskFull is an OSError)
-        print(f"model-vector cache: could not write {path} ({err}); the vectors are used without caching", file=sys.stderr)
+        print(
+            f"model-vector cache: could not write {path} ({err}); the vectors are used without caching", file=sys.stderr
+        )
     return ids, vectors

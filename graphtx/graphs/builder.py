@@ -65,7 +65,9 @@ class GraphAccumulator:
         ranked = sorted(self.feature_count, key=lambda f: (-self.feature_count[f], self.feature_first[f]))
         kept_features = set(ranked[: cfg.max_feature_nodes])
         subject_of = {dst[1]: src[1] for src, dst, t in self.edges if dst[0] == "r"}
-        relations = sorted((r for r in self.relation_first if subject_of.get(r) in kept_features), key=self.relation_first.__getitem__)
+        relations = sorted(
+            (r for r in self.relation_first if subject_of.get(r) in kept_features), key=self.relation_first.__getitem__
+        )
         kept_relations = set(relations[: cfg.max_relation_nodes])
         truncated = len(kept_features) < len(ranked) or len(kept_relations) < len(relations)
 
@@ -78,7 +80,9 @@ class GraphAccumulator:
         features = [f for f in kept_features if ("f", f) in touched or not edges]
         # ties (two features first met at one token) by text: a set's order changes with PYTHONHASHSEED, i.e. from one process to the next
         features.sort(key=lambda f: (self.feature_first[f], f))
-        nodes = [("f", f) for f in features] + [("r", r) for r in sorted(kept_relations, key=self.relation_first.__getitem__) if ("r", r) in touched]
+        nodes = [("f", f) for f in features] + [
+            ("r", r) for r in sorted(kept_relations, key=self.relation_first.__getitem__) if ("r", r) in touched
+        ]
         index = {n: i for i, n in enumerate(nodes)}
         edges = [(s, d, t) for s, d, t in edges if s in index and d in index]
         return InventionGraph(
@@ -132,7 +136,11 @@ def plan_texts(doc: PatentDocument, cfg: ParseConfig) -> TextPlan:
         feeds += [("first_claim", "all_claims", "description")] + [("all_claims", "description")] * len(others)
         texts += description
         feeds += [("description",)] * len(description)
-        sources = {"first_claim": "first_claim", "all_claims": "claims", "description": "claims+description" if description else "claims"}
+        sources = {
+            "first_claim": "first_claim",
+            "all_claims": "claims",
+            "description": "claims+description" if description else "claims",
+        }
     else:
         lead = doc.abstract.strip() or (description[0] if description else "") or doc.title.strip()
         lead_source = "abstract" if doc.abstract.strip() else ("description" if description else "title")
@@ -172,14 +180,19 @@ class GraphBuilder:
 
     def extract_texts(self, texts: list[str]) -> list[Extraction]:
         cleaned = [self.rules.normalisation.clean(t) for t in texts]
-        return [extract(doc, self.matcher, self.rules, self.cfg.max_snippet_tokens) for doc in self.nlp.pipe(cleaned, batch_size=self.cfg.batch_size)]
+        return [
+            extract(doc, self.matcher, self.rules, self.cfg.max_snippet_tokens)
+            for doc in self.nlp.pipe(cleaned, batch_size=self.cfg.batch_size)
+        ]
 
     def build(self, doc: PatentDocument) -> dict[str, InventionGraph]:
         plan = plan_texts(doc, self.cfg)
         if not plan.texts:
             raise NoText("no text to build graphs from: no claims, abstract, description or title")
         accumulators = {kind: GraphAccumulator() for kind in self.cfg.kinds}
-        wanted = [i for i, feeds in enumerate(plan.feeds) if not accumulators.keys().isdisjoint(feeds)]  # parse only what a kind uses
+        wanted = [
+            i for i, feeds in enumerate(plan.feeds) if not accumulators.keys().isdisjoint(feeds)
+        ]  # parse only what a kind uses
         for extraction, i in zip(self.extract_texts([plan.texts[i] for i in wanted]), wanted):
             for kind in plan.feeds[i]:
                 if kind in accumulators:

@@ -21,9 +21,7 @@ class ParseConfig:
     workers: int = 1  # parsing processes
     batch_size: int = 32  # texts per spaCy nlp.pipe batch
     chunk_size: int = 4  # documents per task sent to a worker
-    shard_size: int = (
-        512  # documents per shard (--engine ray, or with cache_dir): committed as it finishes; a killed run redoes only unfinished shards
-    )
+    shard_size: int = 512  # documents per shard (--engine ray, or with cache_dir): committed as it finishes; a killed run redoes only unfinished shards
     # a folder outside the output (e.g. ~/.cache/graphtx) where finished shards are kept under the parse's fingerprint (corpus file,
     # settings, rules, spaCy version): a killed parse resumes from it, and the same parse again reads it instead of parsing; "" = none
     cache_dir: str = ""
@@ -35,9 +33,16 @@ class ParseConfig:
         from graphtx.graphs.graph import GRAPH_KINDS
 
         pairs = list(self.languages.items()) if isinstance(self.languages, dict) else list(self.languages)
-        if not all(isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(x, str) and x.strip() for x in p) for p in pairs):
-            raise ValueError(f"parse.languages must map a language code to a spaCy pipeline, e.g. {{de: de_core_news_sm}}, got {self.languages!r}")
-        object.__setattr__(self, "languages", tuple(sorted((lang.strip().lower(), model.strip()) for lang, model in pairs)))
+        if not all(
+            isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(x, str) and x.strip() for x in p)
+            for p in pairs
+        ):
+            raise ValueError(
+                f"parse.languages must map a language code to a spaCy pipeline, e.g. {{de: de_core_news_sm}}, got {self.languages!r}"
+            )
+        object.__setattr__(
+            self, "languages", tuple(sorted((lang.strip().lower(), model.strip()) for lang, model in pairs))
+        )
 
         bad = set(self.kinds) - set(GRAPH_KINDS)
         if bad or not self.kinds:

@@ -32,7 +32,21 @@ _LIST_SEPARATORS = {",", "and", "or", "and/or", ";", "as", "well"}
 _SEGMENT_BREAKS = {";", ":"}
 # Words allowed between a comma-set feature and the next trigger when that feature is
 # the next trigger's subject ("..., the chute being configured to ...").
-_SUBJECT_GAP_WORDS = {"is", "are", "being", "been", "be", "which", "that", "also", "further", "then", "each", "both", "and"}
+_SUBJECT_GAP_WORDS = {
+    "is",
+    "are",
+    "being",
+    "been",
+    "be",
+    "which",
+    "that",
+    "also",
+    "further",
+    "then",
+    "each",
+    "both",
+    "and",
+}
 
 
 @dataclass(frozen=True)
@@ -67,8 +81,18 @@ class Extraction:
 def normalise_chunk(tokens, rules: RuleSet) -> tuple[int, int, str] | None:
     """Normalise the tokens of one noun chunk; ``(start, end, text)`` or None if not a feature."""
     norm = rules.normalisation
-    kept = [t for t in tokens if not (t.like_num or _REF_LABEL.match(t.text) or t.lower_ in norm.ordinal_words or (t.is_punct and t.text != "-"))]
-    while kept and (kept[0].lower_ in norm.leading_words or kept[0].pos_ in ("DET", "PRON", "ADP", "CCONJ", "PART") or kept[0].text == "-"):
+    kept = [
+        t
+        for t in tokens
+        if not (
+            t.like_num or _REF_LABEL.match(t.text) or t.lower_ in norm.ordinal_words or (t.is_punct and t.text != "-")
+        )
+    ]
+    while kept and (
+        kept[0].lower_ in norm.leading_words
+        or kept[0].pos_ in ("DET", "PRON", "ADP", "CCONJ", "PART")
+        or kept[0].text == "-"
+    ):
         kept.pop(0)
     while kept and kept[-1].text == "-":
         kept.pop()
@@ -94,11 +118,19 @@ def _noun_runs(doc, covered: set[int], trigger_tokens: frozenset[int]):
         if t.pos_ in ("NOUN", "PROPN") and i not in covered and i not in trigger_tokens:
             start = i
             while (
-                start > 0 and start - 1 not in covered and start - 1 not in trigger_tokens and doc[start - 1].pos_ in ("ADJ", "NOUN", "PROPN", "DET")
+                start > 0
+                and start - 1 not in covered
+                and start - 1 not in trigger_tokens
+                and doc[start - 1].pos_ in ("ADJ", "NOUN", "PROPN", "DET")
             ):
                 start -= 1
             end = i + 1
-            while end < len(doc) and end not in covered and end not in trigger_tokens and doc[end].pos_ in ("NOUN", "PROPN"):
+            while (
+                end < len(doc)
+                and end not in covered
+                and end not in trigger_tokens
+                and doc[end].pos_ in ("NOUN", "PROPN")
+            ):
                 end += 1
             yield list(doc[start:end])
             i = end
@@ -212,7 +244,11 @@ def _is_next_subject(doc, mention: Mention, next_trigger: Trigger) -> bool:
     while j >= 0 and doc[j].pos_ == "DET":
         j -= 1
     before = doc[j] if j >= 0 else None
-    return before is not None and before.text == "," and all(t.lower_ in _SUBJECT_GAP_WORDS or t.pos_ in ("ADV", "AUX") for t in gap)
+    return (
+        before is not None
+        and before.text == ","
+        and all(t.lower_ in _SUBJECT_GAP_WORDS or t.pos_ in ("ADV", "AUX") for t in gap)
+    )
 
 
 # --- extraction ------------------------------------------------------------------
@@ -273,7 +309,9 @@ def extract(doc, matcher, rules: RuleSet, max_snippet_tokens: int = 16) -> Extra
                 linked.update(owned)
                 object_of.update((m, subject) for m in owned)
 
-        orphans = [m for m in seg_mentions if m not in linked and head is not None and m is not head and m.text != head.text]
+        orphans = [
+            m for m in seg_mentions if m not in linked and head is not None and m is not head and m.text != head.text
+        ]
         if head is not None and head not in linked and not orphans:
             # the head itself is unlinked ("the channel is filled with a coolant such as ..."): join it to the
             # next feature of its segment
@@ -285,7 +323,9 @@ def extract(doc, matcher, rules: RuleSet, max_snippet_tokens: int = 16) -> Extra
     return out
 
 
-def _link_list(doc, trig: Trigger, subject: Mention, owned: list[Mention], out: Extraction, rules: RuleSet, max_tokens: int) -> None:
+def _link_list(
+    doc, trig: Trigger, subject: Mention, owned: list[Mention], out: Extraction, rules: RuleSet, max_tokens: int
+) -> None:
     """part_of / example_of: listed features become parts / examples of the subject."""
     pairs = out.part_of if trig.type == "part_of" else out.example_of
     groups: list[tuple[Mention, list[Mention]]] = []  # list item, features hanging off it
@@ -303,7 +343,14 @@ def _link_list(doc, trig: Trigger, subject: Mention, owned: list[Mention], out: 
 
 
 def _link_functional(
-    doc, trig: Trigger, subject: Mention, owned: list[Mention], region_end: int, out: Extraction, rules: RuleSet, max_tokens: int
+    doc,
+    trig: Trigger,
+    subject: Mention,
+    owned: list[Mention],
+    region_end: int,
+    out: Extraction,
+    rules: RuleSet,
+    max_tokens: int,
 ) -> bool:
     """functional: the snippet from the subject to the region's end becomes a relation node."""
     end = max([m.end for m in owned] + [trig.end, _trim_end(doc, trig.end, region_end)])

@@ -31,7 +31,9 @@ EDGE_TYPES = ("part_of", "example_of", "functional")
 class InventionGraph:
     doc_id: str
     kind: str  # one of GRAPH_KINDS
-    text_source: str  # which text the graph was built from: "first_claim", "claims", "claims+description", "abstract", ...
+    text_source: (
+        str  # which text the graph was built from: "first_claim", "claims", "claims+description", "abstract", ...
+    )
     node_text: tuple[str, ...]
     node_type: tuple[str, ...]  # one of NODE_TYPES per node
     edge_src: tuple[int, ...] = ()
@@ -77,7 +79,9 @@ class InventionGraph:
 
     def lines(self) -> list[str]:
         """What ``graphtx show`` prints: a header, then one ``src  --type-->  dst`` line an edge (sorted)."""
-        header = f"{self.doc_id} {self.kind} graph from {self.text_source}: {self.num_nodes} nodes, {self.num_edges} edges"
+        header = (
+            f"{self.doc_id} {self.kind} graph from {self.text_source}: {self.num_nodes} nodes, {self.num_edges} edges"
+        )
         return [header] + [f"  {s}  --{t}-->  {d}" for s, t, d in sorted(self.edge_texts())]
 
     def isolated_features(self) -> list[str]:

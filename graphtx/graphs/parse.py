@@ -149,7 +149,9 @@ def parse_corpus(
         skipped = documents = 0
         try:
             with open(staged.path(ERRORS_FILE), "w", encoding="utf-8") as errors:
-                if engine == "ray" or cfg.cache_dir:  # shards journaled: in the cache when there is one, else in .partial/
+                if (
+                    engine == "ray" or cfg.cache_dir
+                ):  # shards journaled: in the cache when there is one, else in .partial/
                     folder = cache_folder(corpus_dir, cfg) if cfg.cache_dir else staged.path("shards")
                     results = _sharded_results(corpus_dir, folder, cfg, engine, ray_address)
                 else:
@@ -162,7 +164,12 @@ def parse_corpus(
                         initargs=(cfg,),
                     )
                 for doc_id, graphs, reason, lang in tqdm(
-                    results, total=total, desc="parse", unit="doc", disable=None if progress is None else not progress, file=sys.stderr
+                    results,
+                    total=total,
+                    desc="parse",
+                    unit="doc",
+                    disable=None if progress is None else not progress,
+                    file=sys.stderr,
                 ):
                     languages[lang or "unknown"] += 1
                     if reason.startswith(f"language {lang!r} is not English"):
@@ -175,7 +182,10 @@ def parse_corpus(
                     for g in graphs:
                         if g.num_nodes == 0:
                             errors.write(
-                                SkippedRecord(str(corpus_dir), g.kind, f"no features found in the {g.text_source} text", doc_id).to_json() + "\n"
+                                SkippedRecord(
+                                    str(corpus_dir), g.kind, f"no features found in the {g.text_source} text", doc_id
+                                ).to_json()
+                                + "\n"
                             )
                             skipped += 1
                             continue
@@ -224,7 +234,9 @@ def parse_fingerprint(corpus_dir: str | Path, cfg: ParseConfig) -> dict:
         pipeline = metadata.version(cfg.spacy_model.replace("_", "-"))
     except metadata.PackageNotFoundError:
         pipeline = "unknown"
-    code = integrity.source_digest(Path(__file__).parent.glob("*.py"))  # graphtx's own parse code, as code (not its layout)
+    code = integrity.source_digest(
+        Path(__file__).parent.glob("*.py")
+    )  # graphtx's own parse code, as code (not its layout)
     return {
         "stage": "parse",
         "documents": content_identity(path),
@@ -245,7 +257,9 @@ def cache_folder(corpus_dir: str | Path, cfg: ParseConfig) -> Path:
     return Path(cfg.cache_dir).expanduser() / f"parse-{digest}"
 
 
-def _sharded_results(corpus_dir: str | Path, folder: Path, cfg: ParseConfig, engine: str, address: str | None) -> Iterator[tuple]:
+def _sharded_results(
+    corpus_dir: str | Path, folder: Path, cfg: ParseConfig, engine: str, address: str | None
+) -> Iterator[tuple]:
     """``(doc id, graphs, reason, lang)`` per document in corpus order, parsed in shards of ``cfg.shard_size`` on Ray actors
     (``engine="ray"``) or the local worker pool, each shard's results pickled into ``folder`` and journaled as it finishes.
 
@@ -273,7 +287,9 @@ def _sharded_results(corpus_dir: str | Path, folder: Path, cfg: ParseConfig, eng
     if todo and engine == "ray":
         from graphtx.ray_engine import map_unordered
 
-        tasks = [(i, (str(path.resolve()), start, stop)) for i, start, stop in todo]  # the actors read their rows from the file
+        tasks = [
+            (i, (str(path.resolve()), start, stop)) for i, start, stop in todo
+        ]  # the actors read their rows from the file
         finished = map_unordered(tasks, _shard_worker, (cfg,), _parse_rows, workers=cfg.workers, address=address)
         with contextlib.closing(finished):  # closed at once on an error: actors go
             for i, results in finished:
@@ -283,7 +299,14 @@ def _sharded_results(corpus_dir: str | Path, folder: Path, cfg: ParseConfig, eng
         from graphtx.corpus.store import document_from_row, read_rows
 
         documents = (document_from_row(row) for _, start, stop in todo for row in read_rows(path, start, stop))
-        results = bounded_map(_build_one, documents, workers=cfg.workers, chunk_size=cfg.chunk_size, initializer=_init_worker, initargs=(cfg,))
+        results = bounded_map(
+            _build_one,
+            documents,
+            workers=cfg.workers,
+            chunk_size=cfg.chunk_size,
+            initializer=_init_worker,
+            initargs=(cfg,),
+        )
         with contextlib.closing(results):
             for i, start, stop in todo:
                 commit(i, list(itertools.islice(results, stop - start)))
@@ -327,7 +350,9 @@ def count_graphs(graphs_dir: str | Path, kind: str | None = None) -> int:
     return pq.read_table(path, columns=["kind"]).column("kind").to_pylist().count(kind)
 
 
-def iter_graphs(graphs_dir: str | Path, kind: str | None = None, ids: set[str] | None = None) -> Iterator[InventionGraph]:
+def iter_graphs(
+    graphs_dir: str | Path, kind: str | None = None, ids: set[str] | None = None
+) -> Iterator[InventionGraph]:
     for batch in pq.ParquetFile(graphs_path(graphs_dir)).iter_batches(batch_size=512):
         for row in batch.to_pylist():
             if (kind is None or row["kind"] == kind) and (ids is None or row["doc_id"] in ids):
@@ -335,7 +360,11 @@ def iter_graphs(graphs_dir: str | Path, kind: str | None = None, ids: set[str] |
 
 
 CLAIM_KINDS = ("first_claim", "all_claims")  # the graph kinds meant to be built from claims
-FALLBACK_SOURCES = ("abstract", "description", "title")  # what a claim kind's graph is built from when a document has no claims
+FALLBACK_SOURCES = (
+    "abstract",
+    "description",
+    "title",
+)  # what a claim kind's graph is built from when a document has no claims
 
 
 def text_sources(graphs_dir: str | Path, kind: str) -> dict[str, str]:

@@ -89,13 +89,18 @@ def load_rules(rules_dir: str | Path) -> RuleSet:
         if not item["patterns"] or not all(isinstance(p, list) and p for p in item["patterns"]):
             raise RulesError(f"{where}: patterns must be a non-empty list of token-pattern lists")
         names.add(item["name"])
-        relations.append(RelationRule(item["name"], item["type"], tuple(item["patterns"]), tuple(item.get("examples") or ())))
+        relations.append(
+            RelationRule(item["name"], item["type"], tuple(item["patterns"]), tuple(item.get("examples") or ()))
+        )
 
     norm = _load_yaml(rules_dir / "normalisation.yaml") or {}
     try:
         normalisation = Normalisation(
             remove_patterns=tuple(re.compile(p, re.I) for p in norm.get("remove_patterns", [])),
-            replace_phrases=tuple((re.compile(r"\b" + re.escape(k) + r"\b", re.I), v) for k, v in (norm.get("replace_phrases") or {}).items()),
+            replace_phrases=tuple(
+                (re.compile(r"\b" + re.escape(k) + r"\b", re.I), v)
+                for k, v in (norm.get("replace_phrases") or {}).items()
+            ),
             leading_words=_words(norm, "leading_words", rules_dir),
             ordinal_words=_words(norm, "ordinal_words", rules_dir),
             stop_features=_words(norm, "stop_features", rules_dir),

@@ -56,7 +56,19 @@ from graphtx.lock import DirectoryLock
 TOPIC_FORMATS = ("auto", "jsonl", "tsv", "ids")
 TABLE_FORMATS = ("csv", "jsonl")
 JOURNAL_VERSION = 1
-TABLE_COLUMNS = ("topic", "rank", "doc_id", "score", "dense_score", "bm25_score", "late_score", "title", "date", "matched_features", "found_by")
+TABLE_COLUMNS = (
+    "topic",
+    "rank",
+    "doc_id",
+    "score",
+    "dense_score",
+    "bm25_score",
+    "late_score",
+    "title",
+    "date",
+    "matched_features",
+    "found_by",
+)
 
 
 # --- topics ---------------------------------------------------------------------------
@@ -87,7 +99,9 @@ def read_topics(path: str | Path, fmt: str = "auto") -> tuple[list[Topic], list[
     try:
         lines = path.read_text(encoding="utf-8-sig").splitlines()
     except UnicodeDecodeError as err:
-        raise ValueError(f"topics file {path} is not UTF-8 text ({err.reason} at byte {err.start}): save it as UTF-8") from None
+        raise ValueError(
+            f"topics file {path} is not UTF-8 text ({err.reason} at byte {err.start}): save it as UTF-8"
+        ) from None
     numbered = [(n, line) for n, line in enumerate(lines, 1) if line.strip() and not line.lstrip().startswith("#")]
     if fmt == "auto":
         fmt = _detect(path, numbered[0][1] if numbered else "")
@@ -173,7 +187,9 @@ def output_paths(output: str | Path, table_format: str = "csv") -> dict[str, Pat
         "journal": run.with_name(run.name + ".journal"),
     }
     if paths["table"] == run:
-        raise ValueError(f"the run file {run} would be overwritten by the {table_format.upper()} table: name the run file *.trec or *.run")
+        raise ValueError(
+            f"the run file {run} would be overwritten by the {table_format.upper()} table: name the run file *.trec or *.run"
+        )
     return paths
 
 
@@ -207,7 +223,9 @@ def run_topics(
     if k < 1:
         raise ValueError(f"k must be at least 1 (got {k})")
     search_kwargs = {"explain": features, **search_kwargs}
-    ranker = index.resolve_ranker(search_kwargs.get("ranker"), search_kwargs.get("hybrid"))  # a bad ranker fails once, not per topic
+    ranker = index.resolve_ranker(
+        search_kwargs.get("ranker"), search_kwargs.get("hybrid")
+    )  # a bad ranker fails once, not per topic
     tag = tag or f"graphtx-{ranker}"
     settings = {
         "index": str(Path(index.store.dir).resolve()),
@@ -221,14 +239,45 @@ def run_topics(
         "search": {name: _plain(v) for name, v in sorted(search_kwargs.items())},
     }
     run_file = paths["run"]
-    with DirectoryLock(run_file.parent, "graphtx search --topics", noun="output directory", lock_file=run_file.parent / f".{run_file.name}.lock"):
+    with DirectoryLock(
+        run_file.parent,
+        "graphtx search --topics",
+        noun="output directory",
+        lock_file=run_file.parent / f".{run_file.name}.lock",
+    ):
         return _run_locked(
-            index, read, skipped, paths, settings, restart, k, tag, table_format, all_independent, merge, search_kwargs, progress, started
+            index,
+            read,
+            skipped,
+            paths,
+            settings,
+            restart,
+            k,
+            tag,
+            table_format,
+            all_independent,
+            merge,
+            search_kwargs,
+            progress,
+            started,
         )
 
 
 def _run_locked(
-    index, read, skipped, paths, settings, restart, k, tag, table_format, all_independent, merge, search_kwargs, progress, started
+    index,
+    read,
+    skipped,
+    paths,
+    settings,
+    restart,
+    k,
+    tag,
+    table_format,
+    all_independent,
+    merge,
+    search_kwargs,
+    progress,
+    started,
 ) -> BatchReport:
     """run_topics under the run file's lock (one batch run writes one output at a time)."""
     from tqdm import tqdm
@@ -286,11 +335,18 @@ def search_topic(index, topic: Topic, k: int, all_independent: bool, merge: str,
     """The journal entry of one topic: {"topic", "line", "hits": [row], "note"} or {"topic", "line", "skipped": reason}."""
     entry = {"topic": topic.qid, "line": topic.line}
     try:
-        found = search_claim_set(index, topic.text, k, doc_id=topic.doc_id, all_independent=all_independent, merge=merge, **search_kwargs)
-    except (KeyError, ValueError) as err:  # this topic's problem (id not indexed, no features): listed, the batch goes on
+        found = search_claim_set(
+            index, topic.text, k, doc_id=topic.doc_id, all_independent=all_independent, merge=merge, **search_kwargs
+        )
+    except (
+        KeyError,
+        ValueError,
+    ) as err:  # this topic's problem (id not indexed, no features): listed, the batch goes on
         message = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
         return entry | {"skipped": str(message)}
-    if not found.result.hits:  # listed with its reason (the filters or the cut-off left nothing), not an empty run silently
+    if (
+        not found.result.hits
+    ):  # listed with its reason (the filters or the cut-off left nothing), not an empty run silently
         from graphtx.index.report import no_hits_reason
 
         return entry | {"skipped": "no hits: " + no_hits_reason(found.result.filters, index.count)}
@@ -299,7 +355,9 @@ def search_topic(index, topic: Topic, k: int, all_independent: bool, merge: str,
     if topic.doc_id and topic.qid == topic.doc_id:
         entry["id_topic"] = True
         if resolved and resolved != topic.qid:
-            entry["qid"] = resolved  # an id topic typed US8418590B2 is written as the index spells it (US-8418590-B2), as judgements are
+            entry["qid"] = (
+                resolved  # an id topic typed US8418590B2 is written as the index spells it (US-8418590-B2), as judgements are
+            )
     if found.note:
         entry["note"] = found.note
     return entry
@@ -326,7 +384,11 @@ def matched_features(explanation) -> list[str]:
         return []
     pairs = getattr(explanation, "matches", None)
     if pairs is None:
-        pairs = [t for t in getattr(explanation, "terms", ())[: getattr(explanation, "rows", 8)] if getattr(t, "hit_node", 0) >= 0]
+        pairs = [
+            t
+            for t in getattr(explanation, "terms", ())[: getattr(explanation, "rows", 8)]
+            if getattr(t, "hit_node", 0) >= 0
+        ]
     return [f"{' '.join(p.query_text.split())} -> {' '.join(p.hit_text.split())}" for p in pairs]
 
 
@@ -389,7 +451,13 @@ def one_per_spelling(entries: list[dict]) -> list[dict]:
         if "hits" in e and e.get("id_topic"):
             line = first_line.setdefault(output_qid(e), e["line"])
             if line != e["line"]:
-                out.append({"topic": e["topic"], "line": e["line"], "skipped": f"the same document as the topic on line {line}"})
+                out.append(
+                    {
+                        "topic": e["topic"],
+                        "line": e["line"],
+                        "skipped": f"the same document as the topic on line {line}",
+                    }
+                )
                 continue
         out.append(e)
     return out
@@ -449,7 +517,11 @@ def _write_outputs(paths: dict, entries: list[dict], skipped: list[SkippedTopic]
 
 def trec_lines(entries: Iterable[dict], tag: str) -> str:
     """TREC run lines (qid Q0 docid rank score tag) of topic entries (``search_topic``); scores exact (repr)."""
-    return "".join(f"{output_qid(e)} Q0 {h['doc_id']} {h['rank']} {float(h['score'])!r} {tag}\n" for e in entries for h in e.get("hits", ()))
+    return "".join(
+        f"{output_qid(e)} Q0 {h['doc_id']} {h['rank']} {float(h['score'])!r} {tag}\n"
+        for e in entries
+        for h in e.get("hits", ())
+    )
 
 
 def spreadsheet_safe(text: str) -> str:

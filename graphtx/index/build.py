@@ -77,13 +77,18 @@ class BuildReport:
     encode_seconds: float  # of which in the model's forward passes
 
     def to_json(self) -> dict:
-        return {k: str(v) if isinstance(v, Path) else list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}
+        return {
+            k: str(v) if isinstance(v, Path) else list(v) if isinstance(v, tuple) else v
+            for k, v in dataclasses.asdict(self).items()
+        }
 
 
 # --- entry points --------------------------------------------------------------------
 
 
-def build_index(model_dir: str | Path, graphs_dir: str | Path, out_dir: str | Path, cfg: IndexConfig = IndexConfig(), **kwargs) -> BuildReport:
+def build_index(
+    model_dir: str | Path, graphs_dir: str | Path, out_dir: str | Path, cfg: IndexConfig = IndexConfig(), **kwargs
+) -> BuildReport:
     """Embed the ``cfg.kind`` graphs of ``graphs_dir`` into the index at ``out_dir`` (created or extended).
 
     Holds the index's lock (``lock.py``) for the whole run: a second writer fails at once.
@@ -167,7 +172,9 @@ def _build_index(
 
     from graphtx.model.chunks import ChunkEncoder, encode_chunk, load_chunk_encoder
 
-    encode_local = ChunkEncoder(model, tokenizer, cfg.batch_size, late)  # (vectors, node vectors, offsets, seconds): as a Ray actor's
+    encode_local = ChunkEncoder(
+        model, tokenizer, cfg.batch_size, late
+    )  # (vectors, node vectors, offsets, seconds): as a Ray actor's
 
     def commit(chunk: list[InventionGraph], encoded: tuple) -> None:
         nonlocal next_id, next_part, added, replaced, not_in_corpus, encode_seconds
@@ -180,7 +187,10 @@ def _build_index(
                 "faiss_id": ids,
                 "doc_id": [g.doc_id for g in chunk],
                 "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1), pa.float32()), dim),
-                **{f: [m[f] for m in meta] for f in ("title", "date", "ipc", "cpc", "text", *DISPLAY_FIELDS, *DOCUMENT_FIELDS)},
+                **{
+                    f: [m[f] for m in meta]
+                    for f in ("title", "date", "ipc", "cpc", "text", *DISPLAY_FIELDS, *DOCUMENT_FIELDS)
+                },
                 **{f: [getattr(g, f) for g in chunk] for f in GRAPH_FIELDS},
             },
             schema=schema,
@@ -216,7 +226,13 @@ def _build_index(
 
     total = count_graphs(graphs_dir, cfg.kind)
     t_embed = time.time()
-    bar = tqdm(total=total, desc=f"index {cfg.kind}", unit="doc", disable=None if progress is None else not progress, file=sys.stderr)
+    bar = tqdm(
+        total=total,
+        desc=f"index {cfg.kind}",
+        unit="doc",
+        disable=None if progress is None else not progress,
+        file=sys.stderr,
+    )
     with bar:
         if engine == "ray":
             from graphtx.ray_engine import map_ordered
@@ -237,14 +253,26 @@ def _build_index(
                 commit(chunk, result)
     embed_seconds = time.time() - t_embed
 
-    sources = {"graphs": run["graphs"], "corpus": str(Path(corpus).resolve()) if corpus else None, "kind": cfg.kind, "mode": mode}
+    sources = {
+        "graphs": run["graphs"],
+        "corpus": str(Path(corpus).resolve()) if corpus else None,
+        "kind": cfg.kind,
+        "mode": mode,
+    }
     fill = None
     if engine == "ray":
         from graphtx.index.sharded import ray_filler
 
         fill = ray_filler(ray_workers, ray_address)
     manifest, rebuilt = finalize(
-        store, cfg, seed=seed, rebuild=rebuild, source=sources, parse_config=_parse_config(graphs_dir), progress=progress, fill_shards=fill
+        store,
+        cfg,
+        seed=seed,
+        rebuild=rebuild,
+        source=sources,
+        parse_config=_parse_config(graphs_dir),
+        progress=progress,
+        fill_shards=fill,
     )
     if merge:
         from graphtx.index.sharded import merge_locked
@@ -273,7 +301,11 @@ def _build_index(
 
 
 def remove_documents(
-    out_dir: str | Path, doc_ids: list[str], cfg: IndexConfig | None = None, seed: int | None = None, progress: bool | None = None
+    out_dir: str | Path,
+    doc_ids: list[str],
+    cfg: IndexConfig | None = None,
+    seed: int | None = None,
+    progress: bool | None = None,
 ) -> BuildReport:
     """Take documents out of an index by doc id; ids not in the index are reported, not an error.
 
@@ -285,7 +317,9 @@ def remove_documents(
         return _remove_documents(out_dir, doc_ids, cfg, seed, progress)
 
 
-def _remove_documents(out_dir, doc_ids: list[str], cfg: IndexConfig | None, seed: int | None, progress: bool | None) -> BuildReport:
+def _remove_documents(
+    out_dir, doc_ids: list[str], cfg: IndexConfig | None, seed: int | None, progress: bool | None
+) -> BuildReport:
     started = time.time()
     store = IndexStore(out_dir)
     manifest = store.manifest()
@@ -374,16 +408,27 @@ def _open_state(store: IndexStore, fp: str, dim: int, kind: str, model_dir, lega
                 "run": None,
             }
         elif store.part_numbers():
-            raise ValueError(f"{store.dir} holds document parts but no state.json or manifest.json: not an index graphtx can continue")
+            raise ValueError(
+                f"{store.dir} holds document parts but no state.json or manifest.json: not an index graphtx can continue"
+            )
         else:
-            return {"format": FORMAT, "model_fingerprint": fp, "dim": dim, "kind": kind, "model_dir": str(Path(model_dir).resolve()), "run": None}
+            return {
+                "format": FORMAT,
+                "model_fingerprint": fp,
+                "dim": dim,
+                "kind": kind,
+                "model_dir": str(Path(model_dir).resolve()),
+                "run": None,
+            }
     if state["model_fingerprint"] not in (fp, legacy_fp):
         raise ValueError(
             f"index {store.dir} holds vectors of model {state['model_fingerprint'][:12]}…, but {model_dir} is model {fp[:12]}…: "
             "vectors of two models cannot share an index: leave out --model (the index's own model is used), or write to a new --out"
         )
     if state["kind"] != kind:
-        raise ValueError(f"index {store.dir} holds {state['kind']} graphs; index.kind is {kind} (use a new --out for another kind)")
+        raise ValueError(
+            f"index {store.dir} holds {state['kind']} graphs; index.kind is {kind} (use a new --out for another kind)"
+        )
     return state
 
 

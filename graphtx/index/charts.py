@@ -99,12 +99,21 @@ class ClaimCharts:
                     "in more words (a claim names its parts) for the claim chart to say much"
                 )
             if q.text.strip() and self.knows_words(q.text) is False:
-                warnings.append("none of the query's words occurs in the indexed documents: the hits are only the model's guesses")
+                warnings.append(
+                    "none of the query's words occurs in the indexed documents: the hits are only the model's guesses"
+                )
         return warnings
 
     def explain(self, q: Query, doc_ids: list[str]) -> list[Explanation]:
         """Node matches between the query and the given indexed documents (any, not only hits)."""
-        return explain_hits(self.model, self.tokenizer, q.graph, self.reader.graphs(doc_ids), self.config.explain_rows, self.found_rule())
+        return explain_hits(
+            self.model,
+            self.tokenizer,
+            q.graph,
+            self.reader.graphs(doc_ids),
+            self.config.explain_rows,
+            self.found_rule(),
+        )
 
     def chart_hits(self, q: Query, hits: list[Hit], timings: dict) -> list[Hit]:
         """``hits`` with their claim charts (``hit.explanation``)."""

@@ -61,7 +61,9 @@ class ClaimSetResult:
         )
 
     def to_json(self) -> dict:
-        out = self.result.to_json() | {"claims": {"searched": list(self.searched), "not_searched": list(self.not_searched), "merge": self.merge}}
+        out = self.result.to_json() | {
+            "claims": {"searched": list(self.searched), "not_searched": list(self.not_searched), "merge": self.merge}
+        }
         if self.merge != "single":
             for hit in out["hits"]:
                 hit["found_by"] = {str(c): r for c, r in self.found_by.get(hit["doc_id"], {}).items()}
@@ -97,10 +99,14 @@ def search_claim_set(
         return ClaimSetResult(index.search(None, k, doc_id=doc_id, offset=offset, **search_kwargs), searched=())
     claims = independent_claims(text)
     if len(claims) <= 1:
-        return ClaimSetResult(index.search(text, k, offset=offset, **search_kwargs), searched=tuple(c.num for c in claims))
+        return ClaimSetResult(
+            index.search(text, k, offset=offset, **search_kwargs), searched=tuple(c.num for c in claims)
+        )
     if not all_independent:  # Index.query keeps the first independent claim of the text
         return ClaimSetResult(
-            index.search(text, k, offset=offset, **search_kwargs), searched=(claims[0].num,), not_searched=tuple(c.num for c in claims[1:])
+            index.search(text, k, offset=offset, **search_kwargs),
+            searched=(claims[0].num,),
+            not_searched=tuple(c.num for c in claims[1:]),
         )
     k = index.config.k if k is None else k
     if k < 1:
@@ -120,7 +126,9 @@ def _merged(results: dict, k: int, merge: str, rrf_k: int, offset: int = 0) -> C
             if hit.doc_id not in best or hit.rank < best[hit.doc_id].rank:
                 best[hit.doc_id] = hit
             part = rrf_score(hit.rank, rrf_k) if merge == "rrf" else hit.score
-            score[hit.doc_id] = score.get(hit.doc_id, 0.0) + part if merge == "rrf" else max(score.get(hit.doc_id, part), part)
+            score[hit.doc_id] = (
+                score.get(hit.doc_id, 0.0) + part if merge == "rrf" else max(score.get(hit.doc_id, part), part)
+            )
     order = sorted(score, key=lambda d: (-score[d], min(found_by[d].values()), d))[offset : offset + k]
     hits = tuple(dataclasses.replace(best[d], rank=r, score=score[d]) for r, d in enumerate(order, offset + 1))
     first = next(iter(results.values()))

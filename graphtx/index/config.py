@@ -13,7 +13,9 @@ class IndexConfig:
     index_type: str = "flat"  # flat (exact inner product) | ivfpq (compressed, approximate) | hnsw (graph, approximate)
     batch_size: int = 64  # graphs per forward pass
     chunk_size: int = 1024  # documents per committed part file: a kill -9 loses at most one chunk of work
-    part_row_group: int = 64  # rows per Parquet row group of a part: a hit's metadata and graph are read one group at a time
+    part_row_group: int = (
+        64  # rows per Parquet row group of a part: a hit's metadata and graph are read one group at a time
+    )
     shard_size: int = 1_000_000  # documents per FAISS shard file (a part is never split); shards are searched as one
     ivf_nlist: int = 0  # IVF cells; 0 = about 4 sqrt(n), at most train_size / 39 (FAISS wants >= 39 points a cell)
     ivf_nprobe: int = 16  # IVF cells visited per query: recall against speed
@@ -35,9 +37,7 @@ class IndexConfig:
     bm25_b: float = 0.75  # BM25 length normalisation (bm25s default)
     stopwords: str = "en"  # bm25s stop-word list ("" = none)
     stemmer: str = "english"  # PyStemmer (Snowball) language ("" = none)
-    late_storage: str = (
-        "int8"  # node vectors of a model with a late-interaction head (model.late_dim > 0): int8 (+ a float16 scale a vector) | fp16 | none
-    )
+    late_storage: str = "int8"  # node vectors of a model with a late-interaction head (model.late_dim > 0): int8 (+ a float16 scale a vector) | fp16 | none
 
     def __post_init__(self) -> None:
         from graphtx.graphs.graph import GRAPH_KINDS
@@ -66,13 +66,17 @@ class IndexConfig:
         if low:
             raise ValueError(f"index.{', index.'.join(low)} must be >= 1")
         if self.document_max_chars < 0:
-            raise ValueError("index.document_max_chars must be >= 0 (0 = no description or claims kept for the document page)")
+            raise ValueError(
+                "index.document_max_chars must be >= 0 (0 = no description or claims kept for the document page)"
+            )
         if self.ivf_nlist < 0 or self.pq_m < 0:
             raise ValueError("index.ivf_nlist and index.pq_m must be >= 0 (0 = chosen from the data)")
         if not 1 <= self.pq_nbits <= 16:
             raise ValueError("index.pq_nbits must be in 1..16")
         if self.ivf_refine not in ("", "SQ8", "SQfp16", "Flat") or self.ivf_k_factor < 1:
-            raise ValueError(f"index.ivf_refine must be '', SQ8, SQfp16 or Flat (got {self.ivf_refine!r}) and index.ivf_k_factor >= 1")
+            raise ValueError(
+                f"index.ivf_refine must be '', SQ8, SQfp16 or Flat (got {self.ivf_refine!r}) and index.ivf_k_factor >= 1"
+            )
         if self.bm25_k1 < 0 or not 0 <= self.bm25_b <= 1:
             raise ValueError("index.bm25_k1 must be >= 0 and index.bm25_b in [0, 1]")
 
@@ -108,7 +112,9 @@ class SearchConfig:
 
         check_template(self.link_template, "the link template (--link-template, config search.link_template)")
         if self.found_similarity is not None and not -1.0 <= self.found_similarity <= 1.0:
-            raise ValueError(f"search.found_similarity must be a cosine in [-1, 1] (or null: calibrated), got {self.found_similarity}")
+            raise ValueError(
+                f"search.found_similarity must be a cosine in [-1, 1] (or null: calibrated), got {self.found_similarity}"
+            )
         if not 0.0 < self.found_false_rate < 0.5:
             raise ValueError(f"search.found_false_rate must be a share in (0, 0.5), got {self.found_false_rate}")
 

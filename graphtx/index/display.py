@@ -24,7 +24,9 @@ INDENT = " " * 6
 
 def _wrapped(label: str, text: str, full: bool) -> list[str]:
     text = " ".join(text.split())
-    lines = textwrap.wrap(text, WIDTH - len(INDENT), initial_indent=f"{label}: ", subsequent_indent=" " * (len(label) + 2))
+    lines = textwrap.wrap(
+        text, WIDTH - len(INDENT), initial_indent=f"{label}: ", subsequent_indent=" " * (len(label) + 2)
+    )
     if not full and len(lines) > ABSTRACT_LINES:
         lines = lines[:ABSTRACT_LINES]
         lines[-1] = lines[-1].rstrip() + " … (--full: all)"
@@ -97,7 +99,11 @@ def mark(text: str, terms: frozenset[str], left: str = "[", right: str = "]") ->
     """``text`` with each word whose (plural-less) lower case is in ``terms`` between ``left`` and ``right``."""
     if not terms:
         return text
-    return re.sub(r"[A-Za-z][A-Za-z0-9-]{2,}", lambda m: f"{left}{m.group(0)}{right}" if _stem(m.group(0).lower()) in terms else m.group(0), text)
+    return re.sub(
+        r"[A-Za-z][A-Za-z0-9-]{2,}",
+        lambda m: f"{left}{m.group(0)}{right}" if _stem(m.group(0).lower()) in terms else m.group(0),
+        text,
+    )
 
 
 def document_lines(doc, query: str = "", full: bool = False) -> list[str]:
@@ -132,15 +138,23 @@ def document_lines(doc, query: str = "", full: bool = False) -> list[str]:
             lines += _wrapped(label, mark(c["text"], terms), True)
     elif doc.first_claim:
         lines += _wrapped("claim", mark(doc.first_claim, terms), True)
-        lines.append(INDENT + "(only the first claim is in this index: it was built without its corpus, or before every claim was kept; rebuild it)")
+        lines.append(
+            INDENT
+            + "(only the first claim is in this index: it was built without its corpus, or before every claim was kept; rebuild it)"
+        )
     if doc.description:
         text = " ".join(doc.description.split())
-        wrapped = textwrap.wrap(mark(text, terms), WIDTH - len(INDENT), initial_indent="description: ", subsequent_indent="  ")
+        wrapped = textwrap.wrap(
+            mark(text, terms), WIDTH - len(INDENT), initial_indent="description: ", subsequent_indent="  "
+        )
         if not full and len(wrapped) > DESCRIPTION_LINES:
             wrapped = wrapped[:DESCRIPTION_LINES] + [f"… ({len(wrapped) - DESCRIPTION_LINES} more lines: --full)"]
         lines += [INDENT + line for line in wrapped]
     for label, docs in (("cites, in this index", doc.cited_in_index), ("cited by, in this index", doc.citing_in_index)):
         lines.append(f"{label}: " + ("; ".join(f"{d} ({t})" if t else d for d, t in docs) if docs else "none"))
     if doc.cites and len(doc.cites) > len(doc.cited_in_index):
-        lines.append(INDENT + f"(it cites {len(doc.cites)} documents in all; {len(doc.cites) - len(doc.cited_in_index)} are not in this index)")
+        lines.append(
+            INDENT
+            + f"(it cites {len(doc.cites)} documents in all; {len(doc.cites) - len(doc.cited_in_index)} are not in this index)"
+        )
     return lines

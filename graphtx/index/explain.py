@@ -193,7 +193,9 @@ def chart_lines(elements: tuple[Element, ...]) -> list[str]:
         text = f"all {len(elements)} query features found" + model_note
     else:
         found = len(elements) - len(missing)
-        named = [f"feature {e.number} ({_cut(e.text, 30)})" for e in missing[:NAMED_MISSING]]  # the rest by number: a long graph stays readable
+        named = [
+            f"feature {e.number} ({_cut(e.text, 30)})" for e in missing[:NAMED_MISSING]
+        ]  # the rest by number: a long graph stays readable
         rest = [str(e.number) for e in missing[NAMED_MISSING:]]
         text = (
             f"{found} of {len(elements)} query features found{model_note}; not found: "
@@ -225,19 +227,30 @@ def node_details(model: GraphEncoder, batch) -> list[tuple[torch.Tensor, torch.T
         states = states @ model.proj.weight.float().T  # (n, D): the projection without its bias
     ptr = batch.ptr().tolist()
     return [
-        (states[ptr[g] : ptr[g + 1]].cpu(), out.node_weights[ptr[g] : ptr[g + 1]].float().cpu(), out.vectors[g].float().cpu())
+        (
+            states[ptr[g] : ptr[g + 1]].cpu(),
+            out.node_weights[ptr[g] : ptr[g + 1]].float().cpu(),
+            out.vectors[g].float().cpu(),
+        )
         for g in range(batch.num_graphs)
     ]
 
 
 def explain_hits(
-    model: GraphEncoder, tokenizer, query: InventionGraph, hits: list[InventionGraph], rows: int = 8, found_similarity: float = 0.9
+    model: GraphEncoder,
+    tokenizer,
+    query: InventionGraph,
+    hits: list[InventionGraph],
+    rows: int = 8,
+    found_similarity: float = 0.9,
 ) -> list[Explanation]:
     """The node matches behind each hit's score for ``query``; all graphs are encoded in one batch."""
     batch = collate([query, *hits], tokenizer, model.config.max_tokens_per_node)
     details = node_details(model, batch)
     u, p, gq = details[0]
-    out = [_explain(query, hit, u, p, gq, v, q, gh, rows, found_similarity) for hit, (v, q, gh) in zip(hits, details[1:])]
+    out = [
+        _explain(query, hit, u, p, gq, v, q, gh, rows, found_similarity) for hit, (v, q, gh) in zip(hits, details[1:])
+    ]
     if model.lexical is None:
         return out
     parts = lexical_parts(model, tokenizer, batch, rows)
@@ -266,17 +279,27 @@ def lexical_parts(model: GraphEncoder, tokenizer, batch, rows: int = 8) -> list[
 
 
 def explain_pair(
-    model: GraphEncoder, tokenizer, query: InventionGraph, hit: InventionGraph, rows: int = 8, found_similarity: float = 0.9
+    model: GraphEncoder,
+    tokenizer,
+    query: InventionGraph,
+    hit: InventionGraph,
+    rows: int = 8,
+    found_similarity: float = 0.9,
 ) -> Explanation:
     return explain_hits(model, tokenizer, query, [hit], rows, found_similarity)[0]
 
 
 def _words(text: str) -> frozenset[str]:
     """Lower-case words of a node text, a plural s dropped ("Battery cells" -> {battery, cell})."""
-    return frozenset(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in re.findall(r"[a-z0-9]+", text.lower()))
+    return frozenset(
+        w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+        for w in re.findall(r"[a-z0-9]+", text.lower())
+    )
 
 
-def claim_elements(query: InventionGraph, hit: InventionGraph, sim: torch.Tensor | None, found_similarity) -> tuple[Element, ...]:
+def claim_elements(
+    query: InventionGraph, hit: InventionGraph, sim: torch.Tensor | None, found_similarity
+) -> tuple[Element, ...]:
     """Every feature node of ``query``, numbered, with the hit node most like it and whether it is found.
 
     ``sim``: (m, n) cosines of the query's and the hit's projected node states (None: words only).
@@ -292,12 +315,18 @@ def claim_elements(query: InventionGraph, hit: InventionGraph, sim: torch.Tensor
         by_words = next((j for j, w in enumerate(hit_words) if words and words <= w), -1)
         best = int(sim[i].argmax()) if sim is not None and sim.shape[1] else -1
         similarity = float(sim[i, best]) if best >= 0 else 0.0
-        found = "words" if by_words >= 0 else "model" if best >= 0 and rule.found(query.node_text[i], similarity) else ""
+        found = (
+            "words" if by_words >= 0 else "model" if best >= 0 and rule.found(query.node_text[i], similarity) else ""
+        )
         j = by_words if by_words >= 0 else best
         if by_words >= 0 and sim is not None:
             similarity = float(sim[i, j])
-        confidence = rule.confidence(similarity) if j >= 0 and found != "words" else None  # words: certain, not calibrated
-        out.append(Element(number, i, query.node_text[i], j, hit.node_text[j] if j >= 0 else "", similarity, found, confidence))
+        confidence = (
+            rule.confidence(similarity) if j >= 0 and found != "words" else None
+        )  # words: certain, not calibrated
+        out.append(
+            Element(number, i, query.node_text[i], j, hit.node_text[j] if j >= 0 else "", similarity, found, confidence)
+        )
     return tuple(out)
 
 
@@ -327,10 +356,14 @@ def _explain(query, hit, u, p, gq, v, q, gh, rows: int, found_similarity: float 
         )
         for i in order
     )
-    return Explanation(hit.doc_id, score, float(contrib.sum()), matches, query, hit, claim_elements(query, hit, sim, found_similarity))
+    return Explanation(
+        hit.doc_id, score, float(contrib.sum()), matches, query, hit, claim_elements(query, hit, sim, found_similarity)
+    )
 
 
-def render_explanation(explanation: Explanation, out_path: str | Path, max_nodes: int = 40, rank: int | None = None) -> Path:
+def render_explanation(
+    explanation: Explanation, out_path: str | Path, max_nodes: int = 40, rank: int | None = None
+) -> Path:
     """One PNG: the query graph (left) and the hit's graph (right), matched nodes shaded by similarity."""
     import tempfile
 
@@ -371,7 +404,9 @@ def render_explanation(explanation: Explanation, out_path: str | Path, max_nodes
     return out
 
 
-def focus(graph: InventionGraph, highlight: dict[int, float], max_nodes: int) -> tuple[InventionGraph, dict[int, float], str]:
+def focus(
+    graph: InventionGraph, highlight: dict[int, float], max_nodes: int
+) -> tuple[InventionGraph, dict[int, float], str]:
     """The graph cut to at most ``max_nodes`` nodes that keep every matched node, then the highest-degree ones.
 
     Returns (graph, highlight re-indexed, a title note saying what was cut).

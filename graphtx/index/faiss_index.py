@@ -39,7 +39,9 @@ def _faiss():
     try:
         import faiss
     except ImportError:
-        raise ImportError("graphtx index needs FAISS: pip install 'graphtx[index]' (faiss-cpu, or faiss-gpu where CUDA is)") from None
+        raise ImportError(
+            "graphtx index needs FAISS: pip install 'graphtx[index]' (faiss-cpu, or faiss-gpu where CUDA is)"
+        ) from None
     return faiss
 
 
@@ -101,7 +103,9 @@ def resolve_spec(cfg: IndexConfig, dim: int, n: int) -> IndexSpec:
     if cfg.index_type == "flat":
         return IndexSpec("flat", dim)
     if cfg.index_type == "hnsw":
-        return IndexSpec("hnsw", dim, hnsw_m=cfg.hnsw_m, ef_construction=cfg.hnsw_ef_construction, ef_search=cfg.hnsw_ef_search)
+        return IndexSpec(
+            "hnsw", dim, hnsw_m=cfg.hnsw_m, ef_construction=cfg.hnsw_ef_construction, ef_search=cfg.hnsw_ef_search
+        )
     train_n = min(n, cfg.train_size)
     if train_n < 2**cfg.pq_nbits:
         raise ValueError(
@@ -134,7 +138,9 @@ def gpu_count(use_gpu: str) -> int:
     faiss = _faiss()
     n = faiss.get_num_gpus() if use_gpu != "never" and hasattr(faiss, "StandardGpuResources") else 0
     if use_gpu == "always" and n == 0:
-        raise ValueError("index.use_gpu is 'always' but FAISS sees no GPU (is faiss-gpu installed and a CUDA device visible?)")
+        raise ValueError(
+            "index.use_gpu is 'always' but FAISS sees no GPU (is faiss-gpu installed and a CUDA device visible?)"
+        )
     return n
 
 
@@ -145,12 +151,16 @@ def to_gpu(index, spec: IndexSpec, use_gpu: str):
     faiss = _faiss()
     try:
         options = faiss.GpuMultipleClonerOptions()
-        options.useFloat16LookupTables = spec.index_type == "ivfpq" and spec.pq_m > 48  # large PQ tables need half precision in shared memory
+        options.useFloat16LookupTables = (
+            spec.index_type == "ivfpq" and spec.pq_m > 48
+        )  # large PQ tables need half precision in shared memory
         return faiss.index_cpu_to_all_gpus(index, co=options)
     except RuntimeError as err:  # e.g. a PQ size the GPU kernels do not support
         if use_gpu == "always":
             raise
-        print(f"graphtx index: searching on CPU, FAISS could not move {spec.factory} to the GPU: {err}", file=sys.stderr)
+        print(
+            f"graphtx index: searching on CPU, FAISS could not move {spec.factory} to the GPU: {err}", file=sys.stderr
+        )
         return index
 
 
@@ -219,7 +229,9 @@ def read(path: Path, spec: IndexSpec, mmap: bool = True):
     """Read a shard for searching (search parameters set); memory-mapped where the type allows."""
     faiss = _faiss()
     if not path.exists():
-        raise FileNotFoundError(f"FAISS file {path} is missing: the index directory is incomplete (run `graphtx index` again)")
+        raise FileNotFoundError(
+            f"FAISS file {path} is missing: the index directory is incomplete (run `graphtx index` again)"
+        )
     mappable = spec.index_type in ("flat", "hnsw") or bool(spec.refine)  # their vectors or refine codes are flat arrays
     flags = faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY if mmap and mappable else 0
     # a merged IVF-PQ shard's inverted lists (index/sharded.py) are the .ivfdata file beside it, wherever the index now lies
@@ -253,7 +265,9 @@ def search_params(spec: IndexSpec, k: int):
 # --- search --------------------------------------------------------------------------------
 
 
-def search_shards(shards: list, queries: np.ndarray, k: int, spec: IndexSpec, on_gpu: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def search_shards(
+    shards: list, queries: np.ndarray, k: int, spec: IndexSpec, on_gpu: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Top k over all shards as one index.
 
     queries (q, d) float32 → scores (q, k') float32 descending, ids (q, k') int64 with
@@ -269,14 +283,18 @@ def search_shards(shards: list, queries: np.ndarray, k: int, spec: IndexSpec, on
         if shard.ntotal == 0:
             continue
         kk = min(k, shard.ntotal)
-        d, i = shard.search(queries, kk) if params is None else shard.search(queries, kk, params=params)  # (q, kk), (q, kk)
+        d, i = (
+            shard.search(queries, kk) if params is None else shard.search(queries, kk, params=params)
+        )  # (q, kk), (q, kk)
         scores.append(d)
         ids.append(i)
     scores_all = np.concatenate(scores, axis=1)  # (q, sum kk)
     ids_all = np.concatenate(ids, axis=1)  # (q, sum kk)
     scores_all = np.where(ids_all < 0, -np.inf, scores_all)
     order = np.argsort(-scores_all, axis=1, kind="stable")[:, :k]  # (q, k)
-    return np.take_along_axis(scores_all, order, axis=1).astype(np.float32), np.take_along_axis(ids_all, order, axis=1).astype(np.int64)
+    return np.take_along_axis(scores_all, order, axis=1).astype(np.float32), np.take_along_axis(
+        ids_all, order, axis=1
+    ).astype(np.int64)
 
 
 def versions() -> dict:

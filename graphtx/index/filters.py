@@ -59,7 +59,9 @@ def _codes(value, upper: bool = True) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class SearchFilters:
-    before: str | None = None  # ISO date: publication strictly before; None: id query -> its priority date, text -> no cut-off; "none": off
+    before: str | None = (
+        None  # ISO date: publication strictly before; None: id query -> its priority date, text -> no cut-off; "none": off
+    )
     cpc: tuple[str, ...] = ()  # CPC prefixes, any may match ("H01M", "H01M 10/44")
     ipc: tuple[str, ...] = ()  # IPC prefixes, any may match
     country: tuple[str, ...] = ()  # publishing offices (US, EP, WO, ...), any
@@ -123,7 +125,9 @@ class FilterData:
 
     def __init__(self, doc_ids: list[str], rows: list[dict]):
         self.count = len(doc_ids)
-        self.dates = np.array([date_end(r.get("date") or "") for r in rows], dtype="U10")  # (n,) ISO, compared as strings
+        self.dates = np.array(
+            [date_end(r.get("date") or "") for r in rows], dtype="U10"
+        )  # (n,) ISO, compared as strings
         self.priority = [r.get("priority_date") or "" for r in rows]
         self.raw_dates = [r.get("date") or "" for r in rows]
         self.country = np.array([(r.get("country") or _country(d)).upper() for d, r in zip(doc_ids, rows)], dtype=str)
@@ -158,11 +162,23 @@ class FilterData:
             prefixes = getattr(filters, name)
             if prefixes:
                 codes = getattr(self, name)
-                parts.append(self._cached((name, prefixes), lambda: np.array([any(c.startswith(prefixes) for c in cs) for cs in codes], dtype=bool)))
+                parts.append(
+                    self._cached(
+                        (name, prefixes),
+                        lambda: np.array([any(c.startswith(prefixes) for c in cs) for cs in codes], dtype=bool),
+                    )
+                )
         if filters.country:
-            parts.append(self._cached(("country", filters.country), lambda: np.isin(self.country, list(filters.country))))
+            parts.append(
+                self._cached(("country", filters.country), lambda: np.isin(self.country, list(filters.country)))
+            )
         if filters.kind:
-            parts.append(self._cached(("kind", filters.kind), lambda: np.logical_or.reduce([np.char.startswith(self.kind, k) for k in filters.kind])))
+            parts.append(
+                self._cached(
+                    ("kind", filters.kind),
+                    lambda: np.logical_or.reduce([np.char.startswith(self.kind, k) for k in filters.kind]),
+                )
+            )
         if family is not None:
             parts.append(self.family != family)
         if not parts:

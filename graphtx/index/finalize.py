@@ -67,7 +67,9 @@ def finalize(
     started = time.time()
     state = store.state()
     if state is None:
-        raise FileNotFoundError(f"{store.dir} has no {store.dir / STATE_FILE}: not an index directory written by graphtx index")
+        raise FileNotFoundError(
+            f"{store.dir} has no {store.dir / STATE_FILE}: not an index directory written by graphtx index"
+        )
     dim = state["dim"]
     try:
         old = store.manifest() or {}
@@ -91,11 +93,19 @@ def finalize(
     template = None
     fresh: set[str] = set()  # files written by this finalize: their checksums are computed anew
     if spec.needs_training:
-        if trained_file and (store.shards_dir / trained_file).exists() and not _damaged(store, f"{SHARDS_DIR}/{trained_file}", old_checksums):
+        if (
+            trained_file
+            and (store.shards_dir / trained_file).exists()
+            and not _damaged(store, f"{SHARDS_DIR}/{trained_file}", old_checksums)
+        ):
             template = faiss_index.read(store.shards_dir / trained_file, spec, mmap=False)
         else:
-            template = faiss_index.train(spec, _sample_vectors(store, live, cfg.train_size, seed, dim), seed, cfg.use_gpu)
-            trained_file = trained_file_name(content_key(json.dumps(spec.to_dict(), sort_keys=True), str(seed), str(len(live))))
+            template = faiss_index.train(
+                spec, _sample_vectors(store, live, cfg.train_size, seed, dim), seed, cfg.use_gpu
+            )
+            trained_file = trained_file_name(
+                content_key(json.dumps(spec.to_dict(), sort_keys=True), str(seed), str(len(live)))
+            )
             store.shards_dir.mkdir(parents=True, exist_ok=True)
             faiss_index.write(template, store.shards_dir / trained_file)
             fresh.add(f"{SHARDS_DIR}/{trained_file}")
@@ -106,13 +116,21 @@ def finalize(
     shards, rebuilt = [], 0
     to_fill: list[tuple[Path, int, int]] = []  # (shard file, first part, last part) of the shards to write
     store.shards_dir.mkdir(parents=True, exist_ok=True)
-    bar = tqdm(total=len(layout), desc="shards", unit="shard", disable=None if progress is None else not progress or len(layout) < 2, file=sys.stderr)
+    bar = tqdm(
+        total=len(layout),
+        desc="shards",
+        unit="shard",
+        disable=None if progress is None else not progress or len(layout) < 2,
+        file=sys.stderr,
+    )
     with bar:
         for i, (first, last) in enumerate(layout):
             in_range = (live.part >= first) & (live.part <= last)
             ids = live.faiss_id[in_range]
             digest = ids_digest(ids)
-            name = shard_file_name(i, content_key(digest, json.dumps(spec.to_dict(), sort_keys=True), trained_file or ""))
+            name = shard_file_name(
+                i, content_key(digest, json.dumps(spec.to_dict(), sort_keys=True), trained_file or "")
+            )
             path = store.shards_dir / name
             previous = old_by_range.get((first, last))
             # rewritten (atomically, over the old file) when asked, or when it no longer matches its checksum
@@ -140,8 +158,12 @@ def finalize(
                         continue
                 to_fill.append((path, first, last))
                 previous = None  # written anew, as a plain shard
-            kept = previous is not None and previous["file"] == name and "ivfdata" in previous  # a merged shard (index/sharded.py), unchanged
-            shards.append(_shard_entry(name, first, last, ids, digest) | ({"ivfdata": previous["ivfdata"]} if kept else {}))
+            kept = (
+                previous is not None and previous["file"] == name and "ivfdata" in previous
+            )  # a merged shard (index/sharded.py), unchanged
+            shards.append(
+                _shard_entry(name, first, last, ids, digest) | ({"ivfdata": previous["ivfdata"]} if kept else {})
+            )
             bar.update(1)
     (fill_shards or fill_shards_here)(store, live, to_fill, template, spec)  # graphtx.index.sharded: as Ray tasks
 
@@ -150,8 +172,14 @@ def finalize(
     atomic_write_table(store.dir / ids_file, live.to_table())
     bm25_digest = None
     saved_bm25 = BM25Index.saved_digest(store.dir / BM25_DIR)
-    if (cfg.bm25 or saved_bm25 is not None) and len(live):  # BM25 state once written is kept current (a stale one helps no reader)
-        bm25_damaged = any(integrity.check(store.dir, {n: e for n, e in old_checksums.items() if n.startswith(BM25_DIR + "/")}, hash_limit=None))
+    if (cfg.bm25 or saved_bm25 is not None) and len(
+        live
+    ):  # BM25 state once written is kept current (a stale one helps no reader)
+        bm25_damaged = any(
+            integrity.check(
+                store.dir, {n: e for n, e in old_checksums.items() if n.startswith(BM25_DIR + "/")}, hash_limit=None
+            )
+        )
         if rebuild or bm25_damaged or saved_bm25 != live_digest:
             BM25Index.build(store.read_texts(live), cfg, live_digest).save(store.dir / BM25_DIR)
         bm25_digest = live_digest
@@ -173,7 +201,14 @@ def finalize(
         "shards": shards,
         "ids_file": ids_file,
         "live_digest": live_digest,
-        "bm25": {"dir": BM25_DIR, "digest": bm25_digest, "k1": cfg.bm25_k1, "b": cfg.bm25_b, "stopwords": cfg.stopwords, "stemmer": cfg.stemmer}
+        "bm25": {
+            "dir": BM25_DIR,
+            "digest": bm25_digest,
+            "k1": cfg.bm25_k1,
+            "b": cfg.bm25_b,
+            "stopwords": cfg.stopwords,
+            "stemmer": cfg.stemmer,
+        }
         if bm25_digest
         else None,
         "late": _late_summary(store, live),
@@ -186,7 +221,9 @@ def finalize(
         "finalize_seconds": round(time.time() - started, 2),
     }
     reuse = {
-        n: e for n, e in old_checksums.items() if n.startswith((f"{PARTS_DIR}/", f"{SHARDS_DIR}/", f"{late_store.LATE_DIR}/")) and n not in fresh
+        n: e
+        for n, e in old_checksums.items()
+        if n.startswith((f"{PARTS_DIR}/", f"{SHARDS_DIR}/", f"{late_store.LATE_DIR}/")) and n not in fresh
     }  # immutable, named by content
     manifest[integrity.CHECKSUMS_KEY] = integrity.record(store.dir, store.manifest_files(manifest), reuse=reuse)
     store.write_manifest(manifest)
@@ -194,11 +231,15 @@ def finalize(
     return manifest, rebuilt
 
 
-def fill_shards_here(store: IndexStore, live: IdMap, jobs: list[tuple[Path, int, int]], template, spec: IndexSpec) -> None:
+def fill_shards_here(
+    store: IndexStore, live: IdMap, jobs: list[tuple[Path, int, int]], template, spec: IndexSpec
+) -> None:
     """Write each ``(shard file, first part, last part)``: the live vectors of those parts added to the trained template."""
     for path, first, last in jobs:
         mask = (live.part >= first) & (live.part <= last)
-        faiss_index.write(faiss_index.fill(template, store.read_vectors(live, mask, spec.dim), live.faiss_id[mask], spec), path)
+        faiss_index.write(
+            faiss_index.fill(template, store.read_vectors(live, mask, spec.dim), live.faiss_id[mask], spec), path
+        )
 
 
 def repair_index(out_dir: str | Path, progress: bool | None = None) -> dict:
@@ -216,7 +257,9 @@ def repair_index(out_dir: str | Path, progress: bool | None = None) -> dict:
     store.checksums = manifest.get(integrity.CHECKSUMS_KEY) or {}
     with IndexLock(store.dir):
         store.clean_partial_files()
-        for seq in store.part_numbers():  # the parts rebuilt from, hashed first: a damaged one is named, not a reader's error
+        for (
+            seq
+        ) in store.part_numbers():  # the parts rebuilt from, hashed first: a damaged one is named, not a reader's error
             store.check_part(seq)
         manifest, _ = finalize(store, cfg, seed=manifest.get("seed", 0), rebuild=True, progress=progress)
     return manifest
@@ -239,7 +282,8 @@ def verify_index(out_dir: str | Path) -> dict:
     store.verify(manifest, full=True)
     if manifest.get("model_dir") == MODEL_DIR and (store.dir / MODEL_DIR).is_dir():
         verify_model_dir(
-            store.dir / MODEL_DIR, mend=f"Copy the model in again: rebuild with `graphtx index --model MODEL --graphs GRAPHS --out {store.dir}`."
+            store.dir / MODEL_DIR,
+            mend=f"Copy the model in again: rebuild with `graphtx index --model MODEL --graphs GRAPHS --out {store.dir}`.",
         )
     return {"files": len(entries), "bytes": sum(e["size"] for e in entries.values())}
 
@@ -330,7 +374,12 @@ def _versions() -> dict:
         graphtx_version = version("graphtx")
     except PackageNotFoundError:
         graphtx_version = "unknown"
-    out = {"graphtx": graphtx_version, "python": platform.python_version(), "torch": torch.__version__, "pyarrow": pyarrow.__version__}
+    out = {
+        "graphtx": graphtx_version,
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "pyarrow": pyarrow.__version__,
+    }
     out.update(faiss_index.versions())
     try:
         import bm25s

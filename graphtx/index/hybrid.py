@@ -71,7 +71,9 @@ class BM25Index:
         """Write to a sibling folder, then swap it in: a reader sees the old index or the new one."""
         with replacing(directory) as tmp:  # graphtx/atomic.py: fsynced, swapped in whole
             self.retriever.save(str(tmp), show_progress=False)
-            (tmp / META_FILE).write_text(json.dumps({"digest": self.digest, "stopwords": self.stopwords, "stemmer": self.stemmer_name}) + "\n")
+            (tmp / META_FILE).write_text(
+                json.dumps({"digest": self.digest, "stopwords": self.stopwords, "stemmer": self.stemmer_name}) + "\n"
+            )
 
     @classmethod
     def load(cls, directory: Path, mmap: bool = True) -> BM25Index | None:

@@ -72,7 +72,8 @@ class IdMap:
             return found[0]
         if found:
             raise DocumentNotFound(
-                f"document {typed!r} names {len(found)} indexed publications ({', '.join(found[:5])}): give the kind code", found[:5]
+                f"document {typed!r} names {len(found)} indexed publications ({', '.join(found[:5])}): give the kind code",
+                found[:5],
             )
         suggestions = self._resolver.suggest(typed)
         raise DocumentNotFound(not_found_message(typed, suggestions), suggestions)
@@ -87,7 +88,9 @@ class IdMap:
         return np.where(self.faiss_id[pos] == flat, pos, -1).reshape(shape)
 
     def to_table(self) -> pa.Table:
-        return pa.table({"faiss_id": self.faiss_id, "doc_id": self.doc_id, "part": self.part, "row": self.row}, schema=IDS_SCHEMA)
+        return pa.table(
+            {"faiss_id": self.faiss_id, "doc_id": self.doc_id, "part": self.part, "row": self.row}, schema=IDS_SCHEMA
+        )
 
     @classmethod
     def from_table(cls, table: pa.Table) -> IdMap:

@@ -129,7 +129,9 @@ class LateExplanation:
         hw = max(len(_cut(t.hit_text)) for t in shown)
         lines = [f"    {'query feature':<{qw}}  {'best hit feature':<{hw}}  weight    cos  contrib"]
         for t in shown:
-            lines.append(f"    {_cut(t.query_text):<{qw}}  {_cut(t.hit_text):<{hw}}  {t.weight:.4f}  {t.similarity:5.3f}  {t.contribution:+.4f}")
+            lines.append(
+                f"    {_cut(t.query_text):<{qw}}  {_cut(t.hit_text):<{hw}}  {t.weight:.4f}  {t.similarity:5.3f}  {t.contribution:+.4f}"
+            )
         rest = self.terms[self.rows :]
         if rest:
             lines.append(f"    ... {len(rest)} more query nodes: {sum(t.contribution for t in rest):+.4f}")
@@ -153,14 +155,22 @@ class LateExplanation:
 
 
 def explain_late(
-    query: InventionGraph, u: np.ndarray, w: np.ndarray, hit: InventionGraph, v: np.ndarray, rows: int = 8, found_similarity: float = 0.9
+    query: InventionGraph,
+    u: np.ndarray,
+    w: np.ndarray,
+    hit: InventionGraph,
+    v: np.ndarray,
+    rows: int = 8,
+    found_similarity: float = 0.9,
 ) -> LateExplanation:
     """Per query node i: w_i, argmax_j cos(u_i, v_j), the cosine and w_i * cosine; the score is their sum."""
     from graphtx.index.explain import claim_elements
 
     u, v, w = np.asarray(u, np.float64), np.asarray(v, np.float64), np.asarray(w, np.float64)
     if len(u) == 0:
-        return LateExplanation(hit.doc_id, 0.0, (), rows, query, hit, claim_elements(query, hit, None, found_similarity))
+        return LateExplanation(
+            hit.doc_id, 0.0, (), rows, query, hit, claim_elements(query, hit, None, found_similarity)
+        )
     elements = claim_elements(query, hit, u @ v.T if len(v) else None, found_similarity)
     if len(v) == 0:
         terms = [LateTerm(i, query.node_text[i], float(w[i]), -1, "", 0.0, 0.0) for i in range(len(u))]
@@ -169,7 +179,13 @@ def explain_late(
         best = sim.argmax(axis=1)  # (m,)
         terms = [
             LateTerm(
-                i, query.node_text[i], float(w[i]), int(best[i]), hit.node_text[int(best[i])], float(sim[i, best[i]]), float(w[i] * sim[i, best[i]])
+                i,
+                query.node_text[i],
+                float(w[i]),
+                int(best[i]),
+                hit.node_text[int(best[i])],
+                float(sim[i, best[i]]),
+                float(w[i] * sim[i, best[i]]),
             )
             for i in range(len(u))
         ]
@@ -223,7 +239,9 @@ class NodeVectorStore:
     def _load(self, seq: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
         d = part_dir(self.dir, seq)
         if not (d / "vectors.npy").exists():
-            raise FileNotFoundError(f"{d} is missing: part {seq} of index {self.dir} has no node vectors (rebuild the index into a new --out)")
+            raise FileNotFoundError(
+                f"{d} is missing: part {seq} of index {self.dir} has no node vectors (rebuild the index into a new --out)"
+            )
         scales = np.load(d / "scales.npy", mmap_mode="r") if (d / "scales.npy").exists() else None
         return np.load(d / "vectors.npy", mmap_mode="r"), scales, np.load(d / "offsets.npy")
 

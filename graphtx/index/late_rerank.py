@@ -39,9 +39,13 @@ class LateInteraction:
         """The node vectors, or a clear error naming what is missing."""
         directory = self.reader.store.dir
         if getattr(self.model, "late", None) is None:
-            raise ValueError(f"the model of index {directory} has no late-interaction head (model.late_dim: 0): rerank late needs one")
+            raise ValueError(
+                f"the model of index {directory} has no late-interaction head (model.late_dim: 0): rerank late needs one"
+            )
         if not self.stores_late:
-            raise ValueError(f"index {directory} stores no late-interaction node vectors: rebuild it with index.late_storage int8 or fp16")
+            raise ValueError(
+                f"index {directory} stores no late-interaction node vectors: rebuild it with index.late_storage int8 or fp16"
+            )
         if self._store is None:
             self._store = NodeVectorStore(directory)
         return self._store
@@ -66,7 +70,9 @@ class LateInteraction:
         order = sorted(range(len(hits)), key=lambda i: (-scores[i], i))[:k]
         timings["late"] = elapsed_ms(t0)
         return [
-            dataclasses.replace(hits[i], rank=r, score=float(scores[i]), late_score=float(scores[i]), first_stage_rank=hits[i].rank)
+            dataclasses.replace(
+                hits[i], rank=r, score=float(scores[i]), late_score=float(scores[i]), first_stage_rank=hits[i].rank
+            )
             for r, i in enumerate(order, 1)
         ]
 

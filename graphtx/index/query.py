@@ -71,7 +71,9 @@ class QueryParser:
             with self._builder.nlp.memory_zone():  # the graph holds plain strings only: safe to free the zone
                 graph = self._builder.build_text(claim, doc_id=doc_id, kind=self.kind)
         if graph.num_nodes == 0:
-            raise ValueError("no invention features (noun phrases) found in the query text: give a claim or a sentence about the invention")
+            raise ValueError(
+                "no invention features (noun phrases) found in the query text: give a claim or a sentence about the invention"
+            )
         return claim, graph
 
 

@@ -39,7 +39,16 @@ class FirstStage:
     """Which documents come first, for every registered ranker."""
 
     def __init__(
-        self, reader: DocumentReader, shards: list, spec: IndexSpec, on_gpu: bool, config, dim: int, live_digest: str, bm25: Callable, ranker=None
+        self,
+        reader: DocumentReader,
+        shards: list,
+        spec: IndexSpec,
+        on_gpu: bool,
+        config,
+        dim: int,
+        live_digest: str,
+        bm25: Callable,
+        ranker=None,
     ):
         """``bm25``: () -> the index's BM25 state (loaded or built at first use); ``ranker``: the fitted ranker directory
         (graphtx.rank.store.Ranker) or None."""
@@ -56,7 +65,14 @@ class FirstStage:
         return len(self.ids)
 
     def run(
-        self, q: Query, kind: str, depth: int, excluded: frozenset[str], mask: np.ndarray | None, timings: dict, explain: bool = False
+        self,
+        q: Query,
+        kind: str,
+        depth: int,
+        excluded: frozenset[str],
+        mask: np.ndarray | None,
+        timings: dict,
+        explain: bool = False,
     ) -> list[Hit]:
         """The ranker's top ``depth`` among the documents ``mask`` lets through (all when None); ``explain``: with
         the ranker's explanation of each hit's score (when it gives one).
@@ -77,12 +93,16 @@ class FirstStage:
             t0 = time.perf_counter()
             lexical = self._bm25_all(q, excluded, mask)  # (count,)
             top_lex = top_rows(np.where(lexical > 0, lexical, -np.inf), n)  # (<= n,) positions
-            top_lex = np.array(sorted(top_lex, key=lambda p: (-lexical[p], self.ids.doc_id[p])), dtype=np.int64)  # best first, ties by id
+            top_lex = np.array(
+                sorted(top_lex, key=lambda p: (-lexical[p], self.ids.doc_id[p])), dtype=np.int64
+            )  # best first, ties by id
             timings["bm25"] = elapsed_ms(t0)
         t0 = time.perf_counter()
         pool = make_pool(
             lambda p: self.ids.doc_id[p],
-            np.array([self.ids.position_of(d) for d, _ in dense], dtype=np.int64) if "dense" in ranker.signals else None,
+            np.array([self.ids.position_of(d) for d, _ in dense], dtype=np.int64)
+            if "dense" in ranker.signals
+            else None,
             np.array([s for _, s in dense], dtype=np.float64),
             top_lex,
             lexical,
@@ -96,7 +116,9 @@ class FirstStage:
         ranked = [(pool.doc_ids[i], float(scores[i])) for i in order]
         if len(ranker.signals) > 1:
             timings["rank"] = elapsed_ms(t0)
-        dense_of = {d: (float(pool.dense[i]), int(pool.dense_rank[i])) for i, d in enumerate(pool.doc_ids) if pool.dense_rank[i]}
+        dense_of = {
+            d: (float(pool.dense[i]), int(pool.dense_rank[i])) for i, d in enumerate(pool.doc_ids) if pool.dense_rank[i]
+        }
         if pool._features is not None:  # the fitted rankers computed every candidate's exact cosine
             exact = pool._features[0].dense
             dense_of |= {pool.doc_ids[i]: (float(exact[i]), None) for i in order if pool.doc_ids[i] not in dense_of}
@@ -116,7 +138,13 @@ class FirstStage:
         """The ranker a search uses: ``ranker``, else hybrid when asked, else ``search.ranker`` (auto: learned when present)."""
         kind = ranker or ("hybrid" if hybrid else None) or self.config.ranker
         if kind == "auto":
-            kind = "learned" if self.ranker is not None and "learned" in self.ranker.kinds else "hybrid" if self.config.hybrid else "dense"
+            kind = (
+                "learned"
+                if self.ranker is not None and "learned" in self.ranker.kinds
+                else "hybrid"
+                if self.config.hybrid
+                else "dense"
+            )
         get_ranker(kind)  # unknown: says which are known
         if kind not in self.available_rankers():
             raise ValueError(
@@ -129,7 +157,9 @@ class FirstStage:
         """The registered rankers this index can search with: those that need no fit, and the fitted ones its ranker holds."""
         return available_rankers(self.ranker)
 
-    def _dense(self, vector: np.ndarray, k: int, exclude: frozenset[str], mask: np.ndarray | None = None) -> list[tuple[str, float]]:
+    def _dense(
+        self, vector: np.ndarray, k: int, exclude: frozenset[str], mask: np.ndarray | None = None
+    ) -> list[tuple[str, float]]:
         """[(doc id, cosine)] best first, ties by id; ``exclude`` left out, and what ``mask`` (count,) bool rules out.
 
         With a mask, FAISS is asked for more neighbours until k pass: first k / (share passing), then
@@ -151,11 +181,13 @@ class FirstStage:
             depth = min(self.count, depth * 2)
         if len(out) < want:  # an approximate index did not reach every passing document: exact cosines
             positions = np.flatnonzero(mask)
-            vectors = np.array([r["vector"] for r in self.reader.rows(positions.tolist(), ["vector"])], np.float32).reshape(
-                len(positions), -1
-            )  # (passing, dim)
+            vectors = np.array(
+                [r["vector"] for r in self.reader.rows(positions.tolist(), ["vector"])], np.float32
+            ).reshape(len(positions), -1)  # (passing, dim)
             scores = vectors @ np.asarray(vector, np.float32)
-            out = [(self.ids.doc_id[p], float(s)) for p, s in zip(positions, scores) if self.ids.doc_id[p] not in exclude]
+            out = [
+                (self.ids.doc_id[p], float(s)) for p, s in zip(positions, scores) if self.ids.doc_id[p] not in exclude
+            ]
             out.sort(key=lambda item: (-item[1], item[0]))
         return out[:k]
 
@@ -193,7 +225,9 @@ class FirstStage:
         positions = np.arange(self.count)
         for seq in np.unique(self.ids.part):
             at = positions[self.ids.part == seq]
-            rows = self.store.read_rows([(int(seq), int(self.ids.row[p])) for p in at], ["vector", "date", "ipc", "cpc"])
+            rows = self.store.read_rows(
+                [(int(seq), int(self.ids.row[p])) for p in at], ["vector", "date", "ipc", "cpc"]
+            )
             for p, row in zip(at, rows):
                 vectors[p] = np.asarray(row["vector"], np.float32)
                 date = row["date"] or ""
@@ -224,7 +258,9 @@ class FirstStage:
         )
         return inputs, stats
 
-    def hits(self, ranked: list[tuple[str, float]], dense: dict, bm25: dict | None, query_vector: np.ndarray | None = None) -> list[Hit]:
+    def hits(
+        self, ranked: list[tuple[str, float]], dense: dict, bm25: dict | None, query_vector: np.ndarray | None = None
+    ) -> list[Hit]:
         """Hits of ``ranked`` [(doc id, score)] with their index rows (graphtx.index.results.assemble_hits)."""
         positions = [self.ids.position_of(d) for d, _ in ranked]
         columns = [*META_FIELDS, *DISPLAY_FIELDS]
@@ -232,5 +268,10 @@ class FirstStage:
         if missing_dense:
             columns.append("vector")
         return assemble_hits(
-            ranked, self.reader.rows(positions, columns), dense, bm25, query_vector if missing_dense else None, self.config.link_template
+            ranked,
+            self.reader.rows(positions, columns),
+            dense,
+            bm25,
+            query_vector if missing_dense else None,
+            self.config.link_template,
         )

@@ -53,7 +53,11 @@ class DocumentReader:
         cited = [d for d in record.cites if d in self.ids]
         citing = sorted(self.citing_map().get(doc_id, ()))
         titles = self.titles([*cited, *citing])
-        return dataclasses.replace(record, cited_in_index=tuple((d, titles[d]) for d in cited), citing_in_index=tuple((d, titles[d]) for d in citing))
+        return dataclasses.replace(
+            record,
+            cited_in_index=tuple((d, titles[d]) for d in cited),
+            citing_in_index=tuple((d, titles[d]) for d in citing),
+        )
 
     def citing_map(self) -> dict[str, list[str]]:
         """cited id -> the indexed documents that cite it (the live rows' ``cites`` columns, read once)."""

@@ -20,7 +20,11 @@ def build_lines(reports: list, kind: str) -> list[str]:
         if r.removed or r.not_found:
             lines.append(
                 f"removed {r.removed} documents"
-                + (f"; not in the index: {', '.join(r.not_found[:10])}" + (" …" if len(r.not_found) > 10 else "") if r.not_found else "")
+                + (
+                    f"; not in the index: {', '.join(r.not_found[:10])}" + (" …" if len(r.not_found) > 10 else "")
+                    if r.not_found
+                    else ""
+                )
             )
         else:
             lines.append(
@@ -30,7 +34,11 @@ def build_lines(reports: list, kind: str) -> list[str]:
                 + (f" at {r.docs_per_second} documents/s" if r.added else "")
                 + (f"; {r.duplicates} repeated ids skipped" if r.duplicates else "")
                 + (f"; {r.not_in_corpus} without corpus metadata" if r.not_in_corpus else "")
-                + ("; no corpus found (give --corpus): no titles, dates or classes, BM25 over node texts" if r.corpus is None and r.added else "")
+                + (
+                    "; no corpus found (give --corpus): no titles, dates or classes, BM25 over node texts"
+                    if r.corpus is None and r.added
+                    else ""
+                )
             )
     last = reports[-1]
     lines.append(
@@ -41,19 +49,33 @@ def build_lines(reports: list, kind: str) -> list[str]:
 
 def build_summary(reports: list) -> dict:
     last = reports[-1]
-    return {"out": str(last.out_dir), "count": last.count, "shards": last.shards, "reports": [r.to_json() for r in reports]}
+    return {
+        "out": str(last.out_dir),
+        "count": last.count,
+        "shards": last.shards,
+        "reports": [r.to_json() for r in reports],
+    }
 
 
 def bm25_report(report) -> tuple[dict, list[str]]:
     """``graphtx index --bm25`` alone."""
-    summary = {"out": str(report.out_dir), "count": report.count, "shards": report.shards, "reports": [report.to_json()]}
-    return summary, [f"{report.out_dir}: BM25 state of {report.count} documents written to {report.out_dir / 'bm25'}; {report.seconds:.1f} s"]
+    summary = {
+        "out": str(report.out_dir),
+        "count": report.count,
+        "shards": report.shards,
+        "reports": [report.to_json()],
+    }
+    return summary, [
+        f"{report.out_dir}: BM25 state of {report.count} documents written to {report.out_dir / 'bm25'}; {report.seconds:.1f} s"
+    ]
 
 
 def repair_report(out: str | Path, manifest: dict) -> tuple[dict, list[str]]:
     """``graphtx index --rebuild`` alone (repair from the stored documents)."""
     summary = {"out": str(out), "count": manifest["count"], "shards": len(manifest["shards"])}
-    return summary, [f"rebuilt the id map, shards, BM25 and manifest of {out} from its stored documents: {manifest['count']} documents"]
+    return summary, [
+        f"rebuilt the id map, shards, BM25 and manifest of {out} from its stored documents: {manifest['count']} documents"
+    ]
 
 
 def verify_report(out: str | Path, checked: dict) -> tuple[dict, list[str]]:
@@ -82,7 +104,11 @@ def search_header(found, count: int, index_dir: str | Path, offset: int = 0) -> 
             "bm25": " (BM25)",
         }.get(result.ranker, "")
         + (" (re-ranked by late interaction; score = late score)" if result.rerank == "late" else "")
-        + (f"; claims {', '.join(map(str, found.searched))} merged by {found.merge} (score = merged)" if found.merge != "single" else ""),
+        + (
+            f"; claims {', '.join(map(str, found.searched))} merged by {found.merge} (score = merged)"
+            if found.merge != "single"
+            else ""
+        ),
     ]
     if result.filters.get("passing") is not None or result.filters.get("group_by_family"):
         lines.append("filters: " + filters_line(result.filters, count))

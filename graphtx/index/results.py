@@ -46,14 +46,18 @@ class Hit(Readable):
     date: str = ""
     ipc: tuple[str, ...] = ()
     cpc: tuple[str, ...] = ()
-    dense_score: float | None = None  # cosine of query and document vectors (FAISS's; exact where FAISS did not rank it)
+    dense_score: float | None = (
+        None  # cosine of query and document vectors (FAISS's; exact where FAISS did not rank it)
+    )
     dense_rank: int | None = None  # rank in the dense candidates (hybrid), None if not among them
     bm25_score: float | None = None  # hybrid only
     bm25_rank: int | None = None  # rank in the BM25 candidates (hybrid), None if not among them
     late_score: float | None = None  # rerank late: the node-level late-interaction score (= score)
     first_stage_rank: int | None = None  # rerank late: the hit's rank before re-ranking (dense or hybrid)
     explanation: Explanation | LateExplanation | None = None
-    ranker_explanation: RankerExplanation | None = None  # explain under hybrid / convex / learned: what each signal contributed
+    ranker_explanation: RankerExplanation | None = (
+        None  # explain under hybrid / convex / learned: what each signal contributed
+    )
 
     def to_json(self) -> dict:
         out = {
@@ -171,7 +175,14 @@ class DocumentRecord(Readable):
         )
 
     def to_json(self, graph: bool = True) -> dict:
-        out = {"doc_id": self.doc_id, "faiss_id": self.faiss_id, "title": self.title, "date": self.date, "ipc": list(self.ipc), "cpc": list(self.cpc)}
+        out = {
+            "doc_id": self.doc_id,
+            "faiss_id": self.faiss_id,
+            "title": self.title,
+            "date": self.date,
+            "ipc": list(self.ipc),
+            "cpc": list(self.cpc),
+        }
         out |= readable_json(self)
         out |= {
             "claims": [dict(c) for c in self.claims],
@@ -192,7 +203,12 @@ class DocumentRecord(Readable):
 
 
 def assemble_hits(
-    ranked: list[tuple[str, float]], rows: list[dict], dense: dict, bm25: dict | None, query_vector: np.ndarray | None, link_template: str
+    ranked: list[tuple[str, float]],
+    rows: list[dict],
+    dense: dict,
+    bm25: dict | None,
+    query_vector: np.ndarray | None,
+    link_template: str,
 ) -> list[Hit]:
     """Hits ranked 1.. of ``ranked`` [(doc id, score)], best first, from their index rows (META_FIELDS, DISPLAY_FIELDS).
 

@@ -97,15 +97,23 @@ class Index:
         self.ids, self.shards, self.spec = ids, shards, spec
         self.config = search
         self.on_gpu = on_gpu
-        self.parser = QueryParser(known_only(ParseConfig, manifest.get("parse_config")), search.query_kind)  # the index's parse settings
+        self.parser = QueryParser(
+            known_only(ParseConfig, manifest.get("parse_config")), search.query_kind
+        )  # the index's parse settings
         self._bm25: BM25Index | None = None
         self._bm25_lock = threading.Lock()
         self._filter_cache: dict = {}  # live digest -> FilterData
         # the parts an open index is made of: the documents read back, the claim charts, late interaction
         self.reader = DocumentReader(store, ids, manifest["kind"], search.link_template)
-        self.charts = ClaimCharts(self.reader, model, tokenizer, search, manifest.get("model_fingerprint", ""), self._bm25_at_hand)
-        self.late_interaction = LateInteraction(self.reader, model, tokenizer, bool(manifest.get("late")), search.explain_rows)
-        self.first_stage = FirstStage(self.reader, shards, spec, on_gpu, search, int(manifest["dim"]), manifest["live_digest"], self.bm25, ranker)
+        self.charts = ClaimCharts(
+            self.reader, model, tokenizer, search, manifest.get("model_fingerprint", ""), self._bm25_at_hand
+        )
+        self.late_interaction = LateInteraction(
+            self.reader, model, tokenizer, bool(manifest.get("late")), search.explain_rows
+        )
+        self.first_stage = FirstStage(
+            self.reader, shards, spec, on_gpu, search, int(manifest["dim"]), manifest["live_digest"], self.bm25, ranker
+        )
 
     # the fitted ranker of `graphtx rank-fit` (None without one) and the late-scorer hook live in the first stage
     @property
@@ -161,11 +169,15 @@ class Index:
         from graphtx.model.io import MODEL_MEND, fingerprint, load_model
 
         store = IndexStore(directory)
-        for attempt in range(3):  # a writer may finish between reading the manifest and its files: read the new snapshot
+        for attempt in range(
+            3
+        ):  # a writer may finish between reading the manifest and its files: read the new snapshot
             manifest = store.require_manifest()
             try:
                 store.verify(manifest, skip=(BM25_DIR + "/",))  # sizes of all files, hashes of the small ones
-                shards = [store.read_shard(s["file"], spec_of(manifest, nprobe, ef_search), mmap) for s in manifest["shards"]]
+                shards = [
+                    store.read_shard(s["file"], spec_of(manifest, nprobe, ef_search), mmap) for s in manifest["shards"]
+                ]
                 ids = store.read_id_map(manifest["ids_file"])
                 break
             except (FileNotFoundError, IntegrityError):
@@ -248,7 +260,14 @@ class Index:
 
         return self.model.encode(graphs, self.tokenizer).to(torch.float32).numpy()
 
-    def query(self, text: str | None = None, *, doc_id: str | None = None, graph: InventionGraph | None = None, timings: dict | None = None) -> Query:
+    def query(
+        self,
+        text: str | None = None,
+        *,
+        doc_id: str | None = None,
+        graph: InventionGraph | None = None,
+        timings: dict | None = None,
+    ) -> Query:
         """A query from exactly one of: claim text, an indexed document's id, or a graph."""
         given = [name for name, v in (("text", text), ("doc_id", doc_id), ("graph", graph)) if v is not None]
         if len(given) != 1:
@@ -259,7 +278,14 @@ class Index:
             pos = self.ids.position_of(doc_id)
             row = self._rows([pos], ["vector", "text", *GRAPH_FIELDS])[0]
             vector = np.asarray(row["vector"], np.float32)
-            return Query("id", row_to_graph(row, doc_id, self.manifest["kind"]), vector, row["text"] or "", frozenset([doc_id]), doc_id)
+            return Query(
+                "id",
+                row_to_graph(row, doc_id, self.manifest["kind"]),
+                vector,
+                row["text"] or "",
+                frozenset([doc_id]),
+                doc_id,
+            )
         if text is not None:
             t0 = time.perf_counter()
             claim, graph = self.parser.claim_graph(text)
@@ -337,9 +363,15 @@ class Index:
             hits = [dataclasses.replace(h, rank=r) for r, h in enumerate(hits[:k], 1)]
         hits = hits[offset:page_end]  # k is page_end here: the ranks of a page are those of the whole ranking
         if explain:
-            hits = self.late_interaction.chart_hits(q, hits, timings) if rerank == "late" else self.charts.chart_hits(q, hits, timings)
+            hits = (
+                self.late_interaction.chart_hits(q, hits, timings)
+                if rerank == "late"
+                else self.charts.chart_hits(q, hits, timings)
+            )
         timings["total"] = elapsed_ms(t_start)
-        return SearchResult(q, tuple(hits), kind != "dense", timings, kind, rerank, applied, tuple(self.query_warnings(q)))
+        return SearchResult(
+            q, tuple(hits), kind != "dense", timings, kind, rerank, applied, tuple(self.query_warnings(q))
+        )
 
     # --- filters ----------------------------------------------------------------------
     def filter_data(self) -> FilterData:
@@ -355,7 +387,9 @@ class Index:
         for seq in np.unique(self.ids.part):
             at = positions[self.ids.part == seq]
             names = set(self.store.part_columns(int(seq)))
-            table = self.store.read_part_columns(int(seq), [c for c in wanted if c in names]).to_pylist()  # parts older than a column lack it
+            table = self.store.read_part_columns(
+                int(seq), [c for c in wanted if c in names]
+            ).to_pylist()  # parts older than a column lack it
             for p in at:
                 rows[p] = table[int(self.ids.row[p])]
         data = FilterData(list(self.ids.doc_id), rows)
@@ -374,7 +408,11 @@ class Index:
             and filters.cutoff(None) is None
             and not (filters.cpc or filters.ipc or filters.country or filters.kind or filters.group_by_family)
         ):
-            return None, {**filters.to_json(), "before": None, "exclude_family": False}  # a text query with nothing to filter
+            return None, {
+                **filters.to_json(),
+                "before": None,
+                "exclude_family": False,
+            }  # a text query with nothing to filter
         data = self.filter_data()
         cutoff = filters.cutoff(data.query_date(position) if position is not None else None)
         family = data.family[position] if position is not None and filters.excludes_family(True) else None
@@ -430,7 +468,12 @@ class Index:
         return self.charts.query_warnings(q)
 
     def explain(
-        self, doc_ids: list[str], text: str | None = None, *, doc_id: str | None = None, graph: InventionGraph | None = None
+        self,
+        doc_ids: list[str],
+        text: str | None = None,
+        *,
+        doc_id: str | None = None,
+        graph: InventionGraph | None = None,
     ) -> list[Explanation]:
         """Node matches between a query and the given indexed documents (any, not only hits)."""
         q = self.query(text, doc_id=doc_id, graph=graph)
@@ -454,8 +497,14 @@ class Index:
                 digest = self.manifest["live_digest"]
                 path = self.store.dir / BM25_DIR
                 saved = BM25Index.saved_digest(path)
-                recorded = {n: e for n, e in self.manifest.get(integrity.CHECKSUMS_KEY, {}).items() if n.startswith(BM25_DIR + "/")}
-                intact = not integrity.check(self.store.dir, recorded, hash_limit=None)  # damaged BM25 state: rebuilt from the parts
+                recorded = {
+                    n: e
+                    for n, e in self.manifest.get(integrity.CHECKSUMS_KEY, {}).items()
+                    if n.startswith(BM25_DIR + "/")
+                }
+                intact = not integrity.check(
+                    self.store.dir, recorded, hash_limit=None
+                )  # damaged BM25 state: rebuilt from the parts
                 bm25 = BM25Index.load(path) if intact and saved == digest else None
                 if bm25 is None:
                     why = "has no BM25 state" if saved is None else "has BM25 state older than its documents"

@@ -47,7 +47,15 @@ def _shard_vectors(store: IndexStore, parts: np.ndarray, rows: np.ndarray, dim: 
     return out
 
 
-def fill_one(store_dir: str, path: str, parts: np.ndarray, rows: np.ndarray, ids: np.ndarray, template: np.ndarray | None, spec: dict) -> int:
+def fill_one(
+    store_dir: str,
+    path: str,
+    parts: np.ndarray,
+    rows: np.ndarray,
+    ids: np.ndarray,
+    template: np.ndarray | None,
+    spec: dict,
+) -> int:
     """One shard (a Ray task): the trained template (serialised, or None for flat/HNSW) filled with the vectors of
     ``(parts, rows)`` under ``ids``, written atomically to ``path``; returns the vectors added."""
     faiss = faiss_index._faiss()
@@ -62,7 +70,9 @@ def fill_one(store_dir: str, path: str, parts: np.ndarray, rows: np.ndarray, ids
 def ray_filler(workers: int, address: str | None = None, ahead: int = 2):
     """A ``fill_shards`` for ``finalize`` that writes the shards as Ray tasks, at most ``workers * ahead`` at a time."""
 
-    def fill_shards(store: IndexStore, live: IdMap, jobs: list[tuple[Path, int, int]], template, spec: IndexSpec) -> None:
+    def fill_shards(
+        store: IndexStore, live: IdMap, jobs: list[tuple[Path, int, int]], template, spec: IndexSpec
+    ) -> None:
         if not jobs:
             return
         from graphtx.ray_engine import ray_session
@@ -74,7 +84,15 @@ def ray_filler(workers: int, address: str | None = None, ahead: int = 2):
             for path, first, last in jobs:
                 mask = (live.part >= first) & (live.part <= last)
                 pending.append(
-                    task.remote(str(store.dir.resolve()), str(path), live.part[mask], live.row[mask], live.faiss_id[mask], trained, spec.to_dict())
+                    task.remote(
+                        str(store.dir.resolve()),
+                        str(path),
+                        live.part[mask],
+                        live.row[mask],
+                        live.faiss_id[mask],
+                        trained,
+                        spec.to_dict(),
+                    )
                 )
                 if len(pending) >= max(1, workers) * ahead:
                     ray.get(pending.popleft())
@@ -101,17 +119,23 @@ def merge_locked(store: IndexStore) -> dict:
     manifest = store.require_manifest()
     spec = IndexSpec.from_dict(manifest["spec"])
     if spec.index_type != "ivfpq" or spec.refine:
-        raise ValueError(f"index {store.dir} is {spec.factory}: only IVF-PQ shards without refine codes merge on disk (the shards stay as they are)")
+        raise ValueError(
+            f"index {store.dir} is {spec.factory}: only IVF-PQ shards without refine codes merge on disk (the shards stay as they are)"
+        )
     shards = manifest["shards"]
     if not shards or (len(shards) == 1 and shards[0].get("ivfdata")):
         return manifest  # merged already (or nothing to merge)
     first, last = shards[0]["first_part"], shards[-1]["last_part"]
     digest = _ids_digest_of(store, first, last, manifest["live_digest"])
     # the name finalize gives one shard of these parts: a later build that leaves them alone keeps the merged index
-    name = shard_file_name(0, content_key(digest, json.dumps(spec.to_dict(), sort_keys=True), manifest["trained"] or ""))
+    name = shard_file_name(
+        0, content_key(digest, json.dumps(spec.to_dict(), sort_keys=True), manifest["trained"] or "")
+    )
     data = ivfdata_file_name(name)
     template = faiss_index.read(store.shards_dir / manifest["trained"], spec, mmap=False)
-    with tempfile.TemporaryDirectory(dir=store.shards_dir, prefix=".merge-") as tmp:  # the merged pair is renamed in whole
+    with tempfile.TemporaryDirectory(
+        dir=store.shards_dir, prefix=".merge-"
+    ) as tmp:  # the merged pair is renamed in whole
         _merge_into(template, [store.shards_dir / s["file"] for s in shards], Path(tmp) / data)
         faiss.write_index(template, str(Path(tmp) / name))
         del template  # closes the .ivfdata mapping before the rename
@@ -122,7 +146,9 @@ def merge_locked(store: IndexStore) -> dict:
         fsync_dir(store.shards_dir)
     count = sum(s["count"] for s in shards)
     merged = {"file": name, "first_part": first, "last_part": last, "count": count, "digest": digest, "ivfdata": data}
-    old_files = {f"{SHARDS_DIR}/{s['file']}" for s in shards} | {f"{SHARDS_DIR}/{s['ivfdata']}" for s in shards if s.get("ivfdata")}
+    old_files = {f"{SHARDS_DIR}/{s['file']}" for s in shards} | {
+        f"{SHARDS_DIR}/{s['ivfdata']}" for s in shards if s.get("ivfdata")
+    }
     new = {**manifest, "shards": [merged], "merged_ondisk": {"shards": len(shards), "file": name, "ivfdata": data}}
     checksums = {n: e for n, e in manifest[integrity.CHECKSUMS_KEY].items() if n not in old_files}
     new[integrity.CHECKSUMS_KEY] = integrity.record(store.dir, store.manifest_files(new), reuse=checksums)

@@ -89,7 +89,17 @@ GRAPH_FIELDS = tuple(f.name for f in GRAPH_SCHEMA if f.name not in ("doc_id", "k
 META_FIELDS = ("title", "date", "ipc", "cpc")
 # what a hit shows beyond META_FIELDS (copied from the corpus where it has them; parts written before
 # these columns lack them and read as empty values)
-DISPLAY_FIELDS = ("abstract", "first_claim", "applicants", "priority_date", "application_date", "family_id", "kind", "country", "lang")
+DISPLAY_FIELDS = (
+    "abstract",
+    "first_claim",
+    "applicants",
+    "priority_date",
+    "application_date",
+    "family_id",
+    "kind",
+    "country",
+    "lang",
+)
 LIST_FIELDS = ("ipc", "cpc", "applicants")
 # the whole document, for its page and `graphtx show --index` (not read by searches): every claim, the description
 # (cut at index.document_max_chars), the corpus's citations of it; parts written before them read as empty
@@ -98,8 +108,12 @@ CLAIM_TYPE = pa.struct([("number", pa.int32()), ("text", pa.string()), ("indepen
 
 # files hashed whenever an index is opened, whatever their size (sizes of all files are always checked;
 # document parts and shards over integrity.HASH_AT_OPEN_BYTES are hashed by `graphtx index --verify`)
-_SMALL = re.compile(rf"^({_IDS_NAME}|{re.escape(REMOVED_FILE)}|{SHARDS_DIR}/trained-.*|{MODEL_DIR}/(checksums\.json|fingerprint\.txt|config\.yaml))$")
-_DERIVED = re.compile(rf"^({_IDS_NAME}|{SHARDS_DIR}/.*|{BM25_DIR}/.*)$")  # rebuilt from the parts by `graphtx index --rebuild`
+_SMALL = re.compile(
+    rf"^({_IDS_NAME}|{re.escape(REMOVED_FILE)}|{SHARDS_DIR}/trained-.*|{MODEL_DIR}/(checksums\.json|fingerprint\.txt|config\.yaml))$"
+)
+_DERIVED = re.compile(
+    rf"^({_IDS_NAME}|{SHARDS_DIR}/.*|{BM25_DIR}/.*)$"
+)  # rebuilt from the parts by `graphtx index --rebuild`
 
 
 def index_mend(directory: Path, names: list[str]) -> str:
@@ -170,11 +184,15 @@ class IndexStore:
         manifest = self.manifest()
         if manifest is None:
             hint = (
-                " (a build was started here but not finished: run the same `graphtx index` command again)" if (self.dir / STATE_FILE).exists() else ""
+                " (a build was started here but not finished: run the same `graphtx index` command again)"
+                if (self.dir / STATE_FILE).exists()
+                else ""
             )
             raise FileNotFoundError(f"{self.dir} is not an index directory: {MANIFEST_FILE} is missing{hint}")
         if manifest.get("format") != FORMAT:
-            raise ValueError(f"{self.dir}: unknown index format {manifest.get('format')!r} (this graphtx reads {FORMAT})")
+            raise ValueError(
+                f"{self.dir}: unknown index format {manifest.get('format')!r} (this graphtx reads {FORMAT})"
+            )
         return manifest
 
     def write_manifest(self, manifest: dict) -> None:
@@ -184,7 +202,9 @@ class IndexStore:
     def manifest_files(self, manifest: dict) -> list[str]:
         """Every file (relative name) a finished index's manifest names: what a reader may read."""
         names = [f"{SHARDS_DIR}/{s['file']}" for s in manifest["shards"]] + [manifest["ids_file"]]
-        names += [f"{SHARDS_DIR}/{s['ivfdata']}" for s in manifest["shards"] if s.get("ivfdata")]  # a merged shard's on-disk lists
+        names += [
+            f"{SHARDS_DIR}/{s['ivfdata']}" for s in manifest["shards"] if s.get("ivfdata")
+        ]  # a merged shard's on-disk lists
         if manifest.get("trained"):
             names.append(f"{SHARDS_DIR}/{manifest['trained']}")
         names += [p.relative_to(self.dir).as_posix() for p in map(self.part_path, self.part_numbers())]
@@ -192,10 +212,16 @@ class IndexStore:
             names.append(REMOVED_FILE)
         if manifest.get("bm25"):
             names += integrity.files_under(self.dir, BM25_DIR)
-        if manifest.get("late"):  # late-interaction node vectors, one folder a part (sizes checked at open, hashes by --verify)
+        if manifest.get(
+            "late"
+        ):  # late-interaction node vectors, one folder a part (sizes checked at open, hashes by --verify)
             names += integrity.files_under(self.dir, manifest["late"].get("dir", "late"))
         if manifest.get("model_dir") == MODEL_DIR:
-            names += [f"{MODEL_DIR}/{n}" for n in ("checksums.json", "fingerprint.txt", "config.yaml") if (self.dir / MODEL_DIR / n).exists()]
+            names += [
+                f"{MODEL_DIR}/{n}"
+                for n in ("checksums.json", "fingerprint.txt", "config.yaml")
+                if (self.dir / MODEL_DIR / n).exists()
+            ]
         return names
 
     def problems(self, manifest: dict, full: bool = False) -> list[integrity.Problem]:
@@ -206,7 +232,12 @@ class IndexStore:
         if full:
             return integrity.check(self.dir, entries, hash_limit=None)
         sized = integrity.check(self.dir, entries, hash_limit=-1)  # sizes only
-        small = [n for n in entries if _SMALL.match(n) or (n.startswith(SHARDS_DIR + "/") and entries[n]["size"] <= integrity.HASH_AT_OPEN_BYTES)]
+        small = [
+            n
+            for n in entries
+            if _SMALL.match(n)
+            or (n.startswith(SHARDS_DIR + "/") and entries[n]["size"] <= integrity.HASH_AT_OPEN_BYTES)
+        ]
         bad = {p.name for p in sized}
         return sized + integrity.check(self.dir, entries, hash_limit=None, names=[n for n in small if n not in bad])
 
@@ -214,7 +245,9 @@ class IndexStore:
         """Raise IntegrityError naming every damaged file (``skip``: prefixes left out, e.g. a BM25 state rebuilt in memory)."""
         problems = [p for p in self.problems(manifest, full) if not p.name.startswith(skip)]
         if problems:
-            raise integrity.damaged(self.dir, problems, what="index", mend=index_mend(self.dir, [p.name for p in problems]))
+            raise integrity.damaged(
+                self.dir, problems, what="index", mend=index_mend(self.dir, [p.name for p in problems])
+            )
 
     def state(self) -> dict | None:
         return read_json(self.dir / STATE_FILE)
@@ -325,9 +358,13 @@ class IndexStore:
         except FileNotFoundError:
             raise
         except Exception as err:  # pyarrow's errors on a damaged file
-            raise IntegrityError(f"index id map {path} cannot be read ({err}). {index_mend(self.dir, [name])}", [str(path)]) from None
+            raise IntegrityError(
+                f"index id map {path} cannot be read ({err}). {index_mend(self.dir, [name])}", [str(path)]
+            ) from None
         if len(set(ids.doc_id)) != len(ids) or (len(ids) > 1 and not np.all(np.diff(ids.faiss_id) > 0)):
-            raise IntegrityError(f"index id map {path} is damaged (repeated ids). {index_mend(self.dir, [name])}", [str(path)])
+            raise IntegrityError(
+                f"index id map {path} is damaged (repeated ids). {index_mend(self.dir, [name])}", [str(path)]
+            )
         return ids
 
     # --- FAISS shards ---------------------------------------------------------------------
@@ -343,7 +380,8 @@ class IndexStore:
         except RuntimeError as err:
             reason = str(err).strip().splitlines()[-1] if str(err).strip() else type(err).__name__
             raise IntegrityError(
-                f"index {self.dir}: FAISS shard {path} cannot be read ({reason[:200]}). {index_mend(self.dir, [f'{SHARDS_DIR}/{name}'])}", [str(path)]
+                f"index {self.dir}: FAISS shard {path} cannot be read ({reason[:200]}). {index_mend(self.dir, [f'{SHARDS_DIR}/{name}'])}",
+                [str(path)],
             ) from None
 
     def manifest_seal(self) -> str:

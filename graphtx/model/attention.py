@@ -74,7 +74,9 @@ class SparseGraphAttention(nn.Module):
         self.out = nn.Linear(dim, dim)
         self.attn_drop = nn.Dropout(attention_dropout)
         self.qk_scale = nn.Parameter(torch.empty(heads)) if qk_norm else None  # (h,) tau
-        self.edge_bias = nn.Parameter(torch.empty(2 * num_edge_types + 1, heads)) if edge_type_bias else None  # (kinds, h)
+        self.edge_bias = (
+            nn.Parameter(torch.empty(2 * num_edge_types + 1, heads)) if edge_type_bias else None
+        )  # (kinds, h)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -85,7 +87,9 @@ class SparseGraphAttention(nn.Module):
         if self.edge_bias is not None:
             nn.init.zeros_(self.edge_bias)
 
-    def forward(self, x: torch.Tensor, edge_index: torch.Tensor, edge_type: torch.Tensor, return_attention: bool = False):
+    def forward(
+        self, x: torch.Tensor, edge_index: torch.Tensor, edge_type: torch.Tensor, return_attention: bool = False
+    ):
         """x (n, h*d), graph edges (2, e) and types (e,) → (n, h*d) [, weights (e_att, h), attention edges (2, e_att)]."""
         n, h, d = x.size(0), self.heads, self.head_dim
         index, kind = attention_edges(edge_index, edge_type, n, self.num_edge_types)  # (2, e), (e,)

@@ -95,7 +95,9 @@ def collate(graphs: list[InventionGraph], tokenizer: Tokenizer, max_tokens_per_n
 
     nodes_per_graph = np.fromiter((g.num_nodes for g in graphs), dtype=np.int64, count=len(graphs))  # (b,)
     node_graph = np.repeat(np.arange(len(graphs), dtype=np.int64), nodes_per_graph)  # (n,)
-    node_type = np.fromiter((_NODE_TYPE_ID[t] for g in graphs for t in g.node_type), dtype=np.int64, count=len(texts))  # (n,)
+    node_type = np.fromiter(
+        (_NODE_TYPE_ID[t] for g in graphs for t in g.node_type), dtype=np.int64, count=len(texts)
+    )  # (n,)
 
     offsets = np.cumsum(nodes_per_graph) - nodes_per_graph  # (b,) first node of each graph
     edges_per_graph = np.fromiter((g.num_edges for g in graphs), dtype=np.int64, count=len(graphs))  # (b,)

@@ -80,7 +80,9 @@ class GraphTransformerBlock(nn.Module):
         for m in (self.ln1, self.attn, self.ln2, self.ffn):
             m.reset_parameters()
 
-    def forward(self, x: torch.Tensor, edge_index: torch.Tensor, edge_type: torch.Tensor, return_attention: bool = False):
+    def forward(
+        self, x: torch.Tensor, edge_index: torch.Tensor, edge_type: torch.Tensor, return_attention: bool = False
+    ):
         """(n, d) → (n, d) [, attention weights (e_att, h), attention edges (2, e_att)]."""
         a, alpha, index = self.attn(self.ln1(x), edge_index, edge_type, return_attention=True)
         x = x + self.drop(a)  # (n, d)

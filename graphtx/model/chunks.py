@@ -30,9 +30,13 @@ def resolve_device(device: str) -> str:
         raise ValueError(f"device {device!r}: give cpu, cuda, cuda:N or auto")
     if parsed.type == "cuda":
         if not torch.cuda.is_available():
-            raise ValueError(f"device {device!r}: PyTorch sees no CUDA GPU here (torch {torch.__version__}); give cpu or auto")
+            raise ValueError(
+                f"device {device!r}: PyTorch sees no CUDA GPU here (torch {torch.__version__}); give cpu or auto"
+            )
         if parsed.index is not None and parsed.index >= torch.cuda.device_count():
-            raise ValueError(f"device {device!r}: PyTorch sees {torch.cuda.device_count()} GPU(s) here, numbered from 0")
+            raise ValueError(
+                f"device {device!r}: PyTorch sees {torch.cuda.device_count()} GPU(s) here, numbered from 0"
+            )
     return device
 
 

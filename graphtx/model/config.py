@@ -18,7 +18,11 @@ from typing import Any
 
 NUM_NODE_TYPES = 2  # feature, relation (graphtx.graphs.graph.NODE_TYPES)
 NUM_EDGE_TYPES = 3  # part_of, example_of, functional (graphtx.graphs.graph.EDGE_TYPES)
-WORD_ORDER_WIDTHS = {"none": (), "bigram": (2,), "trigram": (2, 3)}  # SWEM: a bag of tokens, + convolutions of these widths over consecutive tokens
+WORD_ORDER_WIDTHS = {
+    "none": (),
+    "bigram": (2,),
+    "trigram": (2, 3),
+}  # SWEM: a bag of tokens, + convolutions of these widths over consecutive tokens
 WORD_ORDERS = tuple(WORD_ORDER_WIDTHS)
 TOKEN_WEIGHTINGS = ("none", "idf", "learned")  # SWEM's mean pooling: plain, IDF-weighted, IDF-initialised and trained
 
@@ -41,21 +45,43 @@ class ModelConfig:
     reduced_dim: int = 64  # 0 = base model; > 0 = a dense mixture-of-experts head base_dim -> reduced_dim
     num_experts: int = 4  # experts of the MoE head (each Linear(base_dim, reduced_dim)); unused when reduced_dim = 0
     max_tokens_per_node: int = 32  # tokens kept per node text (the first ones): long relation snippets are cut
-    token_weighting: str = "none"  # none | idf | learned: SWEM mean weighted by token IDF (rare technical terms survive pooling)
-    word_order: str = "none"  # none | bigram | trigram: SWEM word order, width-2 (and 3) convolutions over a node's tokens
-    late_dim: int = 0  # > 0: a late-interaction head (node vectors of this size, learned query-node weights; graphtx.model.late)
-    lexical_dim: int = 0  # > 0: a lexical channel of this many count-sketch buckets appended to every vector (graphtx.model.lexical)
-    lexical_weight: float = 0.4  # its share b of the cosine: cos = (1 - b) cos(graph) + b cos(lexical); unused when lexical_dim is 0
+    token_weighting: str = (
+        "none"  # none | idf | learned: SWEM mean weighted by token IDF (rare technical terms survive pooling)
+    )
+    word_order: str = (
+        "none"  # none | bigram | trigram: SWEM word order, width-2 (and 3) convolutions over a node's tokens
+    )
+    late_dim: int = (
+        0  # > 0: a late-interaction head (node vectors of this size, learned query-node weights; graphtx.model.late)
+    )
+    lexical_dim: int = (
+        0  # > 0: a lexical channel of this many count-sketch buckets appended to every vector (graphtx.model.lexical)
+    )
+    lexical_weight: float = (
+        0.4  # its share b of the cosine: cos = (1 - b) cos(graph) + b cos(lexical); unused when lexical_dim is 0
+    )
 
     def __post_init__(self) -> None:
-        ints = ("vocab_size", "token_dim", "node_dim", "heads", "layers", "ffn_mult", "base_dim", "num_experts", "max_tokens_per_node")
+        ints = (
+            "vocab_size",
+            "token_dim",
+            "node_dim",
+            "heads",
+            "layers",
+            "ffn_mult",
+            "base_dim",
+            "num_experts",
+            "max_tokens_per_node",
+        )
         low = [n for n in ints if getattr(self, n) < 1]
         if low:
             raise ValueError(f"model.{', model.'.join(low)} must be >= 1")
         if self.node_dim % self.heads:
             raise ValueError(f"model.node_dim ({self.node_dim}) must be divisible by model.heads ({self.heads})")
         if self.qk_norm and self.head_dim < 4:
-            raise ValueError(f"QK-norm needs a head size >= 4 (got {self.head_dim}): L2-normalising tinier heads saturates")
+            raise ValueError(
+                f"QK-norm needs a head size >= 4 (got {self.head_dim}): L2-normalising tinier heads saturates"
+            )
         if self.qk_scale_init <= 0:
             raise ValueError("model.qk_scale_init must be > 0")
         for name in ("dropout", "attention_dropout", "embedding_dropout"):
@@ -68,7 +94,9 @@ class ModelConfig:
         if self.late_dim < 0:
             raise ValueError("model.late_dim must be >= 0 (0 = no late-interaction head)")
         if self.lexical_dim < 0 or not 0.0 < self.lexical_weight < 1.0:
-            raise ValueError("model.lexical_dim must be >= 0 (0 = no lexical channel) and model.lexical_weight in (0, 1)")
+            raise ValueError(
+                "model.lexical_dim must be >= 0 (0 = no lexical channel) and model.lexical_weight in (0, 1)"
+            )
         if self.reduced_dim < 0:
             raise ValueError("model.reduced_dim must be >= 0 (0 = base model without MoE head)")
         if self.reduced_dim >= self.base_dim:

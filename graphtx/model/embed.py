@@ -71,7 +71,9 @@ def init_model(config: ModelConfig, tokens_dir: str | Path, seed: int) -> tuple[
     return model, tokenizer
 
 
-def init_report(model: GraphEncoder, tokenizer: object, tokens_dir: str | Path, out: str | Path) -> tuple[dict, list[str]]:
+def init_report(
+    model: GraphEncoder, tokenizer: object, tokens_dir: str | Path, out: str | Path
+) -> tuple[dict, list[str]]:
     """(``--json`` summary, printed lines) of ``graphtx init-model``."""
     from graphtx.model.io import fingerprint
 
@@ -89,7 +91,9 @@ def init_report(model: GraphEncoder, tokenizer: object, tokens_dir: str | Path, 
 
 def encode_report(vectors: int, dim: int, kind: str, out: str | Path) -> tuple[dict, list[str]]:
     """(``--json`` summary, printed lines) of ``graphtx encode``."""
-    return {"out": str(out), "vectors": vectors, "dim": dim}, [f"wrote {vectors} {dim}-d vectors of {kind} graphs to {out}"]
+    return {"out": str(out), "vectors": vectors, "dim": dim}, [
+        f"wrote {vectors} {dim}-d vectors of {kind} graphs to {out}"
+    ]
 
 
 def vectors_schema(dim: int, model_fingerprint: str) -> pa.Schema:
@@ -131,15 +135,35 @@ def embed_graphs(
     graphs = iter_graphs(graphs_dir, kind=kind)
     chunk_size = batch_size * 16
     chunks = iter(lambda: list(itertools.islice(graphs, chunk_size)), [])
-    bar = tqdm(total=total, desc=f"encode {kind}", unit="graph", disable=None if progress is None else not progress, file=sys.stderr)
+    bar = tqdm(
+        total=total,
+        desc=f"encode {kind}",
+        unit="graph",
+        disable=None if progress is None else not progress,
+        file=sys.stderr,
+    )
     with bar:
         if engine == "ray":
-            return _embed_on_ray(chunks, schema, graphs_dir, kind, out_path, batch_size, model_dir, ray_address, ray_workers, ray_gpus, bar)
+            return _embed_on_ray(
+                chunks,
+                schema,
+                graphs_dir,
+                kind,
+                out_path,
+                batch_size,
+                model_dir,
+                ray_address,
+                ray_workers,
+                ray_gpus,
+                bar,
+            )
         written = 0
         # written beside and renamed over out_path when complete: a previous vectors file stays whole until then
         with replacing(out_path) as tmp, pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
             for chunk in chunks:
-                vectors = model.encode(chunk, tokenizer, batch_size=batch_size).to(torch.float32).numpy()  # (b, out_dim)
+                vectors = (
+                    model.encode(chunk, tokenizer, batch_size=batch_size).to(torch.float32).numpy()
+                )  # (b, out_dim)
                 writer.write_table(_vectors_table(chunk, vectors, schema))
                 written += len(chunk)
                 bar.update(len(chunk))
@@ -159,7 +183,9 @@ def _vectors_table(chunk: list, vectors: np.ndarray, schema: pa.Schema) -> pa.Ta
     )
 
 
-def _embed_on_ray(chunks, schema, graphs_dir, kind, out_path: Path, batch_size, model_dir, address, workers, gpus, bar) -> int:
+def _embed_on_ray(
+    chunks, schema, graphs_dir, kind, out_path: Path, batch_size, model_dir, address, workers, gpus, bar
+) -> int:
     """The Ray engine of ``embed_graphs``: chunk i is shard i, journaled in ``.OUT.shards/`` as it comes back."""
     import contextlib
     from collections import deque
@@ -193,7 +219,13 @@ def _embed_on_ray(chunks, schema, graphs_dir, kind, out_path: Path, batch_size, 
             yield chunk
 
     encoded = map_ordered(
-        todo(), load_chunk_encoder, (str(Path(model_dir).resolve()), batch_size, False), encode_chunk, workers=workers, num_gpus=gpus, address=address
+        todo(),
+        load_chunk_encoder,
+        (str(Path(model_dir).resolve()), batch_size, False),
+        encode_chunk,
+        workers=workers,
+        num_gpus=gpus,
+        address=address,
     )
     with contextlib.closing(encoded):
         for chunk, (vectors, _, _, _) in encoded:

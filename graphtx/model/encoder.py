@@ -57,7 +57,12 @@ class GraphEncoder(nn.Module):
             if seed is not None:
                 torch.manual_seed(seed)
             self.swem = SWEMNodeEncoder(
-                c.vocab_size, c.token_dim, c.node_dim, c.embedding_dropout, weighting=c.token_weighting, word_order=c.word_order
+                c.vocab_size,
+                c.token_dim,
+                c.node_dim,
+                c.embedding_dropout,
+                weighting=c.token_weighting,
+                word_order=c.word_order,
             )
             self.ln_in = nn.LayerNorm(c.node_dim)
             self.drop = nn.Dropout(c.dropout)
@@ -66,8 +71,12 @@ class GraphEncoder(nn.Module):
             self.pool = WeightedPooling(c.node_dim)
             self.proj = nn.Linear(c.node_dim, c.base_dim) if c.base_dim != c.node_dim else nn.Identity()
             self.moe = DenseMoEHead(c.base_dim, c.reduced_dim, c.num_experts) if c.reduced_dim else None
-            self.late = LateInteractionHead(c.node_dim, c.late_dim) if c.late_dim else None  # last: the other weights start as without it
-        self.lexical = LexicalChannel(c.vocab_size, c.lexical_dim) if c.lexical_dim else None  # no weights drawn: buffers only
+            self.late = (
+                LateInteractionHead(c.node_dim, c.late_dim) if c.late_dim else None
+            )  # last: the other weights start as without it
+        self.lexical = (
+            LexicalChannel(c.vocab_size, c.lexical_dim) if c.lexical_dim else None
+        )  # no weights drawn: buffers only
 
     def reset_parameters(self) -> None:
         for m in (self.swem, self.ln_in, *self.blocks, self.ln_f, self.pool, self.proj, self.moe, self.late):
@@ -88,7 +97,9 @@ class GraphEncoder(nn.Module):
         x = self.drop(self.ln_in(x))  # (n, d)
         attention, index = [], None
         for block in self.blocks:
-            x, alpha, index = block(x, batch.edge_index, batch.edge_type, return_attention=True)  # (n, d), (e, h), (2, e)
+            x, alpha, index = block(
+                x, batch.edge_index, batch.edge_type, return_attention=True
+            )  # (n, d), (e, h), (2, e)
             attention.append(alpha)
         x = self.ln_f(x)  # (n, d)
         g, weights = self.pool(x, batch.node_graph, batch.num_graphs)  # (b, d), (n,)
@@ -101,7 +112,9 @@ class GraphEncoder(nn.Module):
         if normalize:
             g = F.normalize(g, dim=-1)  # (b, out_dim); the zero vector stays zero
         if lexical and self.lexical is not None:
-            lex = self.lexical(batch.token_ids, batch.token_node, batch.node_graph, batch.num_graphs)  # (b, lexical_dim)
+            lex = self.lexical(
+                batch.token_ids, batch.token_node, batch.node_graph, batch.num_graphs
+            )  # (b, lexical_dim)
             g = join(g, lex, self.config.lexical_weight)  # (b, out_dim + lexical_dim)
         if not return_details:
             return g
@@ -117,7 +130,9 @@ class GraphEncoder(nn.Module):
         """Late-interaction node vectors of ``graphs`` on CPU, eval mode: vectors (N, L), query weights (N,),
         offsets (len(graphs) + 1,) long (graph g owns rows ``offsets[g]:offsets[g + 1]``)."""
         if self.late is None:
-            raise ValueError("this model has no late-interaction head (model.late_dim: 0); train one with model.late_dim > 0")
+            raise ValueError(
+                "this model has no late-interaction head (model.late_dim: 0); train one with model.late_dim > 0"
+            )
         was_training = self.training
         self.eval()
         device = next(self.parameters()).device
@@ -139,7 +154,9 @@ class GraphEncoder(nn.Module):
         return torch.cat(vectors), torch.cat(weights), offsets
 
     @torch.no_grad()
-    def encode(self, graphs: Sequence[InventionGraph], tokenizer: Tokenizer, batch_size: int = 64, normalize: bool = True) -> torch.Tensor:
+    def encode(
+        self, graphs: Sequence[InventionGraph], tokenizer: Tokenizer, batch_size: int = 64, normalize: bool = True
+    ) -> torch.Tensor:
         """Graph vectors (len(graphs), out_dim) on CPU, in eval mode (the previous mode is restored)."""
         was_training = self.training
         self.eval()
@@ -169,7 +186,9 @@ class GraphEncoder(nn.Module):
 
     def with_reduction(self, reduced_dim: int, num_experts: int, seed: int | None = None) -> GraphEncoder:
         """A reduced model: a copy of this model's weights (any old MoE head dropped) under a fresh MoE head."""
-        return self._copy_under(dataclasses.replace(self.config, reduced_dim=reduced_dim, num_experts=num_experts), "moe.", seed)
+        return self._copy_under(
+            dataclasses.replace(self.config, reduced_dim=reduced_dim, num_experts=num_experts), "moe.", seed
+        )
 
     def with_lexical_channel(self, dim: int, weight: float, token_idf) -> GraphEncoder:
         """A copy of this model with a lexical channel of ``dim`` buckets (graphtx.model.lexical) and the tokens' IDF.

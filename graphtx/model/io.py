@@ -39,7 +39,12 @@ from graphtx.model.encoder import GraphEncoder
 if TYPE_CHECKING:
     from graphtx.text.bpe import PatentTokenizer
 
-CONFIG_FILE, WEIGHTS_FILE, FINGERPRINT_FILE, CHECKSUMS_FILE = "config.yaml", "model.pt", "fingerprint.txt", "checksums.json"
+CONFIG_FILE, WEIGHTS_FILE, FINGERPRINT_FILE, CHECKSUMS_FILE = (
+    "config.yaml",
+    "model.pt",
+    "fingerprint.txt",
+    "checksums.json",
+)
 MODEL_MEND = "Copy the model directory again from where it was made, or re-run `graphtx init-model` / `graphtx train`."
 
 
@@ -101,15 +106,21 @@ def directory_tokenizer_digest(directory: str | Path) -> str | None:
     try:
         return _json_digest(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise IntegrityError(f"model directory {directory}: {path} is damaged (not valid JSON: {err}). {MODEL_MEND}", [str(path)]) from None
+        raise IntegrityError(
+            f"model directory {directory}: {path} is damaged (not valid JSON: {err}). {MODEL_MEND}", [str(path)]
+        ) from None
 
 
 def write_checksums(directory: str | Path, fp: str) -> None:
     """checksums.json: size and sha256 of every file of a (staged) model directory, and the fingerprint it must have."""
     directory = Path(directory)
     skip = (CHECKSUMS_FILE, FINGERPRINT_FILE, PARTIAL_MARKER)
-    names = [p.relative_to(directory).as_posix() for p in sorted(directory.rglob("*")) if p.is_file() and p.name not in skip]
-    manifest = integrity.seal({"format": "graphtx-model/1", "fingerprint": fp, integrity.CHECKSUMS_KEY: integrity.record(directory, names)})
+    names = [
+        p.relative_to(directory).as_posix() for p in sorted(directory.rglob("*")) if p.is_file() and p.name not in skip
+    ]
+    manifest = integrity.seal(
+        {"format": "graphtx-model/1", "fingerprint": fp, integrity.CHECKSUMS_KEY: integrity.record(directory, names)}
+    )
     (directory / CHECKSUMS_FILE).write_text(json.dumps(manifest, indent=2) + "\n")
 
 
@@ -119,7 +130,9 @@ def verify_model_dir(directory: str | Path, mend: str = MODEL_MEND, hash_limit: 
     manifest = integrity.read_manifest(directory / CHECKSUMS_FILE, what="model directory", mend=mend)
     if manifest is None:  # written before checksums existed: the fingerprint check below is what there is
         return
-    integrity.require(directory, manifest.get(integrity.CHECKSUMS_KEY, {}), what="model directory", mend=mend, hash_limit=hash_limit)
+    integrity.require(
+        directory, manifest.get(integrity.CHECKSUMS_KEY, {}), what="model directory", mend=mend, hash_limit=hash_limit
+    )
     written = (directory / FINGERPRINT_FILE).read_text().strip() if (directory / FINGERPRINT_FILE).exists() else ""
     if manifest.get("fingerprint") and written != manifest["fingerprint"]:
         raise integrity.damaged(
@@ -130,7 +143,9 @@ def verify_model_dir(directory: str | Path, mend: str = MODEL_MEND, hash_limit: 
         )
 
 
-def save_model(directory: str | Path, model: GraphEncoder, config: ModelConfig | None = None, tokenizer: Any = None) -> Path:
+def save_model(
+    directory: str | Path, model: GraphEncoder, config: ModelConfig | None = None, tokenizer: Any = None
+) -> Path:
     """Write a model directory; returns its path.
 
     ``tokenizer``: an object with ``save(directory)`` (called on the model
@@ -200,7 +215,9 @@ def load_model(directory: str | Path, map_location: str | torch.device = "cpu", 
         config = load_config_file(directory)
         state = torch.load(directory / WEIGHTS_FILE, map_location=map_location, weights_only=True)
     except Exception as err:  # a damaged directory written before checksums existed
-        raise IntegrityError(f"model directory {directory} cannot be read ({type(err).__name__}: {err}). {mend}", [str(directory)]) from None
+        raise IntegrityError(
+            f"model directory {directory} cannot be read ({type(err).__name__}: {err}). {mend}", [str(directory)]
+        ) from None
     expected = (directory / FINGERPRINT_FILE).read_text().strip()
     weights = state_fingerprint(state, config)
     actual = with_tokenizer(weights, directory_tokenizer_digest(directory))

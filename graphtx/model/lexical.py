@@ -47,22 +47,30 @@ class LexicalChannel(nn.Module):
         self.idf.copy_(idf)
         self.idf[:SPECIAL_TOKENS] = 0.0
 
-    def _weighted_pairs(self, token_ids: torch.Tensor, token_node: torch.Tensor, node_graph: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    def _weighted_pairs(
+        self, token_ids: torch.Tensor, token_node: torch.Tensor, node_graph: torch.Tensor
+    ) -> tuple[torch.Tensor, ...]:
         """Each distinct (graph, token) of the batch: graph (p,), token (p,), weight (p,) = (1 + log tf) * IDF."""
         pair, tf = torch.unique(node_graph[token_node] * self.vocab_size + token_ids, return_counts=True)
         token = pair % self.vocab_size
         return pair // self.vocab_size, token, (1.0 + tf.float().log()) * self.idf[token]
 
-    def token_weights(self, token_ids: torch.Tensor, token_node: torch.Tensor, node_graph: torch.Tensor, num_graphs: int) -> list[dict[int, float]]:
+    def token_weights(
+        self, token_ids: torch.Tensor, token_node: torch.Tensor, node_graph: torch.Tensor, num_graphs: int
+    ) -> list[dict[int, float]]:
         """Per graph: token id -> the weight the sketch hashes (tokens of weight 0 left out)."""
         out: list[dict[int, float]] = [{} for _ in range(num_graphs)]
         if token_ids.numel():
-            for graph, token, weight in zip(*(x.tolist() for x in self._weighted_pairs(token_ids, token_node, node_graph))):
+            for graph, token, weight in zip(
+                *(x.tolist() for x in self._weighted_pairs(token_ids, token_node, node_graph))
+            ):
                 if weight > 0:
                     out[graph][token] = weight
         return out
 
-    def distinct_tokens(self, token_ids: torch.Tensor, token_node: torch.Tensor, node_graph: torch.Tensor, num_graphs: int) -> torch.Tensor:
+    def distinct_tokens(
+        self, token_ids: torch.Tensor, token_node: torch.Tensor, node_graph: torch.Tensor, num_graphs: int
+    ) -> torch.Tensor:
         """(t,), (t,), (n,) -> (b,) long: how many distinct weighted tokens each graph's sketch hashes."""
         if token_ids.numel() == 0:
             return torch.zeros(num_graphs, dtype=torch.long, device=token_ids.device)

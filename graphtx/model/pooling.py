@@ -33,7 +33,9 @@ class WeightedPooling(nn.Module):
         """x (n, d), node_graph (n,) → pooled (b, d), weights (n,) summing to 1 per non-empty graph."""
         s = self.score(x).squeeze(-1)  # (n,)
         p = softmax(s, index=node_graph, num_nodes=num_graphs)  # (n,)
-        g = scatter(p.unsqueeze(-1) * x, node_graph, dim=0, dim_size=num_graphs, reduce="sum")  # (b, d); 0 for an empty graph
+        g = scatter(
+            p.unsqueeze(-1) * x, node_graph, dim=0, dim_size=num_graphs, reduce="sum"
+        )  # (b, d); 0 for an empty graph
         return g, p
 
     def extra_repr(self) -> str:

@@ -61,11 +61,15 @@ class SWEMNodeEncoder(nn.Module):
         self.embedding_dropout, self.weighting, self.word_order = embedding_dropout, weighting, word_order
         self.embedding = nn.Embedding(vocab_size, token_dim)
         if weighting == "idf":
-            self.register_buffer("token_log_weight", torch.zeros(vocab_size))  # (vocab,) log IDF; 0 until load_token_weights
+            self.register_buffer(
+                "token_log_weight", torch.zeros(vocab_size)
+            )  # (vocab,) log IDF; 0 until load_token_weights
         elif weighting == "learned":
             self.token_log_weight = nn.Parameter(torch.zeros(vocab_size))  # (vocab,)
         self.widths = WORD_ORDER_WIDTHS[word_order]  # convolution widths over consecutive tokens
-        self.ngram = nn.ModuleList(nn.Linear(w * token_dim, token_dim) for w in self.widths)  # [e_i ; ... ; e_{i+w-1}] -> g_i
+        self.ngram = nn.ModuleList(
+            nn.Linear(w * token_dim, token_dim) for w in self.widths
+        )  # [e_i ; ... ; e_{i+w-1}] -> g_i
         self.pooled_dim = (2 + 2 * len(self.widths)) * token_dim  # what the projection reads
         self.proj = nn.Linear(self.pooled_dim, node_dim)
         self.type_embedding = nn.Embedding(num_node_types, node_dim)
@@ -83,17 +87,24 @@ class SWEMNodeEncoder(nn.Module):
         """Copy a (vocab_size, token_dim) matrix (e.g. FastText vectors, row i = token id i) into the table."""
         matrix = torch.as_tensor(matrix)
         if tuple(matrix.shape) != tuple(self.embedding.weight.shape):
-            raise ValueError(f"token vectors have shape {tuple(matrix.shape)}, the table needs {tuple(self.embedding.weight.shape)}")
+            raise ValueError(
+                f"token vectors have shape {tuple(matrix.shape)}, the table needs {tuple(self.embedding.weight.shape)}"
+            )
         self.embedding.weight.copy_(matrix.to(self.embedding.weight))
 
     @torch.no_grad()
     def load_projection(
-        self, weight: np.ndarray | torch.Tensor, bias: np.ndarray | torch.Tensor, ngram: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
+        self,
+        weight: np.ndarray | torch.Tensor,
+        bias: np.ndarray | torch.Tensor,
+        ngram: tuple[tuple[np.ndarray, np.ndarray], ...] = (),
     ) -> None:
         """Copy a (node_dim, pooled_dim) weight and (node_dim,) bias into the projection, and one (weight, bias) per
         n-gram convolution of the word-order channel (e.g. ``graphtx distil-phrases``' NodeProjection)."""
         if len(ngram) != len(self.ngram):
-            raise ValueError(f"{len(ngram)} n-gram layers given, this node encoder (word order {self.word_order!r}) has {len(self.ngram)}")
+            raise ValueError(
+                f"{len(ngram)} n-gram layers given, this node encoder (word order {self.word_order!r}) has {len(self.ngram)}"
+            )
         pairs = [(self.proj, weight, bias)] + [(layer, w, b) for layer, (w, b) in zip(self.ngram, ngram)]
         pairs = [(layer, torch.as_tensor(w), torch.as_tensor(b)) for layer, w, b in pairs]
         for layer, w, b in pairs:
@@ -109,7 +120,11 @@ class SWEMNodeEncoder(nn.Module):
         def numpy(x: torch.Tensor) -> np.ndarray:
             return x.detach().cpu().numpy()
 
-        return numpy(self.proj.weight), numpy(self.proj.bias), tuple((numpy(m.weight), numpy(m.bias)) for m in self.ngram)
+        return (
+            numpy(self.proj.weight),
+            numpy(self.proj.bias),
+            tuple((numpy(m.weight), numpy(m.bias)) for m in self.ngram),
+        )
 
     @torch.no_grad()
     def load_token_weights(self, weights: np.ndarray | torch.Tensor) -> None:
@@ -118,7 +133,9 @@ class SWEMNodeEncoder(nn.Module):
             raise ValueError("this node encoder has no token weighting (model.token_weighting: none)")
         weights = torch.as_tensor(weights).to(self.token_log_weight)
         if tuple(weights.shape) != (self.vocab_size,) or not bool((weights > 0).all()):
-            raise ValueError(f"token weights must be {self.vocab_size} positive numbers, got shape {tuple(weights.shape)}")
+            raise ValueError(
+                f"token weights must be {self.vocab_size} positive numbers, got shape {tuple(weights.shape)}"
+            )
         self.token_log_weight.copy_(weights.log().to(self.token_log_weight))
 
     def forward(self, token_ids: torch.Tensor, token_node: torch.Tensor, node_type: torch.Tensor) -> torch.Tensor:
@@ -130,11 +147,15 @@ class SWEMNodeEncoder(nn.Module):
             token_ids, token_node = token_ids[keep], token_node[keep]
         e = self.embedding(token_ids)  # (t, c)
         if self.weighting == "none":
-            mean = scatter(e, token_node, dim=0, dim_size=num_nodes, reduce="mean")  # (n, c); 0 for a node without tokens
+            mean = scatter(
+                e, token_node, dim=0, dim_size=num_nodes, reduce="mean"
+            )  # (n, c); 0 for a node without tokens
         else:
             w = self.token_log_weight[token_ids].exp().unsqueeze(1)  # (t, 1)
             total = scatter(w, token_node, dim=0, dim_size=num_nodes, reduce="sum")  # (n, 1)
-            mean = scatter(e * w, token_node, dim=0, dim_size=num_nodes, reduce="sum") / total.clamp(min=1e-12)  # (n, c)
+            mean = scatter(e * w, token_node, dim=0, dim_size=num_nodes, reduce="sum") / total.clamp(
+                min=1e-12
+            )  # (n, c)
         max_ = scatter(e, token_node, dim=0, dim_size=num_nodes, reduce="max")  # (n, c); 0 for a node without tokens
         pooled = [mean, max_]
         for width, layer in zip(self.widths, self.ngram):
@@ -142,13 +163,17 @@ class SWEMNodeEncoder(nn.Module):
         return self.proj(torch.cat(pooled, dim=-1)) + self.type_embedding(node_type)  # (n, d)
 
     @staticmethod
-    def pooled_ngrams(e: torch.Tensor, token_node: torch.Tensor, num_nodes: int, width: int, layer: nn.Linear) -> list[torch.Tensor]:
+    def pooled_ngrams(
+        e: torch.Tensor, token_node: torch.Tensor, num_nodes: int, width: int, layer: nn.Linear
+    ) -> list[torch.Tensor]:
         """(t, c) token vectors in text order, (t,) their nodes (non-decreasing) -> [mean, max] of GELU(layer(window))
         over each node's windows of ``width`` consecutive tokens, (n, c) each."""
         t = len(token_node)
         if t < width:  # no window at all (the slices below assume t >= width)
             return [e.new_zeros(num_nodes, layer.out_features)] * 2
-        inside = token_node[width - 1 :] == token_node[: t - width + 1]  # (t-w+1,) the window starting at i lies in one node
+        inside = (
+            token_node[width - 1 :] == token_node[: t - width + 1]
+        )  # (t-w+1,) the window starting at i lies in one node
         window = torch.cat([e[k : t - width + 1 + k][inside] for k in range(width)], dim=-1)  # (p, w*c)
         g = F.gelu(layer(window))  # (p, c)
         window_node = token_node[: t - width + 1][inside]  # (p,)
@@ -171,7 +196,9 @@ class PhraseTokens:
         ids = tokenizer.encode_batch(texts) if texts else []
         self.lengths = np.fromiter((min(len(x), max_tokens) for x in ids), dtype=np.int64, count=len(ids))  # (texts,)
         self.starts = np.cumsum(self.lengths) - self.lengths  # (texts,)
-        self.flat = np.fromiter((t for x in ids for t in x[:max_tokens]), dtype=np.int64, count=int(self.lengths.sum()))  # (tokens,)
+        self.flat = np.fromiter(
+            (t for x in ids for t in x[:max_tokens]), dtype=np.int64, count=int(self.lengths.sum())
+        )  # (tokens,)
 
     def __len__(self) -> int:
         return len(self.lengths)
@@ -179,6 +206,8 @@ class PhraseTokens:
     def node_inputs(self, rows: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
         """(n,) text rows -> token ids (t,) and the position in ``rows`` of each token's text (t,)."""
         lengths = self.lengths[rows]  # (n,)
-        within = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)  # (t,) position in its text
+        within = np.arange(int(lengths.sum())) - np.repeat(
+            np.cumsum(lengths) - lengths, lengths
+        )  # (t,) position in its text
         token_ids = self.flat[np.repeat(self.starts[rows], lengths) + within]  # (t,)
         return torch.from_numpy(token_ids), torch.from_numpy(np.repeat(np.arange(len(rows)), lengths))

@@ -28,7 +28,9 @@ class RankConfig:
     folds: int = 5  # cross-validation folds, whole queries each
     bag: int = 5  # LightGBM fits averaged, seeds seed .. seed + bag - 1 (each its own folds): steadier on ~10^3 queries (benchmarks/results/lexical-channel-rankers.md)
     monotone: bool = True  # score rises with BM25 / cosine / matched terms, falls with their ranks
-    date_dropout: float = 0.25  # share of training queries fitted without their year (a text query at search time has none)
+    date_dropout: float = (
+        0.25  # share of training queries fitted without their year (a text query at search time has none)
+    )
 
     def __post_init__(self) -> None:
         from graphtx.rank.convex import NORMS
@@ -48,12 +50,27 @@ class RankConfig:
 
         if not feature_names(self.groups, self.drop_features):
             raise ValueError("rank.drop_features leaves the ranker no feature")
-        if self.lexical_model and not feature_names([g for g in self.groups if g not in GRAPH_GROUPS], self.drop_features):
-            raise ValueError("rank.drop_features leaves the ranker without graph features (rank.lexical_model) no feature")
+        if self.lexical_model and not feature_names(
+            [g for g in self.groups if g not in GRAPH_GROUPS], self.drop_features
+        ):
+            raise ValueError(
+                "rank.drop_features leaves the ranker without graph features (rank.lexical_model) no feature"
+            )
         if (
-            min(self.depth, self.ndcg_k, self.min_data_in_leaf, self.max_rounds, self.early_stopping, self.bag, *self.num_leaves_grid) < 1
+            min(
+                self.depth,
+                self.ndcg_k,
+                self.min_data_in_leaf,
+                self.max_rounds,
+                self.early_stopping,
+                self.bag,
+                *self.num_leaves_grid,
+            )
+            < 1
             or self.folds < 2
         ):
-            raise ValueError("rank.depth, ndcg_k, min_data_in_leaf, max_rounds, early_stopping, bag and num_leaves_grid must be >= 1, folds >= 2")
+            raise ValueError(
+                "rank.depth, ndcg_k, min_data_in_leaf, max_rounds, early_stopping, bag and num_leaves_grid must be >= 1, folds >= 2"
+            )
         if not 0 <= self.date_dropout < 1 or not 0 < self.feature_fraction <= 1 or self.learning_rate <= 0:
             raise ValueError("rank.date_dropout must be in [0, 1), feature_fraction in (0, 1], learning_rate > 0")

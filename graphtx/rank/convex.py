@@ -51,7 +51,9 @@ def normalise(x: np.ndarray, method: str, lower: float = 0.0) -> np.ndarray:
 
 def convex_scores(bm25: np.ndarray, dense: np.ndarray, weight: float, norm: str) -> np.ndarray:
     """(n,) a * norm(bm25) + (1 - a) * norm(dense) over one pool."""
-    return weight * normalise(bm25, norm, LOWER_BOUND["bm25"]) + (1.0 - weight) * normalise(dense, norm, LOWER_BOUND["dense"])
+    return weight * normalise(bm25, norm, LOWER_BOUND["bm25"]) + (1.0 - weight) * normalise(
+        dense, norm, LOWER_BOUND["dense"]
+    )
 
 
 # --- pool metrics ------------------------------------------------------------------------
@@ -89,7 +91,10 @@ def fit_weight(groups: Sequence[Group], norm: str, ndcg_k: int = 150, grid: int 
     """(best a, [{weight, ndcg}] over the grid) by mean nDCG@k over ``groups``."""
     if not groups:
         raise ValueError("no training queries to fit the convex weight on")
-    normed = [(normalise(g.bm25, norm, LOWER_BOUND["bm25"]), normalise(g.dense, norm, LOWER_BOUND["dense"]), g) for g in groups]
+    normed = [
+        (normalise(g.bm25, norm, LOWER_BOUND["bm25"]), normalise(g.dense, norm, LOWER_BOUND["dense"]), g)
+        for g in groups
+    ]
     table = []
     for a in np.linspace(0.0, 1.0, grid):
         value = float(np.mean([ndcg(a * b + (1 - a) * d, g.gains, g.ideal, ndcg_k) for b, d, g in normed]))

@@ -32,7 +32,12 @@ from graphtx.rank.convex import LOWER_BOUND, normalise
 from graphtx.rank.features import GROUPS, LexicalStats, PoolInputs, pool_features
 
 SIGNAL_OF_GROUP = {"lexical": "bm25", "dense": "dense", "late": "late", "meta": "meta"}
-SIGNAL_LABEL = {"bm25": "BM25 / query terms", "dense": "dense (graph model)", "late": "late interaction", "meta": "dates and classes"}
+SIGNAL_LABEL = {
+    "bm25": "BM25 / query terms",
+    "dense": "dense (graph model)",
+    "late": "late interaction",
+    "meta": "dates and classes",
+}
 
 
 @dataclass(frozen=True)
@@ -64,11 +69,15 @@ class RankerExplanation:
     def lines(self, features: int = 6) -> list[str]:
         """Printable rows: the score, each signal's part (largest first), the largest feature contributions."""
         head = f"    {self.ranker} score {self.score:+.4f} = "
-        parts = ([f"base {self.base:+.4f}"] if self.base else []) + [f"{name} {v:+.4f}" for name, v in _largest(self.signals) if abs(v) > 1e-12]
+        parts = ([f"base {self.base:+.4f}"] if self.base else []) + [
+            f"{name} {v:+.4f}" for name, v in _largest(self.signals) if abs(v) > 1e-12
+        ]
         lines = [head + " ".join(parts)]
         if self.features:
             top = _largest(self.features)[:features]
-            lines.append("    largest feature contributions: " + ", ".join(f"{n} {v:+.4f}{self._reading(n)}" for n, v in top))
+            lines.append(
+                "    largest feature contributions: " + ", ".join(f"{n} {v:+.4f}{self._reading(n)}" for n, v in top)
+            )
         return lines
 
     def _reading(self, feature: str) -> str:
@@ -86,16 +95,26 @@ def _largest(values: dict[str, float]) -> list[tuple[str, float]]:
     return sorted(values.items(), key=lambda item: (-abs(item[1]), item[0]))
 
 
-def explain_rrf(dense_rank: int | None, bm25_rank: int | None, dense_weight: float, bm25_weight: float, rrf_k: int) -> RankerExplanation:
+def explain_rrf(
+    dense_rank: int | None, bm25_rank: int | None, dense_weight: float, bm25_weight: float, rrf_k: int
+) -> RankerExplanation:
     """The RRF score of one hit split into its two rankings' terms (ranks from 1; None: not in that ranking)."""
     signals = {
         "dense": rrf_score(dense_rank, rrf_k, dense_weight) if dense_rank is not None and dense_weight else 0.0,
         "bm25": rrf_score(bm25_rank, rrf_k, bm25_weight) if bm25_rank is not None and bm25_weight else 0.0,
     }
-    return RankerExplanation("hybrid", sum(signals.values()), 0.0, signals, inputs={"dense_rank": dense_rank, "bm25_rank": bm25_rank, "rrf_k": rrf_k})
+    return RankerExplanation(
+        "hybrid",
+        sum(signals.values()),
+        0.0,
+        signals,
+        inputs={"dense_rank": dense_rank, "bm25_rank": bm25_rank, "rrf_k": rrf_k},
+    )
 
 
-def explain_pool(ranker, kind: str, inputs: PoolInputs, stats: LexicalStats, rows: np.ndarray) -> list[RankerExplanation]:
+def explain_pool(
+    ranker, kind: str, inputs: PoolInputs, stats: LexicalStats, rows: np.ndarray
+) -> list[RankerExplanation]:
     """Explanations of the pool candidates at ``rows`` (positions in ``inputs.candidates``) under ``ranker``'s ``kind``.
 
     Pool-relative features (z-scores, min-max, ranks) are computed over the whole pool, as when scoring.
@@ -135,6 +154,10 @@ def explain_pool(ranker, kind: str, inputs: PoolInputs, stats: LexicalStats, row
         for n, v in features.items():
             signals[group_of.get(n, "other")] = signals.get(group_of.get(n, "other"), 0.0) + v
         values = {n: float(x[rows[i], j]) for j, n in enumerate(names)}
-        ins = {k: values[k] for k in ("bm25", "dense", "late", "terms_matched_share", "year_gap") if k in values and np.isfinite(values[k])}
+        ins = {
+            k: values[k]
+            for k in ("bm25", "dense", "late", "terms_matched_share", "year_gap")
+            if k in values and np.isfinite(values[k])
+        }
         out.append(RankerExplanation(kind, float(scores[i]), float(contrib[i, -1]), signals, features, ins))
     return out

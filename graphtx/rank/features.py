@@ -82,7 +82,9 @@ class LexicalStats:
         s = retriever.scores
         n, indptr = int(s["num_docs"]), np.asarray(s["indptr"], dtype=np.int64)
         vocab_size = len(indptr) - 1
-        csc = sp.csc_matrix((np.ones(len(s["indices"]), np.float32), np.asarray(s["indices"], np.int64), indptr), shape=(n, vocab_size))
+        csc = sp.csc_matrix(
+            (np.ones(len(s["indices"]), np.float32), np.asarray(s["indices"], np.int64), indptr), shape=(n, vocab_size)
+        )
         df = np.diff(indptr).astype(np.float64)  # (vocab,)
         idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
         csr = csc.tocsr()

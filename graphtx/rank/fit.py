@@ -42,10 +42,18 @@ class PoolSource:
         """(bm25 (q, c), dense (q, c) or None); the candidates the corpus's cut-off rules out -inf, so no pool takes them."""
         mask = self.corpus.candidate_mask(rows)  # (q, c) bool or None
         bm25 = apply_cutoff(self.bm25.scores(rows), mask)
-        return bm25, None if self.dense is None else apply_cutoff(np.asarray(self.dense.scores(rows), dtype=np.float64), mask)
+        return bm25, None if self.dense is None else apply_cutoff(
+            np.asarray(self.dense.scores(rows), dtype=np.float64), mask
+        )
 
     def pool_inputs(
-        self, row: int, bm25_row: np.ndarray, dense_row: np.ndarray | None, depth: int, exclude_self: bool = True, year: bool = True
+        self,
+        row: int,
+        bm25_row: np.ndarray,
+        dense_row: np.ndarray | None,
+        depth: int,
+        exclude_self: bool = True,
+        year: bool = True,
     ) -> PoolInputs:
         pool = candidate_pool(bm25_row, dense_row, depth, row if exclude_self else None)  # (n,)
         c = self.corpus
@@ -79,14 +87,20 @@ def training_groups(
 
     queries = judged.query_ids
     rows = source.corpus.rows(queries)
-    no_year = np.random.default_rng(seed + 31).random(len(queries)) < date_dropout  # (Q,) queries fitted without their year
+    no_year = (
+        np.random.default_rng(seed + 31).random(len(queries)) < date_dropout
+    )  # (Q,) queries fitted without their year
     groups = []
-    for start in tqdm(range(0, len(rows), chunk), desc="ranker features", unit="chunk", disable=progress is False, leave=False):
+    for start in tqdm(
+        range(0, len(rows), chunk), desc="ranker features", unit="chunk", disable=progress is False, leave=False
+    ):
         part = rows[start : start + chunk]
         bm25, dense = source.scores(part)
         for i, row in enumerate(part):
             q = queries[start + i]
-            inputs = source.pool_inputs(int(row), bm25[i], None if dense is None else dense[i], depth, year=not no_year[start + i])
+            inputs = source.pool_inputs(
+                int(row), bm25[i], None if dense is None else dense[i], depth, year=not no_year[start + i]
+            )
             if not len(inputs.candidates):  # the cut-off leaves this query nothing to rank (nothing earlier in the set)
                 continue
             rel = judged.relevant[q]
@@ -97,7 +111,9 @@ def training_groups(
     return groups
 
 
-def fit_ranker(source: PoolSource, judged, cfg: RankConfig, model_fingerprint: str, seed: int = 0, progress: bool | None = None) -> Ranker:
+def fit_ranker(
+    source: PoolSource, judged, cfg: RankConfig, model_fingerprint: str, seed: int = 0, progress: bool | None = None
+) -> Ranker:
     """Convex weight (per ``cfg.norm``, or the best normalisation) and LightGBM models on ``judged``'s queries."""
     from graphtx.rank.learned import fit_bag
 
@@ -133,4 +149,11 @@ def fit_ranker(source: PoolSource, judged, cfg: RankConfig, model_fingerprint: s
         booster, report["lexical"] = fit_bag(lex, names, cfg, seed)
         features["lexical"], boosters["lexical"] = names, booster
     report["seconds"] = round(time.time() - t0, 1)
-    return Ranker(model_fingerprint, cfg.depth, {"norm": norm, "weight": convex_trials[norm]["weight"]}, features, boosters, report)
+    return Ranker(
+        model_fingerprint,
+        cfg.depth,
+        {"norm": norm, "weight": convex_trials[norm]["weight"]},
+        features,
+        boosters,
+        report,
+    )

@@ -35,7 +35,9 @@ def lightgbm():
     try:
         import lightgbm as lgb
     except ImportError:
-        raise ValueError("the learned ranker needs lightgbm: pip install 'graphtx[rank]' (or use --ranker convex / hybrid)") from None
+        raise ValueError(
+            "the learned ranker needs lightgbm: pip install 'graphtx[rank]' (or use --ranker convex / hybrid)"
+        ) from None
     return lgb
 
 
@@ -59,7 +61,9 @@ RISING = {
 FALLING = {"bm25_log_rank", "dense_log_rank", "late_log_rank"}
 
 
-MEMBER_SEPARATOR = "\n### graphtx ranker: next bag member ###\n"  # between the members' LightGBM model texts in one file
+MEMBER_SEPARATOR = (
+    "\n### graphtx ranker: next bag member ###\n"  # between the members' LightGBM model texts in one file
+)
 
 
 class BoosterBag:
@@ -140,7 +144,9 @@ def fit_lambdarank(groups: Sequence[Group], names: Sequence[str], cfg: RankConfi
     lgb = lightgbm()
     usable = [g for g in groups if g.features is not None and (g.gains > 0).any()]
     if len(usable) < cfg.folds * 2:
-        raise ValueError(f"only {len(usable)} training queries have a cited document in their pool: too few to fit a ranker (need {cfg.folds * 2})")
+        raise ValueError(
+            f"only {len(usable)} training queries have a cited document in their pool: too few to fit a ranker (need {cfg.folds * 2})"
+        )
     data, _, _ = _dataset(usable)
     rng = np.random.default_rng(seed)
     fold_of_query = rng.permutation(len(usable)) % cfg.folds  # (queries,)
@@ -158,7 +164,12 @@ def fit_lambdarank(groups: Sequence[Group], names: Sequence[str], cfg: RankConfi
         curve = res[f"valid ndcg@{cfg.ndcg_k}-mean"]
         best = int(np.argmax(curve))
         trials.append(
-            {"num_leaves": leaves, "rounds": best + 1, "cv_ndcg": float(curve[best]), "cv_ndcg_sd": float(res[f"valid ndcg@{cfg.ndcg_k}-stdv"][best])}
+            {
+                "num_leaves": leaves,
+                "rounds": best + 1,
+                "cv_ndcg": float(curve[best]),
+                "cv_ndcg_sd": float(res[f"valid ndcg@{cfg.ndcg_k}-stdv"][best]),
+            }
         )
     chosen = max(trials, key=lambda t: (t["cv_ndcg"], -t["num_leaves"]))
     booster = lgb.train(_params(cfg, names, chosen["num_leaves"], seed), data, num_boost_round=chosen["rounds"])

@@ -41,7 +41,9 @@ class Pool:
     bm25: np.ndarray  # (n,) float64 BM25 scores (0: no query term in the document); 0 when BM25 was not asked for
     dense_rank: np.ndarray  # (n,) int64 1-based rank in the dense top ``depth``, 0 outside it
     bm25_rank: np.ndarray  # (n,) int64 1-based rank in the BM25 top ``depth`` (positive scores), 0 outside it
-    features: Callable[[], tuple[Any, Any]] | None = None  # -> (PoolInputs, LexicalStats) of the fitted rankers, on demand
+    features: Callable[[], tuple[Any, Any]] | None = (
+        None  # -> (PoolInputs, LexicalStats) of the fitted rankers, on demand
+    )
     _features: tuple | None = field(default=None, repr=False)
 
     def __len__(self) -> int:

@@ -77,7 +77,9 @@ class Ranker:
 
     def fingerprint(self) -> str:
         texts = {k: b.model_to_string() for k, b in self.boosters.items()}
-        return ranker_fingerprint(self.model_fingerprint, self.features, lightgbm_version() if self.boosters else "", texts)
+        return ranker_fingerprint(
+            self.model_fingerprint, self.features, lightgbm_version() if self.boosters else "", texts
+        )
 
     def save(self, directory: str | Path) -> Path:
         """Write into ``directory`` (replaced as a whole: a reader sees the old ranker or the new one)."""
@@ -126,7 +128,9 @@ def load_ranker(directory: str | Path, model_fingerprint: str) -> Ranker:
         meta = json.loads(meta_path.read_text())
         features = {k: tuple(v) for k, v in meta["features"].items()}
     except (json.JSONDecodeError, KeyError, AttributeError) as err:
-        raise ValueError(f"{meta_path} is not a ranker description ({err}); fit the ranker again with `graphtx rank-fit`") from None
+        raise ValueError(
+            f"{meta_path} is not a ranker description ({err}); fit the ranker again with `graphtx rank-fit`"
+        ) from None
     if meta["model_fingerprint"] != model_fingerprint:
         raise ValueError(
             f"ranker {directory} was fitted on model {meta['model_fingerprint'][:12]}…, not on this model ({model_fingerprint[:12]}…): "
@@ -145,7 +149,19 @@ def load_ranker(directory: str | Path, model_fingerprint: str) -> Ranker:
                 raise ValueError(f"ranker {directory} lacks {path.name}: fit it again with `graphtx rank-fit`")
             texts[kind] = path.read_text()
             boosters[kind] = BoosterBag.from_string(texts[kind])
-    expected = ranker_fingerprint(meta["model_fingerprint"], {k: list(v) for k, v in features.items()}, meta["lightgbm"], texts)
+    expected = ranker_fingerprint(
+        meta["model_fingerprint"], {k: list(v) for k, v in features.items()}, meta["lightgbm"], texts
+    )
     if expected != meta["fingerprint"]:
-        raise ValueError(f"ranker {directory}: its files do not match its fingerprint (changed after `graphtx rank-fit`?); fit it again")
-    return Ranker(meta["model_fingerprint"], int(meta["depth"]), meta["convex"], features, boosters, meta.get("report", {}), directory)
+        raise ValueError(
+            f"ranker {directory}: its files do not match its fingerprint (changed after `graphtx rank-fit`?); fit it again"
+        )
+    return Ranker(
+        meta["model_fingerprint"],
+        int(meta["depth"]),
+        meta["convex"],
+        features,
+        boosters,
+        meta.get("report", {}),
+        directory,
+    )

@@ -118,24 +118,32 @@ def error_answers(*codes: int) -> dict:
     return {code: {"model": ErrorOut, "description": _ANSWERS[code]} for code in codes}
 
 
-BODY_ERRORS = error_answers(400, 404, 408, 413, 422, 503)  # an endpoint with a JSON body (an id query may name an unknown document)
+BODY_ERRORS = error_answers(
+    400, 404, 408, 413, 422, 503
+)  # an endpoint with a JSON body (an id query may name an unknown document)
 
 
 class QueryIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    text: str | None = Field(None, description='claim text; of a claim set the first independent claim is searched, the others named in "note"')
+    text: str | None = Field(
+        None,
+        description='claim text; of a claim set the first independent claim is searched, the others named in "note"',
+    )
     id: str | None = Field(None, description="an indexed document's id: search for documents like it")
 
 
 class FiltersIn(BaseModel):
     before: str | None = Field(
-        None, description="publication date strictly before (2010-06-30); an id query: its priority date unless given; none: off"
+        None,
+        description="publication date strictly before (2010-06-30); an id query: its priority date unless given; none: off",
     )
     cpc: list[str] | None = Field(None, description="CPC prefixes, any may match (H01M, H01M 10/44)")
     ipc: list[str] | None = Field(None, description="IPC prefixes, any may match")
     country: list[str] | None = Field(None, description="publishing offices (US, EP, WO, ...)")
     kind: list[str] | None = Field(None, description="kind-code prefixes (B = B1 and B2)")
-    exclude_family: Flag | None = Field(None, description="leave out the query's family and itself (default: true for an id query)")
+    exclude_family: Flag | None = Field(
+        None, description="leave out the query's family and itself (default: true for an id query)"
+    )
     group_by_family: Flag = Field(False, description="one hit per family, its best-scored member")
 
     def filters(self) -> SearchFilters:
@@ -148,13 +156,21 @@ class SearchIn(QueryIn, FiltersIn):
     ranker: RankerName | None = Field(None, description="default: the service's (learned when the index has a ranker)")
     explain: Flag = Field(False, description="node matches for each hit (k at most serve.max_explain_hits)")
     rerank: Literal["none", "late"] | None = Field(
-        None, description="late: re-rank the first stage's top rerank_depth by node-level late interaction (default: search.rerank)"
+        None,
+        description="late: re-rank the first stage's top rerank_depth by node-level late interaction (default: search.rerank)",
     )
-    rerank_depth: Count | None = Field(None, ge=1, le=1000, description="first-stage candidates re-ranked (default: search.rerank_depth)")
-    offset: Count = Field(0, ge=0, description="hits skipped: a results page shows hits offset+1 .. offset+k (offset at most serve.max_offset)")
+    rerank_depth: Count | None = Field(
+        None, ge=1, le=1000, description="first-stage candidates re-ranked (default: search.rerank_depth)"
+    )
+    offset: Count = Field(
+        0,
+        ge=0,
+        description="hits skipped: a results page shows hits offset+1 .. offset+k (offset at most serve.max_offset)",
+    )
     svg: Flag = Field(False, description="with explain: each hit's query and hit graphs as SVG, matched nodes shaded")
     all_independent: Flag = Field(
-        False, description="a claim set: search every independent claim and merge the hits per document (each hit's found_by)"
+        False,
+        description="a claim set: search every independent claim and merge the hits per document (each hit's found_by)",
     )
     merge: Literal["rrf", "max"] = Field(
         "rrf", description="with all_independent: rrf = reciprocal rank fusion of the claims' ranks, max = best score"
@@ -164,7 +180,9 @@ class SearchIn(QueryIn, FiltersIn):
 class ExplainIn(QueryIn, FiltersIn):
     doc_ids: list[str] | None = Field(None, description="documents to explain; default: the top k hits")
     k: Count = Field(3, ge=1)
-    offset: Count = Field(0, ge=0, description="without doc_ids: explain hits offset+1 .. offset+k (a results page, as /search pages)")
+    offset: Count = Field(
+        0, ge=0, description="without doc_ids: explain hits offset+1 .. offset+k (a results page, as /search pages)"
+    )
     svg: Flag = Field(False, description="each explanation's query and hit graphs as SVG, matched nodes shaded")
     hybrid: Flag = False
     rerank: Literal["none", "late"] | None = None
@@ -175,7 +193,10 @@ class ExplainIn(QueryIn, FiltersIn):
 class TopicIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     id: str = Field(
-        ..., min_length=1, pattern=ONE_TOKEN, description="topic id (the run's qid, no white space); alone: an indexed document's id as the query"
+        ...,
+        min_length=1,
+        pattern=ONE_TOKEN,
+        description="topic id (the run's qid, no white space); alone: an indexed document's id as the query",
     )
     text: str | None = Field(None, description="claim text or a claim set")
     doc_id: str | None = Field(None, description="an indexed document as the query")
@@ -189,7 +210,9 @@ class BatchIn(FiltersIn):  # the filters apply to every topic (an id topic: its 
     ranker: RankerName | None = None
     rerank: Literal["none", "late"] | None = None
     rerank_depth: Count | None = Field(None, ge=1, le=1000)
-    all_independent: Flag = Field(False, description="search every independent claim of a claim set, merged per document")
+    all_independent: Flag = Field(
+        False, description="search every independent claim of a claim set, merged per document"
+    )
     merge: Literal["rrf", "max"] = "rrf"
     tag: str | None = Field(None, pattern=ONE_TOKEN, description="the run's tag (default graphtx-RANKER)")
 
@@ -215,7 +238,12 @@ def _in_words(error: dict) -> str:
     name, kind, ctx = ".".join(where) or "body", error.get("type", ""), error.get("ctx") or {}
     if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
         bound = next(iter(ctx.values()), "")
-        words = {"greater_than_equal": "at least", "greater_than": "more than", "less_than_equal": "at most", "less_than": "less than"}[kind]
+        words = {
+            "greater_than_equal": "at least",
+            "greater_than": "more than",
+            "less_than_equal": "at most",
+            "less_than": "less than",
+        }[kind]
         return f"{name} must be {words} {bound}"
     if kind == "extra_forbidden":
         return f"unknown field {name!r}"
@@ -246,17 +274,26 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
         yield
 
     app = FastAPI(
-        title="graphtx", description="Patent prior-art search with invention graphs", version="1", lifespan=lifespan, docs_url=None, redoc_url=None
+        title="graphtx",
+        description="Patent prior-art search with invention graphs",
+        version="1",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
     )  # /docs is served from local assets below; ReDoc (CDN only) is off
 
     # --- limits and errors (the last added runs first) --------------------------------
     app.add_middleware(Admission, limit=cfg.max_pending)
-    app.add_middleware(BodyGuard, limit=cfg.max_request_bytes, timeout=cfg.read_timeout_s)  # an oversized body: 413 before admission
+    app.add_middleware(
+        BodyGuard, limit=cfg.max_request_bytes, timeout=cfg.read_timeout_s
+    )  # an oversized body: 413 before admission
     app.add_middleware(HostAllowList, allowed=cfg.allowed_hosts)
 
     fastapi_schema = app.openapi
 
-    def openapi() -> dict:  # the published schema carries this service's limits and this index's options (graphtx/serve/contract.py)
+    def openapi() -> (
+        dict
+    ):  # the published schema carries this service's limits and this index's options (graphtx/serve/contract.py)
         from graphtx.serve.contract import tightened_schema
 
         schema = fastapi_schema()  # FastAPI's, made once
@@ -279,7 +316,9 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_request, err: StarletteHTTPException):
-        return JSONResponse({"error": str(err.detail)}, status_code=err.status_code, headers=getattr(err, "headers", None))
+        return JSONResponse(
+            {"error": str(err.detail)}, status_code=err.status_code, headers=getattr(err, "headers", None)
+        )
 
     def check_query(body: QueryIn) -> None:
         if (body.text is None) == (body.id is None):
@@ -426,7 +465,9 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
         entries, seen = [], {}
         for n, t in enumerate(body.topics, 1):
             if t.id in seen:
-                entries.append({"topic": t.id, "line": n, "skipped": f"repeated topic id (first at position {seen[t.id]})"})
+                entries.append(
+                    {"topic": t.id, "line": n, "skipped": f"repeated topic id (first at position {seen[t.id]})"}
+                )
                 continue
             seen[t.id] = n
             topic = Topic(t.id, n, text=t.text, doc_id=None if t.text is not None else (t.doc_id or t.id))
@@ -434,11 +475,20 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
         entries = one_per_spelling(entries)
         return {
             "results": [
-                {"topic": e["topic"], "qid": output_qid(e), "hits": e["hits"], **({"note": e["note"]} if e.get("note") else {})}
+                {
+                    "topic": e["topic"],
+                    "qid": output_qid(e),
+                    "hits": e["hits"],
+                    **({"note": e["note"]} if e.get("note") else {}),
+                }
                 for e in entries
                 if "hits" in e
             ],
-            "skipped": [{"topic": e["topic"], "position": e["line"], "reason": e["skipped"]} for e in entries if e.get("skipped")],
+            "skipped": [
+                {"topic": e["topic"], "position": e["line"], "reason": e["skipped"]}
+                for e in entries
+                if e.get("skipped")
+            ],
             "run": trec_lines([e for e in entries if "hits" in e], body.tag or f"graphtx-{ranker}"),
         }
 
@@ -448,7 +498,9 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
         record = run(lambda: ix.document(doc_id))
         out = record.to_json(graph=graph)
         if svg:
-            out["svg"] = graph_svg(record.graph, max_nodes=ix.config.explain_max_nodes, label=f"{record.doc_id}: {record.graph.kind} graph")
+            out["svg"] = graph_svg(
+                record.graph, max_nodes=ix.config.explain_max_nodes, label=f"{record.doc_id}: {record.graph.kind} graph"
+            )
         return out
 
     add_pages(app)
@@ -473,7 +525,11 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
 
 
 def serve(
-    index_dir: str | Path, cfg: ServeConfig = ServeConfig(), search: SearchConfig = SearchConfig(), model=None, log_level: str = "info"
+    index_dir: str | Path,
+    cfg: ServeConfig = ServeConfig(),
+    search: SearchConfig = SearchConfig(),
+    model=None,
+    log_level: str = "info",
 ) -> None:
     """Open the index, listen on ``cfg.host:cfg.port`` and serve until interrupted.
 
@@ -489,7 +545,9 @@ def serve(
     try:
         app = create_app(Index.open(index_dir, search=search, model=model), cfg, search)
         server = make_server(app, cfg, log_level)
-        print(f"graphtx serve: {index_dir} on {bound_address(sock)} ({cfg.workers} workers)", file=sys.stderr, flush=True)
+        print(
+            f"graphtx serve: {index_dir} on {bound_address(sock)} ({cfg.workers} workers)", file=sys.stderr, flush=True
+        )
         try:
             server.run(sockets=[sock])
         except KeyboardInterrupt:  # uvicorn shut down gracefully, then re-raised the signal: a service's normal end

@@ -19,9 +19,13 @@ class ServeConfig:
     read_only: bool = True  # False adds DELETE /documents/{id} (removes a document from the index)
     workers: int = 4  # threads running queries; /healthz is answered beside them, never queued behind them
     max_pending: int = 64  # requests admitted at once (running + waiting for a worker); more get 503 + Retry-After
-    read_timeout_s: float = 30.0  # a request's head, then its body, must each arrive within this (slow clients: 408, closed)
+    read_timeout_s: float = (
+        30.0  # a request's head, then its body, must each arrive within this (slow clients: 408, closed)
+    )
     idle_timeout_s: float = 5.0  # a connection without a request in progress is closed after this
-    allowed_hosts: tuple[str, ...] = ()  # Host header names accepted besides localhost/127.0.0.1/[::1] ("*.example.org", "*" = any)
+    allowed_hosts: tuple[
+        str, ...
+    ] = ()  # Host header names accepted besides localhost/127.0.0.1/[::1] ("*.example.org", "*" = any)
     max_batch_topics: int = 20  # topics per POST /search/batch: they run one after another on one worker thread
 
     def __post_init__(self) -> None:
@@ -29,8 +33,20 @@ class ServeConfig:
             raise ValueError("serve.max_batch_topics must be >= 1")
         if not 0 <= self.port <= 65535:
             raise ValueError(f"serve.port must be in 0..65535, got {self.port}")
-        if min(self.max_k, self.max_request_bytes, self.max_text_chars, self.max_explain_hits, self.workers, self.max_pending) < 1:
-            raise ValueError("serve.max_k, max_request_bytes, max_text_chars, max_explain_hits, workers and max_pending must be >= 1")
+        if (
+            min(
+                self.max_k,
+                self.max_request_bytes,
+                self.max_text_chars,
+                self.max_explain_hits,
+                self.workers,
+                self.max_pending,
+            )
+            < 1
+        ):
+            raise ValueError(
+                "serve.max_k, max_request_bytes, max_text_chars, max_explain_hits, workers and max_pending must be >= 1"
+            )
         if self.max_offset < 0:
             raise ValueError("serve.max_offset must be >= 0")
         if not (self.read_timeout_s > 0 and self.idle_timeout_s > 0):

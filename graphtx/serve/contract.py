@@ -74,9 +74,15 @@ def tightened_schema(schema: dict, cfg: Any, rankers: list[str], late: bool) -> 
     models["SearchIn"]["then"] = {"properties": {"k": {"maximum": cfg.max_explain_hits}}}
     prop("ExplainIn", "k")["maximum"] = cfg.max_explain_hits
     doc_ids = prop("ExplainIn", "doc_ids")
-    doc_ids["anyOf"] = [{"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": cfg.max_explain_hits}, {"type": "null"}]
+    doc_ids["anyOf"] = [
+        {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": cfg.max_explain_hits},
+        {"type": "null"},
+    ]
     prop("BatchIn", "k")["maximum"] = cfg.max_k
     prop("BatchIn", "topics")["maxItems"] = cfg.max_batch_topics
     text("TopicIn", "text")
-    models["TopicIn"]["not"] = {"required": ["text", "doc_id"], "properties": {"text": {"type": "string"}, "doc_id": {"type": "string"}}}
+    models["TopicIn"]["not"] = {
+        "required": ["text", "doc_id"],
+        "properties": {"text": {"type": "string"}, "doc_id": {"type": "string"}},
+    }
     return schema

@@ -71,7 +71,11 @@ class HostAllowList:
             name = host_name(header)
             if not header or not host_allowed(name, self.allowed):
                 shown = name[:80] or "(none)"
-                return await refuse(send, 400, f"Host {shown!r} is not served here: add it to serve.allowed_hosts (graphtx serve --allow-host NAME)")
+                return await refuse(
+                    send,
+                    400,
+                    f"Host {shown!r} is not served here: add it to serve.allowed_hosts (graphtx serve --allow-host NAME)",
+                )
         await self.app(scope, receive, send)
 
 
@@ -130,7 +134,9 @@ class Admission:
 # --- body size and read deadline -------------------------------------------------------------
 
 
-DRAIN_BYTES = 1 << 20  # an announced oversized body up to this size is read and dropped before the 413 (lingering close)
+DRAIN_BYTES = (
+    1 << 20
+)  # an announced oversized body up to this size is read and dropped before the 413 (lingering close)
 
 
 class BodyGuard:
@@ -180,12 +186,16 @@ class BodyGuard:
                 message = await asyncio.wait_for(receive(), max(deadline - time.monotonic(), 0.0))
             except asyncio.TimeoutError:  # raised inside body reading: the app's error handler answers
                 raise HTTPException(
-                    408, f"request body not received within {self.timeout:g} s (serve.read_timeout_s)", {"connection": "close"}
+                    408,
+                    f"request body not received within {self.timeout:g} s (serve.read_timeout_s)",
+                    {"connection": "close"},
                 ) from None
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.limit:
-                    raise HTTPException(413, f"request body over {self.limit} bytes (serve.max_request_bytes)", {"connection": "close"})
+                    raise HTTPException(
+                        413, f"request body over {self.limit} bytes (serve.max_request_bytes)", {"connection": "close"}
+                    )
                 done = not message.get("more_body", False)
             return message
 

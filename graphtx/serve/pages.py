@@ -17,9 +17,7 @@ STATIC_DIR = Path(__file__).resolve().parent / "static"
 PAGE = "index.html"
 SWAGGER_PREFIX = "/static/swagger-ui"
 # the search page: scripts, styles, images and requests from this origin only
-PAGE_CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'"
-)
+PAGE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'"
 # Swagger UI's page starts it with an inline script
 DOCS_CSP = "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'"
 
@@ -46,7 +44,11 @@ def add_pages(app) -> None:
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
 
     def page():
-        return FileResponse(STATIC_DIR / PAGE, media_type="text/html", headers={"Content-Security-Policy": PAGE_CSP, "Cache-Control": "no-cache"})
+        return FileResponse(
+            STATIC_DIR / PAGE,
+            media_type="text/html",
+            headers={"Content-Security-Policy": PAGE_CSP, "Cache-Control": "no-cache"},
+        )
 
     @app.get("/", include_in_schema=False)
     def search_page():

@@ -68,7 +68,9 @@ class TimedH11Protocol(H11Protocol):
         self._head_timer = None
         if self.transport.is_closing():
             return
-        body = json.dumps({"error": f"request head not received within {self.read_timeout:g} s (serve.read_timeout_s)"}).encode()
+        body = json.dumps(
+            {"error": f"request head not received within {self.read_timeout:g} s (serve.read_timeout_s)"}
+        ).encode()
         head = f"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\nconnection: close\r\n\r\n"
         self.transport.write(head.encode() + body)  # h11 cannot answer a request it has not parsed: written as is
         self.transport.close()
@@ -79,11 +81,15 @@ def bind(host: str, port: int) -> socket.socket:
     try:
         infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as err:
-        raise AddressUnavailable(f"cannot listen on {host!r}: {err.strerror}; give --host an address of this machine (default 127.0.0.1)") from None
+        raise AddressUnavailable(
+            f"cannot listen on {host!r}: {err.strerror}; give --host an address of this machine (default 127.0.0.1)"
+        ) from None
     family, _, _, _, address = infos[0]
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart need not wait for TIME_WAIT; a live listener still conflicts
+        sock.setsockopt(
+            socket.SOL_SOCKET, socket.SO_REUSEADDR, 1
+        )  # a restart need not wait for TIME_WAIT; a live listener still conflicts
         sock.bind(address)
         sock.listen(2048)
     except OSError as err:
@@ -93,7 +99,9 @@ def bind(host: str, port: int) -> socket.socket:
                 f"port {port} on {host} is already in use (another graphtx serve?): choose another --port, or stop the process holding it"
             ) from None
         if err.errno in (errno.EACCES, errno.EPERM):
-            raise AddressUnavailable(f"not permitted to listen on {host}:{port} (ports below 1024 need privileges): choose another --port") from None
+            raise AddressUnavailable(
+                f"not permitted to listen on {host}:{port} (ports below 1024 need privileges): choose another --port"
+            ) from None
         raise AddressUnavailable(f"cannot listen on {host}:{port}: {err.strerror}; check --host and --port") from None
     sock.setblocking(False)
     return sock

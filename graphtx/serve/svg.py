@@ -52,7 +52,9 @@ def _layers(graph: InventionGraph) -> list[list[int]]:
     return layers
 
 
-def graph_svg(graph: InventionGraph, highlight: dict[int, float] | None = None, max_nodes: int = 40, label: str = "") -> str:
+def graph_svg(
+    graph: InventionGraph, highlight: dict[int, float] | None = None, max_nodes: int = 40, label: str = ""
+) -> str:
     """An SVG document of ``graph`` (at most ``max_nodes`` nodes: the matched ones, then the highest degree)."""
     highlight = highlight or {}
     graph, highlight, note = focus(graph, highlight, max_nodes)

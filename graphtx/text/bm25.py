@@ -32,7 +32,9 @@ class LexicalTokens:
     def __call__(self, texts: Sequence[str]) -> list[list[str]]:
         import bm25s
 
-        return bm25s.tokenize(list(texts), stopwords=self.stopwords or None, stemmer=self.stemmer, return_ids=False, show_progress=False)
+        return bm25s.tokenize(
+            list(texts), stopwords=self.stopwords or None, stemmer=self.stemmer, return_ids=False, show_progress=False
+        )
 
     def describe(self) -> str:
         return f"stop words {self.stopwords or 'none'}, stemmer {self.stemmer_language or 'none'}"

@@ -109,7 +109,9 @@ class PatentTokenizer:
         return f"PatentTokenizer(vocab_size={self.vocab_size})"
 
 
-def train_bpe(texts: Iterable[str], vocab_size: int, min_frequency: int, length: int | None = None, show_progress: bool = False) -> PatentTokenizer:
+def train_bpe(
+    texts: Iterable[str], vocab_size: int, min_frequency: int, length: int | None = None, show_progress: bool = False
+) -> PatentTokenizer:
     """Train BPE on a stream of texts (consumed once, in batches; never held whole).
 
     The vocabulary can come out smaller than ``vocab_size`` when the texts

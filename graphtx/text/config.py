@@ -14,9 +14,13 @@ class PretrainConfig:
     window: int = 5  # FastText skip-gram context window (tokens either side)
     min_count: int = 2  # a token seen fewer times gets no FastText word vector (subword n-grams may still give one)
     workers: int = 1  # FastText threads; only workers=1 is reproducible run to run
-    buckets: int = 200_000  # FastText n-gram hash buckets; gensim's 2M would cost 2M x dim floats for a few-thousand-token vocab
+    buckets: int = (
+        200_000  # FastText n-gram hash buckets; gensim's 2M would cost 2M x dim floats for a few-thousand-token vocab
+    )
     max_documents: int = 0  # documents read over all corpora, in order; 0 = all
-    max_chars_per_document: int = 20_000  # text read per document (cut at a paragraph end): long descriptions do not dominate
+    max_chars_per_document: int = (
+        20_000  # text read per document (cut at a paragraph end): long descriptions do not dominate
+    )
     max_fasttext_sentences: int = 2_000_000  # texts kept in memory for FastText (the first ones, in corpus order)
 
     def __post_init__(self) -> None:

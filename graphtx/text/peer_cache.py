@@ -70,7 +70,9 @@ class PeerVectorCache:
             self._read(path)
 
     @classmethod
-    def open(cls, cache_dir: str | Path, namespace: str, warn: Callable[[str], None] | None = None) -> PeerVectorCache | None:
+    def open(
+        cls, cache_dir: str | Path, namespace: str, warn: Callable[[str], None] | None = None
+    ) -> PeerVectorCache | None:
         """The cache of ``namespace`` under ``cache_dir`` (``auto``: resolve_cache_dir); None when ``cache_dir`` is "" (no cache)."""
         folder = resolve_cache_dir(cache_dir)
         return cls(folder / namespace, warn) if folder else None
@@ -86,8 +88,16 @@ class PeerVectorCache:
         except (KeyError, ValueError, OSError) as err:
             self.warn(f"peer vector cache: {path} cannot be read ({err}); left out (its texts are encoded again)")
             return
-        if keys.dtype != np.uint8 or keys.ndim != 2 or keys.shape[1] != KEY_BYTES or vectors.ndim != 2 or len(keys) != len(vectors):
-            self.warn(f"peer vector cache: {path} is not a chunk of this version; left out (its texts are encoded again)")
+        if (
+            keys.dtype != np.uint8
+            or keys.ndim != 2
+            or keys.shape[1] != KEY_BYTES
+            or vectors.ndim != 2
+            or len(keys) != len(vectors)
+        ):
+            self.warn(
+                f"peer vector cache: {path} is not a chunk of this version; left out (its texts are encoded again)"
+            )
             return
         self.known.update(zip((bytes(k) for k in keys), vectors))
 
@@ -115,7 +125,9 @@ class PeerVectorCache:
         return path
 
 
-def encode_cached(texts: Sequence[str], encode: Callable[[list[str]], np.ndarray], cache: PeerVectorCache | None) -> tuple[np.ndarray, int]:
+def encode_cached(
+    texts: Sequence[str], encode: Callable[[list[str]], np.ndarray], cache: PeerVectorCache | None
+) -> tuple[np.ndarray, int]:
     """(len(texts), dim) float32 vectors of ``texts`` and how many came from ``cache``.
 
     ``encode(list of texts) -> (m, dim)`` is called once, on the texts the cache lacks (each distinct text once),

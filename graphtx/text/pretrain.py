@@ -61,7 +61,9 @@ from graphtx.text.fasttext import (
 
 VECTORS_FILE = "token_vectors.npy"
 IDF_FILE = "token_idf.npy"
-NODE_PROJECTION_FILE = "node_projection.npz"  # graphtx distil-phrases: the SWEM projection distilled with the token vectors
+NODE_PROJECTION_FILE = (
+    "node_projection.npz"  # graphtx distil-phrases: the SWEM projection distilled with the token vectors
+)
 TOKENS_FILES = (TOKENIZER_FILE, VECTORS_FILE, MANIFEST_FILE)
 BATCH_TEXTS = 2048  # texts per encode_batch call
 
@@ -147,7 +149,8 @@ class PretrainReport:
         """What ``graphtx pretrain`` prints."""
         return [
             f"pretrained on {self.documents} documents ({self.texts} texts, {self.tokens} tokens for FastText) into {self.out_dir}",
-            f"vocabulary: {self.vocab_size} tokens x {self.dim} dims; rows from " + ", ".join(f"{source}: {n}" for source, n in self.rows.items()),
+            f"vocabulary: {self.vocab_size} tokens x {self.dim} dims; rows from "
+            + ", ".join(f"{source}: {n}" for source, n in self.rows.items()),
             f"seconds: {self.seconds}; fingerprint {self.fingerprint[:16]}",
         ]
 
@@ -163,7 +166,11 @@ def tokens_fingerprint(tokens_dir: str | Path) -> str:
 
 
 def pretrain(
-    corpus_dirs: list, out_dir: str | Path, cfg: PretrainConfig = PretrainConfig(), seed: int = 0, progress: bool | None = None
+    corpus_dirs: list,
+    out_dir: str | Path,
+    cfg: PretrainConfig = PretrainConfig(),
+    seed: int = 0,
+    progress: bool | None = None,
 ) -> PretrainReport:
     """Train the BPE tokenizer and FastText token vectors on ``corpus_dirs``; write ``out_dir``."""
     corpora = [Path(c) for c in corpus_dirs]
@@ -272,7 +279,9 @@ def pretrain(
     return report
 
 
-def token_idf(corpus_dirs: list[Path], tokenizer: PatentTokenizer, cfg: PretrainConfig, bar: tqdm | None = None) -> np.ndarray:
+def token_idf(
+    corpus_dirs: list[Path], tokenizer: PatentTokenizer, cfg: PretrainConfig, bar: tqdm | None = None
+) -> np.ndarray:
     """(vocab_size,) float32 smoothed IDF, ln((1 + N) / (1 + df)) + 1, over the documents pre-training reads.
 
     A token no document holds gets the largest value (it is as specific as a term can be).
@@ -330,7 +339,9 @@ def load_node_projection(tokens_dir: str | Path) -> NodeProjection | None:
         ngram = []
         while f"ngram{len(ngram)}_weight" in z:
             ngram.append((z[f"ngram{len(ngram)}_weight"], z[f"ngram{len(ngram)}_bias"]))
-        return NodeProjection(z["weight"], z["bias"], str(z["word_order"]) if "word_order" in z else "none", tuple(ngram))
+        return NodeProjection(
+            z["weight"], z["bias"], str(z["word_order"]) if "word_order" in z else "none", tuple(ngram)
+        )
 
 
 def _versions() -> dict:
@@ -348,7 +359,9 @@ def load_tokens(tokens_dir: str | Path, mmap: bool = False) -> tuple[PatentToken
     path = Path(tokens_dir)
     for name in TOKENS_FILES:
         if not (path / name).exists():
-            raise FileNotFoundError(f"{tokens_dir} is not a tokens directory: {name} is missing (run `graphtx pretrain` first)")
+            raise FileNotFoundError(
+                f"{tokens_dir} is not a tokens directory: {name} is missing (run `graphtx pretrain` first)"
+            )
     tokenizer = PatentTokenizer.load(path)
     vectors = np.load(path / VECTORS_FILE, mmap_mode="r" if mmap else None)
     if vectors.shape[0] != tokenizer.vocab_size:

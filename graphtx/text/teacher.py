@@ -58,7 +58,11 @@ class TeacherReport:
     cache_dir: str = ""
 
     def lines(self) -> list[str]:
-        resumed = f"; {self.resumed_chunks} chunks of {CHUNK_DOCS} taken from the interrupted run" if self.resumed_chunks else ""
+        resumed = (
+            f"; {self.resumed_chunks} chunks of {CHUNK_DOCS} taken from the interrupted run"
+            if self.resumed_chunks
+            else ""
+        )
         cached = (
             f"{self.from_cache:,} of them from the peer vector cache {self.cache_dir}, the others encoded"
             if self.cache_dir
@@ -108,14 +112,22 @@ def collect_texts(corpus_dirs: Sequence[str | Path], fields: Sequence[str]) -> t
             seen.add(doc.id)
             text = teacher_text(doc, fields)
             if not text:
-                skipped.append({"doc_id": doc.id, "corpus": str(corpus), "reason": "no text in title, abstract, description or claims"})
+                skipped.append(
+                    {
+                        "doc_id": doc.id,
+                        "corpus": str(corpus),
+                        "reason": "no text in title, abstract, description or claims",
+                    }
+                )
                 continue
             ids.append(doc.id)
             texts.append(text)
     return ids, texts, skipped
 
 
-def teacher_job(corpus_dirs: Sequence[str | Path], peer: str, sha: str, fields: Sequence[str], max_tokens: int, passages: int = 1) -> dict:
+def teacher_job(
+    corpus_dirs: Sequence[str | Path], peer: str, sha: str, fields: Sequence[str], max_tokens: int, passages: int = 1
+) -> dict:
     """What the vectors are made of: each corpus's documents file (resolved path, size, mtime), the peer, its weights, the input
     (``passages`` named only when > 1, so the vectors written before passages existed stay valid)."""
     files = []
@@ -159,7 +171,9 @@ def write_teacher_vectors(
     if batch_size < 1 or max_tokens < 1 or passages < 1:
         raise ValueError("--batch-size, --max-tokens and --passages must be >= 1")
     if passages > 1 and max_tokens <= 2:
-        raise ValueError(f"--passages {passages} needs --max-tokens of at least 3 (two of them are the peer's special tokens)")
+        raise ValueError(
+            f"--passages {passages} needs --max-tokens of at least 3 (two of them are the peer's special tokens)"
+        )
     started = time.time()
     path = peer_path(peer, cache_dir)  # checks the weights before any work
     sha = peer_sha256(peer)
@@ -178,8 +192,12 @@ def write_teacher_vectors(
         chunks_dir.mkdir(exist_ok=True)
         n_chunks = (len(ids) + CHUNK_DOCS - 1) // CHUNK_DOCS
         done = {int(f.stem) for f in chunks_dir.glob("*.npy")}
-        encode = lazy_encoder(path, max_tokens, batch_size, device=device, passages=passages)  # loaded at the first text not cached
-        cache = PeerVectorCache.open(vector_cache_dir, peer_namespace(peer, sha, max_tokens, "float32", passages))  # the baselines' for 1
+        encode = lazy_encoder(
+            path, max_tokens, batch_size, device=device, passages=passages
+        )  # loaded at the first text not cached
+        cache = PeerVectorCache.open(
+            vector_cache_dir, peer_namespace(peer, sha, max_tokens, "float32", passages)
+        )  # the baselines' for 1
         disable = None if progress is None else not progress
         from_cache = 0
         with tqdm(total=len(ids), desc=f"teacher {peer}", unit="doc", disable=disable, file=sys.stderr) as bar:
@@ -195,7 +213,10 @@ def write_teacher_vectors(
         matrix = np.concatenate([np.load(chunks_dir / f"{k:05d}.npy") for k in range(n_chunks)])  # (n, dim)
         dim = int(matrix.shape[1])
         table = pa.table(
-            {"doc_id": pa.array(ids, pa.string()), "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1), pa.float32()), dim)}
+            {
+                "doc_id": pa.array(ids, pa.string()),
+                "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1), pa.float32()), dim),
+            }
         )
         atomic_write_table(staged.path(VECTORS_FILE), table)
         seconds = round(time.time() - started, 1)
@@ -219,7 +240,17 @@ def write_teacher_vectors(
             }
         )
         staged.commit(manifest)
-    return TeacherReport(Path(out), peer, len(ids), len(skipped), dim, seconds, len(done), from_cache, str(cache.folder.parent) if cache else "")
+    return TeacherReport(
+        Path(out),
+        peer,
+        len(ids),
+        len(skipped),
+        dim,
+        seconds,
+        len(done),
+        from_cache,
+        str(cache.folder.parent) if cache else "",
+    )
 
 
 @dataclass(frozen=True)
@@ -253,7 +284,9 @@ def load_teacher_vectors(directory: str | Path) -> TeacherVectors:
             f"{directory} is not a teacher vectors directory (no {MANIFEST_FILE}): run `graphtx teacher CORPUS --out {directory}`, "
             f"or name a peer ({', '.join(PEER_NAMES)}) for the training run to encode"
         )
-    integrity.require(directory, manifest.get(integrity.CHECKSUMS_KEY, {}), what="teacher vectors", mend=MEND, hash_limit=None)
+    integrity.require(
+        directory, manifest.get(integrity.CHECKSUMS_KEY, {}), what="teacher vectors", mend=MEND, hash_limit=None
+    )
     table = pq.read_table(directory / VECTORS_FILE)
     dim = int(manifest["dim"])
     flat = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)

@@ -72,7 +72,9 @@ def adapt(
             "and train.pretrain_teacher_weight > 0, as configs/small.yaml does, or give --teacher"
         )
     config = with_overrides(config, train=with_overrides(cfg, stages=ADAPT_STAGES, pretrain_evals=1))
-    ctx = DistContext(device=torch.device(resolve_device(device)))  # one process (stage pretrain is not data-parallel); a bad device: said first
+    ctx = DistContext(
+        device=torch.device(resolve_device(device))
+    )  # one process (stage pretrain is not data-parallel); a bad device: said first
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if needs_run_teacher(config) and not (out / "pretrain" / "done.json").is_file():
@@ -89,11 +91,18 @@ def adapt(
             file=sys.stderr,
         )
     config = with_overrides(config, train=with_overrides(config.train, pretrain_steps=steps))
-    job = {"from": str(model_dir) if model_dir else f"tokens {tokens_dir}", "steps": steps, "teacher": str(cfg.pretrain_teacher), "seed": config.seed}
+    job = {
+        "from": str(model_dir) if model_dir else f"tokens {tokens_dir}",
+        "steps": steps,
+        "teacher": str(cfg.pretrain_teacher),
+        "seed": config.seed,
+    }
     job_path = out / "adapt.json"
     earlier = json.loads(job_path.read_text()) if job_path.is_file() else job
     if (out / "pretrain").exists() and earlier != job:
-        raise ValueError(f"{out} holds an adaptation of another job ({earlier}): give a new --out, or delete {out / 'pretrain'}")
+        raise ValueError(
+            f"{out} holds an adaptation of another job ({earlier}): give a new --out, or delete {out / 'pretrain'}"
+        )
     atomic_write_json(job_path, job)
     results, scores = {}, {}
     model = run_pretrain_stage(
@@ -118,7 +127,12 @@ def adapt(
     best = out / "pretrain" / "best"
     with replacing(out / "model") as tmp:  # the adapted weights; no ranker: the source's was fitted on other vectors
         shutil.copytree(best, tmp, ignore=shutil.ignore_patterns("ranker"))
-    for key in ("best_recall", "best_ndcg", "best_step", "evals"):  # nothing was evaluated: no selection scores (no NaN in the JSON)
+    for key in (
+        "best_recall",
+        "best_ndcg",
+        "best_step",
+        "evals",
+    ):  # nothing was evaluated: no selection scores (no NaN in the JSON)
         results["pretrain"].pop(key, None)
     summary = {
         "mode": "adapt",

@@ -27,7 +27,8 @@ def choose_kinds(
     swap = rng.random(num_pairs) < p  # (pairs,)
     side = rng.random(num_pairs) < 0.5  # (pairs,) True: the citing side
     return [
-        ((augment_kind if s and c else query_kind), (augment_kind if s and not c else candidate_kind)) for s, c in zip(swap.tolist(), side.tolist())
+        ((augment_kind if s and c else query_kind), (augment_kind if s and not c else candidate_kind))
+        for s, c in zip(swap.tolist(), side.tolist())
     ]
 
 

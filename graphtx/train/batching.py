@@ -23,7 +23,9 @@ import numpy as np
 
 
 class SizeAwareBatcher:
-    def __init__(self, sizes: Sequence[int], groups: Sequence[str], max_nodes: int, max_pairs: int, seed: int, min_pairs: int = 2):
+    def __init__(
+        self, sizes: Sequence[int], groups: Sequence[str], max_nodes: int, max_pairs: int, seed: int, min_pairs: int = 2
+    ):
         """sizes[i]: nodes of pair i (citing + cited graph); groups[i]: its group key.
 
         A batch with fewer than ``min_pairs`` pairs (no negatives, or an idle DDP rank) is

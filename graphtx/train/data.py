@@ -65,7 +65,9 @@ def class_groups(doc_classes: dict[str, tuple[str, ...]], level: int = 4) -> dic
     return {d: (codes[0].replace(" ", "")[:level] if codes else "") for d, codes in doc_classes.items()}
 
 
-def cluster_groups(doc_ids: list[str], texts: list[str], tokenizer, token_vectors: np.ndarray, k: int, seed: int, iters: int = 20) -> dict[str, str]:
+def cluster_groups(
+    doc_ids: list[str], texts: list[str], tokenizer, token_vectors: np.ndarray, k: int, seed: int, iters: int = 20
+) -> dict[str, str]:
     """doc id → k-means cluster of its averaged token vectors (cosine), seeded.
 
     For corpora without classification codes (the EV-battery abstracts): batches

@@ -56,7 +56,9 @@ def init_distributed(device: str = "auto") -> DistContext:
     local = int(os.environ.get("LOCAL_RANK", "0"))
     from graphtx.model.chunks import resolve_device
 
-    use_cuda = resolve_device(device).startswith("cuda")  # checked: a bad name, or cuda where PyTorch sees no GPU, in words
+    use_cuda = resolve_device(device).startswith(
+        "cuda"
+    )  # checked: a bad name, or cuda where PyTorch sees no GPU, in words
     dev = torch.device(f"cuda:{local}" if use_cuda else "cpu")
     if world > 1 and not dist.is_initialized():
         if use_cuda:

@@ -56,7 +56,11 @@ class CitationEvaluator:
         self.relevant: dict[str, dict[str, float]] = defaultdict(dict)
         self.skipped = 0
         for c in citations:
-            if store.has(c.citing_id, query_kind) and c.cited_id in candidates and (c.cited_id != c.citing_id) != known_item:
+            if (
+                store.has(c.citing_id, query_kind)
+                and c.cited_id in candidates
+                and (c.cited_id != c.citing_id) != known_item
+            ):
                 self.relevant[c.citing_id][c.cited_id] = 1.0
             else:
                 self.skipped += 1
@@ -86,7 +90,9 @@ class CitationEvaluator:
         from graphtx.model.late import late_scores
 
         qu, qw, qo = (t.numpy() for t in model.encode_nodes(self.query_graphs, tokenizer, batch_size=self.batch_size))
-        cu, _, co = (t.numpy() for t in model.encode_nodes(self.candidate_graphs, tokenizer, batch_size=self.batch_size))
+        cu, _, co = (
+            t.numpy() for t in model.encode_nodes(self.candidate_graphs, tokenizer, batch_size=self.batch_size)
+        )
         nodes = {d: cu[co[i] : co[i + 1]] for i, d in enumerate(self.candidate_ids)}
         out = {}
         for i, query in enumerate(self.query_ids):

@@ -52,19 +52,25 @@ class NodeCache:
         with torch.no_grad():
             for i in range(0, len(graphs), batch_size):
                 batch = collate(graphs[i : i + batch_size], tokenizer, model.config.max_tokens_per_node)
-                out = model(batch, return_details=True, lexical=True)  # one pass: node states and the searched vectors (channel included)
+                out = model(
+                    batch, return_details=True, lexical=True
+                )  # one pass: node states and the searched vectors (channel included)
                 states.append(out.node_states.float())
                 vectors.append(out.vectors.float())
                 counts.append(batch.nodes_per_graph())
         self.states = torch.cat(states) if states else torch.zeros(0, model.config.node_dim)  # (n, d)
         c = torch.cat(counts) if counts else torch.zeros(0, dtype=torch.long)
         self.offsets = torch.cat([c.new_zeros(1), c.cumsum(0)])  # (graphs + 1,)
-        self.vectors = torch.cat(vectors) if vectors else torch.zeros(0, model.out_dim)  # (graphs, out_dim): the dense first stage
+        self.vectors = (
+            torch.cat(vectors) if vectors else torch.zeros(0, model.out_dim)
+        )  # (graphs, out_dim): the dense first stage
 
     def gather(self, graph_ids: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
         """States of the given graphs (concatenated) and each row's position in ``graph_ids``."""
         parts = [self.states[self.offsets[g] : self.offsets[g + 1]] for g in graph_ids]
-        owner = torch.repeat_interleave(torch.arange(len(graph_ids)), torch.tensor([len(p) for p in parts], dtype=torch.long))
+        owner = torch.repeat_interleave(
+            torch.arange(len(graph_ids)), torch.tensor([len(p) for p in parts], dtype=torch.long)
+        )
         return torch.cat(parts) if parts else self.states[:0], owner
 
 
@@ -89,7 +95,9 @@ def fit_late_head(
     for c in train + valid:
         known[c.citing_id].add(c.cited_id)
     pairs = [
-        (c.citing_id, c.cited_id) for c in train if c.citing_id != c.cited_id and store.has(c.citing_id, cfg.query_kind) and c.cited_id in cand_pos
+        (c.citing_id, c.cited_id)
+        for c in train
+        if c.citing_id != c.cited_id and store.has(c.citing_id, cfg.query_kind) and c.cited_id in cand_pos
     ]
     relevant: dict[str, dict[str, float]] = defaultdict(dict)
     for c in valid:
@@ -104,7 +112,9 @@ def fit_late_head(
 
     cands = NodeCache(model, tokenizer, [store.get(d, cfg.candidate_kind) for d in cand_ids], cfg.encode_batch_size)
     queries = NodeCache(model, tokenizer, [store.get(d, cfg.query_kind) for d in query_ids], cfg.encode_batch_size)
-    dense = dense_rankings(query_ids, queries.vectors, cand_ids, cands.vectors, k=max(depth, cfg.eval_k, cfg.eval_ndcg_k))  # the first stage
+    dense = dense_rankings(
+        query_ids, queries.vectors, cand_ids, cands.vectors, k=max(depth, cfg.eval_k, cfg.eval_ndcg_k)
+    )  # the first stage
     cache_seconds = time.perf_counter() - t_start
 
     head = LateInteractionHead(model.config.node_dim, late_dim)
@@ -126,7 +136,11 @@ def fit_late_head(
             g = q_pos[q]
             top = dense[q][:depth]
             nodes = [cu[cands.offsets[cand_pos[d]] : cands.offsets[cand_pos[d] + 1]].numpy() for d in top]
-            s = late_scores(qu[queries.offsets[g] : queries.offsets[g + 1]].numpy(), qw[queries.offsets[g] : queries.offsets[g + 1]].numpy(), nodes)
+            s = late_scores(
+                qu[queries.offsets[g] : queries.offsets[g + 1]].numpy(),
+                qw[queries.offsets[g] : queries.offsets[g + 1]].numpy(),
+                nodes,
+            )
             order = sorted(range(len(top)), key=lambda j: (-s[j], j))
             rankings[q] = [top[j] for j in order] + dense[q][depth:]
         return recall_at_k(rankings, relevant, cfg.eval_k), ndcg_at_k(rankings, relevant, cfg.eval_ndcg_k)
@@ -134,7 +148,9 @@ def fit_late_head(
     r0, n0 = evaluate()
     history.append({"epoch": 0, "recall": r0, "ndcg": n0, "loss": None})
     if log:
-        log(f"dense top {depth} re-ranked by the untrained head: Recall@{cfg.eval_k} {r0:.4f}, nDCG@{cfg.eval_ndcg_k} {n0:.4f}")
+        log(
+            f"dense top {depth} re-ranked by the untrained head: Recall@{cfg.eval_k} {r0:.4f}, nDCG@{cfg.eval_ndcg_k} {n0:.4f}"
+        )
     bad = 0
     for epoch in range(1, cfg.late_head_epochs + 1):
         head.train()
@@ -149,7 +165,12 @@ def fit_late_head(
             for a in anchors:  # hard negatives: from the anchor's dense top N, not cited by it
                 pool = [d for d in dense[a][:depth] if d not in known[a] and d != a]
                 if pool and cfg.late_head_dense_negatives:
-                    docs += [pool[int(j)] for j in rng.choice(len(pool), size=min(cfg.late_head_dense_negatives, len(pool)), replace=False)]
+                    docs += [
+                        pool[int(j)]
+                        for j in rng.choice(
+                            len(pool), size=min(cfg.late_head_dense_negatives, len(pool)), replace=False
+                        )
+                    ]
             xq, oq = queries.gather([q_pos[a] for a in anchors])
             xd, od = cands.gather([cand_pos[d] for d in docs])
             uq, wq = head(xq, oq, len(anchors))
@@ -166,7 +187,15 @@ def fit_late_head(
         r, n = evaluate()
         score = n if cfg.select_metric == "ndcg" else r
         improved = score > best
-        history.append({"epoch": epoch, "recall": r, "ndcg": n, "loss": float(np.mean(losses)) if losses else None, "improved": improved})
+        history.append(
+            {
+                "epoch": epoch,
+                "recall": r,
+                "ndcg": n,
+                "loss": float(np.mean(losses)) if losses else None,
+                "improved": improved,
+            }
+        )
         if log:
             log(
                 f"epoch {epoch}: loss {history[-1]['loss']:.4f}, re-ranked Recall@{cfg.eval_k} {r:.4f}, nDCG@{cfg.eval_ndcg_k} {n:.4f}{' *' if improved else ''}"
@@ -185,7 +214,9 @@ def fit_late_head(
     dense_n = ndcg_at_k({q: dense[q] for q in valid_queries}, relevant, cfg.eval_ndcg_k)
     summary = {
         "history": history,
-        "best": max(history[1:], key=lambda h: h["ndcg"] if cfg.select_metric == "ndcg" else h["recall"]) if len(history) > 1 else history[0],
+        "best": max(history[1:], key=lambda h: h["ndcg"] if cfg.select_metric == "ndcg" else h["recall"])
+        if len(history) > 1
+        else history[0],
         "dense": {"recall": dense_r, "ndcg": dense_n},
         "depth": depth,
         "pairs": len(pairs),
@@ -212,7 +243,15 @@ def _graph_of(offsets: torch.Tensor) -> torch.Tensor:
 
 
 def run_fit_late_head(
-    config, model_dir: str, corpus_dir: str, graphs_dir: str, citations: str, valid_citations: str, out_dir: str, late_dim: int, log=None
+    config,
+    model_dir: str,
+    corpus_dir: str,
+    graphs_dir: str,
+    citations: str,
+    valid_citations: str,
+    out_dir: str,
+    late_dim: int,
+    log=None,
 ) -> dict:
     """The command: load, fit, save ``out_dir`` (a model directory) and ``out_dir/late_head.json``."""
     from graphtx.corpus.citations import read_citations
@@ -235,7 +274,9 @@ def run_fit_late_head(
         with replacing(out) as tmp:
             save_model(tmp, fitted, tokenizer=Path(model_dir) / "tokenizer.json")
             (tmp / "late_head.json").write_text(
-                json.dumps({"history": history, "base_model": str(Path(model_dir).resolve()), "late_dim": late_dim}, indent=2)
+                json.dumps(
+                    {"history": history, "base_model": str(Path(model_dir).resolve()), "late_dim": late_dim}, indent=2
+                )
             )
 
     torch.manual_seed(config.seed)

@@ -51,11 +51,23 @@ from graphtx.train.distributed import (
     rng_devices,
 )
 from graphtx.train.evaluate import CitationEvaluator, EvalResult
-from graphtx.train.loss import allowed_negatives, contrastive_loss, contrastive_loss_from_scores, triplet_loss, triplet_loss_from_distances
+from graphtx.train.loss import (
+    allowed_negatives,
+    contrastive_loss,
+    contrastive_loss_from_scores,
+    triplet_loss,
+    triplet_loss_from_distances,
+)
 from graphtx.train.pairs import Pair
 
 STAGE_INDEX = {"base": 0, "reduced": 1}
-CHECKPOINT_FILE, LOG_FILE, EVALS_FILE, DONE_FILE, BEST_DIR = "checkpoint.pt", "log.jsonl", "evals.jsonl", "done.json", "best"
+CHECKPOINT_FILE, LOG_FILE, EVALS_FILE, DONE_FILE, BEST_DIR = (
+    "checkpoint.pt",
+    "log.jsonl",
+    "evals.jsonl",
+    "done.json",
+    "best",
+)
 
 
 @dataclass
@@ -110,14 +122,21 @@ class StageTrainer:
         self.optimizer = torch.optim.AdamW(self._param_groups(), lr=self.base_lr, weight_decay=cfg.weight_decay)
         min_pairs = max(2, ctx.world_size)
         self.batcher = SizeAwareBatcher(
-            data.pair_nodes, data.groups, cfg.max_nodes_per_batch, cfg.max_pairs_per_batch, seed + 1000 * STAGE_INDEX[stage], min_pairs=min_pairs
+            data.pair_nodes,
+            data.groups,
+            cfg.max_nodes_per_batch,
+            cfg.max_pairs_per_batch,
+            seed + 1000 * STAGE_INDEX[stage],
+            min_pairs=min_pairs,
         )
         self.state = StageState()
         self.ddp = None
         if ctx.enabled:
             from torch.nn.parallel import DistributedDataParallel
 
-            self.ddp = DistributedDataParallel(self.model, device_ids=[ctx.device.index] if ctx.device.type == "cuda" else None)
+            self.ddp = DistributedDataParallel(
+                self.model, device_ids=[ctx.device.index] if ctx.device.type == "cuda" else None
+            )
 
     # --- public -----------------------------------------------------------------------
     def run(self, stop_after_steps: int = 0) -> StageState:
@@ -126,7 +145,9 @@ class StageTrainer:
         if (self.out_dir / DONE_FILE).exists():
             self.state = StageState(**json.loads((self.out_dir / DONE_FILE).read_text())["state"])
             return self.state
-        with torch.random.fork_rng(devices=rng_devices(self.ctx.device)):  # model dropout draws from a seeded RNG; the caller's is left alone
+        with torch.random.fork_rng(
+            devices=rng_devices(self.ctx.device)
+        ):  # model dropout draws from a seeded RNG; the caller's is left alone
             torch.manual_seed(self.seed * 1_000 + STAGE_INDEX[self.stage] * 100 + self.ctx.rank)
             return self._run(stop_after_steps)
 
@@ -151,7 +172,9 @@ class StageTrainer:
                     st.stopped = "max epochs"
                     break
                 batches = self.batcher.batches(st.epoch)
-                eval_at = {max(1, round(len(batches) * (i + 1) / cfg.evals_per_epoch)) for i in range(cfg.evals_per_epoch)}
+                eval_at = {
+                    max(1, round(len(batches) * (i + 1) / cfg.evals_per_epoch)) for i in range(cfg.evals_per_epoch)
+                }
                 bar.reset(total=len(batches))
                 bar.update(st.batch)
                 bar.set_description(f"train {self.stage} epoch {st.epoch + 1}")
@@ -202,7 +225,14 @@ class StageTrainer:
         for group in self.optimizer.param_groups:
             group["lr"] = lr * group["lr_scale"]
         rng = np.random.default_rng([self.seed, STAGE_INDEX[self.stage], st.epoch, st.batch])
-        kinds = dict(zip(batch, choose_kinds(len(batch), cfg.graph_type_augment_p, cfg.query_kind, cfg.candidate_kind, cfg.augment_kind, rng)))
+        kinds = dict(
+            zip(
+                batch,
+                choose_kinds(
+                    len(batch), cfg.graph_type_augment_p, cfg.query_kind, cfg.candidate_kind, cfg.augment_kind, rng
+                ),
+            )
+        )
         shards = shard_for_rank(batch, self.data.pair_nodes, ctx.world_size)
         # every rank knows every shard's cited documents: the gathered candidate order is known without talking
         shard_candidates = [self._candidate_docs(s) for s in shards]
@@ -217,7 +247,9 @@ class StageTrainer:
         late = self.model.late is not None and cfg.late_interaction_weight > 0
         with bf16_autocast(ctx.device, cfg.amp):
             out = (self.ddp or self.model)(gb, return_details=late, lexical=cfg.lexical_in_loss)
-            vectors = (out.vectors if late else out).float()  # (b + m, D), D = out_dim (+ lexical_dim with lexical_in_loss)
+            vectors = (
+                out.vectors if late else out
+            ).float()  # (b + m, D), D = out_dim (+ lexical_dim with lexical_in_loss)
         anchors, cands = vectors[: len(pairs)], vectors[len(pairs) :]  # (b, D), (m, D)
         offset = 0
         all_cand_docs = cand_docs
@@ -237,15 +269,24 @@ class StageTrainer:
             late_sum, late_denom = self._late_loss(out, gb, len(pairs), cand_docs, pairs, margins)
             late_loss = float(late_sum.detach() / late_denom.clamp(min=1.0))
             w = cfg.late_interaction_weight  # late mean rescaled to the pooled loss's denominator: (1-w) mean + w mean
-            loss_sum = (1 - w) * loss_sum + w * late_sum * (denom.detach().clamp(min=1.0) / late_denom.detach().clamp(min=1.0))
+            loss_sum = (1 - w) * loss_sum + w * late_sum * (
+                denom.detach().clamp(min=1.0) / late_denom.detach().clamp(min=1.0)
+            )
         global_denom = all_reduce_sum(denom.detach(), ctx).clamp(min=1.0)
         loss = loss_sum * ctx.world_size / global_denom
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip if cfg.grad_clip > 0 else float("inf"))
+        grad_norm = torch.nn.utils.clip_grad_norm_(
+            self.model.parameters(), cfg.grad_clip if cfg.grad_clip > 0 else float("inf")
+        )
         self.optimizer.step()
         seconds = time.perf_counter() - t0
-        totals = all_reduce_sum(torch.tensor([float(loss_sum.detach()), float(active), len(pairs), len(graphs), gb.num_nodes, gb.num_tokens]), ctx)
+        totals = all_reduce_sum(
+            torch.tensor(
+                [float(loss_sum.detach()), float(active), len(pairs), len(graphs), gb.num_nodes, gb.num_tokens]
+            ),
+            ctx,
+        )
         return {
             "stage": self.stage,
             "epoch": st.epoch,
@@ -265,7 +306,9 @@ class StageTrainer:
             "triplets_per_s": float(totals[2]) / seconds,
         }
 
-    def _late_loss(self, out, gb, num_anchors: int, cand_docs: list[str], pairs: list, margins: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _late_loss(
+        self, out, gb, num_anchors: int, cand_docs: list[str], pairs: list, margins: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """(loss sum, denominator) of the late-interaction score matrix of this rank's anchors x candidates."""
         cfg = self.cfg
         node_graph = gb.node_graph  # (n,)
@@ -393,7 +436,9 @@ class StageTrainer:
             return False
         payload = torch.load(path, map_location=self.ctx.device, weights_only=False)
         if payload["world_size"] != self.ctx.world_size:
-            raise ValueError(f"{path} was written by {payload['world_size']} processes; resume with the same number (now {self.ctx.world_size})")
+            raise ValueError(
+                f"{path} was written by {payload['world_size']} processes; resume with the same number (now {self.ctx.world_size})"
+            )
         self.model.load_state_dict(payload["model"])
         self.optimizer.load_state_dict(payload["optimizer"])
         self.state = StageState(**payload["state"])
@@ -409,7 +454,10 @@ class StageTrainer:
         if self.ctx.is_main:
             if not (self.out_dir / BEST_DIR).exists():
                 save_model(self.out_dir / BEST_DIR, self.model, tokenizer=self.tokenizer_file)
-            summary = {"state": asdict(self.state), "best_fingerprint": (self.out_dir / BEST_DIR / "fingerprint.txt").read_text().strip()}
+            summary = {
+                "state": asdict(self.state),
+                "best_fingerprint": (self.out_dir / BEST_DIR / "fingerprint.txt").read_text().strip(),
+            }
             atomic_write_json(self.out_dir / DONE_FILE, summary)
             (self.out_dir / CHECKPOINT_FILE).unlink(missing_ok=True)
         barrier(self.ctx)

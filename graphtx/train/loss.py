@@ -96,9 +96,9 @@ def triplet_loss_from_distances(
 
 def allowed_negatives(anchor_docs: list[str], candidate_docs: list[str], known: dict[str, set[str]]) -> torch.Tensor:
     """(b, m) bool: candidate j is allowed for anchor i unless j's document is known relevant to i's (or is i's)."""
-    return torch.tensor([[c != a and c not in known.get(a, ()) for c in candidate_docs] for a in anchor_docs], dtype=torch.bool).reshape(
-        len(anchor_docs), len(candidate_docs)
-    )
+    return torch.tensor(
+        [[c != a and c not in known.get(a, ()) for c in candidate_docs] for a in anchor_docs], dtype=torch.bool
+    ).reshape(len(anchor_docs), len(candidate_docs))
 
 
 def contrastive_loss(

@@ -40,7 +40,9 @@ class Skipped:
     reason: str
 
 
-def make_pairs(citations: Iterable[Citation], has_query: set[str], has_candidate: set[str], cfg: TrainConfig) -> tuple[list[Pair], list[Skipped]]:
+def make_pairs(
+    citations: Iterable[Citation], has_query: set[str], has_candidate: set[str], cfg: TrainConfig
+) -> tuple[list[Pair], list[Skipped]]:
     """Citation pairs (deduplicated, in input order) and the citations left out, with reasons."""
     pairs, skipped, seen = [], [], set()
     for c in citations:
@@ -90,7 +92,9 @@ class Split:
     skipped: list[Skipped]
 
 
-def split_random(citations: list[Citation], family: Mapping[str, str], valid_share: float, test_share: float, seed: int) -> Split:
+def split_random(
+    citations: list[Citation], family: Mapping[str, str], valid_share: float, test_share: float, seed: int
+) -> Split:
     """Citing families → sets by a seeded hash; each citation follows its citing document."""
 
     def which(citing: str) -> str:
@@ -100,7 +104,9 @@ def split_random(citations: list[Citation], family: Mapping[str, str], valid_sha
     return _assign(citations, which, family)
 
 
-def split_by_year(citations: list[Citation], year: Mapping[str, int], family: Mapping[str, str], valid_from: int, test_from: int = 0) -> Split:
+def split_by_year(
+    citations: list[Citation], year: Mapping[str, int], family: Mapping[str, str], valid_from: int, test_from: int = 0
+) -> Split:
     """Citing year < valid_from → train; < test_from (or all later when 0) → valid; else test.
 
     A family with citing documents in several years goes to the latest set one of them
@@ -122,11 +128,15 @@ def _assign(citations: list[Citation], which, family: Mapping[str, str]) -> Spli
     sets: dict[str, list[Citation]] = {"train": [], "valid": [], "test": []}
     for c in citations:
         sets[which(c.citing_id)].append(c)
-    held_out = {f for s in ("valid", "test") for c in sets[s] for f in (c.citing_id, family.get(c.citing_id) or c.citing_id)}
+    held_out = {
+        f for s in ("valid", "test") for c in sets[s] for f in (c.citing_id, family.get(c.citing_id) or c.citing_id)
+    }
     train, skipped = [], []
     for c in sets["train"]:
         if c.cited_id in held_out or (family.get(c.cited_id) or c.cited_id) in held_out:
-            skipped.append(Skipped(c.citing_id, c.cited_id, "cited document is a validation/test query (or its family)"))
+            skipped.append(
+                Skipped(c.citing_id, c.cited_id, "cited document is a validation/test query (or its family)")
+            )
         else:
             train.append(c)
     return Split(train, sets["valid"], sets["test"], skipped)

@@ -74,9 +74,13 @@ class PhraseDistilReport:
             f"into the node encoder: {self.out}"
         ]
         if t.get("dev_pearson_after") is not None:
-            out.append(f"teacher dev Pearson {t['dev_pearson_before']:.3f} -> {t['dev_pearson_after']:.3f} (epoch {t['best_epoch']} kept)")
+            out.append(
+                f"teacher dev Pearson {t['dev_pearson_before']:.3f} -> {t['dev_pearson_after']:.3f} (epoch {t['best_epoch']} kept)"
+            )
         if s.get("dev_pearson_after") is not None:
-            out.append(f"node encoder dev Pearson {s['dev_pearson_before']:.3f} -> {s['dev_pearson_after']:.3f} (epoch {s['best_epoch']} kept)")
+            out.append(
+                f"node encoder dev Pearson {s['dev_pearson_before']:.3f} -> {s['dev_pearson_after']:.3f} (epoch {s['best_epoch']} kept)"
+            )
         out.append(f"seconds: {self.seconds}")
         return out
 
@@ -102,7 +106,9 @@ def select_pool(counts: Counter, max_phrases: int, seed: int, exclude: set[str])
     ranked = sorted((p for p in counts if p not in exclude), key=lambda p: (-counts[p], p))
     top, rest = ranked[: max_phrases // 2], ranked[max_phrases // 2 :]
     take = min(len(rest), max_phrases - len(top))
-    drawn = np.random.default_rng(seed).choice(len(rest), size=take, replace=False) if take else np.zeros(0, dtype=np.int64)
+    drawn = (
+        np.random.default_rng(seed).choice(len(rest), size=take, replace=False) if take else np.zeros(0, dtype=np.int64)
+    )
     return top + [rest[i] for i in sorted(drawn)]
 
 
@@ -115,14 +121,18 @@ def teacher_cosines(model, anchors: list[str], targets: list[str], batch_size: i
     return (encode_texts(model, anchors, batch_size) * encode_texts(model, targets, batch_size)).sum(1)
 
 
-def tune_teacher(model, fit: PhrasePairs, dev: PhrasePairs | None, cfg: PhraseDistilConfig, seed: int, progress: bool | None) -> dict:
+def tune_teacher(
+    model, fit: PhrasePairs, dev: PhrasePairs | None, cfg: PhraseDistilConfig, seed: int, progress: bool | None
+) -> dict:
     """Fine-tune the sentence-transformers ``model`` in place on ``fit`` (cosine vs. score); keep its best dev epoch."""
     from tqdm import tqdm
 
     def dev_pearson() -> float:
         model.eval()
         return (
-            pearson_spearman(teacher_cosines(model, dev.anchor.tolist(), dev.target.tolist(), cfg.encode_batch_size), dev.score)[0]
+            pearson_spearman(
+                teacher_cosines(model, dev.anchor.tolist(), dev.target.tolist(), cfg.encode_batch_size), dev.score
+            )[0]
             if dev
             else math.nan
         )
@@ -130,13 +140,17 @@ def tune_teacher(model, fit: PhrasePairs, dev: PhrasePairs | None, cfg: PhraseDi
     steps = cfg.teacher_epochs * math.ceil(len(fit) / cfg.teacher_batch_size)
     warm = max(1, steps // 10)
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.teacher_lr, weight_decay=0.01)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: (s + 1) / warm if s < warm else max(0.0, (steps - s) / max(1, steps - warm)))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: (s + 1) / warm if s < warm else max(0.0, (steps - s) / max(1, steps - warm))
+    )
     rng = np.random.default_rng(seed)
     history = [dev_pearson()]
     best, best_state, best_epoch = history[0], None, 0
     with (
         torch.random.fork_rng(devices=[]),
-        tqdm(total=steps, desc="distil-phrases teacher", unit="step", disable=_disabled(progress), file=sys.stderr) as bar,
+        tqdm(
+            total=steps, desc="distil-phrases teacher", unit="step", disable=_disabled(progress), file=sys.stderr
+        ) as bar,
     ):
         torch.manual_seed(seed)  # the teacher's dropout
         for epoch in range(1, cfg.teacher_epochs + 1):
@@ -146,7 +160,9 @@ def tune_teacher(model, fit: PhrasePairs, dev: PhrasePairs | None, cfg: PhraseDi
                 rows = order[start : start + cfg.teacher_batch_size]
                 features = model.tokenize(fit.anchor[rows].tolist() + fit.target[rows].tolist())
                 anchor, target = model(features)["sentence_embedding"].chunk(2)  # (b, dim) each
-                loss = F.mse_loss(F.cosine_similarity(anchor, target), torch.from_numpy(fit.score[rows].astype(np.float32)))
+                loss = F.mse_loss(
+                    F.cosine_similarity(anchor, target), torch.from_numpy(fit.score[rows].astype(np.float32))
+                )
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 optimizer.step()
@@ -165,18 +181,26 @@ def tune_teacher(model, fit: PhrasePairs, dev: PhrasePairs | None, cfg: PhraseDi
 # --- the student -----------------------------------------------------------------
 
 
-def new_student(vectors: np.ndarray, node_dim: int, weighting: str = "none", word_order: str = "none", seed: int = 0) -> SWEMNodeEncoder:
+def new_student(
+    vectors: np.ndarray, node_dim: int, weighting: str = "none", word_order: str = "none", seed: int = 0
+) -> SWEMNodeEncoder:
     """A SWEM over the token vectors whose projection starts as the identity over ``[mean ; max]`` (zero-padded or cut to
     node_dim); the word-order channels' columns start at zero (so the start is the bag-of-tokens SWEM), their convolutions seeded."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        student = SWEMNodeEncoder(vectors.shape[0], vectors.shape[1], node_dim, weighting=weighting, word_order=word_order)
+        student = SWEMNodeEncoder(
+            vectors.shape[0], vectors.shape[1], node_dim, weighting=weighting, word_order=word_order
+        )
     student.load_token_vectors(np.asarray(vectors))
     with torch.no_grad():
-        torch.nn.init.eye_(student.proj.weight)  # (node_dim, pooled): identity on the first min(node_dim, pooled) coordinates
+        torch.nn.init.eye_(
+            student.proj.weight
+        )  # (node_dim, pooled): identity on the first min(node_dim, pooled) coordinates
         student.proj.weight[:, 2 * vectors.shape[1] :] = 0.0  # the word-order channels (if any) enter from zero
         student.proj.bias.zero_()
-    student.type_embedding.weight.requires_grad_(False)  # every node here is a feature node: a shared shift, not learned
+    student.type_embedding.weight.requires_grad_(
+        False
+    )  # every node here is a feature node: a shared shift, not learned
     return student
 
 
@@ -202,7 +226,9 @@ def listwise_kl(student_vectors: torch.Tensor, teacher_vectors: torch.Tensor, te
     return F.kl_div(log_s, log_t, log_target=True, reduction="batchmean")
 
 
-def distillation_loss(student_vectors: torch.Tensor, teacher_vectors: torch.Tensor, cfg: PhraseDistilConfig) -> torch.Tensor:
+def distillation_loss(
+    student_vectors: torch.Tensor, teacher_vectors: torch.Tensor, cfg: PhraseDistilConfig
+) -> torch.Tensor:
     """The student's loss on one batch: relational MSE + listwise_weight x listwise KL."""
     loss = relational_mse(student_vectors, teacher_vectors)
     if cfg.listwise_weight:
@@ -211,9 +237,13 @@ def distillation_loss(student_vectors: torch.Tensor, teacher_vectors: torch.Tens
 
 
 @torch.no_grad()
-def student_cosines(student: SWEMNodeEncoder, tokens: PhraseTokens, anchor_rows: np.ndarray, target_rows: np.ndarray) -> np.ndarray:
+def student_cosines(
+    student: SWEMNodeEncoder, tokens: PhraseTokens, anchor_rows: np.ndarray, target_rows: np.ndarray
+) -> np.ndarray:
     student.eval()
-    return F.cosine_similarity(embed(student, tokens, anchor_rows), embed(student, tokens, target_rows)).double().numpy()
+    return (
+        F.cosine_similarity(embed(student, tokens, anchor_rows), embed(student, tokens, target_rows)).double().numpy()
+    )
 
 
 def distil_student(
@@ -241,7 +271,13 @@ def distil_student(
     history = [{"epoch": 0, "loss": math.nan, "dev_pearson": dev_pearson()}]
     best, best_epoch = history[0]["dev_pearson"], 0
     best_state = {k: v.clone() for k, v in student.state_dict().items()}
-    with tqdm(total=cfg.epochs * steps, desc="distil-phrases student", unit="step", disable=_disabled(progress), file=sys.stderr) as bar:
+    with tqdm(
+        total=cfg.epochs * steps,
+        desc="distil-phrases student",
+        unit="step",
+        disable=_disabled(progress),
+        file=sys.stderr,
+    ) as bar:
         for epoch in range(1, cfg.epochs + 1):
             student.train()
             order, total = rng.permutation(n), 0.0
@@ -262,7 +298,12 @@ def distil_student(
                 best_state = {k: v.clone() for k, v in student.state_dict().items()}
     student.load_state_dict(best_state)
     student.eval()
-    return {"best_epoch": best_epoch, "dev_pearson_before": history[0]["dev_pearson"], "dev_pearson_after": best, "history": history}
+    return {
+        "best_epoch": best_epoch,
+        "dev_pearson_before": history[0]["dev_pearson"],
+        "dev_pearson_after": best,
+        "history": history,
+    }
 
 
 # --- the whole job ---------------------------------------------------------------
@@ -301,7 +342,9 @@ def distil_phrases(
     fit_phrases = [] if fit is None else sorted((set(fit.anchor.tolist()) | set(fit.target.tolist())) - held_out)
     corpus = select_pool(counts, cfg.max_phrases, seed, held_out | set(fit_phrases))
     if not corpus and not fit_phrases:
-        raise ValueError(f"no feature-node phrases of 1-{cfg.max_words} words in {', '.join(map(str, graphs_dirs))} and no pairs: nothing to distil")
+        raise ValueError(
+            f"no feature-node phrases of 1-{cfg.max_words} words in {', '.join(map(str, graphs_dirs))} and no pairs: nothing to distil"
+        )
     phrases = fit_phrases + corpus
     t_pool = time.time()
 
@@ -312,7 +355,10 @@ def distil_phrases(
         "phrases": len(phrases),
         "pool_sha256": pool_digest,
         "seed": seed,
-        "teacher": {k: getattr(cfg, k) for k in ("peer", "max_tokens", "teacher_epochs", "teacher_lr", "teacher_batch_size", "dev_fraction")},
+        "teacher": {
+            k: getattr(cfg, k)
+            for k in ("peer", "max_tokens", "teacher_epochs", "teacher_lr", "teacher_batch_size", "dev_fraction")
+        },
         "pairs": None if fit is None else {"fit": len(fit), "source": pairs.source},
     }
     key = json.loads(json.dumps(key))
@@ -325,7 +371,9 @@ def distil_phrases(
         if progress is not False:
             print(f"distil-phrases: {message}", file=sys.stderr, flush=True)
 
-    say(f"{len(phrases):,} phrases to distil ({len(corpus):,} of {len(counts):,} distinct in the graphs, {len(fit_phrases):,} of the pairs)")
+    say(
+        f"{len(phrases):,} phrases to distil ({len(corpus):,} of {len(counts):,} distinct in the graphs, {len(fit_phrases):,} of the pairs)"
+    )
     teacher_info: dict = {"peer": cfg.peer, "epochs": 0}
     teacher_vectors_file = work / "teacher_vectors.npy"
     if teacher_vectors_file.exists():
@@ -351,11 +399,18 @@ def distil_phrases(
     pair_rows = (np.zeros(0, dtype=np.int64),) * 2
     if fit is not None:
         keep = [i for i in range(len(fit)) if fit.anchor[i] in index and fit.target[i] in index]
-        pair_rows = (np.array([index[fit.anchor[i]] for i in keep], dtype=np.int64), np.array([index[fit.target[i]] for i in keep], dtype=np.int64))
+        pair_rows = (
+            np.array([index[fit.anchor[i]] for i in keep], dtype=np.int64),
+            np.array([index[fit.target[i]] for i in keep], dtype=np.int64),
+        )
     dev_rows = None
     if dev is not None:
         m = len(dev)
-        dev_rows = (np.arange(len(phrases), len(phrases) + m), np.arange(len(phrases) + m, len(phrases) + 2 * m), dev.score)
+        dev_rows = (
+            np.arange(len(phrases), len(phrases) + m),
+            np.arange(len(phrases) + m, len(phrases) + 2 * m),
+            dev.score,
+        )
     student = new_student(vectors, cfg.node_dim, word_order=cfg.word_order, seed=seed)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -364,10 +419,19 @@ def distil_phrases(
 
     report = PhraseDistilReport(
         out=str(out),
-        phrases={"corpus": len(counts), "pool": len(phrases), "fit_pair_phrases": len(fit_phrases), "held_out": len(held_out)},
+        phrases={
+            "corpus": len(counts),
+            "pool": len(phrases),
+            "fit_pair_phrases": len(fit_phrases),
+            "held_out": len(held_out),
+        },
         teacher=teacher_info,
         student=student_info,
-        seconds={"pool": round(t_pool - started, 1), "teacher": round(t_teacher - t_pool, 1), "student": round(t_student - t_teacher, 1)},
+        seconds={
+            "pool": round(t_pool - started, 1),
+            "teacher": round(t_teacher - t_pool, 1),
+            "student": round(t_student - t_teacher, 1),
+        },
     )
     _write_tokens(tokens_dir, out, student, report, cfg, seed, graphs_dirs, pairs, exclude)
     shutil.rmtree(work, ignore_errors=True)
@@ -376,14 +440,24 @@ def distil_phrases(
 
 
 def _write_tokens(
-    tokens_dir: Path, out: Path, student: SWEMNodeEncoder, report: PhraseDistilReport, cfg: PhraseDistilConfig, seed: int, graphs_dirs, pairs, exclude
+    tokens_dir: Path,
+    out: Path,
+    student: SWEMNodeEncoder,
+    report: PhraseDistilReport,
+    cfg: PhraseDistilConfig,
+    seed: int,
+    graphs_dirs,
+    pairs,
+    exclude,
 ) -> None:
     from graphtx.atomic import StagedDir
     from graphtx.text.bpe import TOKENIZER_FILE
     from graphtx.text.pretrain import IDF_FILE, NODE_PROJECTION_FILE, VECTORS_FILE, NodeProjection, tokens_fingerprint
 
     source = json.loads((tokens_dir / "manifest.json").read_text())
-    staged = StagedDir(out, "`graphtx distil-phrases`", (TOKENIZER_FILE, VECTORS_FILE, IDF_FILE, NODE_PROJECTION_FILE)).__enter__()
+    staged = StagedDir(
+        out, "`graphtx distil-phrases`", (TOKENIZER_FILE, VECTORS_FILE, IDF_FILE, NODE_PROJECTION_FILE)
+    ).__enter__()
     try:
         shutil.copyfile(tokens_dir / TOKENIZER_FILE, staged.path(TOKENIZER_FILE))
         if (tokens_dir / IDF_FILE).exists():

@@ -20,7 +20,9 @@ class PhraseDistilConfig:
     max_phrases: int = 150_000  # corpus phrases distilled: the most frequent half, then a seeded draw from the rest
     max_words: int = 6  # feature-node phrases of at most this many words join the pool
     node_dim: int = 256  # the distilled projection's size = model.node_dim of the models meant to start from it
-    word_order: str = "none"  # the student's word-order channel (none | bigram | trigram) = model.word_order of those models
+    word_order: str = (
+        "none"  # the student's word-order channel (none | bigram | trigram) = model.word_order of those models
+    )
     epochs: int = 40  # passes of the student over the pool; the best dev epoch is kept (the last without --pairs)
     batch_size: int = 512  # pool phrases a step, their teacher cosines matched all against all
     pair_batch_size: int = 128  # labelled pairs (both phrases) added to each step, so near pairs are matched too

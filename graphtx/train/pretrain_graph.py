@@ -71,7 +71,13 @@ from graphtx.train.distributed import bf16_autocast, rng_devices
 from graphtx.train.loss import contrastive_loss
 
 STAGE = "pretrain"
-CHECKPOINT_FILE, LOG_FILE, EVALS_FILE, DONE_FILE, BEST_DIR = "checkpoint.pt", "log.jsonl", "evals.jsonl", "done.json", "best"
+CHECKPOINT_FILE, LOG_FILE, EVALS_FILE, DONE_FILE, BEST_DIR = (
+    "checkpoint.pt",
+    "log.jsonl",
+    "evals.jsonl",
+    "done.json",
+    "best",
+)
 
 
 # --- the pieces, pure functions ------------------------------------------------------------
@@ -80,7 +86,11 @@ CHECKPOINT_FILE, LOG_FILE, EVALS_FILE, DONE_FILE, BEST_DIR = "checkpoint.pt", "l
 def induced_subgraph(graph: InventionGraph, keep: list[int], source: str) -> InventionGraph:
     """The nodes ``keep`` (ascending indices of ``graph``) with the edges among them, re-indexed; same document id and kind."""
     index = {old: new for new, old in enumerate(keep)}
-    edges = [(index[s], index[d], t) for s, d, t in zip(graph.edge_src, graph.edge_dst, graph.edge_type) if s in index and d in index]
+    edges = [
+        (index[s], index[d], t)
+        for s, d, t in zip(graph.edge_src, graph.edge_dst, graph.edge_type)
+        if s in index and d in index
+    ]
     return InventionGraph(
         graph.doc_id,
         graph.kind,
@@ -120,7 +130,9 @@ def view_pairs(anchor_docs: list[str], candidate_docs: list[str]) -> tuple[torch
     if missing:
         raise ValueError(f"view anchors without their own candidate graph in the batch: {missing[:3]}")
     positive = torch.tensor([column[d] for d in anchor_docs], dtype=torch.long)  # (a,)
-    allowed = torch.tensor([[c != d for c in candidate_docs] for d in anchor_docs], dtype=torch.bool).reshape(len(anchor_docs), len(candidate_docs))
+    allowed = torch.tensor([[c != d for c in candidate_docs] for d in anchor_docs], dtype=torch.bool).reshape(
+        len(anchor_docs), len(candidate_docs)
+    )
     return positive, allowed
 
 
@@ -161,7 +173,9 @@ def teacher_neighbours(vectors: np.ndarray, k: int, chunk: int = 2048) -> np.nda
     return out
 
 
-def teacher_targets(queries: np.ndarray, candidates: np.ndarray, allowed: np.ndarray, temperature: float) -> torch.Tensor:
+def teacher_targets(
+    queries: np.ndarray, candidates: np.ndarray, allowed: np.ndarray, temperature: float
+) -> torch.Tensor:
     """The teacher's distribution (t, m) over the allowed candidates: softmax(cos / T), zero where not allowed.
 
     queries (t, D) and candidates (m, D) unit vectors; allowed (t, m) bool with at least one True per row."""
@@ -248,12 +262,20 @@ class PretrainPool:
         self.store, self.cfg = store, cfg
         self.doc_ids = [d for d in store.doc_ids if store.has(d, cfg.query_kind) and store.has(d, cfg.candidate_kind)]
         if len(self.doc_ids) < 2:
-            raise ValueError("stage pretrain needs at least 2 documents with graphs (check --graphs / train.pretrain_graphs)")
+            raise ValueError(
+                "stage pretrain needs at least 2 documents with graphs (check --graphs / train.pretrain_graphs)"
+            )
         self.two_views = view_documents(store, self.doc_ids, cfg.query_kind, cfg.candidate_kind)
         self.teacher = (
-            Bm25Teacher(self.doc_ids, [graph_text(store.get(d, cfg.candidate_kind)) for d in self.doc_ids]) if cfg.pretrain_bm25_weight > 0 else None
+            Bm25Teacher(self.doc_ids, [graph_text(store.get(d, cfg.candidate_kind)) for d in self.doc_ids])
+            if cfg.pretrain_bm25_weight > 0
+            else None
         )
-        self.peer = PeerTeacher(cfg.pretrain_teacher, self.doc_ids, cfg.pretrain_teacher_neighbours) if cfg.pretrain_teacher_weight > 0 else None
+        self.peer = (
+            PeerTeacher(cfg.pretrain_teacher, self.doc_ids, cfg.pretrain_teacher_neighbours)
+            if cfg.pretrain_teacher_weight > 0
+            else None
+        )
 
     def batch_docs(self, seed: int, step: int) -> list[str]:
         """Batch ``step``: the next ``pretrain_batch_docs`` documents of a seeded per-epoch permutation."""
@@ -277,7 +299,10 @@ def pretrain_step_inputs(pool: PretrainPool, docs: list[str], rng: np.random.Gen
 
     spans, scores = [], None
     if pool.teacher is not None:
-        spans = [crop_graph(store.get(d, cfg.query_kind), cfg.pretrain_query_min_share, cfg.pretrain_query_max_share, rng) for d in docs]
+        spans = [
+            crop_graph(store.get(d, cfg.query_kind), cfg.pretrain_query_min_share, cfg.pretrain_query_max_share, rng)
+            for d in docs
+        ]
         scores = pool.teacher.scores([graph_text(g) for g in spans])  # (B, pool)
         for d, row in zip(docs, scores):
             order = np.lexsort((np.arange(len(row)), -row))  # best first, ties by pool order
@@ -297,19 +322,26 @@ def pretrain_step_inputs(pool: PretrainPool, docs: list[str], rng: np.random.Gen
     targets = valid = peer_targets = peer_allowed = None
     if scores is not None:
         columns = [pool.teacher.column[c] for c in cand_docs]
-        targets, valid = soft_targets(torch.from_numpy(scores[:, columns]), cfg.pretrain_bm25_temperature)  # (B, M), (B,)
+        targets, valid = soft_targets(
+            torch.from_numpy(scores[:, columns]), cfg.pretrain_bm25_temperature
+        )  # (B, M), (B,)
     if taught:
         has = np.array([c in pool.peer.row for c in cand_docs])  # (M,)
         rows = [pool.peer.row[c] for c in cand_docs if c in pool.peer.row]
         cand_vectors = np.zeros((len(cand_docs), pool.peer.vectors.shape[1]), dtype=np.float32)  # (M, D_teacher)
         cand_vectors[has] = pool.peer.vectors[rows]
-        allowed = has[None, :] & (np.array(cand_docs)[None, :] != np.array(taught)[:, None])  # (T, M): a vector, not the query itself
+        allowed = has[None, :] & (
+            np.array(cand_docs)[None, :] != np.array(taught)[:, None]
+        )  # (T, M): a vector, not the query itself
         keep = allowed.any(1)  # a query needs one other document with a teacher vector
         taught = [d for d, k in zip(taught, keep) if k]
         if taught:
             peer_allowed = torch.from_numpy(allowed[keep])  # (T, M)
             peer_targets = teacher_targets(
-                pool.peer.vectors[[pool.peer.row[d] for d in taught]], cand_vectors, allowed[keep], cfg.pretrain_teacher_temperature
+                pool.peer.vectors[[pool.peer.row[d] for d in taught]],
+                cand_vectors,
+                allowed[keep],
+                cfg.pretrain_teacher_temperature,
             )  # (T, M)
     anchors = [d for d in docs if d in pool.two_views] if cfg.pretrain_views_weight > 0 else []
     encode_candidates = bool(spans or anchors or taught)  # no query this step: no candidate graph to encode
@@ -344,7 +376,13 @@ class PretrainTrainer:
     ):
         self.device = torch.device(device)  # the model trains here; batches are built on the CPU and moved
         self.model, self.tokenizer, self.pool, self.evaluator = model.to(self.device), tokenizer, pool, evaluator
-        self.cfg, self.seed, self.out_dir, self.progress, self.tokenizer_file = cfg, seed, Path(out_dir), progress, tokenizer_file
+        self.cfg, self.seed, self.out_dir, self.progress, self.tokenizer_file = (
+            cfg,
+            seed,
+            Path(out_dir),
+            progress,
+            tokenizer_file,
+        )
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=cfg.pretrain_lr, weight_decay=cfg.weight_decay)
         self.state = PretrainState()
 
@@ -365,12 +403,18 @@ class PretrainTrainer:
         return load_model(self.out_dir / BEST_DIR).model
 
     def _run(self, stop_after_steps: int) -> PretrainState:
-        if not self._load_checkpoint():  # no step-0 evaluation: the untrained score is the base stage's reference of a --tokens run
+        if (
+            not self._load_checkpoint()
+        ):  # no step-0 evaluation: the untrained score is the base stage's reference of a --tokens run
             for name in (LOG_FILE, EVALS_FILE):
                 (self.out_dir / name).unlink(missing_ok=True)
         cfg, st = self.cfg, self.state  # after the checkpoint: its state
         total = cfg.pretrain_steps
-        eval_at = {max(1, round(total * (i + 1) / cfg.pretrain_evals)) for i in range(cfg.pretrain_evals)} if self.evaluator else set()
+        eval_at = (
+            {max(1, round(total * (i + 1) / cfg.pretrain_evals)) for i in range(cfg.pretrain_evals)}
+            if self.evaluator
+            else set()
+        )
         bar = tqdm(
             total=total,
             initial=st.step,
@@ -451,14 +495,18 @@ class PretrainTrainer:
             loss = loss + cfg.pretrain_bm25_weight * bm25_loss
             bm25 = float(bm25_loss.detach())
         if t:
-            total, denom = masked_distill_loss(taught, cands, inp["peer_targets"].to(dev), inp["peer_allowed"].to(dev), cfg.temperature)
+            total, denom = masked_distill_loss(
+                taught, cands, inp["peer_targets"].to(dev), inp["peer_allowed"].to(dev), cfg.temperature
+            )
             peer_loss = total / denom.clamp(min=1.0)
             loss = loss + cfg.pretrain_teacher_weight * peer_loss
             peer = float(peer_loss.detach())
         self.optimizer.zero_grad(set_to_none=True)
         if loss.requires_grad:
             loss.backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip if cfg.grad_clip > 0 else float("inf"))
+        grad_norm = torch.nn.utils.clip_grad_norm_(
+            self.model.parameters(), cfg.grad_clip if cfg.grad_clip > 0 else float("inf")
+        )
         self.optimizer.step()
         seconds = time.perf_counter() - t0
         return {
@@ -527,7 +575,9 @@ class PretrainTrainer:
         self.optimizer.load_state_dict(payload["optimizer"])
         self.state = PretrainState(**payload["state"])
         torch.set_rng_state(payload["torch_rng"])
-        if payload.get("cuda_rng") is not None and torch.cuda.is_available():  # dropout on the GPU draws from its own generator
+        if (
+            payload.get("cuda_rng") is not None and torch.cuda.is_available()
+        ):  # dropout on the GPU draws from its own generator
             torch.cuda.set_rng_state_all(payload["cuda_rng"])
         for name, keep in ((LOG_FILE, payload["log_lines"]), (EVALS_FILE, payload["eval_lines"])):
             p = self.out_dir / name

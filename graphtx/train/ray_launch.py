@@ -36,7 +36,9 @@ def train_on_ray(kwargs: dict, workers: int, use_gpu: bool = False, address: str
             train_loop_config=kwargs,
             torch_config=TorchConfig(backend="nccl" if use_gpu else "gloo"),
             scaling_config=ScalingConfig(num_workers=workers, use_gpu=use_gpu),
-            run_config=RunConfig(name="ray_train", storage_path=str(out)),  # Ray Train's own records: RUN_DIR/ray_train/
+            run_config=RunConfig(
+                name="ray_train", storage_path=str(out)
+            ),  # Ray Train's own records: RUN_DIR/ray_train/
         )
         trainer.fit()
     summary = out / "summary.json"

@@ -74,7 +74,9 @@ class Documents:
     classes: dict[str, tuple[str, ...]]  # IPC, else CPC
     cpc: dict[str, tuple[str, ...]]
     text: dict[str, str]  # title + abstract (or first claim): for text clusters
-    date: dict[str, str] = field(default_factory=dict)  # publication date (YYYY-MM-DD or shorter; "" unknown): orders the selection split
+    date: dict[str, str] = field(
+        default_factory=dict
+    )  # publication date (YYYY-MM-DD or shorter; "" unknown): orders the selection split
 
     @classmethod
     def read(cls, corpus_dir: str | Path) -> Documents:
@@ -101,9 +103,16 @@ class PreparedData:
     valid: list[Citation]
     test: list[Citation]
     skipped: list[Skipped]
-    ranker: list[Citation] = field(default_factory=list)  # training citations held out for the ranker (train.ranker_holdout)
-    selection: list[Citation] = field(default_factory=list)  # held-out training citations that select checkpoints and stages
-    held_out_files: tuple[str | None, str | None] = (None, None)  # train.split = files: (validation, test) files, read at the end
+    ranker: list[Citation] = field(
+        default_factory=list
+    )  # training citations held out for the ranker (train.ranker_holdout)
+    selection: list[Citation] = field(
+        default_factory=list
+    )  # held-out training citations that select checkpoints and stages
+    held_out_files: tuple[str | None, str | None] = (
+        None,
+        None,
+    )  # train.split = files: (validation, test) files, read at the end
 
 
 def hold_out_for_ranker(data: PreparedData, share: float, family: dict, seed: int) -> PreparedData:
@@ -123,7 +132,9 @@ def hold_out_for_selection(data: PreparedData, share: float, docs: Documents, se
     return replace(data, train=train, selection=selection, skipped=data.skipped + skipped)
 
 
-MIN_TRAINING_QUERIES = 100  # citing documents with a cited document in the corpus: fewer, and `graphtx build` adapts instead
+MIN_TRAINING_QUERIES = (
+    100  # citing documents with a cited document in the corpus: fewer, and `graphtx build` adapts instead
+)
 
 
 def citing_documents_within(corpus_dir: str | Path, citations: str | Path | None = None) -> int:
@@ -132,7 +143,9 @@ def citing_documents_within(corpus_dir: str | Path, citations: str | Path | None
     ids = pq.read_table(documents_path(corpus_dir), columns=["id"]).column("id").to_pylist()
     known = set(ids)
     cites = resolve_ids(read_citations(citations or corpus_dir), ids)
-    return len({c.citing_id for c in cites if c.citing_id in known and c.cited_id in known and c.citing_id != c.cited_id})
+    return len(
+        {c.citing_id for c in cites if c.citing_id in known and c.cited_id in known and c.citing_id != c.cited_id}
+    )
 
 
 def resolve_ids(citations: list[Citation], known_ids: list[str]) -> list[Citation]:
@@ -147,10 +160,18 @@ def resolve_ids(citations: list[Citation], known_ids: list[str]) -> list[Citatio
 
 
 def split_citations(
-    cfg: TrainConfig, docs: Documents, seed: int, citations: str | None, valid: str | None, test: str | None, corpus_dir: str
+    cfg: TrainConfig,
+    docs: Documents,
+    seed: int,
+    citations: str | None,
+    valid: str | None,
+    test: str | None,
+    corpus_dir: str,
 ) -> PreparedData:
     all_train = resolve_ids(read_citations(citations or corpus_dir), docs.ids)
-    if cfg.split == "files":  # validation and test, when given, are read at the end (read_held_out): nothing before may depend on them
+    if (
+        cfg.split == "files"
+    ):  # validation and test, when given, are read at the end (read_held_out): nothing before may depend on them
         for flag, path in (("--valid-citations", valid), ("--test-citations", test)):
             if path and not Path(path).exists():
                 raise FileNotFoundError(f"{flag} {path} does not exist")
@@ -195,10 +216,14 @@ def known_item_split(cfg: TrainConfig, store: GraphStore, seed: int, unusable: l
             valid.append(Citation(d, d, TRIVIAL))
         elif u < held + cfg.selection_share * (1 - held):
             selection.append(Citation(d, d, TRIVIAL))
-    return PreparedData(list(unusable), valid, test, [], selection=selection)  # unusable citations go on to be listed as skipped
+    return PreparedData(
+        list(unusable), valid, test, [], selection=selection
+    )  # unusable citations go on to be listed as skipped
 
 
-def build_training_set(cfg: TrainConfig, docs: Documents, store: GraphStore, data: PreparedData, seed: int, tokenizer, token_vectors):
+def build_training_set(
+    cfg: TrainConfig, docs: Documents, store: GraphStore, data: PreparedData, seed: int, tokenizer, token_vectors
+):
     from graphtx.train.loop import TrainingSet
 
     pairs, skipped = make_pairs(data.train, store.ids_with(cfg.query_kind), store.ids_with(cfg.candidate_kind), cfg)
@@ -213,23 +238,33 @@ def build_training_set(cfg: TrainConfig, docs: Documents, store: GraphStore, dat
         and (latest is None or docs.date.get(d, "") <= latest)
         and store.has(d, cfg.query_kind)
         and store.has(d, cfg.candidate_kind)
-        and (cfg.trivial_same_graph or store.get(d, cfg.query_kind).node_text != store.get(d, cfg.candidate_kind).node_text)
+        and (
+            cfg.trivial_same_graph
+            or store.get(d, cfg.query_kind).node_text != store.get(d, cfg.candidate_kind).node_text
+        )
     ]  # two identical graphs teach something only through independent node dropout
     trivial = trivial_pairs(eligible, cfg.trivial_share, len(pairs), seed)
     pairs = pairs + trivial
     if not pairs:
-        raise ValueError("no training pairs: no citation has graphs on both sides and no document has distinct query and candidate graphs")
+        raise ValueError(
+            "no training pairs: no citation has graphs on both sides and no document has distinct query and candidate graphs"
+        )
     known = positives_by_citing(pairs)
     if cfg.group_by in ("ipc", "cpc"):
         codes = docs.classes if cfg.group_by == "ipc" else docs.cpc
         doc_group = class_groups(codes)
     elif cfg.group_by == "cluster":
         ids = [d for d in docs.ids if d in set(store.doc_ids)]
-        doc_group = cluster_groups(ids, [docs.text.get(d, "") for d in ids], tokenizer, token_vectors, cfg.num_clusters, seed)
+        doc_group = cluster_groups(
+            ids, [docs.text.get(d, "") for d in ids], tokenizer, token_vectors, cfg.num_clusters, seed
+        )
     else:
         doc_group = {}
     groups = [doc_group.get(p.citing, "") for p in pairs]
-    nodes = np.array([store.num_nodes(p.citing, cfg.query_kind) + store.num_nodes(p.cited, cfg.candidate_kind) for p in pairs], dtype=np.int64)
+    nodes = np.array(
+        [store.num_nodes(p.citing, cfg.query_kind) + store.num_nodes(p.cited, cfg.candidate_kind) for p in pairs],
+        dtype=np.int64,
+    )
     candidates = store.ids_with(cfg.candidate_kind)
     extra = paecter_negatives(pairs, doc_group, candidates, seed) if cfg.negatives == "paecter" else {}
     if cfg.bm25_negatives:
@@ -280,10 +315,14 @@ def train(
         usable = [
             c
             for c in prepared.train + prepared.valid + prepared.test
-            if c.citing_id != c.cited_id and store.has(c.citing_id, cfg.query_kind) and store.has(c.cited_id, cfg.candidate_kind)
+            if c.citing_id != c.cited_id
+            and store.has(c.citing_id, cfg.query_kind)
+            and store.has(c.cited_id, cfg.candidate_kind)
         ]
         known_item = cfg.split == "random" and not usable
-        if known_item:  # no citation inside the corpus: select and validate on held-out documents finding their own description
+        if (
+            known_item
+        ):  # no citation inside the corpus: select and validate on held-out documents finding their own description
             prepared = known_item_split(cfg, store, seed, unusable=prepared.train + prepared.valid + prepared.test)
         else:
             if cfg.ranker_holdout > 0:
@@ -308,7 +347,9 @@ def train(
             "trivial_pairs": n_trivial,
             "groups": len(set(data.groups)),
             "group_by": cfg.group_by,
-            "judgements": "known-item (first claim -> own description)" if known_item else "citations",  # of selection, validation, test
+            "judgements": "known-item (first claim -> own description)"
+            if known_item
+            else "citations",  # of selection, validation, test
             "selection": {
                 "rule": selection_rule(cfg, known_item),
                 "fingerprint": selection_fingerprint(prepared.selection),
@@ -356,8 +397,14 @@ def train(
                 if not config.model.reduced_dim:
                     raise ValueError("stage 'reduced' needs model.reduced_dim > 0")
                 model = model.with_reduction(config.model.reduced_dim, config.model.num_experts, seed=seed + 1)
-            stage_cfg = with_overrides(cfg, lr=cfg.finetune_lr) if stage == "base" and pretrained and cfg.finetune_lr > 0 else cfg
-            trainer = StageTrainer(stage, model, tokenizer, data, evaluator, stage_cfg, seed, out / stage, ctx, progress, tokenizer_file)
+            stage_cfg = (
+                with_overrides(cfg, lr=cfg.finetune_lr)
+                if stage == "base" and pretrained and cfg.finetune_lr > 0
+                else cfg
+            )
+            trainer = StageTrainer(
+                stage, model, tokenizer, data, evaluator, stage_cfg, seed, out / stage, ctx, progress, tokenizer_file
+            )
             try:
                 state = trainer.run(stop_after_steps=stop_after_steps)
             finally:
@@ -379,7 +426,11 @@ def train(
         start = starting_point(out, cfg, init_model_dir)  # fine-tuning an --init model: it competes with the stages
         if start is not None:
             scores[INIT_STAGE], candidates = selection_score(start, cfg.select_metric), (INIT_STAGE, *candidates)
-            results[INIT_STAGE] = {"best_recall": start.best_recall, "best_ndcg": start.best_ndcg, "model": str(init_model_dir)}
+            results[INIT_STAGE] = {
+                "best_recall": start.best_recall,
+                "best_ndcg": start.best_ndcg,
+                "model": str(init_model_dir),
+            }
         final_stage = pick_final_stage(candidates, scores)
         best = Path(init_model_dir) if final_stage == INIT_STAGE else out / final_stage / "best"
         if final_stage != cfg.stages[-1]:
@@ -395,12 +446,20 @@ def train(
         }
         if ctx.is_main:
             previous = out / "model"
-            same = (previous / "fingerprint.txt").is_file() and (previous / "fingerprint.txt").read_text() == (best / "fingerprint.txt").read_text()
+            same = (previous / "fingerprint.txt").is_file() and (previous / "fingerprint.txt").read_text() == (
+                best / "fingerprint.txt"
+            ).read_text()
             with replacing(out / "model") as tmp:  # the previous RUN/model stays whole until the new one is in
-                shutil.copytree(best, tmp, ignore=shutil.ignore_patterns("ranker") if final_stage == INIT_STAGE else None)  # its ranker: other data
-                if same and (previous / "ranker").is_dir():  # a rerun of a finished run: the ranker fitted on this very model stays
+                shutil.copytree(
+                    best, tmp, ignore=shutil.ignore_patterns("ranker") if final_stage == INIT_STAGE else None
+                )  # its ranker: other data
+                if (
+                    same and (previous / "ranker").is_dir()
+                ):  # a rerun of a finished run: the ranker fitted on this very model stays
                     shutil.copytree(previous / "ranker", tmp / "ranker")
-            summary |= report_held_out(read_held_out(prepared, docs), data, store, model, tokenizer, cfg, known_item, out)
+            summary |= report_held_out(
+                read_held_out(prepared, docs), data, store, model, tokenizer, cfg, known_item, out
+            )
             atomic_write_json(out / "summary.json", summary)
             validation = summary.get("validation", {})
             if validation.get("queries") == 0:
@@ -421,12 +480,16 @@ def train(
         shutdown(ctx, clean=clean_exit)
 
 
-def report_held_out(prepared: PreparedData, data, store: GraphStore, model, tokenizer, cfg: TrainConfig, known_item: bool, out: Path) -> dict:
+def report_held_out(
+    prepared: PreparedData, data, store: GraphStore, model, tokenizer, cfg: TrainConfig, known_item: bool, out: Path
+) -> dict:
     """The chosen model scored once on the validation and test citations (nothing was selected on them), their
     judgements written beside the run (``valid_citations.tsv``, ``test_citations.tsv``, for graphtx eval).
     A query that training saw as a citing document (a citation or trivial pair), or that was a selection or ranker query,
     is left out, counted and warned about."""
-    trained = {p.citing for p in data.pairs} | {c.citing_id for c in prepared.selection + prepared.ranker}  # seen, or selected on
+    trained = {p.citing for p in data.pairs} | {
+        c.citing_id for c in prepared.selection + prepared.ranker
+    }  # seen, or selected on
     entries = {}
     for name, file, cites in (("validation", "valid", prepared.valid), ("test", "test", prepared.test)):
         scored = [c for c in cites if c.citing_id not in trained]
@@ -441,7 +504,10 @@ def report_held_out(prepared: PreparedData, data, store: GraphStore, model, toke
                 f"hold them?): left out of its {name} score",
                 file=sys.stderr,
             )
-        entries[name] = {**(asdict(ev(model, tokenizer)) if ev.query_ids else {"queries": 0}), "trained_queries_left_out": left_out}
+        entries[name] = {
+            **(asdict(ev(model, tokenizer)) if ev.query_ids else {"queries": 0}),
+            "trained_queries_left_out": left_out,
+        }
     return entries
 
 
@@ -450,7 +516,15 @@ def citation_evaluator(citations: list[Citation], store: GraphStore, cfg: TrainC
     from graphtx.train.evaluate import CitationEvaluator
 
     return CitationEvaluator(
-        citations, store, cfg.query_kind, cfg.candidate_kind, cfg.eval_k, cfg.eval_ndcg_k, cfg.encode_batch_size, known_item, cfg.select_rerank_depth
+        citations,
+        store,
+        cfg.query_kind,
+        cfg.candidate_kind,
+        cfg.eval_k,
+        cfg.eval_ndcg_k,
+        cfg.encode_batch_size,
+        known_item,
+        cfg.select_rerank_depth,
     )
 
 
@@ -465,7 +539,9 @@ def selection_fingerprint(selection: list[Citation]) -> str:
 def check_selection(out: Path, selection: list[Citation], stages) -> None:
     """A run directory whose stages were scored on other queries (an older run, another --citations or selection_share,
     a run from before the selection split) is not resumed: its best checkpoints were chosen on something else."""
-    begun = [s for s in (*stages, *STAGE_ORDER) if (out / s / "done.json").is_file() or (out / s / "checkpoint.pt").is_file()]
+    begun = [
+        s for s in (*stages, *STAGE_ORDER) if (out / s / "done.json").is_file() or (out / s / "checkpoint.pt").is_file()
+    ]
     if not begun:
         return
     try:
@@ -480,7 +556,10 @@ def check_selection(out: Path, selection: list[Citation], stages) -> None:
 
 
 def write_citations(path: Path, citations: list[Citation]) -> None:
-    atomic_write_text(path, "citing_id\tcited_id\tcategory\n" + "".join(f"{c.citing_id}\t{c.cited_id}\t{c.category}\n" for c in citations))
+    atomic_write_text(
+        path,
+        "citing_id\tcited_id\tcategory\n" + "".join(f"{c.citing_id}\t{c.cited_id}\t{c.category}\n" for c in citations),
+    )
 
 
 def selection_rule(cfg: TrainConfig, known_item: bool) -> str:
@@ -505,10 +584,17 @@ def starting_model(config: ExperimentConfig, init_model_dir: str | None, tokens_
 
     if init_model_dir:
         if not (Path(init_model_dir) / "config.yaml").exists():
-            raise ValueError(f"--init / train.init_from {init_model_dir} is not a model directory (no config.yaml): give a run's model/ folder")
+            raise ValueError(
+                f"--init / train.init_from {init_model_dir} is not a model directory (no config.yaml): give a run's model/ folder"
+            )
         init = load_model(init_model_dir)
         model = init.model.train()
-        return model, init.tokenizer, Path(init_model_dir) / "tokenizer.json", model.swem.embedding.weight.detach().cpu().numpy()
+        return (
+            model,
+            init.tokenizer,
+            Path(init_model_dir) / "tokenizer.json",
+            model.swem.embedding.weight.detach().cpu().numpy(),
+        )
     if tokens_dir:
         base_cfg = config.model.as_base() if config.train.stages[0] in ("pretrain", "base") else config.model
         model, tokenizer = init_model(base_cfg, tokens_dir, seed)
@@ -517,7 +603,21 @@ def starting_model(config: ExperimentConfig, init_model_dir: str | None, tokens_
 
 
 def run_pretrain_stage(
-    model, tokenizer, tokenizer_file, store, graphs_dir, evaluator, config, corpus_dir, seed, out, ctx, progress, results, scores, stop_after_steps=0
+    model,
+    tokenizer,
+    tokenizer_file,
+    store,
+    graphs_dir,
+    evaluator,
+    config,
+    corpus_dir,
+    seed,
+    out,
+    ctx,
+    progress,
+    results,
+    scores,
+    stop_after_steps=0,
 ):
     """Stage ``pretrain`` on the documents of ``graphs_dir`` and ``train.pretrain_graphs``; returns its best model (None
     when ``stop_after_steps``, tests, cut it short).
@@ -532,7 +632,9 @@ def run_pretrain_stage(
     extra = [d for d in cfg.pretrain_graphs if Path(d).resolve() != Path(graphs_dir).resolve()]
     for d in extra:
         if not (Path(d) / "graphs.parquet").exists():
-            raise ValueError(f"train.pretrain_graphs: {d} is not a graphs directory (no graphs.parquet): run `graphtx parse` on its corpus first")
+            raise ValueError(
+                f"train.pretrain_graphs: {d} is not a graphs directory (no graphs.parquet): run `graphtx parse` on its corpus first"
+            )
     if needs_run_teacher(config):
         log = (lambda line: None) if progress is False else (lambda line: print(line, file=sys.stderr))  # noqa: E731
         teacher = run_teacher_dir(config, corpus_dir, extra, out, progress, log, device=str(ctx.device))
@@ -541,7 +643,16 @@ def run_pretrain_stage(
         note_directory_teacher(config, lambda line: print(line, file=sys.stderr))  # a warning: printed even when quiet
     pool_store = load_pool_store([graphs_dir, *extra], kinds) if extra else store
     trainer = PretrainTrainer(
-        model, tokenizer, PretrainPool(pool_store, cfg), evaluator, cfg, seed, out / "pretrain", progress, tokenizer_file, device=ctx.device
+        model,
+        tokenizer,
+        PretrainPool(pool_store, cfg),
+        evaluator,
+        cfg,
+        seed,
+        out / "pretrain",
+        progress,
+        tokenizer_file,
+        device=ctx.device,
     )
     state = trainer.run(stop_after_steps)
     _record_pretrain(asdict(state), len(trainer.pool.doc_ids), len(trainer.pool.two_views), cfg, results, scores)
@@ -556,16 +667,21 @@ def _finished_pretrain_stage(stage_dir: Path, cfg: TrainConfig, results: dict, s
     if not done.is_file():
         raise ValueError(pretrain_first_message(stage_dir))
     summary = json.loads(done.read_text())
-    _record_pretrain(summary["state"], summary.get("documents", 0), summary.get("two_view_documents", 0), cfg, results, scores)
+    _record_pretrain(
+        summary["state"], summary.get("documents", 0), summary.get("two_view_documents", 0), cfg, results, scores
+    )
     return load_model(stage_dir / "best").model.train()
 
 
-def _record_pretrain(state: dict, documents: int, two_view_documents: int, cfg: TrainConfig, results: dict, scores: dict) -> None:
+def _record_pretrain(
+    state: dict, documents: int, two_view_documents: int, cfg: TrainConfig, results: dict, scores: dict
+) -> None:
     """Stage pretrain's entry in the run summary and its selection score (``state``: a PretrainState as a dict)."""
     from graphtx.train.loop import StageState, selection_score
 
     scores["pretrain"] = selection_score(
-        StageState(best_recall=state["best_recall"], best_ndcg=state["best_ndcg"], best_step=state["best_step"]), cfg.select_metric
+        StageState(best_recall=state["best_recall"], best_ndcg=state["best_ndcg"], best_step=state["best_step"]),
+        cfg.select_metric,
     )
     results["pretrain"] = {
         "best_recall": state["best_recall"],
@@ -643,7 +759,9 @@ def summary_lines(summary: dict, out_dir: str | Path) -> list[str]:
     for stage, r in summary["stages"].items():
         if stage == INIT_STAGE:
             kept = "; no stage beat it: it is the run's model" if summary["final_stage"] == INIT_STAGE else ""
-            lines.append(f"start (--init {r['model']}): Recall@{k} {r['best_recall']:.4f}, nDCG@{nk} {r['best_ndcg']:.4f}{kept}")
+            lines.append(
+                f"start (--init {r['model']}): Recall@{k} {r['best_recall']:.4f}, nDCG@{nk} {r['best_ndcg']:.4f}{kept}"
+            )
             continue
         lines.append(
             f"{stage}: selection's best Recall@{k} {r['best_recall']:.4f}, nDCG@{nk} {r['best_ndcg']:.4f} at step {r['best_step']} "
@@ -652,7 +770,11 @@ def summary_lines(summary: dict, out_dir: str | Path) -> list[str]:
     for name in ("validation", "test"):  # scored once, on the shipped model
         r = summary.get(name)
         if r and r.get("queries"):
-            left = f"; {r['trained_queries_left_out']} queries training saw left out" if r["trained_queries_left_out"] else ""
+            left = (
+                f"; {r['trained_queries_left_out']} queries training saw left out"
+                if r["trained_queries_left_out"]
+                else ""
+            )
             lines.append(
                 f"{name} (scored once, nothing selected on it): Recall@{k} {r['recall']:.4f}, nDCG@{nk} {r['ndcg']:.4f} "
                 f"({r['queries']} queries, {r['pairs']} pairs{left})"

@@ -45,7 +45,9 @@ def require_run_teacher(config) -> None:
     try:
         require_peer(peer, config.eval.peer_cache_dir)  # checks the weights' sha256 too
     except ValueError as err:
-        raise ValueError(f"train.pretrain_teacher = {peer}: {err}; or train on the citations alone with `--stages base`") from None
+        raise ValueError(
+            f"train.pretrain_teacher = {peer}: {err}; or train on the citations alone with `--stages base`"
+        ) from None
 
 
 def pool_corpora(corpus_dir: str | Path, extra_graphs: list[str | Path]) -> list[Path]:
@@ -58,7 +60,14 @@ def pool_corpora(corpus_dir: str | Path, extra_graphs: list[str | Path]) -> list
             named = Path(name) if isinstance(name, str) and name.strip() else None
         except (OSError, ValueError, KeyError, TypeError):
             named = None
-        found = next((c for c in ([named, Path(graphs) / named] if named and not named.is_absolute() else [named]) if c and c.is_dir()), None)
+        found = next(
+            (
+                c
+                for c in ([named, Path(graphs) / named] if named and not named.is_absolute() else [named])
+                if c and c.is_dir()
+            ),
+            None,
+        )
         if found is None:
             print(
                 f"warning: teacher: the corpus of {graphs} is not found ({named}); its documents join the pool without a teacher vector",
@@ -71,7 +80,13 @@ def pool_corpora(corpus_dir: str | Path, extra_graphs: list[str | Path]) -> list
 
 
 def run_teacher_dir(
-    config, corpus_dir: str | Path, extra_graphs: list[str | Path], out: Path, progress: bool | None, log: Callable[[str], None], device: str = "cpu"
+    config,
+    corpus_dir: str | Path,
+    extra_graphs: list[str | Path],
+    out: Path,
+    progress: bool | None,
+    log: Callable[[str], None],
+    device: str = "cpu",
 ) -> Path:
     """Write (or reuse) the teacher vectors of peer ``config.train.pretrain_teacher`` for the run in ``out``; the directory.
     ``device``: where the peer encodes (the training's)."""
@@ -90,8 +105,12 @@ def run_teacher_dir(
         log(f"teacher: {done.get('documents', 0):,} {peer} vectors already in {directory}")
         return directory
     require_run_teacher(config)
-    read = f"{', '.join(fields)}" + (f", {passages} passages of {max_tokens} tokens" if passages > 1 else f", {max_tokens} tokens")
-    log(f"teacher: encoding the pool's documents with {peer} ({read}, on {device}) into {directory} (once; a killed run continues)")
+    read = f"{', '.join(fields)}" + (
+        f", {passages} passages of {max_tokens} tokens" if passages > 1 else f", {max_tokens} tokens"
+    )
+    log(
+        f"teacher: encoding the pool's documents with {peer} ({read}, on {device}) into {directory} (once; a killed run continues)"
+    )
     report = write_teacher_vectors(
         corpora,
         directory,

@@ -27,7 +27,14 @@ def _config(tmp_path):
             {
                 "extends": str(REPO_ROOT / "configs" / "small.yaml"),
                 "parse": {"cache_dir": str(tmp_path / "parse-cache")},  # not the user's ~/.cache/graphtx
-                "pretrain": {"vocab_size": 300, "dim": 16, "epochs": 1, "buckets": 5000, "min_count": 1, "min_frequency": 1},
+                "pretrain": {
+                    "vocab_size": 300,
+                    "dim": 16,
+                    "epochs": 1,
+                    "buckets": 5000,
+                    "min_count": 1,
+                    "min_frequency": 1,
+                },
                 "model": {
                     "vocab_size": 300,
                     "token_dim": 16,
@@ -50,7 +57,9 @@ def _config(tmp_path):
 def _peer(monkeypatch, tmp_path, loads: list):
     monkeypatch.setattr(peers_io, "require_peer", lambda name, cache_dir="": tmp_path)
     monkeypatch.setattr(teacher_io, "peer_path", lambda name, cache_dir="": tmp_path)
-    monkeypatch.setattr(peers_io, "load_peer", lambda path, max_tokens, dtype="float32", device="cpu": loads.append(1) or _TopicPeer())
+    monkeypatch.setattr(
+        peers_io, "load_peer", lambda path, max_tokens, dtype="float32", device="cpu": loads.append(1) or _TopicPeer()
+    )
 
 
 @pytest.mark.timeout(300)
@@ -67,15 +76,37 @@ def test_build_makes_a_searchable_index_and_a_second_build_redoes_only_what_chan
     captured = capsys.readouterr()
     steps = json.loads((out / "build.json").read_text())["steps"]
     assert list(steps) == ["ingest", "parse", "tokens", "model", "index"] and all(s["finished"] for s in steps.values())
-    assert steps["ingest"]["result"] == {"documents": 2, "skipped": 2, "not_patents": 1}  # the broken grant listed, the build went on
+    assert steps["ingest"]["result"] == {
+        "documents": 2,
+        "skipped": 2,
+        "not_patents": 1,
+    }  # the broken grant listed, the build went on
     assert "graphtx search --index" in captured.err and loads == [1]
-    assert main(["search", "--index", str(out / "index"), "--text", "1. A method comprising a housing.", "-k", "2", "--json"]) == 0
+    assert (
+        main(
+            [
+                "search",
+                "--index",
+                str(out / "index"),
+                "--text",
+                "1. A method comprising a housing.",
+                "-k",
+                "2",
+                "--json",
+            ]
+        )
+        == 0
+    )
     found = json.loads(capsys.readouterr().out)
-    assert len(found["hits"]) == 2 and found["ranker"] == "hybrid"  # adapted, no learned ranker: BM25 and the model fused
+    assert (
+        len(found["hits"]) == 2 and found["ranker"] == "hybrid"
+    )  # adapted, no learned ranker: BM25 and the model fused
     # the same command again: every step up to date, the teacher not even loaded
     assert main([*base, "--json"]) == 0
     captured = capsys.readouterr()
-    assert all(f"{step}: up to date" in captured.err for step in ("ingest", "parse", "tokens", "model", "index")) and loads == [1]
+    assert all(
+        f"{step}: up to date" in captured.err for step in ("ingest", "parse", "tokens", "model", "index")
+    ) and loads == [1]
     assert all(s.get("skipped") for s in json.loads(captured.out)["steps"].values())
     # another seed: tokens, model and index again; ingest and parse kept; the teacher's vectors all from the cache
     assert main([*base, "--seed", "1"]) == 0
@@ -87,9 +118,39 @@ def test_build_makes_a_searchable_index_and_a_second_build_redoes_only_what_chan
 def test_build_until_stops_after_that_step(tmp_path, monkeypatch, capsys):
     _peer(monkeypatch, tmp_path, [])
     out = tmp_path / "b"
-    assert main(["build", str(GRANTS), "--out", str(out), "--config", str(_config(tmp_path)), "--until", "ingest", "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "build",
+                str(GRANTS),
+                "--out",
+                str(out),
+                "--config",
+                str(_config(tmp_path)),
+                "--until",
+                "ingest",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     assert (out / "corpus" / "manifest.json").is_file() and not (out / "graphs").exists()
-    assert main(["build", str(GRANTS), "--out", str(out), "--config", str(_config(tmp_path)), "--until", "tokens", "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "build",
+                str(GRANTS),
+                "--out",
+                str(out),
+                "--config",
+                str(_config(tmp_path)),
+                "--until",
+                "tokens",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     assert (out / "tokens" / "manifest.json").is_file() and not (out / "run").exists()
     assert main(["build", str(GRANTS), "--out", str(out), "--until", "nope"]) == 2
 
@@ -121,7 +182,10 @@ def test_without_citations_or_a_teacher_the_build_stops_before_parsing(tmp_path,
         )
     )
     assert main(["build", str(GRANTS), "--out", str(tmp_path / "b"), "--config", str(config)]) == 2
-    assert "no teacher to adapt with: give --teacher" in capsys.readouterr().err and not (tmp_path / "b" / "graphs").exists()
+    assert (
+        "no teacher to adapt with: give --teacher" in capsys.readouterr().err
+        and not (tmp_path / "b" / "graphs").exists()
+    )
 
 
 def test_on_a_cpu_a_large_corpus_gets_minilm_and_is_told_what_mpnet_costs():
@@ -131,7 +195,10 @@ def test_on_a_cpu_a_large_corpus_gets_minilm_and_is_told_what_mpnet_costs():
     assert choose_teacher("mpnet", large - 1, gpu=False, asked=False) == ("mpnet", "")
     teacher, note = choose_teacher("mpnet", large, gpu=False, asked=False)
     assert teacher == "minilm" and "mpnet would take about" in note and "--teacher mpnet" in note
-    assert choose_teacher("mpnet", large, gpu=True, asked=False)[0] == "mpnet" and choose_teacher("mpnet", large, False, asked=True)[0] == "mpnet"
+    assert (
+        choose_teacher("mpnet", large, gpu=True, asked=False)[0] == "mpnet"
+        and choose_teacher("mpnet", large, False, asked=True)[0] == "mpnet"
+    )
 
 
 @contextlib.contextmanager

@@ -27,7 +27,9 @@ def test_citation_lines(tmp_path):
     )
     records = read_lines(path)
     assert [position for position, _, _ in records] == [f"line {n}" for n in range(2, 8)]
-    parsed = [(p.document, [(c.citing_id, c.cited_id, c.category, c.source) for c in p.citations]) for _, p, _ in records[:4]]
+    parsed = [
+        (p.document, [(c.citing_id, c.cited_id, c.category, c.source) for c in p.citations]) for _, p, _ in records[:4]
+    ]
     assert parsed == [
         (None, [("A1", "B1", "X", "tsv")]),
         (None, [("A1", "B2", "examiner", "tsv")]),
@@ -42,7 +44,10 @@ def test_tsv_without_header(tmp_path):
     path = tmp_path / "pairs.tsv"
     path.write_text("A1\tB1\tY\nA2\tB2\n")
     records = read_lines(path)
-    assert [(c.citing_id, c.cited_id, c.category) for _, p, _ in records for c in p.citations] == [("A1", "B1", "Y"), ("A2", "B2", "unknown")]
+    assert [(c.citing_id, c.cited_id, c.category) for _, p, _ in records for c in p.citations] == [
+        ("A1", "B1", "Y"),
+        ("A2", "B2", "unknown"),
+    ]
 
 
 def test_ev_battery_citations():
@@ -59,14 +64,18 @@ def test_ev_battery_citations():
 def test_the_reader_takes_a_file_a_parquet_or_a_corpus_and_names_bad_input(tmp_path):
     (tmp_path / "c.csv").write_text("cited_id,citing_id,category\nB,A,x\nD,C,cited by examiner\n")
     assert read_citations(tmp_path / "c.csv") == [Citation("A", "B", "X", "tsv"), Citation("C", "D", "examiner", "tsv")]
-    pq.write_table(pa.table({"citing_id": ["A"], "cited_id": ["B"]}), tmp_path / "bare.parquet")  # category and source optional
+    pq.write_table(
+        pa.table({"citing_id": ["A"], "cited_id": ["B"]}), tmp_path / "bare.parquet"
+    )  # category and source optional
     assert read_citations(tmp_path / "bare.parquet") == [Citation("A", "B", "unknown", "")]
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / "documents.parquet").write_bytes(b"")
     assert read_citations(corpus) == []  # a corpus without citations
     pq.write_table(
-        pa.Table.from_pylist([{"citing_id": "q", "cited_id": "d", "category": "Y", "source": "t"}], schema=CITATION_SCHEMA),
+        pa.Table.from_pylist(
+            [{"citing_id": "q", "cited_id": "d", "category": "Y", "source": "t"}], schema=CITATION_SCHEMA
+        ),
         corpus / "citations.parquet",
     )
     assert read_citations(corpus) == [Citation("q", "d", "Y", "t")]
@@ -77,12 +86,16 @@ def test_the_reader_takes_a_file_a_parquet_or_a_corpus_and_names_bad_input(tmp_p
     with pytest.raises(ValueError, match=r"other\.parquet: not a citations Parquet file .*its columns are a"):
         read_citations(tmp_path / "other.parquet")
     (tmp_path / "bad.tsv").write_text("A\tB\nonly-one\n")
-    with pytest.raises(ValueError, match=r"bad\.tsv: line 2: expected citing_id and cited_id, tab- or comma-separated, got 'only-one'"):
+    with pytest.raises(
+        ValueError, match=r"bad\.tsv: line 2: expected citing_id and cited_id, tab- or comma-separated, got 'only-one'"
+    ):
         read_citations(tmp_path / "bad.tsv")
 
 
 def test_category_labels():
-    assert [citation_category(x) for x in ("x", "X,Y", "cited by examiner", "cited by third party", "whatever", None)] == [
+    assert [
+        citation_category(x) for x in ("x", "X,Y", "cited by examiner", "cited by third party", "whatever", None)
+    ] == [
         "X",
         "X",
         "examiner",

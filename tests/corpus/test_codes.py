@@ -1,6 +1,15 @@
 """Patent numbers and classification codes: IPC and CPC share one normaliser and keep their outputs."""
 
-from graphtx.corpus.codes import country_of, id_key, kind_of, make_id, normalise_cpc, normalise_ipc, publication_id, unique_codes
+from graphtx.corpus.codes import (
+    country_of,
+    id_key,
+    kind_of,
+    make_id,
+    normalise_cpc,
+    normalise_ipc,
+    publication_id,
+    unique_codes,
+)
 
 CODES = [
     "H01F  27/14  20060101AFI20051220RHJP",

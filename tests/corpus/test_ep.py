@@ -154,7 +154,10 @@ def test_german_grant_takes_english_claims(shared_records):
 
 
 def test_pre_ipc8_classification_and_german_application(shared_records):
-    assert doc_of(shared_records, "application_v1-0-A1.xml").document.ipc == ("C07C 29/44", "C07C 31/38")  # " 7C 07C 29/44 A"
+    assert doc_of(shared_records, "application_v1-0-A1.xml").document.ipc == (
+        "C07C 29/44",
+        "C07C 31/38",
+    )  # " 7C 07C 29/44 A"
     doc = doc_of(shared_records, "application_v1-1-A1.xml").document
     assert doc.id == "EP-2-A1" and doc.lang == "de"
     assert doc.claims[0].text.startswith("Tetrahydrofuran-Derivate der Formel")  # "1.)" removed

@@ -80,7 +80,9 @@ def test_an_interrupted_rerun_leaves_the_previous_corpus_byte_identical(finished
     assert snapshot(finished) == before  # no manifest for a partial corpus, no half-written file, no partial left
 
 
-def test_a_full_disk_during_ingest_exits_1_keeps_the_previous_corpus_and_a_rerun_completes(finished, tmp_path, monkeypatch, capsys):
+def test_a_full_disk_during_ingest_exits_1_keeps_the_previous_corpus_and_a_rerun_completes(
+    finished, tmp_path, monkeypatch, capsys
+):
     before = snapshot(finished)
     (tmp_path / "more.jsonl").write_bytes(jsonl_docs(30))
 
@@ -98,7 +100,9 @@ def test_a_full_disk_during_ingest_exits_1_keeps_the_previous_corpus_and_a_rerun
 
 
 def test_a_real_full_disk_during_ingest_keeps_the_previous_corpus(tmp_path, capsys):
-    demo = FIXTURES.parents[1] / "graphtx" / "data" / "demo" / "us_grants.parquet"  # 1.9 MB ingested: more than the disk
+    demo = (
+        FIXTURES.parents[1] / "graphtx" / "data" / "demo" / "us_grants.parquet"
+    )  # 1.9 MB ingested: more than the disk
     with small_tmpfs(tmp_path / "disk", "512k") as disk:
         out = disk / "corpus"
         assert main(["ingest", str(US_XML), "--out", str(out), "--quiet"]) == 3
@@ -106,8 +110,13 @@ def test_a_real_full_disk_during_ingest_keeps_the_previous_corpus(tmp_path, caps
         assert main(["ingest", str(demo), "--out", str(out), "--quiet"]) == 1
         err = capsys.readouterr().err
         assert f"disk full at {out}" in err and "Traceback" not in err
-        assert snapshot(out) == before and not (out / ".partial").exists()  # the partial is removed: the space is free again
-        assert main(["ingest", str(US_XML), str(FIXTURES / "docs_with_bad_lines.jsonl"), "--out", str(out), "--quiet"]) == 3
+        assert (
+            snapshot(out) == before and not (out / ".partial").exists()
+        )  # the partial is removed: the space is free again
+        assert (
+            main(["ingest", str(US_XML), str(FIXTURES / "docs_with_bad_lines.jsonl"), "--out", str(out), "--quiet"])
+            == 3
+        )
 
 
 def test_a_missing_input_path_is_an_error_and_writes_nothing(tmp_path, capsys):
@@ -174,7 +183,12 @@ def test_counts_add_up_with_duplicates_citations_and_bad_lines(tmp_path):
     (tmp_path / "a.jsonl").write_bytes(jsonl_docs(3))
     (tmp_path / "b.jsonl").write_bytes(jsonl_docs(2))  # both ids repeat a.jsonl's
     (tmp_path / "cites.tsv").write_text("citing_id\tcited_id\tcategory\nT-0000\tT-0001\tX\nT-0001\tT-0002\tY\n")
-    sources = [tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "cites.tsv", FIXTURES / "docs_with_bad_lines.jsonl"]
+    sources = [
+        tmp_path / "a.jsonl",
+        tmp_path / "b.jsonl",
+        tmp_path / "cites.tsv",
+        FIXTURES / "docs_with_bad_lines.jsonl",
+    ]
     report = ingest(sources, tmp_path / "c", IngestConfig(), progress=False)
     m = assert_counts_add_up(tmp_path / "c")
     assert report.skipped >= 2 + 1 and m["records_written"] == report.documents + 2  # two citation rows
@@ -201,11 +215,19 @@ def test_a_truncated_gz_keeps_every_complete_record_before_the_cut(tmp_path):
 def test_a_byte_flipped_gz_lists_the_damaged_records_and_writes_nothing_wrong(tmp_path, where):
     raw = jsonl_docs(111)
     packed = bytearray(gzip.compress(raw))
-    at = where if isinstance(where, int) and where >= 0 else int(len(packed) * where) if where > 0 else len(packed) + where
+    at = (
+        where
+        if isinstance(where, int) and where >= 0
+        else int(len(packed) * where)
+        if where > 0
+        else len(packed) + where
+    )
     packed[at] ^= 0xFF  # early: invalid deflate data; middle: CRC mismatch; in the trailer: CRC mismatch
     (tmp_path / "docs.jsonl.gz").write_bytes(bytes(packed))
     (tmp_path / "good.jsonl").write_bytes(jsonl_docs(3).replace(b"T-", b"G-"))
-    report = ingest([tmp_path / "docs.jsonl.gz", tmp_path / "good.jsonl"], tmp_path / "c", IngestConfig(), progress=False)
+    report = ingest(
+        [tmp_path / "docs.jsonl.gz", tmp_path / "good.jsonl"], tmp_path / "c", IngestConfig(), progress=False
+    )
     assert [d.id for d in iter_documents(tmp_path / "c")] == ["G-0000", "G-0001", "G-0002"]  # the rest is read
     errors = read_errors(tmp_path / "c")
     assert report.skipped == len(errors) >= 1
@@ -226,10 +248,15 @@ def big_jsonl(tmp_path_factory):
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("sig, group", [(signal.SIGINT, True), (signal.SIGTERM, False)], ids=["ctrl-c", "sigterm"])
-def test_interrupting_ingest_with_workers_ends_within_seconds_leaving_the_previous_corpus(finished, big_jsonl, sig, group):
+def test_interrupting_ingest_with_workers_ends_within_seconds_leaving_the_previous_corpus(
+    finished, big_jsonl, sig, group
+):
     before = snapshot(finished)
     run = signal_during(
-        ["ingest", str(big_jsonl), "--out", str(finished), "--workers", "2", "--quiet"], sig, ready=finished / ".partial", group=group
+        ["ingest", str(big_jsonl), "--out", str(finished), "--workers", "2", "--quiet"],
+        sig,
+        ready=finished / ".partial",
+        group=group,
     )
     assert run.was_working
     assert run.returncode == 1 and run.seconds < 10, run
@@ -241,12 +268,18 @@ def test_interrupting_ingest_with_workers_ends_within_seconds_leaving_the_previo
 @pytest.mark.timeout(120)
 def test_kill_9_of_ingest_leaves_no_worker_behind(tmp_path, big_jsonl):
     run = signal_during(
-        ["ingest", str(big_jsonl), "--out", str(tmp_path / "c"), "--workers", "2", "--quiet"], KILL, ready=tmp_path / "c" / ".partial", group=False
+        ["ingest", str(big_jsonl), "--out", str(tmp_path / "c"), "--workers", "2", "--quiet"],
+        KILL,
+        ready=tmp_path / "c" / ".partial",
+        group=False,
     )
     assert run.was_working and run.returncode == -KILL
     assert run.left == [], f"orphaned workers: {run.left}"
     assert not (tmp_path / "c" / "manifest.json").exists()  # a killed first run leaves no corpus that looks complete
     with pytest.raises(FileNotFoundError, match="was interrupted before it completed"):
         store.documents_path(tmp_path / "c")
-    assert main(["ingest", str(US_XML), "--out", str(tmp_path / "c"), "--quiet"]) in (0, 3)  # the next run clears the partial
+    assert main(["ingest", str(US_XML), "--out", str(tmp_path / "c"), "--quiet"]) in (
+        0,
+        3,
+    )  # the next run clears the partial
     assert not (tmp_path / "c" / ".partial").exists() and (tmp_path / "c" / "manifest.json").exists()

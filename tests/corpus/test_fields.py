@@ -139,7 +139,9 @@ def test_uspto_priority_claim_application_date_and_assignee():
 def test_uspto_related_filings_count_and_applicants_without_assignee():
     doc = parse(uspto, US_CONTINUATION)
     assert doc.application_date == "2011-11-18"
-    assert doc.priority_date == "2008-04-15"  # the provisional; the parent (2008-07-08) is later, the pre-grant publication is no filing
+    assert (
+        doc.priority_date == "2008-04-15"
+    )  # the provisional; the parent (2008-07-08) is later, the pre-grant publication is no filing
     assert doc.applicants == ("Bacchiega Flavio",)
 
 
@@ -179,7 +181,11 @@ def test_real_files_fill_the_new_fields(tmp_path):
     ep_counts = filled[str(SHARED / "ep-xml" / "grant_v1-4-B1.xml")]
     assert ep_counts["documents"] == ep_counts["priority_date"] == ep_counts["applicants"] == ep_counts["country"] == 1
     m = filled[str(SHARED / "marec")]
-    assert m["documents"] == report.documents - 1 and m["priority_date"] == m["documents"] and m["family_id"] == m["documents"]
+    assert (
+        m["documents"] == report.documents - 1
+        and m["priority_date"] == m["documents"]
+        and m["family_id"] == m["documents"]
+    )
 
 
 # --- JSONL / Parquet ---------------------------------------------------------------
@@ -205,7 +211,10 @@ def test_jsonl_common_names_are_mapped():
         }
     )
     assert (doc.priority_date, doc.application_date, doc.date) == ("2008-06-04", "2009-06-03", "2013-04-16")
-    assert doc.applicants == ("Black & Decker Inc.", "Acme Corp")  # applicant and assignee columns both read, repeats dropped
+    assert doc.applicants == (
+        "Black & Decker Inc.",
+        "Acme Corp",
+    )  # applicant and assignee columns both read, repeats dropped
     assert (doc.country, doc.kind, doc.lang) == ("US", "B2", "en")
     assert doc.extra == {}
 
@@ -231,12 +240,25 @@ def test_jsonl_unknown_fields_kept_in_extra_and_stored(tmp_path):
     assert docs["US-1-A"].country == "US" and docs["US-1-A"].applicants == ("Cell Co",) and docs["US-1-A"].extra == {}
     assert docs["US-1-A"].kind == "A" and docs["2004281796"].kind == ""  # office and kind read from a CC-NUMBER-KIND id
     filled = json.loads((tmp_path / "c" / "manifest.json").read_text())["fields_filled"][str(tmp_path / "d.jsonl")]
-    assert filled["documents"] == 2 and filled["priority_date"] == 1 and filled["applicants"] == 1 and filled["family_id"] == 1
+    assert (
+        filled["documents"] == 2
+        and filled["priority_date"] == 1
+        and filled["applicants"] == 1
+        and filled["family_id"] == 1
+    )
     assert filled["extra"] == {"claims_count": 1, "examiner": 1, "inventors": 1}
 
 
 def test_parquet_rows_are_mapped_too(tmp_path):
-    table = pa.table({"id": ["P-1"], "abstract": ["A cooling plate."], "filing_date": ["2010-01-02"], "assignee_name": ["Acme"], "score": [0.5]})
+    table = pa.table(
+        {
+            "id": ["P-1"],
+            "abstract": ["A cooling plate."],
+            "filing_date": ["2010-01-02"],
+            "assignee_name": ["Acme"],
+            "score": [0.5],
+        }
+    )
     pq.write_table(table, tmp_path / "d.parquet")
     ingest([tmp_path / "d.parquet"], tmp_path / "c", progress=False)
     (doc,) = iter_documents(tmp_path / "c")
@@ -262,7 +284,9 @@ def _write(tmp_path: Path) -> Path:
 def test_cli_ingest_says_what_each_source_filled(tmp_path, capsys):
     from graphtx.cli import main
 
-    (tmp_path / "d.jsonl").write_text(json.dumps({"id": "A-1", "abstract": "A gear.", "assignee": "Acme", "examiner": "Smith"}) + "\n")
+    (tmp_path / "d.jsonl").write_text(
+        json.dumps({"id": "A-1", "abstract": "A gear.", "assignee": "Acme", "examiner": "Smith"}) + "\n"
+    )
     assert main(["ingest", str(tmp_path / "d.jsonl"), "--out", str(tmp_path / "c"), "--quiet"]) == 0
     said = capsys.readouterr().out
     assert f"{tmp_path / 'd.jsonl'}: 1 documents; filled: abstract 1, applicants 1; empty: title," in said

@@ -28,7 +28,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("hypothesis", reason="property-based tests need hypothesis (the test extra: pip install 'graphtx[test]')")
+pytest.importorskip(
+    "hypothesis", reason="property-based tests need hypothesis (the test extra: pip install 'graphtx[test]')"
+)
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 from hypothesis import HealthCheck, example, given, note, settings  # noqa: E402
@@ -47,7 +49,13 @@ from ..conftest import FIXTURES  # noqa: E402
 
 def fuzz(max_examples: int):
     """Reproducible (derandomized, no example database) and without deadline: the machine may be busy."""
-    return settings(max_examples=max_examples, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
 
 
 def shown(**given) -> None:
@@ -75,16 +83,25 @@ PARQUET_SEED = pa.table(  # tests/corpus/test_tabular.py::test_parquet_rows
 )
 SEEDS = {
     "uspto": (FIXTURES / "us_grants_small.xml").read_bytes(),  # three grants and a sequence listing
-    "ep": (FIXTURES / "ep_grant_small.xml").read_bytes(),  # a German grant with English claims, search report, a bare "&"
+    "ep": (
+        FIXTURES / "ep_grant_small.xml"
+    ).read_bytes(),  # a German grant with English claims, search report, a bare "&"
     "marec": (FIXTURES / "marec_small.xml").read_bytes(),
-    "jsonl": (FIXTURES / "docs_with_bad_lines.jsonl").read_bytes(),  # good lines, bad JSON, bad UTF-8, no id, a blank line
+    "jsonl": (
+        FIXTURES / "docs_with_bad_lines.jsonl"
+    ).read_bytes(),  # good lines, bad JSON, bad UTF-8, no id, a blank line
     "parquet": parquet_bytes(PARQUET_SEED),
 }
 XML_FORMATS = ("uspto", "ep", "marec")
 BYTE_FORMATS = (*XML_FORMATS, "jsonl")
 SUFFIX = {"uspto": "xml", "ep": "xml", "marec": "xml", "jsonl": "jsonl", "parquet": "parquet"}
 NAME = "fuzzed"
-STOPPED_READING = (OSError, RecordError, ValueError, *ARCHIVE_ERRORS)  # what ingest.iter_items lists as one "rest of file" skip
+STOPPED_READING = (
+    OSError,
+    RecordError,
+    ValueError,
+    *ARCHIVE_ERRORS,
+)  # what ingest.iter_items lists as one "rest of file" skip
 
 
 # --- reading as ingest does, without the writer ---------------------------------------------------------------------------
@@ -183,7 +200,9 @@ COVERAGE = {
 
 # --- a sound document -------------------------------------------------------------------------------------------------------
 
-STRING_FIELDS = [f.name for f in DOCUMENT_SCHEMA if f.type == pa.string() and f.name != "extra"]  # extra: a dict, stored as JSON
+STRING_FIELDS = [
+    f.name for f in DOCUMENT_SCHEMA if f.type == pa.string() and f.name != "extra"
+]  # extra: a dict, stored as JSON
 STRING_LISTS = [f.name for f in DOCUMENT_SCHEMA if f.type == pa.list_(pa.string())]
 _ENCODING = re.compile(rb"""encoding\s*=\s*["']([^"']*)["']""")
 
@@ -194,7 +213,10 @@ def assert_a_sound_document(raw: RawRecord, parsed: ParsedRecord) -> None:
     for name in STRING_FIELDS:
         assert type(getattr(doc, name)) is str, (name, getattr(doc, name))
     for name in STRING_LISTS:
-        assert isinstance(getattr(doc, name), tuple) and all(type(v) is str for v in getattr(doc, name)), (name, getattr(doc, name))
+        assert isinstance(getattr(doc, name), tuple) and all(type(v) is str for v in getattr(doc, name)), (
+            name,
+            getattr(doc, name),
+        )
     for claim in doc.claims:
         assert type(claim.num) is int and type(claim.text) is str and type(claim.independent) is bool, claim
         assert isinstance(claim.depends_on, tuple) and all(type(n) is int for n in claim.depends_on), claim
@@ -203,7 +225,9 @@ def assert_a_sound_document(raw: RawRecord, parsed: ParsedRecord) -> None:
     pa.Table.from_pylist([citation_to_row(c) for c in parsed.citations], schema=CITATION_SCHEMA)
     if isinstance(raw.payload, bytes) and first_non_utf8(raw.payload) is not None:  # never read with damaged text
         declared = _ENCODING.search(raw.payload[:200])
-        assert raw.format in XML_FORMATS and declared and declared.group(1).lower() not in (b"utf-8", b"utf8"), "non-UTF-8 bytes read"
+        assert raw.format in XML_FORMATS and declared and declared.group(1).lower() not in (b"utf-8", b"utf8"), (
+            "non-UTF-8 bytes read"
+        )
 
 
 def first_non_utf8(data: bytes) -> int | None:
@@ -327,10 +351,23 @@ SNIPPETS = [
     b"\r\n",
     b"\xef\xbb\xbf",
 ]
-INVALID_UTF8 = [b"\x80", b"\xbf", b"\xc0\xaf", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xf8\x88\x80\x80\x80", b"\xfe", b"\xff"]
+INVALID_UTF8 = [
+    b"\x80",
+    b"\xbf",
+    b"\xc0\xaf",
+    b"\xc3",
+    b"\xe2\x82",
+    b"\xed\xa0\x80",
+    b"\xf4\x90\x80\x80",
+    b"\xf8\x88\x80\x80\x80",
+    b"\xfe",
+    b"\xff",
+]
 byte_op = st.one_of(
     st.tuples(st.just("flip"), positions, st.integers(1, 255)),
-    st.tuples(st.just("insert"), positions, st.sampled_from(SNIPPETS + INVALID_UTF8) | st.binary(min_size=1, max_size=8)),
+    st.tuples(
+        st.just("insert"), positions, st.sampled_from(SNIPPETS + INVALID_UTF8) | st.binary(min_size=1, max_size=8)
+    ),
     st.tuples(st.just("delete"), positions, st.integers(1, 64)),
     st.tuples(st.just("repeat"), positions, st.integers(1, 512)),
 )
@@ -408,7 +445,9 @@ def test_flipped_inserted_deleted_or_repeated_bytes_are_read_or_skipped_with_a_r
 @pytest.mark.parametrize("fmt", BYTE_FORMATS)
 @fuzz(150)
 @given(at=positions, bad=st.sampled_from(INVALID_UTF8))
-@example(at=1279, bad=b"\x80")  # ep: after "Muster & Partner" the offset named was the repaired record's, 4 bytes on (the "&amp;")
+@example(
+    at=1279, bad=b"\x80"
+)  # ep: after "Muster & Partner" the offset named was the repaired record's, 4 bytes on (the "&amp;")
 def test_a_record_with_invalid_utf8_is_skipped_with_a_reason_naming_the_offset(fmt, at, bad):
     shown(fmt=fmt, at=at, bad=bad)
     reading = check(fmt, damage(SEEDS[fmt], [("insert", at, bad)]))
@@ -429,9 +468,13 @@ def test_a_record_with_invalid_utf8_is_skipped_with_a_reason_naming_the_offset(f
 @pytest.mark.parametrize("fmt", XML_FORMATS)
 @fuzz(250)
 @given(ops=st.lists(field_op | number_op, min_size=1, max_size=3))
-@example(ops=[("number", 600, "9999999999")])  # uspto: claim 3 numbered 9,999,999,999 (int32 of documents.parquet: ArrowInvalid)
+@example(
+    ops=[("number", 600, "9999999999")]
+)  # uspto: claim 3 numbered 9,999,999,999 (int32 of documents.parquet: ArrowInvalid)
 @example(ops=[("number", 61, "1" * 5000)])  # uspto: a claim-ref idref of 5,000 digits (int(): ValueError)
-@example(ops=[("number", 133, "9999999999")])  # ep: claim 4 "of any preceding claim" numbered 9,999,999,999 (all before it: MemoryError)
+@example(
+    ops=[("number", 133, "9999999999")]
+)  # ep: claim 4 "of any preceding claim" numbered 9,999,999,999 (all before it: MemoryError)
 def test_huge_or_empty_xml_fields_are_read_or_skipped_with_a_reason(fmt, ops):
     shown(fmt=fmt, ops=ops)
     check(fmt, damage(SEEDS[fmt], ops))
@@ -463,13 +506,19 @@ def _seed_rows() -> list[dict[str, str]]:
 
 
 SEED_ROWS = _seed_rows()
-FIELD_NAMES = sorted({name for names in tabular._ALIASES.values() for name in names} | {"year", "examiner"})  # every alias, and unknown fields
+FIELD_NAMES = sorted(
+    {name for names in tabular._ALIASES.values() for name in names} | {"year", "examiner"}
+)  # every alias, and unknown fields
 big_ints = st.integers(2**31, 2**70) | st.integers(-(2**70), -(2**31))
 json_scalars = st.none() | st.booleans() | st.integers() | big_ints | st.floats() | st.text(max_size=12)
 json_values = st.recursive(
-    json_scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=8
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
 )
-claim_texts = st.sampled_from(["A widget.", "The widget of claim 1.", "The widget of any preceding claim."]) | st.text(max_size=30)
+claim_texts = st.sampled_from(["A widget.", "The widget of claim 1.", "The widget of any preceding claim."]) | st.text(
+    max_size=30
+)
 claim_objects = st.lists(
     st.fixed_dictionaries(
         {"text": claim_texts | json_values},
@@ -508,7 +557,11 @@ json_texts = st.one_of(
     st.sampled_from(ODD_JSON),
     st.builds(lambda n: "9" * n, st.integers(1, 6000)),  # a number of any length
     st.builds(lambda filler, n: json.dumps(filler * n), fillers, st.integers(0, 20_000)),  # an empty or huge string
-    st.builds(lambda d, inner: "[" * d + inner + "]" * d, st.integers(1, 5000), st.sampled_from(['"x"', "1", "", '{"name": "x"}'])),
+    st.builds(
+        lambda d, inner: "[" * d + inner + "]" * d,
+        st.integers(1, 5000),
+        st.sampled_from(['"x"', "1", "", '{"name": "x"}']),
+    ),
     st.builds(lambda d: '{"a": ' * d + "1" + "}" * d, st.integers(1, 5000)),
 )
 
@@ -526,19 +579,24 @@ def jsonl_with(edits) -> bytes:
 @fuzz(400)
 @given(
     edits=st.lists(
-        st.tuples(positions, st.sampled_from(FIELD_NAMES), json_texts) | st.tuples(positions, st.just("claims"), claim_objects.map(json.dumps)),
+        st.tuples(positions, st.sampled_from(FIELD_NAMES), json_texts)
+        | st.tuples(positions, st.just("claims"), claim_objects.map(json.dumps)),
         min_size=1,
         max_size=5,
     )
 )
 @example(edits=[(0, "abstract", "[" * 5000 + '"x"' + "]" * 5000)])  # json.loads: RecursionError
-@example(edits=[(0, "abstract", "[" * 900 + "]" * 900)])  # json.loads reads it; _string's recursion over it did not (RecursionError)
+@example(
+    edits=[(0, "abstract", "[" * 900 + "]" * 900)]
+)  # json.loads reads it; _string's recursion over it did not (RecursionError)
 @example(edits=[(0, "title", "9" * 4301)])  # json.loads: ValueError (Python's 4,300-digit limit on int())
 @example(edits=[(0, "ipc", "5")])  # _codes iterated a number: TypeError
 @example(edits=[(0, "id", '"\\ud800"')])  # a lone surrogate: a str no UTF-8 file holds (UnicodeEncodeError writing it)
 @example(edits=[(0, "claims", '[{"text": "A widget.", "depends_on": false}]')])  # TypeError
 @example(edits=[(0, "claims", '[{"text": "A widget.", "depends_on": ":"}]')])  # ValueError
-@example(edits=[(0, "claims", '[{"text": "A widget.", "depends_on": [2147483648]}]')])  # int32 of documents.parquet: OverflowError
+@example(
+    edits=[(0, "claims", '[{"text": "A widget.", "depends_on": [2147483648]}]')]
+)  # int32 of documents.parquet: OverflowError
 def test_jsonl_fields_of_any_type_size_or_depth_are_read_or_skipped_with_a_reason(edits):
     shown(edits=edits)
     reading = check("jsonl", jsonl_with(edits))
@@ -547,7 +605,9 @@ def test_jsonl_fields_of_any_type_size_or_depth_are_read_or_skipped_with_a_reaso
 
 # --- Parquet: columns of any type --------------------------------------------------------------------------------------------------
 
-CLAIM_STRUCT = pa.struct([("num", pa.int64()), ("text", pa.string()), ("independent", pa.bool_()), ("depends_on", pa.list_(pa.int64()))])
+CLAIM_STRUCT = pa.struct(
+    [("num", pa.int64()), ("text", pa.string()), ("independent", pa.bool_()), ("depends_on", pa.list_(pa.int64()))]
+)
 int64s = st.integers(-(2**63), 2**63 - 1)
 ARROW_COLUMNS = [  # an Arrow type, and values of it
     (pa.int64(), int64s),
@@ -564,7 +624,12 @@ ARROW_COLUMNS = [  # an Arrow type, and values of it
         pa.list_(CLAIM_STRUCT),
         st.lists(
             st.fixed_dictionaries(
-                {"num": int64s, "text": st.text(max_size=30), "independent": st.booleans(), "depends_on": st.lists(int64s, max_size=3)}
+                {
+                    "num": int64s,
+                    "text": st.text(max_size=30),
+                    "independent": st.booleans(),
+                    "depends_on": st.lists(int64s, max_size=3),
+                }
             ),
             max_size=3,
         ),
@@ -596,7 +661,9 @@ def parquet_with(columns) -> bytes:
 @pytest.mark.timeout(120)
 @fuzz(250)
 @given(columns=st.lists(arrow_columns(), min_size=1, max_size=4))
-@example(columns=[("ipc", kind_of(pa.timestamp("us")), [dt.datetime(2000, 1, 1), None, None])])  # _codes iterated a datetime: TypeError
+@example(
+    columns=[("ipc", kind_of(pa.timestamp("us")), [dt.datetime(2000, 1, 1), None, None])]
+)  # _codes iterated a datetime: TypeError
 def test_parquet_columns_of_any_type_are_read_or_skipped_with_a_reason(columns):
     shown(columns=columns)
     reading = check("parquet", parquet_with(columns))
@@ -640,7 +707,11 @@ def test_ingest_lists_every_record_of_a_damaged_file_with_repeated_ids_once(fmt,
     read_ids = [parsed.document.id for _, parsed in reading.documents]
     repeats = len(read_ids) - len(set(read_ids))
     assert written == list(dict.fromkeys(read_ids))  # the first of each id, in file order
-    assert report.records_seen == len(reading.records) + (reading.stopped is not None) == report.records_written + report.skipped
+    assert (
+        report.records_seen
+        == len(reading.records) + (reading.stopped is not None)
+        == report.records_written + report.skipped
+    )
     assert report.skipped == len(errors) == len(reading.skipped) + repeats + (reading.stopped is not None)
     assert sum(e["reason"].startswith("duplicate id ") for e in errors) == repeats
     assert all(e["reason"].strip() and not e["reason"].startswith("reader failure") for e in errors), errors

@@ -68,14 +68,21 @@ def test_oversized_record_is_listed_not_parsed(tmp_path):
     report = ingest([US_XML], tmp_path / "c", IngestConfig(max_record_mb=0.0001), progress=False)
     assert report.documents == 0 and report.skipped == plain.records_seen
     reasons = [e["reason"] for e in read_errors(tmp_path / "c")]
-    assert sum("bytes, over the limit of 0.0001 MiB" in r for r in reasons) == len(reasons) - 1  # all but the sequence listing
+    assert (
+        sum("bytes, over the limit of 0.0001 MiB" in r for r in reasons) == len(reasons) - 1
+    )  # all but the sequence listing
 
 
 def test_unreadable_and_unknown_files_are_listed(tmp_path):
     (tmp_path / "notes.bin").write_bytes(b"\x00\x01")
     (tmp_path / "odd.xml").write_text("<?xml version='1.0'?><html></html>")
     (tmp_path / "gone.xml").symlink_to(tmp_path / "missing.xml")
-    report = ingest([tmp_path / "notes.bin", tmp_path / "odd.xml", tmp_path / "gone.xml"], tmp_path / "c", IngestConfig(), progress=False)
+    report = ingest(
+        [tmp_path / "notes.bin", tmp_path / "odd.xml", tmp_path / "gone.xml"],
+        tmp_path / "c",
+        IngestConfig(),
+        progress=False,
+    )
     reasons = {e["file"].split("/")[-1]: e["reason"] for e in read_errors(tmp_path / "c")}
     assert report.skipped == 3
     assert "cannot tell the format" in reasons["notes.bin"] and "cannot tell the format" in reasons["odd.xml"]
@@ -109,7 +116,11 @@ def test_skipped_record_names_its_id_when_known(tmp_path):
     report = ingest([tmp_path / "docs.jsonl"], tmp_path / "c", IngestConfig(), progress=False)
     assert (report.documents, report.skipped) == (1, 1)
     [error] = read_errors(tmp_path / "c")
-    assert (error["id"], error["position"], error["reason"]) == ("X-1", "line 1", "no text: no title, claims, abstract or description")
+    assert (error["id"], error["position"], error["reason"]) == (
+        "X-1",
+        "line 1",
+        "no text: no title, claims, abstract or description",
+    )
 
 
 def test_xml_to_parquet_to_objects_round_trip(tmp_path):
@@ -136,7 +147,9 @@ def test_a_sequence_listing_is_accounted_for_not_a_failure(tmp_path, capsys):
     script with `set -e` or `&&` goes on; a record that fails to read as a patent still exits 3."""
     from graphtx.cli import main
 
-    records = [b"<?xml" + r for r in US_XML.read_bytes().split(b"<?xml")[1:]]  # the fixture: grant, sequence listing, grant, a broken one
+    records = [
+        b"<?xml" + r for r in US_XML.read_bytes().split(b"<?xml")[1:]
+    ]  # the fixture: grant, sequence listing, grant, a broken one
     clean = tmp_path / "weekly.xml"
     clean.write_bytes(b"".join(records[:3]))
     assert main(["ingest", str(clean), "--out", str(tmp_path / "c"), "--json"]) == 0

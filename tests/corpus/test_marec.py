@@ -56,7 +56,12 @@ def test_citation_sources_and_categories(parsed):
 
 
 def test_missing_ucid():
-    raw = RawRecord("marec", "x.xml", "record 1 at byte 0", b'<patent-document><abstract lang="EN"><p>A.</p></abstract></patent-document>')
+    raw = RawRecord(
+        "marec",
+        "x.xml",
+        "record 1 at byte 0",
+        b'<patent-document><abstract lang="EN"><p>A.</p></abstract></patent-document>',
+    )
     with pytest.raises(RecordError, match="^missing id: no ucid attribute$"):
         marec.parse(raw)
 

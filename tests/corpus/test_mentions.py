@@ -16,13 +16,18 @@ def test_mentions_are_read_with_commas_spaces_lists_and_reissues():
     )
     assert [n for n, _, _ in patent_numbers(text)] == ["US4000566", "US5123456", "US6234567", "USRE12345", "US7654321"]
     assert patent_numbers("Ser. No. 09 389 803 and 4 000 566 without the words U.S. Pat.") == []
-    assert [n for n, _, _ in patent_numbers("U.S. Pat. Nos. 5,123,456, 6,234,567, and 7,345,678; US Patent Re. 34,567")] == [
+    assert [
+        n for n, _, _ in patent_numbers("U.S. Pat. Nos. 5,123,456, 6,234,567, and 7,345,678; US Patent Re. 34,567")
+    ] == [
         "US5123456",
         "US6234567",
         "US7345678",
         "USRE34567",
     ]
-    assert [n for n, _, _ in patent_numbers("U.S. Patent Re. 34,567 and U.S. Patent 5,123,456 show")] == ["USRE34567", "US5123456"]
+    assert [n for n, _, _ in patent_numbers("U.S. Patent Re. 34,567 and U.S. Patent 5,123,456 show")] == [
+        "USRE34567",
+        "US5123456",
+    ]
     assert patent_numbers("U.S. Pat. No. 5,123,456,123") == []  # part of a longer number
 
 
@@ -99,7 +104,9 @@ def test_mined_citations_stay_within_the_corpus_and_split_by_the_citing_date(tmp
     ]
     corpus = _corpus(tmp_path, docs)
     capsys.readouterr()  # ingest's report
-    assert main(["mine-citations", str(corpus), "--out", str(tmp_path / "mined"), "--valid-share", "0.34", "--json"]) == 0
+    assert (
+        main(["mine-citations", str(corpus), "--out", str(tmp_path / "mined"), "--valid-share", "0.34", "--json"]) == 0
+    )
     summary = json.loads(capsys.readouterr().out)
 
     def pairs(name):
@@ -111,9 +118,16 @@ def test_mined_citations_stay_within_the_corpus_and_split_by_the_citing_date(tmp
     assert train == [("US-1000002", "US-1000001"), ("US-1000003", "US-1000001"), ("US-1000003", "US-1000002")]
     assert validation == [("US-1000004", "US-1000003")] and summary["valid_from"] == "2004-01-01"
     dropped = summary["dropped"]
-    assert dropped["not in the corpus"] == 1 and dropped["the document itself"] == 1 and dropped["cited document not older"] == 1
+    assert (
+        dropped["not in the corpus"] == 1
+        and dropped["the document itself"] == 1
+        and dropped["cited document not older"] == 1
+    )
     assert sum(v for k, v in dropped.items() if k.startswith("a related application")) == 1
-    masked = {json.loads(line)["id"]: json.loads(line) for line in (tmp_path / "mined" / "masked_citing.jsonl").read_text().splitlines()}
+    masked = {
+        json.loads(line)["id"]: json.loads(line)
+        for line in (tmp_path / "mined" / "masked_citing.jsonl").read_text().splitlines()
+    }
     assert set(masked) == {"US-1000002", "US-1000003", "US-1000004"}  # the citing documents, their mentions taken out
     assert "1,000,001" not in masked["US-1000002"].get("description", "") and masked["US-1000002"]["title"] == "valve"
     log = [json.loads(line) for line in (tmp_path / "mined" / "mentions.jsonl").read_text().splitlines()]
@@ -145,7 +159,10 @@ def test_a_family_word_anywhere_in_the_paragraph_beside_an_application_marks_the
 
 
 def test_application_as_a_word_of_software_prose_is_not_an_application_reference():
-    text = "A continuation token is returned to the application by the server. " * 6 + "Paging of this kind is known from U.S. Pat. No. 6,888,297."
+    text = (
+        "A continuation token is returned to the application by the server. " * 6
+        + "Paging of this kind is known from U.S. Pat. No. 6,888,297."
+    )
     (number, start, end), *_ = patent_numbers(text)
     assert not is_related_application(text, start, end)
     for text in (
@@ -166,9 +183,16 @@ def test_shared_text_and_applicants():
     assert len(a) == 4 and shared_text(a, a) == 1.0 and shared_text(a, set()) == 0.0
     b = shingles("one two three four five six seven eight nine something else entirely here now")
     assert shared_text(a, b) == pytest.approx(2 / 4)  # two of the smaller set's four 8-grams
-    assert applicant_key("International Business Machines Corp.") == applicant_key("INTERNATIONAL BUSINESS MACHINES CORPORATION")
-    assert same_applicant(["Sideband Networks Inc."], ["Sideband Networks, Inc.", "X"]) and not same_applicant(["A Corp"], [])
-    assert applicant_key("AG Leader Technology") == "ag leader technology" and applicant_key("The Boeing Company") == "boeing"
+    assert applicant_key("International Business Machines Corp.") == applicant_key(
+        "INTERNATIONAL BUSINESS MACHINES CORPORATION"
+    )
+    assert same_applicant(["Sideband Networks Inc."], ["Sideband Networks, Inc.", "X"]) and not same_applicant(
+        ["A Corp"], []
+    )
+    assert (
+        applicant_key("AG Leader Technology") == "ag leader technology"
+        and applicant_key("The Boeing Company") == "boeing"
+    )
     assert not same_applicant(["Secretary of the Army"], ["Secretary of the Navy"])
 
 
@@ -177,7 +201,14 @@ def test_mining_drops_family_pairs_by_any_mention_and_by_shared_text_and_reports
 
     spec = " ".join(f"word{i}" for i in range(300))  # a long shared specification: a continuation repeats its parent
     docs = [
-        {"id": "US-2000001", "date": "2001-01-01", "title": "parent", "abstract": "a", "description": spec, "applicants": ["Acme Corp."]},
+        {
+            "id": "US-2000001",
+            "date": "2001-01-01",
+            "title": "parent",
+            "abstract": "a",
+            "description": spec,
+            "applicants": ["Acme Corp."],
+        },
         {
             "id": "US-2000002",
             "date": "2002-01-01",
@@ -195,7 +226,14 @@ def test_mining_drops_family_pairs_by_any_mention_and_by_shared_text_and_reports
             "description": "U.S. Pat. No. 2,000,002 shows a valve.\nThe background of parent U.S. Pat. No. 2,000,001 has more. "
             "\nU.S. Pat. No. 2,000,004 is prior art here. A second sentence.",
         },
-        {"id": "US-2000004", "date": "2000-01-01", "title": "ring", "abstract": "d", "description": "A ring.", "applicants": ["Zeta LLC"]},
+        {
+            "id": "US-2000004",
+            "date": "2000-01-01",
+            "title": "ring",
+            "abstract": "d",
+            "description": "A ring.",
+            "applicants": ["Zeta LLC"],
+        },
         {
             "id": "US-2000005",
             "date": "2004-01-01",
@@ -208,14 +246,23 @@ def test_mining_drops_family_pairs_by_any_mention_and_by_shared_text_and_reports
     ]
     corpus = _corpus(tmp_path, docs)
     capsys.readouterr()
-    assert main(["mine-citations", str(corpus), "--out", str(tmp_path / "mined"), "--valid-share", "0.01", "--json"]) == 0
+    assert (
+        main(["mine-citations", str(corpus), "--out", str(tmp_path / "mined"), "--valid-share", "0.01", "--json"]) == 0
+    )
     summary = json.loads(capsys.readouterr().out)
     kept = [json.loads(line) for line in (tmp_path / "mined" / "kept_pairs.jsonl").read_text().splitlines()]
     # 2 -> 1 shares its whole specification; 5 -> 4 is named in a priority paragraph once: both are family pairs
-    assert [(k["citing_id"], k["cited_id"]) for k in kept] == [("US-2000003", "US-2000002"), ("US-2000003", "US-2000004")]
+    assert [(k["citing_id"], k["cited_id"]) for k in kept] == [
+        ("US-2000003", "US-2000002"),
+        ("US-2000003", "US-2000004"),
+    ]
     assert summary["dropped"]["the two documents share most of their text (a family member)"] == 1
-    assert summary["dropped"]["named as a related application by another mention in the same document"] == 1  # 5 -> 4's first
-    assert summary["same_applicant"] == 1 and summary["with_applicants"] == 2  # 3 -> 2: Acme, Inc. and ACME Corporation; 3 -> 4: no
+    assert (
+        summary["dropped"]["named as a related application by another mention in the same document"] == 1
+    )  # 5 -> 4's first
+    assert (
+        summary["same_applicant"] == 1 and summary["with_applicants"] == 2
+    )  # 3 -> 2: Acme, Inc. and ACME Corporation; 3 -> 4: no
     assert (
         kept[0]["same_applicant"]
         and not kept[1]["same_applicant"]
@@ -227,5 +274,7 @@ def test_mining_drops_family_pairs_by_any_mention_and_by_shared_text_and_reports
     # the citing document's mentions are masked in every field a query reads
     masked = [json.loads(line) for line in (tmp_path / "mined" / "masked_citing.jsonl").read_text().splitlines()]
     assert [m["id"] for m in masked] == ["US-2000003"] and "Pat. No" not in json.dumps(masked[0])
-    assert main(["mine-citations", str(corpus), "--out", str(tmp_path / "m2"), "--max-shared-text", "0", "--quiet"]) == 2
+    assert (
+        main(["mine-citations", str(corpus), "--out", str(tmp_path / "m2"), "--max-shared-text", "0", "--quiet"]) == 2
+    )
     assert "the share must be in (0, 1]" in capsys.readouterr().err

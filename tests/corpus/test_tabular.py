@@ -39,7 +39,9 @@ def needs(path: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def jsonl():
-    return {position: (parsed, reason) for position, parsed, reason in read_jsonl(FIXTURES / "docs_with_bad_lines.jsonl")}
+    return {
+        position: (parsed, reason) for position, parsed, reason in read_jsonl(FIXTURES / "docs_with_bad_lines.jsonl")
+    }
 
 
 def test_bad_lines_fail_alone(jsonl):
@@ -57,7 +59,10 @@ def test_claims_string_is_split_and_dependencies_read(jsonl):
     doc = jsonl["line 1"][0].document
     assert doc.id == "EV-0001" and doc.title == "Battery pack cooling" and doc.family_id == "F100"
     assert [c.num for c in doc.claims] == [1, 2, 3]
-    assert doc.claims[0].text == "A battery pack comprising: a plurality of cells; and a housing with air channels between the cells."
+    assert (
+        doc.claims[0].text
+        == "A battery pack comprising: a plurality of cells; and a housing with air channels between the cells."
+    )
     assert [(c.independent, c.depends_on) for c in doc.claims] == [(True, ()), (False, (1,)), (False, (1, 2))]
     assert doc.first_claim_index == 0
     assert doc.ipc == ("H01M 10/44", "H01M 2/10")
@@ -82,7 +87,10 @@ def test_claims_as_lists(jsonl):
     ("claims", "expected"),
     [
         ("A sensor.", [(1, ())]),  # no numbering: one claim
-        ("1. A sensor. 2. The sensor as claimed in claim 1. 3. The sensor of any one of claims 1 to 2.", [(1, ()), (2, (1,)), (3, (1, 2))]),
+        (
+            "1. A sensor. 2. The sensor as claimed in claim 1. 3. The sensor of any one of claims 1 to 2.",
+            [(1, ()), (2, (1,)), (3, (1, 2))],
+        ),
         (
             "1. A cell. 2. A pack of cells according to claim 1. 3. A car with the pack of claim 2 or the cell of claim 1.",
             [(1, ()), (2, (1,)), (3, (1, 2))],
@@ -133,7 +141,11 @@ def test_parquet_rows(tmp_path):
 
 
 def test_uspto_abstracts_parquet():
-    records = read(needs(SHARED / "uspto-abstracts-cpc" / "uspto_random_10000.parquet"), tabular.iter_raw_parquet, tabular.parse_parquet)
+    records = read(
+        needs(SHARED / "uspto-abstracts-cpc" / "uspto_random_10000.parquet"),
+        tabular.iter_raw_parquet,
+        tabular.parse_parquet,
+    )
     assert len(records) == 10000 and [r for _, _, r in records if r] == []
     docs = [parsed.document for _, parsed, _ in records]
     assert docs[0].id == "US06836996-20050104" and docs[0].date == "2005-01-04"  # ids kept as given

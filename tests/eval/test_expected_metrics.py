@@ -62,7 +62,19 @@ def test_ev_battery_validation_on_the_ingested_corpus(shared_data, tmp_path, cap
     data = shared_data / "citations-ev-battery"
     if not data.is_dir():
         pytest.skip("../shared/data/citations-ev-battery not present")
-    assert main(["ingest", str(data / "docs.jsonl"), str(data / "citations_validation.tsv"), "--out", str(tmp_path / "corpus"), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "ingest",
+                str(data / "docs.jsonl"),
+                str(data / "citations_validation.tsv"),
+                "--out",
+                str(tmp_path / "corpus"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert (
         main(
@@ -84,7 +96,24 @@ def test_ev_battery_validation_on_the_ingested_corpus(shared_data, tmp_path, cap
     )
     _check(json.loads(capsys.readouterr().out)["retrieval"], spec["retrieval"], spec["tolerance"])
     searcher = EXPECTED["ev-battery-validation-searcher"]
-    assert main(["eval", "citations", str(tmp_path / "corpus"), "--baselines", "bm25", "--protocols", "retrieval", "--quiet", "--json"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "citations",
+                str(tmp_path / "corpus"),
+                "--baselines",
+                "bm25",
+                "--protocols",
+                "retrieval",
+                "--quiet",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
-    assert out["config"]["cutoff"] == "priority" and out["citations"]["pairs_unreachable"] == searcher["pairs_unreachable"]
+    assert (
+        out["config"]["cutoff"] == "priority" and out["citations"]["pairs_unreachable"] == searcher["pairs_unreachable"]
+    )
     _check(out["retrieval"], searcher["retrieval"], searcher["tolerance"])

@@ -37,7 +37,9 @@ def random_run(seed: int, queries: int = 40, docs: int = 300, depth: int = 120, 
 
 def as_trec(rankings, relevant):
     qrels = [ir_measures.Qrel(q, d, int(g)) for q, rel in relevant.items() for d, g in rel.items()]
-    run = [ir_measures.ScoredDoc(q, d, float(len(r) - i)) for q, r in rankings.items() for i, d in enumerate(r)]  # distinct scores
+    run = [
+        ir_measures.ScoredDoc(q, d, float(len(r) - i)) for q, r in rankings.items() for i, d in enumerate(r)
+    ]  # distinct scores
     return qrels, run
 
 
@@ -69,7 +71,9 @@ def test_aggregates_equal_ir_measures():
     qrels, run = as_trec(rankings, relevant)
     from ir_measures import AP, RR, R, nDCG
 
-    theirs = {str(k): v for k, v in ir_measures.calc_aggregate([nDCG @ 150, AP, RR @ 10, R @ 100, R @ 3], qrels, run).items()}
+    theirs = {
+        str(k): v for k, v in ir_measures.calc_aggregate([nDCG @ 150, AP, RR @ 10, R @ 100, R @ 3], qrels, run).items()
+    }
     ours = aggregate_metrics(rankings, relevant, recall_k=3, ndcg_k=150, mrr_k=10, recall_ks=(100,))
     assert ours["nDCG@150"] == pytest.approx(theirs["nDCG@150"], abs=1e-12)
     assert ours["MAP"] == pytest.approx(theirs["AP"], abs=1e-12)
@@ -79,4 +83,6 @@ def test_aggregates_equal_ir_measures():
     # the paper's Recall@3 is over pairs: ir-measures' per-query R@3 weighted by each query's relevant count
     per_query = {m.query_id: m.value for m in ir_measures.iter_calc([R @ 3], qrels, run)}
     pairs = sum(len(r) for r in relevant.values())
-    assert recall_at_k(rankings, relevant, 3) == pytest.approx(sum(per_query[q] * len(relevant[q]) for q in relevant) / pairs, abs=1e-12)
+    assert recall_at_k(rankings, relevant, 3) == pytest.approx(
+        sum(per_query[q] * len(relevant[q]) for q in relevant) / pairs, abs=1e-12
+    )

@@ -24,7 +24,9 @@ def tiny_late(tmp_path_factory):
     graphs = make_graphs(root, range(N), corpus=corpus)
     model = make_model(root, name="model", late_dim=12)
     cites = root / "cites.tsv"
-    cites.write_text("citing_id\tcited_id\n" + "".join(f"{doc_id(i)}\t{doc_id((i * 7 + 3) % N)}\n" for i in range(0, N, 3)))
+    cites.write_text(
+        "citing_id\tcited_id\n" + "".join(f"{doc_id(i)}\t{doc_id((i * 7 + 3) % N)}\n" for i in range(0, N, 3))
+    )
     return {"root": root, "corpus": corpus, "graphs": graphs, "model": model, "cites": cites}
 
 
@@ -52,7 +54,9 @@ def test_eval_scorer_equals_the_index_late_scores(tiny_late, tmp_path):
     from graphtx.index.build import build_index
     from graphtx.index.search import Index
 
-    build_index(tiny_late["model"], tiny_late["graphs"], tmp_path / "index", IndexConfig(late_storage="int8"), progress=False)
+    build_index(
+        tiny_late["model"], tiny_late["graphs"], tmp_path / "index", IndexConfig(late_storage="int8"), progress=False
+    )
     index = Index.open(tmp_path / "index")
     corpus = EvalCorpus.load(tiny_late["corpus"])
     scorer = LateScorer(tiny_late["model"], tiny_late["graphs"], query_kind="description", storage="int8").fit(corpus)

@@ -87,7 +87,12 @@ def test_reader_keeps_good_rows_and_lists_each_skipped_row_with_its_reason(tmp_p
     reasons = {s.line: s.reason for s in pairs.skipped}
     assert sorted(reasons) == [3, 4, 5, 6, 7, 8, 9]
     assert "6 fields" in reasons[3] and "too few" in reasons[4] and "empty anchor" in reasons[5]
-    assert "not a number" in reasons[6] and "[0, 1]" in reasons[7] and "[0, 1]" in reasons[8] and "empty context" in reasons[9]
+    assert (
+        "not a number" in reasons[6]
+        and "[0, 1]" in reasons[7]
+        and "[0, 1]" in reasons[8]
+        and "empty context" in reasons[9]
+    )
     assert "skipped=7" in repr(pairs)
 
 
@@ -152,7 +157,10 @@ def test_untrained_scorers_are_cosines_of_pooled_token_vectors():
     tok = WordTokenizer(WORDS)
     vectors = random_vectors(tok.vocab_size, 6).astype(np.float64)
     pairs = PhrasePairs(
-        np.array(["battery cell", "valve"]), np.array(["cell anode cathode", "valve seat"]), np.array([0.5, 0.75]), np.array(["H01", "F16"])
+        np.array(["battery cell", "valve"]),
+        np.array(["cell anode cathode", "valve seat"]),
+        np.array([0.5, 0.75]),
+        np.array(["H01", "F16"]),
     )
     pooled = {}
     for phrase in set(pairs.anchor) | set(pairs.target):

@@ -83,7 +83,9 @@ def test_paecter_samples_follow_the_recipe(paecter_setup):
     corpus, judged, cites = paecter_setup
     cfg = EvalConfig(paecter_samples=8)
     samples = sample_paecter(corpus, judged, cites, cfg, seed=3)
-    assert len(samples.samples) == 8 and samples.meta["eligible_focals"] == 12  # 4 citing documents x 3 fields, 6 cited each
+    assert (
+        len(samples.samples) == 8 and samples.meta["eligible_focals"] == 12
+    )  # 4 citing documents x 3 fields, 6 cited each
     for s in samples.samples:
         field = s.focal.split("-")[1]
         assert len(s.cited) == 5 and set(s.cited) <= set(judged.relevant[s.focal])
@@ -104,7 +106,9 @@ def test_paecter_without_cpc_draws_easy_negatives_from_the_corpus():
     corpus = EvalCorpus.from_documents(docs)
     samples = sample_paecter(corpus, judgements(citations, corpus), citation_graph(citations), EvalConfig(), seed=0)
     assert samples.samples and all(s.easy_pool == "any document (focal has no CPC)" for s in samples.samples)
-    assert all(len(s.hard) + s.hard_short == 10 and len(s.easy) == 15 + s.hard_short for s in samples.samples)  # short hard pool: easy fill in
+    assert all(
+        len(s.hard) + s.hard_short == 10 and len(s.easy) == 15 + s.hard_short for s in samples.samples
+    )  # short hard pool: easy fill in
     assert samples.meta["hard_short_samples"] == sum(1 for s in samples.samples if s.hard_short) > 0
 
 
@@ -126,7 +130,17 @@ def test_paecter_metrics_hand_computed(paecter_setup):
     row = corpus.position[s.focal]
     negatives = sorted((*s.hard, *s.easy))
     # cited documents at ranks 2, 3, 13, 14, 30: one negative, two cited, ten negatives, two cited, ...
-    order = [negatives[0], s.cited[0], s.cited[1], *negatives[1:9], negatives[9], s.cited[2], s.cited[3], *negatives[10:], s.cited[4]]
+    order = [
+        negatives[0],
+        s.cited[0],
+        s.cited[1],
+        *negatives[1:9],
+        negatives[9],
+        s.cited[2],
+        s.cited[3],
+        *negatives[10:],
+        s.cited[4],
+    ]
     assert len(order) == 30
     for rank, doc_id in enumerate(order):
         matrix[row, corpus.position[doc_id]] = 100 - rank

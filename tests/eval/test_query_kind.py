@@ -24,7 +24,11 @@ def with_sources(src, dst, abstract_share: float):
     fallback = set(ids[: int(len(ids) * abstract_share)])
     writer = TableWriter(dst / GRAPHS_FILE, GRAPH_SCHEMA, rows_per_group=64)
     for g in graphs:
-        source = "abstract" if g.kind == "first_claim" and g.doc_id in fallback else ("first_claim" if g.kind == "first_claim" else g.text_source)
+        source = (
+            "abstract"
+            if g.kind == "first_claim" and g.doc_id in fallback
+            else ("first_claim" if g.kind == "first_claim" else g.text_source)
+        )
         writer.add(dataclasses.replace(g, text_source=source).to_row())
     writer.close()
     return dst
@@ -38,7 +42,9 @@ def kinds(tmp_path_factory):
     return {"corpus": corpus, "graphs": graphs, "model": make_model(root), "root": root}
 
 
-@pytest.mark.parametrize("share, fixed, kind", [(0.75, False, "description"), (0.75, True, "first_claim"), (0.25, False, "first_claim")])
+@pytest.mark.parametrize(
+    "share, fixed, kind", [(0.75, False, "description"), (0.75, True, "first_claim"), (0.25, False, "first_claim")]
+)
 def test_fallback_query_graphs_are_counted_and_most_switch_the_kind(kinds, share, fixed, kind, tmp_path):
     graphs = with_sources(kinds["graphs"], tmp_path / "graphs", share)
     assert graphs_path(graphs).exists()
@@ -47,5 +53,7 @@ def test_fallback_query_graphs_are_counted_and_most_switch_the_kind(kinds, share
     info = system.info()
     assert system.query_kind == info["query_kind"] == kind
     n = int(20 * share)
-    assert info["query_kind_note"].startswith(f"{n} of 20 first_claim query graphs come from a fallback text (abstract {n})")
+    assert info["query_kind_note"].startswith(
+        f"{n} of 20 first_claim query graphs come from a fallback text (abstract {n})"
+    )
     assert ("queried with description graphs instead" in info["query_kind_note"]) == (kind == "description")

@@ -28,16 +28,36 @@ def test_resketched_file_equals_encoding_with_a_channel_of_that_size(tiny, tmp_p
     assert ids == want_ids
     np.testing.assert_allclose(vectors, want, atol=1e-5)  # the graph part kept, the sketch the encoder's at 128
     assert meta["model_fingerprint"].endswith("+lexical_dim=128+top_tokens=0")
-    assert resketch_vectors.main([*args, "--dim", "64", "--top-tokens", "2", "--out", str(tmp_path / "top.parquet")]) == 0
+    assert (
+        resketch_vectors.main([*args, "--dim", "64", "--top-tokens", "2", "--out", str(tmp_path / "top.parquet")]) == 0
+    )
     _, top, _ = read_vectors(tmp_path / "top.parquet")
-    assert top.shape == (len(ids), src.model.config.out_dim + 64) and not np.allclose(top, read_vectors(tmp_path / "d64.parquet")[1])
+    assert top.shape == (len(ids), src.model.config.out_dim + 64) and not np.allclose(
+        top, read_vectors(tmp_path / "d64.parquet")[1]
+    )
     with pytest.raises(SystemExit, match="not as .* wrote it"):  # already re-sketched: not split again
         resketch_vectors.main(
-            [str(tmp_path / "re.parquet"), str(tmp_path / "d64"), str(tiny["graphs"]), "--dim", "64", "--out", str(tmp_path / "x.parquet")]
+            [
+                str(tmp_path / "re.parquet"),
+                str(tmp_path / "d64"),
+                str(tiny["graphs"]),
+                "--dim",
+                "64",
+                "--out",
+                str(tmp_path / "x.parquet"),
+            ]
         )
     with pytest.raises(SystemExit, match="not by"):  # another model's vectors
         resketch_vectors.main(
-            [str(tmp_path / "d128.parquet"), str(tmp_path / "d64"), str(tiny["graphs"]), "--dim", "64", "--out", str(tmp_path / "x.parquet")]
+            [
+                str(tmp_path / "d128.parquet"),
+                str(tmp_path / "d64"),
+                str(tiny["graphs"]),
+                "--dim",
+                "64",
+                "--out",
+                str(tmp_path / "x.parquet"),
+            ]
         )
     assert not (tmp_path / "x.parquet").exists()
 

@@ -53,14 +53,26 @@ def test_remixed_file_equals_encoding_at_that_weight(tiny, tmp_path):
         embed_graphs(m.model, m.tokenizer, tiny["graphs"], "first_claim", tmp_path / f"{name}.parquet", progress=False)
         encoded[name] = read_vectors(tmp_path / f"{name}.parquet")
     assert (
-        reweight_vectors.main([str(tmp_path / "at4.parquet"), str(tmp_path / "at4"), "--weight", "0.7", "--out", str(tmp_path / "re.parquet")]) == 0
+        reweight_vectors.main(
+            [
+                str(tmp_path / "at4.parquet"),
+                str(tmp_path / "at4"),
+                "--weight",
+                "0.7",
+                "--out",
+                str(tmp_path / "re.parquet"),
+            ]
+        )
+        == 0
     )
     ids, vectors, meta = read_vectors(tmp_path / "re.parquet")
     assert ids == encoded["at7"][0]
     np.testing.assert_allclose(vectors, encoded["at7"][1], atol=1e-5)
     assert meta["model_fingerprint"].endswith("+lexical_weight=0.7")
     with pytest.raises(SystemExit, match="no lexical channel"):
-        reweight_vectors.main([str(tmp_path / "at4.parquet"), str(tiny["model"]), "--weight", "0.5", "--out", str(tmp_path / "x.parquet")])
+        reweight_vectors.main(
+            [str(tmp_path / "at4.parquet"), str(tiny["model"]), "--weight", "0.5", "--out", str(tmp_path / "x.parquet")]
+        )
 
 
 @pytest.mark.timeout(30)

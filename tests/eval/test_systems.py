@@ -44,7 +44,10 @@ def test_vector_system_is_cosine_and_marks_missing_documents(tmp_path):
     s = system.scores(np.array([0, 3]))
     assert s[0, :3].tolist() == pytest.approx([1.0, 0.6, 0.0]) and s[0, 3] == -np.inf  # d has no vector: last
     assert s[1].tolist() == [0.0, 0.0, 0.0, -np.inf]  # a query without a vector ranks by id only
-    assert system.info()["candidates_without_vector"] == 1 and system.info()["vectors"]["query"]["model_fingerprint"] == "fp"
+    assert (
+        system.info()["candidates_without_vector"] == 1
+        and system.info()["vectors"]["query"]["model_fingerprint"] == "fp"
+    )
 
 
 def test_vector_system_with_separate_query_and_candidate_files(tmp_path):
@@ -79,17 +82,41 @@ def model_dirs(tiny_pretrained, tmp_path_factory):
     from graphtx.cli import main
 
     root = tmp_path_factory.mktemp("model_system")
-    (root / "tiny.yaml").write_text(yaml.safe_dump({"model": {"node_dim": 32, "heads": 2, "layers": 1, "base_dim": 24, "reduced_dim": 0}}))
+    (root / "tiny.yaml").write_text(
+        yaml.safe_dump({"model": {"node_dim": 32, "heads": 2, "layers": 1, "base_dim": 24, "reduced_dim": 0}})
+    )
     assert (
         main(
-            ["init-model", "--config", str(root / "tiny.yaml"), "--tokens", str(tiny_pretrained / "tokens"), "--out", str(root / "model"), "--quiet"]
+            [
+                "init-model",
+                "--config",
+                str(root / "tiny.yaml"),
+                "--tokens",
+                str(tiny_pretrained / "tokens"),
+                "--out",
+                str(root / "model"),
+                "--quiet",
+            ]
         )
         == 0
     )
     for kind in ("first_claim", "description"):
         out = str(root / f"{kind}.parquet")
         assert (
-            main(["encode", "--model", str(root / "model"), "--graphs", str(tiny_pretrained / "graphs"), "--kind", kind, "--out", out, "--quiet"])
+            main(
+                [
+                    "encode",
+                    "--model",
+                    str(root / "model"),
+                    "--graphs",
+                    str(tiny_pretrained / "graphs"),
+                    "--kind",
+                    kind,
+                    "--out",
+                    out,
+                    "--quiet",
+                ]
+            )
             == 0
         )
     return root
@@ -102,7 +129,11 @@ def test_model_system_equals_the_vectors_graphtx_encode_writes(model_dirs, tiny_
     rows = np.arange(len(corpus))
     np.testing.assert_allclose(from_model.scores(rows), from_files.scores(rows), atol=1e-5)
     info = from_model.info()
-    assert info["query_kind"] == "first_claim" and info["candidate_kind"] == "description" and info["candidates_without_vector"] == 0
+    assert (
+        info["query_kind"] == "first_claim"
+        and info["candidate_kind"] == "description"
+        and info["candidates_without_vector"] == 0
+    )
     assert info["model_fingerprint"] == from_files.meta["query"]["model_fingerprint"]
 
 
@@ -126,7 +157,11 @@ def test_index_hook_uses_the_model_an_index_opens(model_dirs, tiny_pretrained, m
     corpus = EvalCorpus.load(tiny_pretrained / "corpus")
     system = index_system(model_dirs / "model", tiny_pretrained / "graphs")  # a directory standing in for the index
     system.fit(corpus)
-    assert opened == [model_dirs / "model"] and system.candidate_kind == "first_claim" and system.label == "graphtx (index model)"
+    assert (
+        opened == [model_dirs / "model"]
+        and system.candidate_kind == "first_claim"
+        and system.label == "graphtx (index model)"
+    )
     same = VectorSystem(model_dirs / "first_claim.parquet").fit(corpus)
     np.testing.assert_allclose(system.scores(np.arange(3)), same.scores(np.arange(3)), atol=1e-5)
     with pytest.raises(ValueError, match="--graphs"):

@@ -31,7 +31,9 @@ def teacher_dir(monkeypatch):
 
     load.without = set()
     monkeypatch.setattr(teacher, "load_teacher_vectors", load)
-    monkeypatch.setattr(peer_vectors, "read_peer_manifest", lambda directory: {"peer": "minilm", "model": "fixed", "fields": ["title"]})
+    monkeypatch.setattr(
+        peer_vectors, "read_peer_manifest", lambda directory: {"peer": "minilm", "model": "fixed", "fields": ["title"]}
+    )
     return load
 
 
@@ -86,7 +88,9 @@ def test_headroom_fuses_the_student_with_the_teacher(teacher_dir, monkeypatch):
 
         def fit(self, corpus):
             super().fit(corpus)
-            v = np.array([{"A": [0.8, 0.6], "B": [1.0, 0.0], "LATE": [0.0, 1.0], "Q": [1.0, 0.05]}[d] for d in corpus.ids])
+            v = np.array(
+                [{"A": [0.8, 0.6], "B": [1.0, 0.0], "LATE": [0.0, 1.0], "Q": [1.0, 0.05]}[d] for d in corpus.ids]
+            )
             self.set_vectors(v, v)
             return self
 
@@ -158,7 +162,9 @@ def _write_student_vectors(path, ids, graph, lexical, weight):
     joined = np.hstack([np.asarray(graph) * (1 - weight) ** 0.5, np.asarray(lexical) * weight**0.5]).astype(np.float32)
     schema = vectors_schema(joined.shape[1], "student")
     vector = pa.FixedSizeListArray.from_arrays(pa.array(joined.reshape(-1), pa.float32()), joined.shape[1])
-    pq.write_table(pa.table({"doc_id": list(ids), "kind": ["description"] * len(ids), "vector": vector}, schema=schema), path)
+    pq.write_table(
+        pa.table({"doc_id": list(ids), "kind": ["description"] * len(ids), "vector": vector}, schema=schema), path
+    )
 
 
 def _perfect(tmp_path, graph, lexical, weight, corpus, order=IDS[::-1]):
@@ -192,16 +198,28 @@ def test_perfect_student_is_the_teacher_beside_the_students_lexical_part(teacher
     lex = np.array(lexical)
     expected = (1 - weight) * teacher[3] @ teacher.T + weight * lex[3] @ lex.T  # query Q against A, B, LATE, Q
     assert np.allclose(perfect.scores(np.array([3]))[0], expected)
-    row = evaluate_retrieval(perfect, corpus, Judgements({"Q": {"A": 1.0}}, 1, {}), EvalConfig(cutoff="none")).per_query[0]
+    row = evaluate_retrieval(
+        perfect, corpus, Judgements({"Q": {"A": 1.0}}, 1, {}), EvalConfig(cutoff="none")
+    ).per_query[0]
     assert row["top3"].split() == ["A", "LATE", "B"]  # A: 0.75*0.8 + 0.25*1; LATE: 0.75; B: 0.25*0.6
     assert "weight 0.25" in perfect.label
-    other = teacher_alone.PerfectStudent(perfect.teacher, perfect.student, out_dim=2, student_weight=weight, weight=0.5).fit(corpus)
+    other = teacher_alone.PerfectStudent(
+        perfect.teacher, perfect.student, out_dim=2, student_weight=weight, weight=0.5
+    ).fit(corpus)
     assert np.allclose(other.scores(np.array([3]))[0], 0.5 * teacher[3] @ teacher.T + 0.5 * lex[3] @ lex.T)  # --weight
 
 
 def test_perfect_student_leaves_out_documents_the_teacher_has_no_vector_for(teacher_dir, tmp_path):
     teacher_dir.without = {"A"}
-    corpus = EvalCorpus(ids=IDS, query_texts=IDS, candidate_texts=IDS, codes=((),) * 4, dates=("2005",) * 4, priority=("",) * 4, cutoff_policy="none")
+    corpus = EvalCorpus(
+        ids=IDS,
+        query_texts=IDS,
+        candidate_texts=IDS,
+        codes=((),) * 4,
+        dates=("2005",) * 4,
+        priority=("",) * 4,
+        cutoff_policy="none",
+    )
     perfect = _perfect(tmp_path, [[1.0, 0.0]] * 4, [[1.0, 0.0]] * 4, 0.4, corpus)
     assert perfect.coverage() == {"queries_without_vector": 1, "candidates_without_vector": 1}
     scores = perfect.scores(np.array([3]))[0]  # Q against A, B, LATE, Q

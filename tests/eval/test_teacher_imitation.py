@@ -36,14 +36,27 @@ def test_the_cli_reads_the_graph_or_lexical_part(tmp_path, monkeypatch, capsys):
     teacher = _docs(40, 4)
     ids = [f"D{i}" for i in range(40)]
     monkeypatch.setattr(
-        teacher_mod, "load_teacher_vectors", lambda d: teacher_mod.TeacherVectors(tuple(ids), teacher, {"model": "fixed", "fields": ["title"]})
+        teacher_mod,
+        "load_teacher_vectors",
+        lambda d: teacher_mod.TeacherVectors(tuple(ids), teacher, {"model": "fixed", "fields": ["title"]}),
     )
     joined = np.hstack([teacher, _docs(40, 6, seed=3)]).astype(np.float32)  # [graph = the teacher ; lexical = noise]
     path = tmp_path / "v.parquet"
     table = pa.table({"doc_id": ids, "vector": pa.FixedSizeListArray.from_arrays(pa.array(joined.reshape(-1)), 10)})
     pq.write_table(table.replace_schema_metadata({"dim": "10"}), path)  # as `graphtx encode` writes it
     (tmp_path / "c.tsv").write_text("citing_id\tcited_id\nD1\tD2\nD3\tD4\nNOPE\tD5\n")
-    args = ["t", str(tmp_path / "c.tsv"), f"g={path}", f"l={path}:lexical", "--graph-dim", "4", "--top", "5", "--sample", "20"]
+    args = [
+        "t",
+        str(tmp_path / "c.tsv"),
+        f"g={path}",
+        f"l={path}:lexical",
+        "--graph-dim",
+        "4",
+        "--top",
+        "5",
+        "--sample",
+        "20",
+    ]
     assert imitation.main(args) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| g") or line.startswith("| l")]
     assert rows[0] == "| g | 2 | 1.000 | 1.000 |"

@@ -14,9 +14,16 @@ from tests.eval.conftest import synthetic_corpus, write_files
 
 
 def test_run_order_is_score_then_rank_then_id_and_bad_lines_name_their_line(tmp_path):
-    (tmp_path / "r.trec").write_text("q1 Q0 b 2 0.5 t\nq1 Q0 a 3 0.5 t\nq1 Q0 c 1 0.9 t\nq1 Q0 d 4 0.5 t\nq1 Q0 d 5 0.1 t\nq2 Q0 z 1 1 t\n")
+    (tmp_path / "r.trec").write_text(
+        "q1 Q0 b 2 0.5 t\nq1 Q0 a 3 0.5 t\nq1 Q0 c 1 0.9 t\nq1 Q0 d 4 0.5 t\nq1 Q0 d 5 0.1 t\nq2 Q0 z 1 1 t\n"
+    )
     run = read_run(tmp_path / "r.trec")
-    assert run.rankings == {"q1": ["c", "b", "a", "d"], "q2": ["z"]} and run.duplicates == 1 and run.depth == 4 and run.tags == ("t",)
+    assert (
+        run.rankings == {"q1": ["c", "b", "a", "d"], "q2": ["z"]}
+        and run.duplicates == 1
+        and run.depth == 4
+        and run.tags == ("t",)
+    )
     (tmp_path / "bad.trec").write_text("q1 Q0 a 1 0.5 t\nq1 Q0 b 2 0.4\n")
     with pytest.raises(ValueError, match=r"bad.trec line 2: a TREC run line has 6 fields"):
         read_run(tmp_path / "bad.trec")
@@ -45,15 +52,23 @@ def test_every_judged_query_is_scored_missing_ones_as_zero(tmp_path):
     assert two.metrics["Recall@3"] == 1.0 and two.metrics["MRR@10"] == 1.0
     assert report.runs[0]["judged_missing"] == ["q2"] and report.runs[0]["unjudged"] == 1 and report.baseline == "one"
     rows = {r["query"]: r for r in one.per_query}
-    assert rows["q2"]["first_relevant_rank"] == "" and rows["q2"]["cited_ranks"] == "c:-" and rows["q1"]["cited_ranks"] == "a:2"
+    assert (
+        rows["q2"]["first_relevant_rank"] == ""
+        and rows["q2"]["cited_ranks"] == "c:-"
+        and rows["q1"]["cited_ranks"] == "a:2"
+    )
     assert json.loads(json.dumps(report.to_json()))["retrieval"][1]["ratio_to_baseline"]["Recall@3"] == 2.0
 
 
 def test_a_run_spelling_ids_its_own_way_is_scored_on_the_judged_ids(tmp_path, capsys):
     (tmp_path / "qrels.txt").write_text("q1 0 US-8418590-B2 1\nq2 0 EP-1000000-B1 1\n")
-    (tmp_path / "ours.trec").write_text("q1 Q0 US-1-B2 1 3.0 x\nq1 Q0 US-8418590-B2 2 2.0 x\nq2 Q0 EP-1000000-B1 1 1.0 x\n")
+    (tmp_path / "ours.trec").write_text(
+        "q1 Q0 US-1-B2 1 3.0 x\nq1 Q0 US-8418590-B2 2 2.0 x\nq2 Q0 EP-1000000-B1 1 1.0 x\n"
+    )
     # another system's spelling: compact, zero-padded; a repeat in the other spelling counts once
-    (tmp_path / "theirs.trec").write_text("q1 Q0 US1B2 1 3.0 y\nq1 Q0 US08418590B2 2 2.0 y\nq1 Q0 US-8418590-B2 3 1.0 y\nq2 Q0 EP1000000B1 1 1.0 y\n")
+    (tmp_path / "theirs.trec").write_text(
+        "q1 Q0 US1B2 1 3.0 y\nq1 Q0 US08418590B2 2 2.0 y\nq1 Q0 US-8418590-B2 3 1.0 y\nq2 Q0 EP1000000B1 1 1.0 y\n"
+    )
     report = evaluate_runs([tmp_path / "ours.trec", tmp_path / "theirs.trec"], tmp_path / "qrels.txt", EvalConfig())
     ours, theirs = report.results
     assert theirs.metrics == ours.metrics and theirs.metrics["MRR@10"] == 0.75
@@ -76,7 +91,9 @@ def test_a_run_of_eval_s_own_rankings_scores_the_same(tmp_path):
     system = make_baseline("bm25", cfg, None).fit(corpus)
     direct = evaluate_retrieval(system, corpus, judged, cfg)
     rankings, _ = rank_queries(system, corpus, judged, cfg)
-    (tmp_path / "bm25.trec").write_text("".join(f"{q} Q0 {d} {r} {1.0 / r!r} bm25\n" for q, ids in rankings.items() for r, d in enumerate(ids, 1)))
+    (tmp_path / "bm25.trec").write_text(
+        "".join(f"{q} Q0 {d} {r} {1.0 / r!r} bm25\n" for q, ids in rankings.items() for r, d in enumerate(ids, 1))
+    )
     [via_run] = evaluate_runs([tmp_path / "bm25.trec"], cites_path, cfg).results
     assert via_run.metrics == direct.metrics
     assert [{k: v for k, v in r.items() if k != "cited_ranks"} for r in via_run.per_query] == [
@@ -96,11 +113,15 @@ def test_round_trip_search_topics_run_file_eval_equals_eval_s_own_system(tmp_pat
     graphs = make_graphs(tmp_path, range(30), corpus=corpus)
     build_index(make_model(tmp_path), graphs, tmp_path / "index", IndexConfig(), progress=False)
     pairs = [(q, c) for q in (1, 4, 9, 17) for c in (q + 2, q + 5, (q * 7) % 30) if c != q]
-    (tmp_path / "cites.tsv").write_text("citing_id\tcited_id\n" + "".join(f"{doc_id(q)}\t{doc_id(c)}\n" for q, c in pairs))
+    (tmp_path / "cites.tsv").write_text(
+        "citing_id\tcited_id\n" + "".join(f"{doc_id(q)}\t{doc_id(c)}\n" for q, c in pairs)
+    )
     (tmp_path / "topics.txt").write_text("".join(f"{doc_id(q)}\n" for q in (1, 4, 9, 17)))
 
     main(["search", "--help"])
-    unfiltered = ["--before", "none", "--include-family"] if "--before" in capsys.readouterr().out else []  # eval's systems filter nothing
+    unfiltered = (
+        ["--before", "none", "--include-family"] if "--before" in capsys.readouterr().out else []
+    )  # eval's systems filter nothing
     assert (
         main(
             [
@@ -122,7 +143,21 @@ def test_round_trip_search_topics_run_file_eval_equals_eval_s_own_system(tmp_pat
         == 0
     )
     capsys.readouterr()
-    assert main(["eval", "run", str(tmp_path / "graphtx.trec"), "--qrels", str(tmp_path / "cites.tsv"), "--corpus", str(corpus), "--json"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "run",
+                str(tmp_path / "graphtx.trec"),
+                "--qrels",
+                str(tmp_path / "cites.tsv"),
+                "--corpus",
+                str(corpus),
+                "--json",
+            ]
+        )
+        == 0
+    )
     via_run = json.loads(capsys.readouterr().out)["retrieval"][0]["metrics"]
     assert (
         main(
@@ -148,7 +183,11 @@ def test_round_trip_search_topics_run_file_eval_equals_eval_s_own_system(tmp_pat
         == 0
     )
     own = json.loads(capsys.readouterr().out)["retrieval"][0]["metrics"]
-    assert own["nDCG@150"] > 0 and set(via_run) == set(own) and all(math.isclose(via_run[m], own[m], abs_tol=1e-9) for m in own), (via_run, own)
+    assert (
+        own["nDCG@150"] > 0
+        and set(via_run) == set(own)
+        and all(math.isclose(via_run[m], own[m], abs_tol=1e-9) for m in own)
+    ), (via_run, own)
 
 
 def test_cli_table_has_ratios_to_the_named_baseline_and_bad_baseline_exits_2(tmp_path, capsys):
@@ -174,9 +213,16 @@ def test_cli_table_has_ratios_to_the_named_baseline_and_bad_baseline_exits_2(tmp
         == 0
     )
     text = capsys.readouterr().out
-    assert "ratio to two" in text and "| one (one.trec, x) | 1.0000 (1.00x) |" in text and "Ratio to two with its paired-bootstrap" in text
+    assert (
+        "ratio to two" in text
+        and "| one (one.trec, x) | 1.0000 (1.00x) |" in text
+        and "Ratio to two with its paired-bootstrap" in text
+    )
     assert json.loads((out / "results.json").read_text())["baseline"] == "two" and (out / "per_query.csv").exists()
-    assert main(["eval", "run", str(tmp_path / "one.trec"), "--qrels", str(tmp_path / "qrels.txt"), "--baseline", "three"]) == 2
+    assert (
+        main(["eval", "run", str(tmp_path / "one.trec"), "--qrels", str(tmp_path / "qrels.txt"), "--baseline", "three"])
+        == 2
+    )
     assert "--baseline 'three' names none of the runs (one)" in capsys.readouterr().err
     assert main(["eval", "run", str(tmp_path / "none.trec"), "--qrels", str(tmp_path / "qrels.txt")]) == 2
     assert "run file" in capsys.readouterr().err

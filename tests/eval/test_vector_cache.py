@@ -32,7 +32,9 @@ def test_the_same_model_and_graphs_encode_once(tmp_path):
     graphs, encode = _graphs(tmp_path), _Encoder()
     key = vector_key("f" * 64, graphs, "description", {"US-2", "US-1"})
     first = cached_vectors(key, encode)
-    again = cached_vectors(vector_key("f" * 64, graphs, "description", ["US-1", "US-2"]), encode)  # same documents, any order
+    again = cached_vectors(
+        vector_key("f" * 64, graphs, "description", ["US-1", "US-2"]), encode
+    )  # same documents, any order
     assert encode.calls == 1 and first[0] == again[0] == ["US-1", "US-2"]
     np.testing.assert_array_equal(first[1], again[1])
 

@@ -41,7 +41,9 @@ def test_first_independent_claim_is_used_even_when_not_first():
 
 
 def test_abstract_only_document_says_which_text_was_used(builder):
-    graphs = builder.build(_doc(abstract="An electric vehicle has a traction battery and a charger for charging the battery."))
+    graphs = builder.build(
+        _doc(abstract="An electric vehicle has a traction battery and a charger for charging the battery.")
+    )
     assert {g.text_source for g in graphs.values()} == {"abstract"}
     assert "traction battery" in graphs["first_claim"].node_text
 
@@ -53,7 +55,9 @@ def test_document_without_text_is_refused(builder):
 
 def test_node_cap_keeps_most_frequent_features(builder):
     small = dataclasses.replace(builder.cfg, max_feature_nodes=3)
-    text = "A motor comprising a rotor. The rotor has a shaft. The shaft has a key and a groove. The rotor has a magnet."
+    text = (
+        "A motor comprising a rotor. The rotor has a shaft. The shaft has a key and a groove. The rotor has a magnet."
+    )
     doc = _doc(abstract=text)
     graph = type(builder)(small, nlp=builder.nlp, rules=builder.rules).build(doc)["description"]
     features = [t for t, k in zip(graph.node_text, graph.node_type) if k == "feature"]

@@ -68,7 +68,9 @@ def test_an_interrupted_reparse_leaves_the_previous_graphs_byte_identical(finish
     assert snapshot(graphs) == before
 
 
-def test_a_full_disk_during_parse_exits_1_keeps_the_previous_graphs_and_a_rerun_completes(finished, tmp_path, monkeypatch, capsys):
+def test_a_full_disk_during_parse_exits_1_keeps_the_previous_graphs_and_a_rerun_completes(
+    finished, tmp_path, monkeypatch, capsys
+):
     _, graphs = finished
     before = snapshot(graphs)
     bigger = _corpus(tmp_path / "bigger", 6)
@@ -105,10 +107,17 @@ def demo_corpus(tmp_path_factory):
 
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("sig, group", [(signal.SIGINT, True), (signal.SIGTERM, False)], ids=["ctrl-c", "sigterm"])
-def test_interrupting_parse_with_workers_ends_within_seconds_leaving_the_previous_graphs(finished, demo_corpus, sig, group):
+def test_interrupting_parse_with_workers_ends_within_seconds_leaving_the_previous_graphs(
+    finished, demo_corpus, sig, group
+):
     _, graphs = finished
     before = snapshot(graphs)
-    run = signal_during(["parse", str(demo_corpus), "--out", str(graphs), "--workers", "2", "--quiet"], sig, ready=graphs / ".partial", group=group)
+    run = signal_during(
+        ["parse", str(demo_corpus), "--out", str(graphs), "--workers", "2", "--quiet"],
+        sig,
+        ready=graphs / ".partial",
+        group=group,
+    )
     assert run.was_working
     assert run.returncode == 1 and run.seconds < 10, run
     assert "interrupted" in run.stderr and "Traceback" not in run.stderr
@@ -119,7 +128,12 @@ def test_interrupting_parse_with_workers_ends_within_seconds_leaving_the_previou
 @pytest.mark.timeout(180)
 def test_kill_9_of_parse_leaves_no_worker_behind(tmp_path, demo_corpus):
     graphs = tmp_path / "graphs"
-    run = signal_during(["parse", str(demo_corpus), "--out", str(graphs), "--workers", "2", "--quiet"], KILL, ready=graphs / ".partial", group=False)
+    run = signal_during(
+        ["parse", str(demo_corpus), "--out", str(graphs), "--workers", "2", "--quiet"],
+        KILL,
+        ready=graphs / ".partial",
+        group=False,
+    )
     assert run.was_working and run.returncode == -KILL
     assert run.left == [], f"orphaned workers: {run.left}"
     with pytest.raises(FileNotFoundError, match="was interrupted before it completed"):

@@ -32,7 +32,12 @@ def corpus(tmp_path):
             "-",
             "1",
         )
-        w.add_document(PatentDocument("EV-2", "test", "-", abstract="A battery pack comprising cells and a cooling plate."), (), "-", "2")
+        w.add_document(
+            PatentDocument("EV-2", "test", "-", abstract="A battery pack comprising cells and a cooling plate."),
+            (),
+            "-",
+            "2",
+        )
         w.add_document(PatentDocument("EMPTY-3", "test", "-"), (), "-", "3")
     return out
 
@@ -53,7 +58,9 @@ def test_parse_writes_three_graphs_per_document_and_lists_skips(corpus, tmp_path
     assert manifest["graphs"] == {"first_claim": 2, "all_claims": 2, "description": 2}
     from graphtx.integrity import file_entry
 
-    assert manifest["checksums"] == {"graphs.parquet": file_entry(tmp_path / "graphs" / "graphs.parquet")}  # verified by every reader
+    assert manifest["checksums"] == {
+        "graphs.parquet": file_entry(tmp_path / "graphs" / "graphs.parquet")
+    }  # verified by every reader
 
 
 def test_two_workers_give_the_same_graphs(corpus, tmp_path):
@@ -76,7 +83,9 @@ def test_cli_show_unknown_id_is_a_clear_error(corpus, tmp_path, capsys):
     assert "no first_claim graph for id 'NOPE'" in capsys.readouterr().err
     assert main(["show", str(tmp_path / "g"), "--id", "US-1-B2", "--out", str(tmp_path / "x.png")]) == 2
     assert "did you mean US-1-B1?" in capsys.readouterr().err
-    assert main(["show", str(tmp_path / "g"), "--id", "us1b1", "--out", str(tmp_path / "x.png")]) == 0  # a typed id finds US-1-B1
+    assert (
+        main(["show", str(tmp_path / "g"), "--id", "us1b1", "--out", str(tmp_path / "x.png")]) == 0
+    )  # a typed id finds US-1-B1
 
 
 def test_cli_parse_of_a_missing_corpus_is_a_clear_error(tmp_path, capsys):
@@ -88,17 +97,28 @@ def test_documents_not_in_english_are_flagged_and_skipped_unless_a_pipeline_is_n
     out = tmp_path / "corpus"
     german = "Schneefräse mit einem Schneckengehäuse und einem Auswurfschacht."
     with CorpusWriter(out) as w:
-        w.add_document(PatentDocument("EP-1-B1", "test", "-", abstract="A battery pack comprising cells.", lang="en"), (), "-", "1")
+        w.add_document(
+            PatentDocument("EP-1-B1", "test", "-", abstract="A battery pack comprising cells.", lang="en"), (), "-", "1"
+        )
         w.add_document(PatentDocument("EP-2-B1", "test", "-", abstract=german, lang="de"), (), "-", "2")
-        w.add_document(PatentDocument("X-3", "test", "-", abstract="A valve comprising a seat."), (), "-", "3")  # no language: English
+        w.add_document(
+            PatentDocument("X-3", "test", "-", abstract="A valve comprising a seat."), (), "-", "3"
+        )  # no language: English
         w.add_document(PatentDocument("EP-4-A1", "test", "-", abstract="Un moteur.", lang="FR"), (), "-", "4")
     assert main(["parse", str(out), "--out", str(tmp_path / "g"), "--quiet"]) == 3  # finished, some skipped
     said = capsys.readouterr().out
     assert "not English, not parsed: 1 in 'de', 1 in 'fr'" in said
     errors = {e["id"]: e["reason"] for e in read_errors(tmp_path / "g")}
-    assert set(errors) == {"EP-2-B1", "EP-4-A1"} and "language 'de' is not English" in errors["EP-2-B1"] and "parse.languages" in errors["EP-2-B1"]
+    assert (
+        set(errors) == {"EP-2-B1", "EP-4-A1"}
+        and "language 'de' is not English" in errors["EP-2-B1"]
+        and "parse.languages" in errors["EP-2-B1"]
+    )
     manifest = json.loads((tmp_path / "g" / "manifest.json").read_text())
-    assert manifest["languages"] == {"de": 1, "en": 1, "fr": 1, "unknown": 1} and manifest["skipped_languages"] == {"de": 1, "fr": 1}
+    assert manifest["languages"] == {"de": 1, "en": 1, "fr": 1, "unknown": 1} and manifest["skipped_languages"] == {
+        "de": 1,
+        "fr": 1,
+    }
     assert {g.doc_id for g in iter_graphs(tmp_path / "g")} == {"EP-1-B1", "X-3"}
 
     # a pipeline named for German parses it (here the English pipeline stands in: only German ships nowhere)

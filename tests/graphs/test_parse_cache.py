@@ -65,7 +65,9 @@ def test_the_fingerprint_changes_with_what_changes_the_graphs_and_not_with_worke
     rules.mkdir()
     for f in ParseConfig().rules_path.glob("*.yaml"):
         (rules / f.name).write_bytes(f.read_bytes())
-    assert parse_fingerprint(corpus, ParseConfig(rules_dir=str(rules)))["rules"] == base["rules"]  # the same contents elsewhere
+    assert (
+        parse_fingerprint(corpus, ParseConfig(rules_dir=str(rules)))["rules"] == base["rules"]
+    )  # the same contents elsewhere
     first = sorted(rules.glob("*.yaml"))[0]
     first.write_text(first.read_text() + "\n# changed\n")
     assert parse_fingerprint(corpus, ParseConfig(rules_dir=str(rules)))["rules"] != base["rules"]
@@ -95,5 +97,18 @@ def test_the_cache_follows_the_corpus_bytes_not_its_path_or_time(tiny_pretrained
 def test_the_cli_takes_a_cache(tiny_pretrained, tmp_path, capsys):
     from graphtx.cli import main
 
-    assert main(["parse", str(tiny_pretrained / "corpus"), "--out", str(tmp_path / "g"), "--cache", str(tmp_path / "c"), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "parse",
+                str(tiny_pretrained / "corpus"),
+                "--out",
+                str(tmp_path / "g"),
+                "--cache",
+                str(tmp_path / "c"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     assert [p.name.startswith("parse-") for p in (tmp_path / "c").iterdir()] == [True]

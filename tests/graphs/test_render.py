@@ -116,7 +116,8 @@ def test_layout_boxes_do_not_overlap(sub_parts):
     size = {v: (1.0 + 0.1 * (v % 3), 0.25 + 0.15 * (v % 2)) for v in nodes}
     lay = _layout(g, nodes, sorted(set(g.edges())), size)
     boxes = [  # (left, top, right, bottom)
-        (lay.x[v] - lay.w[v] / 2, lay.y[v] - lay.h[v] / 2, lay.x[v] + lay.w[v] / 2, lay.y[v] + lay.h[v] / 2) for v in nodes
+        (lay.x[v] - lay.w[v] / 2, lay.y[v] - lay.h[v] / 2, lay.x[v] + lay.w[v] / 2, lay.y[v] + lay.h[v] / 2)
+        for v in nodes
     ]
     for i, a in enumerate(boxes):
         assert 0 <= a[0] and a[2] <= lay.width and 0 <= a[1] and a[3] <= lay.height + 1e-9

@@ -97,7 +97,12 @@ def make_corpus(root: Path, ids: range) -> Path:
 
 
 def make_graphs(
-    root: Path, ids: range, name: str = "graphs", seed: int = 0, corpus: Path | None = None, kinds=("description", "first_claim")
+    root: Path,
+    ids: range,
+    name: str = "graphs",
+    seed: int = 0,
+    corpus: Path | None = None,
+    kinds=("description", "first_claim"),
 ) -> Path:
     out = root / name
     out.mkdir(parents=True, exist_ok=True)
@@ -106,7 +111,12 @@ def make_graphs(
         for kind in kinds:
             writer.add(make_graph(i, kind, seed).to_row())
     writer.close()
-    manifest = {"corpus": str(corpus) if corpus else "", "documents": len(ids), "config": {}, "checksums": integrity.record(out, [GRAPHS_FILE])}
+    manifest = {
+        "corpus": str(corpus) if corpus else "",
+        "documents": len(ids),
+        "config": {},
+        "checksums": integrity.record(out, [GRAPHS_FILE]),
+    }
     (out / "manifest.json").write_text(json.dumps(integrity.seal(manifest)) + "\n")  # as `graphtx parse` writes it
     return out
 

@@ -27,14 +27,21 @@ def test_read_topics_in_each_format_lists_what_it_skips(tmp_path):
         '{"id": "Q1", "text": "again"}\n{"id": "Q 5", "text": "x"}\n{"id": "Q6", "text": " "}\n'
     )
     topics, skipped = read_topics(tmp_path / "t.jsonl")
-    assert [(t.qid, t.text, t.doc_id) for t in topics] == [("Q1", "A pump.", None), ("T-00001", None, "T-00001"), ("Q3", None, "T-00002")]
+    assert [(t.qid, t.text, t.doc_id) for t in topics] == [
+        ("Q1", "A pump.", None),
+        ("T-00001", None, "T-00001"),
+        ("Q3", None, "T-00002"),
+    ]
     assert [(s.line, s.qid) for s in skipped] == [(4, ""), (5, "Q1"), (6, "Q 5"), (7, "Q6")]
     assert "repeated topic id (first on line 1)" in skipped[1].reason and "white space" in skipped[2].reason
 
     (tmp_path / "t.tsv").write_text("# comment\nQ1\t1. A pump comprising a valve.\tand more\n\nQ2 no tab here\nQ3\t \n")
     topics, skipped = read_topics(tmp_path / "t.tsv")
     assert [(t.qid, t.line, t.text) for t in topics] == [("Q1", 2, "1. A pump comprising a valve.\tand more")]
-    assert [(s.line, s.reason) for s in skipped] == [(4, "no tab: expected id<TAB>claim text"), (5, "no claim text after the tab")]
+    assert [(s.line, s.reason) for s in skipped] == [
+        (4, "no tab: expected id<TAB>claim text"),
+        (5, "no claim text after the tab"),
+    ]
 
     (tmp_path / "ids.txt").write_text("T-00001\nT-00002\n")
     topics, skipped = read_topics(tmp_path / "ids.txt")
@@ -85,7 +92,9 @@ def test_a_killed_batch_continues_without_duplicates_or_loss(index, tmp_path, mo
     report = run_topics(index, tmp_path / "ids.txt", tmp_path / "killed.trec", 3, progress=False)
     assert (report.resumed, report.searched) == (4, 10)
     assert (tmp_path / "killed.trec").read_text() == (tmp_path / "clean.trec").read_text()
-    assert [r[0] for r in _run_lines(tmp_path / "killed.trec")] == [q for q in ids for _ in range(3)]  # each topic once, in order
+    assert [r[0] for r in _run_lines(tmp_path / "killed.trec")] == [
+        q for q in ids for _ in range(3)
+    ]  # each topic once, in order
     assert not journal.exists()
 
 
@@ -118,7 +127,10 @@ def test_a_claim_set_says_which_claims_were_not_searched_or_merges_all(index):
     assert first.searched == (1,) and first.not_searched == (3,) and "claim(s) 3" in first.note
     assert [h.doc_id for h in first.result] == [h.doc_id for h in index.search(CLAIMS, 5)]
 
-    one, three = index.search(CLAIMS.split(" 2. ")[0][3:], 5), index.search("A zorblat9 device comprising a battery cell and a cooling plate.", 5)
+    one, three = (
+        index.search(CLAIMS.split(" 2. ")[0][3:], 5),
+        index.search("A zorblat9 device comprising a battery cell and a cooling plate.", 5),
+    )
     merged = search_claim_set(index, CLAIMS, 5, all_independent=True)
     assert merged.searched == (1, 3) and merged.note == "" and merged.merge == "rrf"
     rank = {1: {h.doc_id: h.rank for h in one}, 3: {h.doc_id: h.rank for h in three}}
@@ -152,8 +164,13 @@ def test_cli_offset_pages_the_hits(tiny_index, capsys):
     whole = json.loads(capsys.readouterr().out)["hits"]
     assert main(["search", str(tiny_index), "--id", "T-00003", "-k", "3", "--offset", "3", "--json"]) == 0
     page = json.loads(capsys.readouterr().out)["hits"]
-    assert [(h["rank"], h["doc_id"]) for h in page] == [(h["rank"], h["doc_id"]) for h in whole[3:6]] and page[0]["rank"] == 4
-    assert main(["search", str(tiny_index), "--text", CLAIMS, "-k", "2", "--offset", "2", "--all-independent", "--json"]) == 0
+    assert [(h["rank"], h["doc_id"]) for h in page] == [(h["rank"], h["doc_id"]) for h in whole[3:6]] and page[0][
+        "rank"
+    ] == 4
+    assert (
+        main(["search", str(tiny_index), "--text", CLAIMS, "-k", "2", "--offset", "2", "--all-independent", "--json"])
+        == 0
+    )
     assert [h["rank"] for h in json.loads(capsys.readouterr().out)["hits"]] == [3, 4]
     assert main(["search", str(tiny_index), "--id", "T-00003", "--offset", "-1"]) == 2
     assert "the offset must be at least 0" in capsys.readouterr().err
@@ -162,15 +179,34 @@ def test_cli_offset_pages_the_hits(tiny_index, capsys):
 def test_cli_batch_and_claim_set_notes(tiny_index, tmp_path, capsys):
     (tmp_path / "topics.tsv").write_text(f"Q1\t{CLAIMS}\nQ2\tA zorblat3 device comprising a pump.\nQ3\n")
     code = main(
-        ["search", str(tiny_index), "--topics", str(tmp_path / "topics.tsv"), "--output", str(tmp_path / "run.trec"), "-k", "3", "--format", "jsonl"]
+        [
+            "search",
+            str(tiny_index),
+            "--topics",
+            str(tmp_path / "topics.tsv"),
+            "--output",
+            str(tmp_path / "run.trec"),
+            "-k",
+            "3",
+            "--format",
+            "jsonl",
+        ]
     )
     out = capsys.readouterr().out
-    assert code == 3 and "2 of 3 topics searched" in out and "line 3 Q3: no tab" in out and "Q1: the query has 2 independent claims" in out
+    assert (
+        code == 3
+        and "2 of 3 topics searched" in out
+        and "line 3 Q3: no tab" in out
+        and "Q1: the query has 2 independent claims" in out
+    )
     assert len(_run_lines(tmp_path / "run.trec")) == 6 and len((tmp_path / "run.jsonl").read_text().splitlines()) == 6
 
     assert main(["search", str(tiny_index), "--text", CLAIMS, "-k", "3", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["claims"] == {"searched": [1], "not_searched": [3], "merge": "single"} and "claim(s) 3" in summary["note"]
+    assert (
+        summary["claims"] == {"searched": [1], "not_searched": [3], "merge": "single"}
+        and "claim(s) 3" in summary["note"]
+    )
     assert main(["search", str(tiny_index), "--text", CLAIMS, "-k", "3"]) == 0
     assert "note: the query has 2 independent claims" in capsys.readouterr().err
     assert main(["search", "--index", str(tiny_index), "--text", CLAIMS, "-k", "3", "--all-independent", "--json"]) == 0
@@ -178,7 +214,9 @@ def test_cli_batch_and_claim_set_notes(tiny_index, tmp_path, capsys):
     assert len(hits) == 3 and all(h["found_by"] for h in hits)
     assert main(["search", "--index", str(tiny_index), "--text", CLAIMS, "-k", "3", "--all-independent"]) == 0
     said = capsys.readouterr().out
-    assert "claims 1, 3 merged by rrf" in said and said.count("found by claim") == 3  # each hit names the claims that found it
+    assert (
+        "claims 1, 3 merged by rrf" in said and said.count("found by claim") == 3
+    )  # each hit names the claims that found it
 
     assert main(["search", str(tiny_index), "--topics", str(tmp_path / "topics.tsv")]) == 2
     assert "--topics needs --output" in capsys.readouterr().err
@@ -195,7 +233,9 @@ def test_a_second_run_into_the_same_output_stops_at_once(index, tmp_path):
     from graphtx.lock import DirectoryLock
 
     (tmp_path / "ids.txt").write_text("T-00001\n")
-    with DirectoryLock(tmp_path, "graphtx search --topics", lock_file=tmp_path / ".r.trec.lock"):  # held here; a child process must see it
+    with DirectoryLock(
+        tmp_path, "graphtx search --topics", lock_file=tmp_path / ".r.trec.lock"
+    ):  # held here; a child process must see it
         code = (
             "import sys; from graphtx.index import Index, run_topics; "
             f"run_topics(Index.open({str(index.store.dir)!r}), {str(tmp_path / 'ids.txt')!r}, {str(tmp_path / 'r.trec')!r}, 2, progress=False)"
@@ -232,7 +272,9 @@ def test_batch_topics_take_the_filters_of_one_search(tiny_index, tmp_path, capsy
     assert len(docs) == 10 and all(int(d[2:]) % 7 == 3 for d in docs)  # the fixture's IPC is H01M (i % 7)/00
 
 
-def test_topics_without_hits_are_listed_with_why_and_ids_are_written_as_the_index_spells_them(tiny_index, tmp_path, capsys):
+def test_topics_without_hits_are_listed_with_why_and_ids_are_written_as_the_index_spells_them(
+    tiny_index, tmp_path, capsys
+):
     (tmp_path / "ids.txt").write_text("T00003\nT-00003\nT-00007\n")  # T00003 and T-00003: one document, two spellings
     out = tmp_path / "r.trec"
     assert (
@@ -258,7 +300,9 @@ def test_topics_without_hits_are_listed_with_why_and_ids_are_written_as_the_inde
     summary = json.loads(capsys.readouterr().out)
     assert {r[0] for r in _run_lines(out)} == {"T-00003", "T-00007"}  # the typed T00003 written as T-00003
     skipped = [json.loads(line) for line in (tmp_path / "r.skipped.jsonl").read_text().splitlines()]
-    assert [(s["qid"], s["line"]) for s in skipped] == [("T-00003", 2)] and "same document as the topic on line 1" in skipped[0]["reason"]
+    assert [(s["qid"], s["line"]) for s in skipped] == [
+        ("T-00003", 2)
+    ] and "same document as the topic on line 1" in skipped[0]["reason"]
     assert summary["searched"] == 2
     assert not list(tmp_path.glob(".*lock")), "a finished batch run leaves no lock file behind"
 
@@ -284,7 +328,9 @@ def test_topics_without_hits_are_listed_with_why_and_ids_are_written_as_the_inde
     out_text = capsys.readouterr().out
     assert "0 of 3 topics searched" in out_text and "3 topic(s) skipped" in out_text
     reasons = [json.loads(line)["reason"] for line in (tmp_path / "e.skipped.jsonl").read_text().splitlines()]
-    assert len(reasons) == 3 and all(r.startswith("no hits: no document passes the filters (published before 1900") for r in reasons)
+    assert len(reasons) == 3 and all(
+        r.startswith("no hits: no document passes the filters (published before 1900") for r in reasons
+    )
     assert (tmp_path / "e.trec").read_text() == ""
 
 
@@ -292,7 +338,9 @@ def test_a_search_without_hits_says_why_instead_of_an_empty_table(tiny_index, ca
     assert main(["search", str(tiny_index), "--id", "T-00003", "--before", "1900", "-k", "3"]) == 0
     out = capsys.readouterr().out
     assert "no hits: no document passes the filters (published before 1900" in out and "doc id" not in out
-    assert main(["search", str(tiny_index), "--id", "T-00003", "--before", "none", "-k", "3", "--offset", "100000"]) == 0
+    assert (
+        main(["search", str(tiny_index), "--id", "T-00003", "--before", "none", "-k", "3", "--offset", "100000"]) == 0
+    )
     out = capsys.readouterr().out
     assert "no hits: the ranking ends before rank 100001" in out and "doc id" not in out
 
@@ -327,11 +375,35 @@ def test_a_released_batch_lock_file_is_removed_and_a_waiter_would_not_hold_the_r
 
 def test_one_search_writes_its_hits_and_claim_charts_as_csv(tiny_index, tmp_path, capsys):
     out = tmp_path / "hits.csv"
-    assert main(["search", str(tiny_index), "--id", "T-00003", "--before", "none", "-k", "4", "--explain", "--csv", str(out)]) == 0
+    assert (
+        main(
+            [
+                "search",
+                str(tiny_index),
+                "--id",
+                "T-00003",
+                "--before",
+                "none",
+                "-k",
+                "4",
+                "--explain",
+                "--csv",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert f"wrote {out}" in capsys.readouterr().out
     hits = list(csv.DictReader(out.open()))
-    assert [int(h["rank"]) for h in hits] == [1, 2, 3, 4] and all(h["topic"] == "query" and " -> " in h["matched_features"] for h in hits)
+    assert [int(h["rank"]) for h in hits] == [1, 2, 3, 4] and all(
+        h["topic"] == "query" and " -> " in h["matched_features"] for h in hits
+    )
     chart = list(csv.DictReader((tmp_path / "hits.chart.csv").open()))
     assert {r["doc_id"] for r in chart} == {h["doc_id"] for h in hits}
-    assert all(r["found"] in ("words", "model", "not found") for r in chart) and all(r["confidence"] for r in chart if r["found"] == "model")
-    assert main(["search", str(tiny_index), "--topics", str(out), "--output", str(tmp_path / "r.trec"), "--csv", str(out)]) == 2
+    assert all(r["found"] in ("words", "model", "not found") for r in chart) and all(
+        r["confidence"] for r in chart if r["found"] == "model"
+    )
+    assert (
+        main(["search", str(tiny_index), "--topics", str(out), "--output", str(tmp_path / "r.trec"), "--csv", str(out)])
+        == 2
+    )

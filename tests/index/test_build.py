@@ -31,9 +31,18 @@ def test_index_directory_holds_manifest_ids_vectors_metadata_and_graphs(tiny, ti
     model = load_model(tiny["model"]).model
     assert manifest["format"] == "graphtx-index/1" and manifest["metric"] == "inner_product"
     tokenizer = PatentTokenizer.load(tiny["model"])
-    assert manifest["model_fingerprint"] == fingerprint(model, tokenizer=tokenizer) == (tiny["model"] / "fingerprint.txt").read_text().strip()
-    assert manifest["model_fingerprint"] != fingerprint(model) and manifest["dim"] == model.out_dim == 48  # the tokenizer is part of it
-    assert {"shards/" + s["file"] for s in manifest["shards"]} | {manifest["ids_file"], "documents/part-000000.parquet"} <= set(manifest["checksums"])
+    assert (
+        manifest["model_fingerprint"]
+        == fingerprint(model, tokenizer=tokenizer)
+        == (tiny["model"] / "fingerprint.txt").read_text().strip()
+    )
+    assert (
+        manifest["model_fingerprint"] != fingerprint(model) and manifest["dim"] == model.out_dim == 48
+    )  # the tokenizer is part of it
+    assert {"shards/" + s["file"] for s in manifest["shards"]} | {
+        manifest["ids_file"],
+        "documents/part-000000.parquet",
+    } <= set(manifest["checksums"])
     assert manifest["count"] == N_DOCS and manifest["kind"] == "description" and manifest["parts"] == 4  # 120 / 32
     assert {"faiss", "torch", "pyarrow", "python"} <= set(manifest["library_versions"]) and manifest["built_at"]
     ids = pq.read_table(tiny_index / manifest["ids_file"])
@@ -72,7 +81,10 @@ def test_add_skips_indexed_documents_and_replace_supersedes_them(tiny, tmp_path)
     got = dict(zip(ids, vectors))
     np.testing.assert_allclose(np.stack([got[doc_id(i)] for i in range(50, 70)]), want, atol=1e-5)
     index = Index.open(out)
-    assert index.document(doc_id(55)).graph.node_text == next(g for g in iter_graphs(changed, kind="description") if g.doc_id == doc_id(55)).node_text
+    assert (
+        index.document(doc_id(55)).graph.node_text
+        == next(g for g in iter_graphs(changed, kind="description") if g.doc_id == doc_id(55)).node_text
+    )
 
 
 def test_remove_takes_documents_out_of_search_and_lookup(tiny, tmp_path):
@@ -85,7 +97,9 @@ def test_remove_takes_documents_out_of_search_and_lookup(tiny, tmp_path):
     assert target not in index and len(index) == N_DOCS - 1
     with pytest.raises(KeyError, match="not in the index"):
         index.document(target)
-    hits = index.search(graph=next(g for g in iter_graphs(tiny["graphs"], kind="description") if g.doc_id == target), k=N_DOCS)
+    hits = index.search(
+        graph=next(g for g in iter_graphs(tiny["graphs"], kind="description") if g.doc_id == target), k=N_DOCS
+    )
     assert target not in [h.doc_id for h in hits] and len(hits) == N_DOCS - 1
     # removing again: nothing to do, still consistent; the removed id can be added back
     assert remove_documents(out, [target]).not_found == (target,)
@@ -103,7 +117,9 @@ def test_an_index_refuses_another_model(tiny, tiny_index, tmp_path):
 
 def test_shards_are_searched_as_one(tiny, tiny_index, tmp_path):
     out = tmp_path / "sharded"
-    report = build_index(tiny["model"], tiny["graphs"], out, IndexConfig(chunk_size=10, shard_size=25, bm25=False), progress=False)
+    report = build_index(
+        tiny["model"], tiny["graphs"], out, IndexConfig(chunk_size=10, shard_size=25, bm25=False), progress=False
+    )
     assert report.shards == 6  # parts of 10 documents, at most 25 documents a shard: 2 parts a shard
     one, many = Index.open(tiny_index), Index.open(out)
     for i in (0, 17, 99):

@@ -35,11 +35,16 @@ def test_the_calibrated_threshold_lets_through_the_chosen_share_of_unrelated_mat
     from graphtx.index.store import GRAPH_FIELDS, row_to_graph
 
     positions = list(range(40))
-    graphs = [row_to_graph(r, index.ids.doc_id[p], index.manifest["kind"]) for r, p in zip(index._rows(positions, list(GRAPH_FIELDS)), positions)]
+    graphs = [
+        row_to_graph(r, index.ids.doc_id[p], index.manifest["kind"])
+        for r, p in zip(index._rows(positions, list(GRAPH_FIELDS)), positions)
+    ]
     cal = calibrate_found(index.model, index.tokenizer, graphs, false_rate=0.05, seed=3)
     assert cal is not None and cal.pairs >= 50 and cal.documents == 40
     assert cal.confidence(cal.threshold) == pytest.approx(0.95, abs=0.02)
-    assert calibrate_found(index.model, index.tokenizer, graphs, false_rate=0.05, seed=3) == cal  # seeded: the same sample
+    assert (
+        calibrate_found(index.model, index.tokenizer, graphs, false_rate=0.05, seed=3) == cal
+    )  # seeded: the same sample
     assert calibrate_found(index.model, index.tokenizer, graphs[:1]) is None  # nothing to compare with
 
 
@@ -48,7 +53,9 @@ def test_without_bm25_at_hand_the_known_word_check_says_unknown_and_gates_nothin
     from graphtx.index.search import Index
 
     fresh = Index.open(tiny_index)
-    monkeypatch.setattr(BM25Index, "saved_digest", staticmethod(lambda directory: None))  # as an index without persisted BM25 state
+    monkeypatch.setattr(
+        BM25Index, "saved_digest", staticmethod(lambda directory: None)
+    )  # as an index without persisted BM25 state
     assert fresh.knows_words("qwerty zzzz") is None and fresh._bm25 is None
     assert fresh.found_rule().known("qwerty zzzz")  # unknown: the similarity alone decides
     fresh.bm25()
@@ -75,7 +82,9 @@ def test_a_nonsense_query_finds_no_feature_and_is_warned_about(index, capsys):
 
 
 def test_model_matches_carry_their_confidence_and_word_matches_are_certain(index):
-    hit = index.search("1. A zorblat3 device comprising a battery cell, a cooling plate and a charging circuit.", k=5, explain=True)[0]
+    hit = index.search(
+        "1. A zorblat3 device comprising a battery cell, a cooling plate and a charging circuit.", k=5, explain=True
+    )[0]
     rule = index.found_rule()
     judged = [e for e in hit.explanation.elements if e.found != "words" and e.hit_node >= 0]
     assert judged, "the query must leave some features to the model"
@@ -83,4 +92,6 @@ def test_model_matches_carry_their_confidence_and_word_matches_are_certain(index
         if e.found == "words":
             assert e.confidence is None  # certain, and not a calibrated share
     for e in judged:
-        assert e.confidence == pytest.approx(rule.calibration.confidence(e.similarity)) and (e.found == "model") == rule.found(e.text, e.similarity)
+        assert e.confidence == pytest.approx(rule.calibration.confidence(e.similarity)) and (
+            e.found == "model"
+        ) == rule.found(e.text, e.similarity)

@@ -42,7 +42,9 @@ def worst_stack(run) -> tuple[dict, dict]:
         for module, count in stretches(ours).items():
             if count > worst.get(module, 0):
                 worst[module] = count
-                where[module] = " > ".join(f"{m.rsplit('.', 1)[-1]}.{fn}" for m, fn in stack if m.startswith("graphtx.index"))
+                where[module] = " > ".join(
+                    f"{m.rsplit('.', 1)[-1]}.{fn}" for m, fn in stack if m.startswith("graphtx.index")
+                )
 
     sys.setprofile(profile)
     try:
@@ -72,6 +74,8 @@ def test_a_claim_search_passes_each_index_module_at_most_twice(tiny_index, build
     index.parser._builder = builder  # the session's spaCy pipeline
     search_claim_set(index, CLAIMS, 5, **how)  # warm: files opened, BM25 loaded, spaCy ready
     worst, where = worst_stack(lambda: search_claim_set(index, CLAIMS, 5, **how))
-    assert worst.get("graphtx.index.search", 0) >= 1 and worst.get("graphtx.index.rankers", 0) >= 1  # the profile saw the search
+    assert (
+        worst.get("graphtx.index.search", 0) >= 1 and worst.get("graphtx.index.rankers", 0) >= 1
+    )  # the profile saw the search
     over = {m: where[m] for m, n in worst.items() if n > 2}
     assert not over, f"modules entered more than twice on one call path: {over}"

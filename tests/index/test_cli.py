@@ -12,7 +12,21 @@ from tests.index.fixtures import N_DOCS, make_model
 def test_index_then_search_by_id_text_hybrid_and_explain(tiny, tmp_path, capsys):
     out = tmp_path / "index"
     assert (
-        main(["index", "--model", str(tiny["model"]), "--graphs", str(tiny["graphs"]), "--out", str(out), "--chunk-size", "16", "--quiet", "--json"])
+        main(
+            [
+                "index",
+                "--model",
+                str(tiny["model"]),
+                "--graphs",
+                str(tiny["graphs"]),
+                "--out",
+                str(out),
+                "--chunk-size",
+                "16",
+                "--quiet",
+                "--json",
+            ]
+        )
         == 0
     )
     summary = json.loads(capsys.readouterr().out)
@@ -20,12 +34,32 @@ def test_index_then_search_by_id_text_hybrid_and_explain(tiny, tmp_path, capsys)
 
     assert main(["search", "--index", str(out), "--id", "T-00003", "-k", "3", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert len(result["hits"]) == 3 and result["query"]["source"] == "id" and "T-00003" not in [h["doc_id"] for h in result["hits"]]
+    assert (
+        len(result["hits"]) == 3
+        and result["query"]["source"] == "id"
+        and "T-00003" not in [h["doc_id"] for h in result["hits"]]
+    )
 
     claims = tmp_path / "claims.txt"
-    claims.write_text("1. A zorblat5 device comprising a chute, a frame and a handle.\n2. The device of claim 1, wherein the chute rotates.\n")
+    claims.write_text(
+        "1. A zorblat5 device comprising a chute, a frame and a handle.\n2. The device of claim 1, wherein the chute rotates.\n"
+    )
     png = tmp_path / "png"
-    code = main(["search", "--index", str(out), "--file", str(claims), "-k", "2", "--hybrid", "--explain", "--explain-png", str(png)])
+    code = main(
+        [
+            "search",
+            "--index",
+            str(out),
+            "--file",
+            str(claims),
+            "-k",
+            "2",
+            "--hybrid",
+            "--explain",
+            "--explain-png",
+            str(png),
+        ]
+    )
     text = capsys.readouterr().out
     assert code == 0 and "hybrid" in text and "query feature" in text
     assert len(list(png.glob("*.png"))) == 2
@@ -47,7 +81,10 @@ def test_remove_and_bad_usage_exit_codes(tiny, tiny_index, tmp_path, capsys):
     assert "not an index directory" in capsys.readouterr().err
 
     copy = tmp_path / "copy"
-    assert main(["index", "--model", str(tiny["model"]), "--graphs", str(tiny["graphs"]), "--out", str(copy), "--quiet"]) == 0
+    assert (
+        main(["index", "--model", str(tiny["model"]), "--graphs", str(tiny["graphs"]), "--out", str(copy), "--quiet"])
+        == 0
+    )
     capsys.readouterr()
     assert main(["index", "--out", str(copy), "--remove", "T-00001", "NOPE", "--json"]) == 3  # one id was not there
     summary = json.loads(capsys.readouterr().out)
@@ -56,7 +93,10 @@ def test_remove_and_bad_usage_exit_codes(tiny, tiny_index, tmp_path, capsys):
 
 def test_index_bm25_alone_persists_the_bm25_state(tiny, tmp_path, capsys):
     out = tmp_path / "index"
-    assert main(["index", "--model", str(tiny["model"]), "--graphs", str(tiny["graphs"]), "--out", str(out), "--quiet"]) == 0
+    assert (
+        main(["index", "--model", str(tiny["model"]), "--graphs", str(tiny["graphs"]), "--out", str(out), "--quiet"])
+        == 0
+    )
     capsys.readouterr()
     shutil.rmtree(out / "bm25")  # as an index built with index.bm25: false
     assert main(["index", "--out", str(out), "--bm25", "--quiet"]) == 0
@@ -72,11 +112,15 @@ def test_index_into_an_existing_index_takes_its_model(tiny, tmp_path, capsys):
     out = tmp_path / "index"
     first = make_graphs(tmp_path, range(10), name="first")
     more = make_graphs(tmp_path, range(10, 14), name="more")
-    assert main(["index", "--graphs", str(first), "--out", str(out), "--quiet"]) == 2  # nothing to take a model from yet
+    assert (
+        main(["index", "--graphs", str(first), "--out", str(out), "--quiet"]) == 2
+    )  # nothing to take a model from yet
     assert "--graphs needs --model" in capsys.readouterr().err
     assert main(["index", "--model", str(tiny["model"]), "--graphs", str(first), "--out", str(out), "--quiet"]) == 0
     capsys.readouterr()
-    assert main(["index", "--graphs", str(more), "--out", str(out), "--quiet", "--json"]) == 0  # no --model: the index's own
+    assert (
+        main(["index", "--graphs", str(more), "--out", str(out), "--quiet", "--json"]) == 0
+    )  # no --model: the index's own
     assert json.loads(capsys.readouterr().out)["count"] == 14
     other = make_model(tmp_path, seed=3, name="other")
     assert main(["index", "--model", str(other), "--graphs", str(more), "--out", str(out), "--quiet"]) == 2

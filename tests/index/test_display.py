@@ -54,15 +54,52 @@ def test_search_hits_carry_corpus_fields(tiny_index, capsys):
 
     index = Index.open(tiny_index, search=SearchConfig(link_template="https://patents.google.com/patent/{id_compact}"))
     hit = index.search(doc_id="T-00003", k=1)[0]
-    assert hit.abstract.startswith("A zorblat") and hit.first_claim.startswith("A zorblat") and hit.link.endswith(hit.doc_id.replace("-", ""))
+    assert (
+        hit.abstract.startswith("A zorblat")
+        and hit.first_claim.startswith("A zorblat")
+        and hit.link.endswith(hit.doc_id.replace("-", ""))
+    )
     assert hit.applicants == () and hit.priority_date == ""  # the tiny corpus has none
     record = index.document("T-00003")
     assert record.abstract.startswith("A zorblat3 device") and "abstract" in record.to_json(graph=False)
-    assert main(["search", "--index", str(tiny_index), "--id", "T-00003", "-k", "2", "--json", "--quiet", "--link-template", "https://x/{id}"]) == 0
+    assert (
+        main(
+            [
+                "search",
+                "--index",
+                str(tiny_index),
+                "--id",
+                "T-00003",
+                "-k",
+                "2",
+                "--json",
+                "--quiet",
+                "--link-template",
+                "https://x/{id}",
+            ]
+        )
+        == 0
+    )
     hits = json.loads(capsys.readouterr().out)["hits"]
     assert all(h["link"] == f"https://x/{h['doc_id']}" and h["first_claim"] for h in hits)
     assert all("applicants" not in h and "priority_date" not in h for h in hits)
-    assert main(["search", "--index", str(tiny_index), "--id", "T-00003", "-k", "1", "--quiet", "--link-template", "https://x/{nope}"]) == 2
+    assert (
+        main(
+            [
+                "search",
+                "--index",
+                str(tiny_index),
+                "--id",
+                "T-00003",
+                "-k",
+                "1",
+                "--quiet",
+                "--link-template",
+                "https://x/{nope}",
+            ]
+        )
+        == 2
+    )
     assert "unknown placeholder {nope}" in capsys.readouterr().err
 
 
@@ -80,13 +117,22 @@ def test_corpus_with_applicants_and_dates_flows_into_hits(tiny, tmp_path):
     table = pq.read_table(path)
     n = table.num_rows
     table = table.append_column("applicants", pa.array([["Acme GmbH"]] * n, pa.list_(pa.string())))
-    table = table.append_column("priority_date", pa.array(["2001-05-06"] * n)).append_column("country", pa.array(["EP"] * n))
-    table = table.set_column(table.schema.get_field_index("family_id"), "family_id", pa.array([f"F{i}" for i in range(n)]))
+    table = table.append_column("priority_date", pa.array(["2001-05-06"] * n)).append_column(
+        "country", pa.array(["EP"] * n)
+    )
+    table = table.set_column(
+        table.schema.get_field_index("family_id"), "family_id", pa.array([f"F{i}" for i in range(n)])
+    )
     pq.write_table(table, path)
     out = tmp_path / "index"
     build_index(tiny["model"], tiny["graphs"], out, IndexConfig(chunk_size=64), corpus_dir=corpus, progress=False)
     hit = Index.open(out).search(doc_id="T-00003", k=1)[0]
-    assert hit.applicants == ("Acme GmbH",) and hit.priority_date == "2001-05-06" and hit.country == "EP" and hit.family_id.startswith("F")
+    assert (
+        hit.applicants == ("Acme GmbH",)
+        and hit.priority_date == "2001-05-06"
+        and hit.country == "EP"
+        and hit.family_id.startswith("F")
+    )
     assert hit.to_json()["applicants"] == ["Acme GmbH"]
 
 

@@ -35,7 +35,8 @@ def cited_index(tmp_path_factory):
                 title=f"Title {i}",
                 abstract=f"An abstract about a {g.node_text[1]}.",
                 claims=claims,
-                description=f"FIELD\n\nThe {g.node_text[1]} of document {i} holds a valve seat.\n\n" + "More text. " * 50,
+                description=f"FIELD\n\nThe {g.node_text[1]} of document {i} holds a valve seat.\n\n"
+                + "More text. " * 50,
                 date=f"20{10 + i:02d}-01-01",
             )
             cites = (Citation(doc.id, doc_id(i - 1), source="tsv"),) if i else ()
@@ -52,7 +53,9 @@ def test_a_document_has_every_claim_its_description_and_its_citations_in_the_ind
     doc = Index.open(cited_index).document(doc_id(5))
     assert [(c["number"], c["independent"]) for c in doc.claims] == [(1, True), (2, False), (3, True)]
     assert doc.description.startswith("FIELD") and len(doc.description) == 300  # cut at index.document_max_chars
-    assert doc.cites == (doc_id(4), "US-1-A") and [d for d, _ in doc.cited_in_index] == [doc_id(4)]  # US-1-A is not indexed
+    assert doc.cites == (doc_id(4), "US-1-A") and [d for d, _ in doc.cited_in_index] == [
+        doc_id(4)
+    ]  # US-1-A is not indexed
     assert doc.citing_in_index == ((doc_id(6), "Title 6"),)
     body = doc.to_json(graph=False)
     assert body["cited"] == [{"doc_id": doc_id(4), "title": "Title 4"}] and len(body["claims"]) == 3
@@ -65,7 +68,10 @@ def test_show_prints_the_whole_document_with_the_query_words_marked(cited_index,
     out = capsys.readouterr().out
     assert "claims (3; independent: 1, 3):" in out and "1 (independent):" in out and "2: The device of claim 1" in out
     assert "[valve] [seat]" in out and "[pump]" in out and "[with]" not in out  # stop words are not marked
-    assert f"cites, in this index: {doc_id(4)} (Title 4)" in out and f"cited by, in this index: {doc_id(6)} (Title 6)" in out
+    assert (
+        f"cites, in this index: {doc_id(4)} (Title 4)" in out
+        and f"cited by, in this index: {doc_id(6)} (Title 6)" in out
+    )
     assert "it cites 2 documents in all; 1 are not in this index" in out
     assert main(["show", "--index", str(cited_index), "--id", doc_id(5), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["citing"] == [{"doc_id": doc_id(6), "title": "Title 6"}]

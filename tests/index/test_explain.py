@@ -15,7 +15,9 @@ from tests.index.fixtures import make_graph
 def model(tiny):
     model = load_model(tiny["model"]).model
     with torch.no_grad():
-        model.pool.score.weight.normal_(0, 0.5, generator=torch.Generator().manual_seed(0))  # non-uniform pooling weights
+        model.pool.score.weight.normal_(
+            0, 0.5, generator=torch.Generator().manual_seed(0)
+        )  # non-uniform pooling weights
     return model, PatentTokenizer.load(tiny["model"])
 
 
@@ -42,7 +44,9 @@ def test_batched_explanations_equal_one_by_one(model):
     batched = explain_hits(encoder, tokenizer, make_graph(0), hits, rows=4)
     for b, h in zip(batched, hits):
         single = explain_pair(encoder, tokenizer, make_graph(0), h, rows=4)
-        assert b.score == pytest.approx(single.score, abs=1e-5) and [m.hit_node for m in b.matches] == [m.hit_node for m in single.matches]
+        assert b.score == pytest.approx(single.score, abs=1e-5) and [m.hit_node for m in b.matches] == [
+            m.hit_node for m in single.matches
+        ]
     assert batched[0].table()[0].lstrip().startswith("query feature")
 
 
@@ -73,8 +77,14 @@ def test_claim_chart_lists_the_features_a_hit_lacks():
     query = _graph("q", ["battery cell", "cooling plate", "valve seat"], ["battery cell mounted on cooling plate"])
     hit = _graph("h", ["Battery cells", "pump housing"])
     elements = claim_elements(query, hit, None, 0.9)
-    assert [(e.number, e.text, e.found) for e in elements] == [(1, "battery cell", "words"), (2, "cooling plate", ""), (3, "valve seat", "")]
-    assert elements[0].hit_text == "Battery cells"  # plural and case do not hide a match; relation nodes are not elements
+    assert [(e.number, e.text, e.found) for e in elements] == [
+        (1, "battery cell", "words"),
+        (2, "cooling plate", ""),
+        (3, "valve seat", ""),
+    ]
+    assert (
+        elements[0].hit_text == "Battery cells"
+    )  # plural and case do not hide a match; relation nodes are not elements
     sim = torch.tensor([[0.1, 0.2], [0.3, 0.5], [0.2, 0.95], [0.0, 0.0]])  # (query nodes, hit nodes)
     elements = claim_elements(query, hit, sim, 0.9)
     assert [e.found for e in elements] == ["words", "", "model"] and elements[2].hit_text == "pump housing"
@@ -83,7 +93,9 @@ def test_claim_chart_lists_the_features_a_hit_lacks():
     assert " ".join(line.strip() for line in e.chart()) == (
         "2 of 3 query features found; by the model: feature 3 (pump housing, sim 0.95); not found: feature 2 (cooling plate)"
     )
-    assert Explanation("h", 0.5, 0.5, (), query, hit, claim_elements(query, query, None, 0.9)).chart() == ["    all 3 query features found"]
+    assert Explanation("h", 0.5, 0.5, (), query, hit, claim_elements(query, query, None, 0.9)).chart() == [
+        "    all 3 query features found"
+    ]
 
 
 def test_a_long_claim_chart_names_ten_missing_features_then_numbers_wrapped():
@@ -123,5 +135,7 @@ def test_the_explain_table_says_how_its_parts_add_up_to_the_graph_score(tiny_ind
     *rows, last = exp.table()
     shown, others, bias, score = (float(x) for x in re.findall(r"[-+]?\d+\.\d{4}", last))
     assert shown == pytest.approx(sum(m.contribution for m in exp.matches), abs=1e-4)
-    assert shown + others == pytest.approx(exp.total, abs=2e-4) and shown + others + bias == pytest.approx(exp.score, abs=3e-4)
+    assert shown + others == pytest.approx(exp.total, abs=2e-4) and shown + others + bias == pytest.approx(
+        exp.score, abs=3e-4
+    )
     assert score == pytest.approx(exp.score, abs=1e-4)

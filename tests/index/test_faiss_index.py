@@ -28,7 +28,9 @@ def test_auto_parameters():
     assert spec.nlist == min(4000, 100_000 // 39) and spec.pq_m == 30 and spec.factory == "IVF2564,PQ30x8"
     assert resolve_spec(IndexConfig(index_type="hnsw", hnsw_m=16), 64, 10).factory == "IDMap2,HNSW16"
     refined = resolve_spec(IndexConfig(index_type="ivfpq", ivf_refine="SQ8"), 150, 1_000_000)
-    assert refined.factory == "IDMap2,IVF2564,PQ30x8,Refine(SQ8)" and refined.k_factor == 4 and not refined.supports_remove
+    assert (
+        refined.factory == "IDMap2,IVF2564,PQ30x8,Refine(SQ8)" and refined.k_factor == 4 and not refined.supports_remove
+    )
     with pytest.raises(ValueError, match="needs at least 256 vectors to train"):
         resolve_spec(IndexConfig(index_type="ivfpq"), 64, 100)
     with pytest.raises(ValueError, match="must divide"):

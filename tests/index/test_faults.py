@@ -75,7 +75,12 @@ def assert_refused(index: Path, damaged: str, mend: str, capsys) -> None:
     capsys.readouterr()
     assert main(["search", "--index", str(index), "--id", QUERY, "-k", "5"]) == 2
     captured = capsys.readouterr()
-    assert damaged in captured.err and re.search(mend, captured.err) and "Traceback" not in captured.err and captured.out == ""
+    assert (
+        damaged in captured.err
+        and re.search(mend, captured.err)
+        and "Traceback" not in captured.err
+        and captured.out == ""
+    )
 
 
 def assert_verify_lists(index: Path, damaged: str, capsys) -> None:
@@ -110,7 +115,12 @@ def test_a_damaged_id_map_is_refused_never_wrong_hits(pristine, index, damage, c
         flip_byte(path, 0.3)
     else:  # rows of doc ids rotated by one against their FAISS ids: a valid file, every hit would be its neighbour
         table = pq.read_table(path)
-        pq.write_table(table.set_column(1, "doc_id", pa.array(np.roll(np.array(table.column("doc_id").to_pylist(), dtype=object), 1).tolist())), path)
+        pq.write_table(
+            table.set_column(
+                1, "doc_id", pa.array(np.roll(np.array(table.column("doc_id").to_pylist(), dtype=object), 1).tolist())
+            ),
+            path,
+        )
     assert_refused(index, path.name, r"graphtx index --out .* --rebuild", capsys)
     assert_verify_lists(index, path.name, capsys)
     assert_repaired(index, pristine[1], capsys)
@@ -196,8 +206,13 @@ def test_damaged_graphs_parquet_is_refused_by_index_and_encode(tiny, tmp_path, d
     with pytest.raises(IntegrityError, match=r"graphs.parquet .*graphtx parse"):
         build_index(tiny["model"], graphs, tmp_path / "index", progress=False)
     assert not (tmp_path / "index").exists()  # nothing written
-    assert main(["index", "--model", str(tiny["model"]), "--graphs", str(graphs), "--out", str(tmp_path / "index")]) == 2
+    assert (
+        main(["index", "--model", str(tiny["model"]), "--graphs", str(graphs), "--out", str(tmp_path / "index")]) == 2
+    )
     err = capsys.readouterr().err
     assert "graphs.parquet" in err and "graphtx parse" in err and "Traceback" not in err
-    assert main(["encode", "--model", str(tiny["model"]), "--graphs", str(graphs), "--out", str(tmp_path / "v.parquet")]) == 2
+    assert (
+        main(["encode", "--model", str(tiny["model"]), "--graphs", str(graphs), "--out", str(tmp_path / "v.parquet")])
+        == 2
+    )
     assert "graphs.parquet" in capsys.readouterr().err

@@ -34,11 +34,30 @@ def _full(*args, **kwargs):
 @pytest.mark.parametrize("where", ["commit_part", "faiss_write"])
 def test_a_full_disk_while_indexing_keeps_the_index_and_a_rerun_completes(tiny, tmp_path, monkeypatch, capsys, where):
     out = tmp_path / "index"
-    build_index(tiny["model"], make_graphs(tmp_path, FIRST, "first"), out, IndexConfig(chunk_size=8, shard_size=16), progress=False)
+    build_index(
+        tiny["model"],
+        make_graphs(tmp_path, FIRST, "first"),
+        out,
+        IndexConfig(chunk_size=8, shard_size=16),
+        progress=False,
+    )
     manifest = (out / "manifest.json").read_bytes()
     hits = _searchable(out)
     more = make_graphs(tmp_path, MORE, "more")
-    args = ["index", "--model", str(tiny["model"]), "--graphs", str(more), "--out", str(out), "--chunk-size", "8", "--shard-size", "16", "--quiet"]
+    args = [
+        "index",
+        "--model",
+        str(tiny["model"]),
+        "--graphs",
+        str(more),
+        "--out",
+        str(out),
+        "--chunk-size",
+        "8",
+        "--shard-size",
+        "16",
+        "--quiet",
+    ]
 
     with monkeypatch.context() as patch:
         if where == "commit_part":  # the second part of the add meets the full disk

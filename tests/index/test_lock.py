@@ -60,10 +60,14 @@ def _wait_for(condition, proc: subprocess.Popen, timeout: float = 60.0) -> None:
 
 @pytest.mark.timeout(60)
 def test_a_held_lock_refuses_a_second_holder_and_is_released_when_its_process_dies(tmp_path):
-    proc = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(tmp_path)], env=ENV, stdout=subprocess.PIPE, text=True, cwd=REPO)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(tmp_path)], env=ENV, stdout=subprocess.PIPE, text=True, cwd=REPO
+    )
     try:
         assert proc.stdout.readline().strip() == "locked"
-        with pytest.raises(LockedError, match=rf"index {tmp_path} is locked by PID {proc.pid} \(graphtx index started at 20"):
+        with pytest.raises(
+            LockedError, match=rf"index {tmp_path} is locked by PID {proc.pid} \(graphtx index started at 20"
+        ):
             with IndexLock(tmp_path):
                 pass
     finally:
@@ -73,9 +77,13 @@ def test_a_held_lock_refuses_a_second_holder_and_is_released_when_its_process_di
 
 
 def test_a_stale_lock_of_a_dead_process_is_taken_over_with_a_message(tmp_path, capsys):
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, timeout=30)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, timeout=30
+    )
     pid = int(dead.stdout)
-    (tmp_path / LOCK_FILE).write_text(json.dumps({"pid": pid, "host": os.uname().nodename, "started": "2026-01-01T00:00:00Z"}) + "\n")
+    (tmp_path / LOCK_FILE).write_text(
+        json.dumps({"pid": pid, "host": os.uname().nodename, "started": "2026-01-01T00:00:00Z"}) + "\n"
+    )
     with IndexLock(tmp_path) as lock:
         assert lock.took_over["pid"] == pid and _note(tmp_path)["pid"] == os.getpid()
         with IndexLock(tmp_path):  # re-entrant in one process
@@ -88,17 +96,38 @@ def test_a_stale_lock_of_a_dead_process_is_taken_over_with_a_message(tmp_path, c
 @pytest.mark.timeout(300)
 def test_two_index_runs_into_one_directory_one_succeeds_the_other_fails_fast(tiny, tmp_path):
     out = tmp_path / "index"
-    args = ["index", "--model", str(tiny["model"]), "--graphs", str(tiny["graphs"]), "--out", str(out), "--chunk-size", "16", "--quiet"]
+    args = [
+        "index",
+        "--model",
+        str(tiny["model"]),
+        "--graphs",
+        str(tiny["graphs"]),
+        "--out",
+        str(out),
+        "--chunk-size",
+        "16",
+        "--quiet",
+    ]
     release = tmp_path / "release"
     first = subprocess.Popen(
-        [sys.executable, "-c", SLOW_INDEX, str(release), *args], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO
+        [sys.executable, "-c", SLOW_INDEX, str(release), *args],
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
     )
     try:
         _wait_for(lambda: _note(out).get("pid") == first.pid, first)
         started = time.monotonic()
-        second = subprocess.run([sys.executable, "-m", "graphtx", *args], env=ENV, capture_output=True, text=True, timeout=120, cwd=REPO)
+        second = subprocess.run(
+            [sys.executable, "-m", "graphtx", *args], env=ENV, capture_output=True, text=True, timeout=120, cwd=REPO
+        )
         assert second.returncode == 1  # README: 1 = failure
-        assert f"index {out} is locked by PID {first.pid} (graphtx index started at" in second.stderr and "Traceback" not in second.stderr
+        assert (
+            f"index {out} is locked by PID {first.pid} (graphtx index started at" in second.stderr
+            and "Traceback" not in second.stderr
+        )
         assert time.monotonic() - started < 60  # fails at once, it does not wait for the first
         # an incremental remove is a writer too
         third = subprocess.run(
@@ -128,5 +157,7 @@ def test_a_reader_keeps_its_snapshot_while_documents_are_added(tiny, tmp_path):
     reader = Index.open(out)
     before = [h.doc_id for h in reader.search(doc_id="T-00003", k=5)]
     build_index(tiny["model"], tiny["graphs"], out, IndexConfig(chunk_size=16), progress=False)  # adds the other half
-    assert [h.doc_id for h in reader.search(doc_id="T-00003", k=5)] == before and len(reader) == N_DOCS // 2  # the old snapshot
+    assert [h.doc_id for h in reader.search(doc_id="T-00003", k=5)] == before and len(
+        reader
+    ) == N_DOCS // 2  # the old snapshot
     assert len(Index.open(out)) == N_DOCS  # a new reader sees the new one

@@ -34,7 +34,9 @@ def test_parser_memory_does_not_grow_with_new_words(builder):
     parser.graph("1. A snowthrower comprising an auger housing.")
     before = len(strings)
     for i in range(100):
-        graph = parser.graph(f"1. A qzx{i}blorf device comprising a vrel{i}quant housing mounted on a plim{i}zot frame.")
+        graph = parser.graph(
+            f"1. A qzx{i}blorf device comprising a vrel{i}quant housing mounted on a plim{i}zot frame."
+        )
         text = " ".join(graph.node_text)  # the graph keeps its own strings after the zone is freed
         assert any(w in text for w in (f"qzx{i}blorf", f"vrel{i}quant", f"plim{i}zot")), graph.node_text
     assert len(strings) == before

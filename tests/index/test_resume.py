@@ -47,7 +47,16 @@ SCRIPT = textwrap.dedent(
 
 def _start(tiny, out: Path, encode_sleep: float, write_sleep: float) -> subprocess.Popen:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
-    args = [sys.executable, "-c", SCRIPT, str(tiny["model"]), str(tiny["graphs"]), str(out), str(encode_sleep), str(write_sleep)]
+    args = [
+        sys.executable,
+        "-c",
+        SCRIPT,
+        str(tiny["model"]),
+        str(tiny["graphs"]),
+        str(out),
+        str(encode_sleep),
+        str(write_sleep),
+    ]
     return subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
 
 
@@ -97,7 +106,9 @@ def test_kill_while_embedding_then_resume(tiny, reference, tmp_path):
     committed = store.read_versions().num_rows
     assert 3 * CHUNK <= committed < N_DOCS and not (out / "manifest.json").exists()
 
-    report = build_index(tiny["model"], tiny["graphs"], out, IndexConfig(chunk_size=CHUNK, shard_size=40), progress=False)
+    report = build_index(
+        tiny["model"], tiny["graphs"], out, IndexConfig(chunk_size=CHUNK, shard_size=40), progress=False
+    )
     assert report.resumed and report.added == N_DOCS - committed and report.skipped_existing == committed
     _assert_complete(out, reference)
 
@@ -110,7 +121,9 @@ def test_kill_while_finalizing_then_resume(tiny, reference, tmp_path):
     _kill_when(proc, lambda: store.read_versions().num_rows == N_DOCS and (out / "shards").is_dir())
     assert not (out / "manifest.json").exists()
 
-    report = build_index(tiny["model"], tiny["graphs"], out, IndexConfig(chunk_size=CHUNK, shard_size=40), progress=False)
+    report = build_index(
+        tiny["model"], tiny["graphs"], out, IndexConfig(chunk_size=CHUNK, shard_size=40), progress=False
+    )
     assert report.resumed and report.added == 0
     _assert_complete(out, reference)
 
@@ -128,7 +141,9 @@ def test_killed_again_and_again_at_random_points(tiny, reference, tmp_path):
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-    report = build_index(tiny["model"], tiny["graphs"], out, IndexConfig(chunk_size=CHUNK, shard_size=40), progress=False)
+    report = build_index(
+        tiny["model"], tiny["graphs"], out, IndexConfig(chunk_size=CHUNK, shard_size=40), progress=False
+    )
     assert report.count == N_DOCS
     _assert_complete(out, reference)
     assert json.loads((out / "state.json").read_text())["run"] is None

@@ -30,7 +30,9 @@ def test_a_documents_own_graph_finds_it_first_with_cosine_one(index):
 def test_ranking_equals_brute_force_over_the_stored_vectors(index, tiny_index):
     store = IndexStore(tiny_index)
     live = store.live()
-    vectors = np.array([r["vector"] for r in store.read_rows(list(zip(live.part.tolist(), live.row.tolist())), ["vector"])], np.float32)
+    vectors = np.array(
+        [r["vector"] for r in store.read_rows(list(zip(live.part.tolist(), live.row.tolist())), ["vector"])], np.float32
+    )
     q = index.embed([make_graph(3, seed=9)])[0]
     scores = vectors @ q
     order = sorted(range(len(scores)), key=lambda i: (-scores[i], live.doc_id[i]))[:20]
@@ -54,7 +56,9 @@ def test_an_id_query_leaves_the_document_out_and_k_is_capped(index):
 def test_without_a_fitted_ranker_auto_searches_hybrid(index):
     result = index.search(graph=make_graph(8), k=3)
     assert index.resolve_ranker() == "hybrid" and result.ranker == "hybrid"
-    assert result[0].doc_id == doc_id(8) and result[0].dense_rank == 1  # its own graph: first in the dense list, first fused
+    assert (
+        result[0].doc_id == doc_id(8) and result[0].dense_rank == 1
+    )  # its own graph: first in the dense list, first fused
 
 
 def test_hits_carry_metadata(index):
@@ -100,9 +104,17 @@ def test_hybrid_without_bm25_state_builds_it_in_memory_and_writes_nothing(tiny, 
 
 def test_incremental_add_and_removal_keep_saved_bm25_current(tiny, tmp_path, caplog):
     out = tmp_path / "index"
-    build_index(tiny["model"], make_graphs(tmp_path, range(0, 40), "a"), out, IndexConfig(chunk_size=16), progress=False)
+    build_index(
+        tiny["model"], make_graphs(tmp_path, range(0, 40), "a"), out, IndexConfig(chunk_size=16), progress=False
+    )
     # later runs with bm25 off (or a removal with the index's own config) still refresh the saved state
-    build_index(tiny["model"], make_graphs(tmp_path, range(40, 60), "b"), out, IndexConfig(chunk_size=16, bm25=False), progress=False)
+    build_index(
+        tiny["model"],
+        make_graphs(tmp_path, range(40, 60), "b"),
+        out,
+        IndexConfig(chunk_size=16, bm25=False),
+        progress=False,
+    )
     remove_documents(out, [doc_id(3)], progress=False)
     manifest = IndexStore(out).manifest()
     assert BM25Index.saved_digest(out / "bm25") == manifest["live_digest"] and manifest["count"] == 59
@@ -139,7 +151,9 @@ def test_approximate_index_types_search_and_remove(tiny, tmp_path, index_type, r
     index = Index.open(out)
     assert index.spec.index_type == index_type and len(index) == N_DOCS
     assert index.search(graph=make_graph(9), k=3)[0].doc_id == doc_id(9)
-    assert sorted(h.doc_id for h in index.search(graph=make_graph(9), k=N_DOCS)) == sorted(doc_id(i) for i in range(N_DOCS))
+    assert sorted(h.doc_id for h in index.search(graph=make_graph(9), k=N_DOCS)) == sorted(
+        doc_id(i) for i in range(N_DOCS)
+    )
     assert remove_documents(out, [doc_id(9)]).count == N_DOCS - 1  # in place (IVF-PQ) or by rebuilding the shard
     assert doc_id(9) not in [h.doc_id for h in Index.open(out).search(graph=make_graph(9), k=N_DOCS)]
 

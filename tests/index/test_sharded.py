@@ -16,7 +16,9 @@ from graphtx.index.sharded import merge_ondisk
 from graphtx.index.store import IndexStore
 from tests.index.fixtures import doc_id, make_corpus, make_graphs, make_model
 
-TINY_IVF = IndexConfig(index_type="ivfpq", pq_nbits=4, ivf_nlist=4, ivf_nprobe=4, chunk_size=8, shard_size=16, bm25=False)
+TINY_IVF = IndexConfig(
+    index_type="ivfpq", pq_nbits=4, ivf_nlist=4, ivf_nprobe=4, chunk_size=8, shard_size=16, bm25=False
+)
 
 
 @pytest.fixture()
@@ -41,10 +43,14 @@ def test_merged_ondisk_index_gives_the_same_hits_and_verifies(built):
     manifest = merge_ondisk(root / "merged")
     (shard,) = manifest["shards"]
     assert shard["count"] == 60 and shard["ivfdata"].endswith(".ivfdata") and manifest["ids_file"] == before["ids_file"]
-    assert sorted(p.name for p in (root / "merged" / "shards").iterdir()) == sorted([shard["file"], shard["ivfdata"], manifest["trained"]])
+    assert sorted(p.name for p in (root / "merged" / "shards").iterdir()) == sorted(
+        [shard["file"], shard["ivfdata"], manifest["trained"]]
+    )
     assert _hits(root / "merged") == _hits(root / "sharded")
     assert verify_index(root / "merged")["files"] == len(manifest["checksums"])
-    shutil.move(root / "merged", root / "moved")  # the inverted lists are found beside the index file, not by an old path
+    shutil.move(
+        root / "merged", root / "moved"
+    )  # the inverted lists are found beside the index file, not by an old path
     assert _hits(root / "moved") == _hits(root / "sharded")
     assert merge_ondisk(root / "moved") == IndexStore(root / "moved").manifest()  # merged already: nothing to do
 
@@ -57,15 +63,23 @@ def test_merged_index_takes_later_adds_and_removals(built, tmp_path):
     for out in ("sharded", "merged"):
         build_index(built["model"], more, root / out, TINY_IVF, progress=False)
     merged = IndexStore(root / "merged").manifest()
-    assert merged["shards"][0].get("ivfdata") and len(merged["shards"]) == 3 and merged["count"] == 80  # the merged shard is kept
+    assert (
+        merged["shards"][0].get("ivfdata") and len(merged["shards"]) == 3 and merged["count"] == 80
+    )  # the merged shard is kept
     assert _hits(root / "merged", (0, 70)) == _hits(root / "sharded", (0, 70))
     remerged = merge_ondisk(root / "merged")  # the merged shard and the new ones into one again
-    assert len(remerged["shards"]) == 1 and remerged["shards"][0]["count"] == 80 and len(list((root / "merged" / "shards").glob("*.ivfdata"))) == 1
+    assert (
+        len(remerged["shards"]) == 1
+        and remerged["shards"][0]["count"] == 80
+        and len(list((root / "merged" / "shards").glob("*.ivfdata"))) == 1
+    )
     assert _hits(root / "merged", (0, 70)) == _hits(root / "sharded", (0, 70))
     for out in ("sharded", "merged"):
         remove_documents(root / out, [doc_id(3), doc_id(70)], progress=False)
     merged = IndexStore(root / "merged").manifest()
-    assert not any(s.get("ivfdata") for s in merged["shards"]) and not list((root / "merged" / "shards").glob("*.ivfdata"))  # rewritten plain
+    assert not any(s.get("ivfdata") for s in merged["shards"]) and not list(
+        (root / "merged" / "shards").glob("*.ivfdata")
+    )  # rewritten plain
     assert _hits(root / "merged", (0, 71)) == _hits(root / "sharded", (0, 71))
     verify_index(root / "merged")
 
@@ -73,7 +87,19 @@ def test_merged_index_takes_later_adds_and_removals(built, tmp_path):
 @pytest.mark.timeout(60)
 def test_merge_ondisk_is_refused_for_flat_shards(tmp_path, capsys):
     graphs, model = make_graphs(tmp_path, range(10)), make_model(tmp_path)
-    code = main(["index", "--model", str(model), "--graphs", str(graphs), "--out", str(tmp_path / "i"), "--merge-ondisk", "--quiet"])
+    code = main(
+        [
+            "index",
+            "--model",
+            str(model),
+            "--graphs",
+            str(graphs),
+            "--out",
+            str(tmp_path / "i"),
+            "--merge-ondisk",
+            "--quiet",
+        ]
+    )
     assert code != 0 and "--merge-ondisk merges IVF-PQ shards" in capsys.readouterr().err
     assert not (tmp_path / "i").exists()
     build_index(model, graphs, tmp_path / "i", IndexConfig(), progress=False)

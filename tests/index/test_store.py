@@ -11,7 +11,9 @@ from graphtx.index.store import IndexStore
 
 
 def _versions(rows):
-    return pa.table({k: [r[i] for r in rows] for i, k in enumerate(("faiss_id", "doc_id", "part", "row"))}, schema=IDS_SCHEMA)
+    return pa.table(
+        {k: [r[i] for r in rows] for i, k in enumerate(("faiss_id", "doc_id", "part", "row"))}, schema=IDS_SCHEMA
+    )
 
 
 def test_latest_version_wins_and_removal_hides_it():

@@ -86,7 +86,9 @@ def lamp() -> InventionGraph:
 
 
 def single_node() -> InventionGraph:
-    return InventionGraph(doc_id="US3", kind="description", text_source="abstract", node_text=("rotating shaft",), node_type=("feature",))
+    return InventionGraph(
+        doc_id="US3", kind="description", text_source="abstract", node_text=("rotating shaft",), node_type=("feature",)
+    )
 
 
 def no_nodes() -> InventionGraph:

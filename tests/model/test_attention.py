@@ -14,7 +14,9 @@ def _batch():
 
 def _attention(qk_norm: bool) -> SparseGraphAttention:
     torch.manual_seed(0)
-    attn = SparseGraphAttention(dim=12, heads=3, qk_norm=qk_norm, qk_scale_init=4.0, edge_type_bias=True).double().eval()
+    attn = (
+        SparseGraphAttention(dim=12, heads=3, qk_norm=qk_norm, qk_scale_init=4.0, edge_type_bias=True).double().eval()
+    )
     with torch.no_grad():
         attn.edge_bias.normal_()  # non-zero biases, so the edge kinds matter
         if qk_norm:

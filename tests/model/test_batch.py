@@ -23,7 +23,9 @@ def test_collate_flattens_with_offsets_in_one_tokenizer_call():
     expected = [(s + offsets[i], d + offsets[i], EDGE_TYPES.index(t)) for i in (0, 2) for s, d, t in graphs[i].edges()]
     got = list(zip(b.edge_index[0].tolist(), b.edge_index[1].tolist(), b.edge_type.tolist()))
     assert got == expected
-    assert all(t.dtype == torch.long for t in (b.token_ids, b.token_node, b.node_graph, b.node_type, b.edge_index, b.edge_type))
+    assert all(
+        t.dtype == torch.long for t in (b.token_ids, b.token_node, b.node_graph, b.node_type, b.edge_index, b.edge_type)
+    )
 
 
 def test_tokens_per_node_match_a_python_reference_and_are_truncated():

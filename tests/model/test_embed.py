@@ -24,20 +24,49 @@ def dirs(tiny_pretrained):
 @pytest.fixture(scope="module")
 def tiny_yaml(tmp_path_factory):
     path = tmp_path_factory.mktemp("embed") / "tiny.yaml"
-    path.write_text(yaml.safe_dump({"model": {"node_dim": 32, "heads": 2, "layers": 1, "base_dim": 48, "reduced_dim": 8, "num_experts": 2}}))
+    path.write_text(
+        yaml.safe_dump(
+            {"model": {"node_dim": 32, "heads": 2, "layers": 1, "base_dim": 48, "reduced_dim": 8, "num_experts": 2}}
+        )
+    )
     return path
 
 
 @pytest.mark.parametrize("reduced,dim", [(False, 48), (True, 8)])
 def test_init_model_then_encode_writes_normalised_vectors(dirs, tiny_yaml, tmp_path, capsys, reduced, dim):
     model_dir = tmp_path / "model"
-    args = ["init-model", "--config", str(tiny_yaml), "--tokens", str(dirs / "tokens"), "--out", str(model_dir), "--json"]
+    args = [
+        "init-model",
+        "--config",
+        str(tiny_yaml),
+        "--tokens",
+        str(dirs / "tokens"),
+        "--out",
+        str(model_dir),
+        "--json",
+    ]
     assert main(args + (["--reduced"] if reduced else [])) == 0
     init = json.loads(capsys.readouterr().out)
     assert init["out_dim"] == dim
 
     out = tmp_path / "vectors.parquet"
-    assert main(["encode", "--model", str(model_dir), "--graphs", str(dirs / "graphs"), "--kind", "first_claim", "--out", str(out), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "encode",
+                "--model",
+                str(model_dir),
+                "--graphs",
+                str(dirs / "graphs"),
+                "--kind",
+                "first_claim",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     ids, vectors, meta = read_vectors(out)
     assert ids == ["D-0", "D-1", "D-2"] and vectors.shape == (3, dim)
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
@@ -45,7 +74,9 @@ def test_init_model_then_encode_writes_normalised_vectors(dirs, tiny_yaml, tmp_p
 
     # the same vectors as encoding the graphs directly with the loaded model
     model = load_model(model_dir).model
-    direct = model.encode(list(iter_graphs(dirs / "graphs", kind="first_claim")), PatentTokenizer.load(model_dir)).numpy()
+    direct = model.encode(
+        list(iter_graphs(dirs / "graphs", kind="first_claim")), PatentTokenizer.load(model_dir)
+    ).numpy()
     np.testing.assert_allclose(vectors, direct, rtol=1e-5, atol=1e-6)
 
 
@@ -61,7 +92,20 @@ def test_init_model_takes_vocab_and_token_vectors_from_the_tokens(dirs, tmp_path
 
 
 def test_encode_with_a_missing_model_is_a_clear_error(dirs, tmp_path, capsys):
-    assert main(["encode", "--model", str(tmp_path / "none"), "--graphs", str(dirs / "graphs"), "--out", str(tmp_path / "v.parquet")]) == 2
+    assert (
+        main(
+            [
+                "encode",
+                "--model",
+                str(tmp_path / "none"),
+                "--graphs",
+                str(dirs / "graphs"),
+                "--out",
+                str(tmp_path / "v.parquet"),
+            ]
+        )
+        == 2
+    )
     assert "error" in capsys.readouterr().err
 
 
@@ -72,7 +116,21 @@ def test_a_bad_device_is_named_before_the_model_is_read(dirs, tiny_yaml, tmp_pat
     from graphtx.model.chunks import resolve_device
 
     model_dir = tmp_path / "model"
-    assert main(["init-model", "--config", str(tiny_yaml), "--tokens", str(dirs / "tokens"), "--out", str(model_dir), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "init-model",
+                "--config",
+                str(tiny_yaml),
+                "--tokens",
+                str(dirs / "tokens"),
+                "--out",
+                str(model_dir),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     base = ["encode", "--model", str(model_dir), "--graphs", str(dirs / "graphs"), "--out", str(tmp_path / "v.parquet")]
     capsys.readouterr()
     assert main([*base, "--device", "gpu"]) == 2

@@ -60,7 +60,9 @@ def test_batch_gives_the_same_vectors_as_each_graph_alone():
     alone = torch.cat([model(_batch([g], model)) for g in graphs])
     torch.testing.assert_close(together, alone, rtol=0, atol=1e-12)
     norms = together.norm(dim=-1)
-    torch.testing.assert_close(norms, torch.tensor([1.0, 0.0, 1.0, 1.0], dtype=torch.float64))  # empty graph → zero vector
+    torch.testing.assert_close(
+        norms, torch.tensor([1.0, 0.0, 1.0, 1.0], dtype=torch.float64)
+    )  # empty graph → zero vector
     torch.testing.assert_close(model.encode(graphs, HashTokenizer(), batch_size=3), together)
 
 
@@ -89,8 +91,12 @@ def test_gradient_reaches_every_parameter(reduced_dim):
     (model(b) * target).sum().backward()
     for name, p in model.named_parameters():
         assert p.grad is not None, name
-        if name == "pool.score.bias":  # shifts every score of a graph alike: the per-graph softmax ignores it, its gradient is 0
-            assert float(p.grad.abs().sum()) < 1e-12, name  # (exactly 0 or rounding, by test order: not a "reaches" check)
+        if (
+            name == "pool.score.bias"
+        ):  # shifts every score of a graph alike: the per-graph softmax ignores it, its gradient is 0
+            assert float(p.grad.abs().sum()) < 1e-12, (
+                name
+            )  # (exactly 0 or rounding, by test order: not a "reaches" check)
             continue
         assert bool(p.grad.abs().sum() > 0), name
 

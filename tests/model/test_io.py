@@ -20,7 +20,13 @@ def _trained_looking_model() -> GraphEncoder:
 def test_save_load_round_trip_gives_identical_vectors_and_fingerprint(tmp_path):
     model, tok = _trained_looking_model(), HashTokenizer()
     out = save_model(tmp_path / "m", model, model.config, tokenizer=tok)
-    assert sorted(p.name for p in out.iterdir()) == ["checksums.json", "config.yaml", "fingerprint.txt", "hash_tokenizer.txt", "model.pt"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "checksums.json",
+        "config.yaml",
+        "fingerprint.txt",
+        "hash_tokenizer.txt",
+        "model.pt",
+    ]
     loaded_dir = load_model(out)
     loaded, config = loaded_dir.model, loaded_dir.config
     assert config == model.config == load_config_file(out) and not loaded.training
@@ -84,7 +90,9 @@ def test_round_trip_with_the_real_bpe_tokenizer(tmp_path):
     assert torch.equal(vectors, model.encode(graphs, tok))
     # the model directory object: model, tokenizer and config of one directory in one call
     assert torch.equal(loaded_dir.model.encode(graphs, loaded_dir.tokenizer), vectors)
-    assert loaded_dir.tokenizer is loaded_dir.tokenizer and loaded_dir.tokenizer.vocab_size == tok.vocab_size  # read once
+    assert (
+        loaded_dir.tokenizer is loaded_dir.tokenizer and loaded_dir.tokenizer.vocab_size == tok.vocab_size
+    )  # read once
     assert config == model.config and loaded_dir.path == tmp_path and str(tmp_path) in repr(loaded_dir)
 
 

@@ -61,6 +61,14 @@ def test_late_scores_are_differentiable():
     batch = collate([snowthrower(), lamp()], HashTokenizer(model.config.vocab_size), model.config.max_tokens_per_node)
     out = model(batch, return_details=True)
     q = batch.node_graph == 0
-    s = late_score_matrix(out.late_vectors[q], out.late_weights[q], batch.node_graph[q], 1, out.late_vectors[~q], batch.node_graph[~q] - 1, 1)
+    s = late_score_matrix(
+        out.late_vectors[q],
+        out.late_weights[q],
+        batch.node_graph[q],
+        1,
+        out.late_vectors[~q],
+        batch.node_graph[~q] - 1,
+        1,
+    )
     s.sum().backward()
     assert model.late.proj.weight.grad.abs().sum() > 0 and model.late.weight.weight.grad.abs().sum() > 0

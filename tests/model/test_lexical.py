@@ -63,7 +63,9 @@ def test_top_tokens_sketch_each_graphs_heaviest_tokens_by_hand():
     m = model.config.max_tokens_per_node
     batch = collate(graphs, tok, m)
     for k in (1, 3):
-        got = model.lexical(batch.token_ids, batch.token_node, batch.node_graph, batch.num_graphs, top_tokens=k).numpy()  # (4, 16)
+        got = model.lexical(
+            batch.token_ids, batch.token_node, batch.node_graph, batch.num_graphs, top_tokens=k
+        ).numpy()  # (4, 16)
         for graph, row in zip(graphs, got, strict=True):
             weights = _hand_weights(graph, model.lexical, tok, m)
             kept = sorted(weights, key=lambda t: (-weights[t], t))[:k]
@@ -73,7 +75,9 @@ def test_top_tokens_sketch_each_graphs_heaviest_tokens_by_hand():
             norm = np.linalg.norm(want)
             np.testing.assert_allclose(row, want / norm if norm > 0 else want, rtol=1e-5, atol=1e-6)
     full = model.lexical(batch.token_ids, batch.token_node, batch.node_graph, batch.num_graphs)
-    torch.testing.assert_close(model.lexical(batch.token_ids, batch.token_node, batch.node_graph, batch.num_graphs, top_tokens=10_000), full)
+    torch.testing.assert_close(
+        model.lexical(batch.token_ids, batch.token_node, batch.node_graph, batch.num_graphs, top_tokens=10_000), full
+    )
 
 
 def test_distinct_tokens_count_what_each_graph_hashes():
@@ -114,11 +118,16 @@ def test_channel_survives_save_and_load_and_old_configs_keep_their_fingerprint(t
     save_model(tmp_path / "m", model, tokenizer=HashTokenizer(VOCAB))
     loaded = load_model(tmp_path / "m").model
     graphs = [snowthrower(), lamp()]
-    torch.testing.assert_close(loaded.encode(graphs, HashTokenizer(VOCAB)), model.encode(graphs, HashTokenizer(VOCAB)), rtol=0, atol=0)
+    torch.testing.assert_close(
+        loaded.encode(graphs, HashTokenizer(VOCAB)), model.encode(graphs, HashTokenizer(VOCAB)), rtol=0, atol=0
+    )
     assert "lexical" not in config_yaml(tiny_config())  # models saved before the channel keep their fingerprint
 
 
-@pytest.mark.parametrize("changes", [{"lexical_dim": -1}, {"lexical_dim": 8, "lexical_weight": 1.0}, {"lexical_dim": 8, "lexical_weight": 0.0}])
+@pytest.mark.parametrize(
+    "changes",
+    [{"lexical_dim": -1}, {"lexical_dim": 8, "lexical_weight": 1.0}, {"lexical_dim": 8, "lexical_weight": 0.0}],
+)
 def test_bad_settings_are_refused(changes):
     with pytest.raises(ValueError, match="lexical"):
         tiny_config(**changes)
@@ -139,7 +148,10 @@ def test_explanation_splits_the_lexical_cosine_into_shared_tokens():
     (e,) = explain_hits(model, tok, query, [hit], rows=3)
     lex = e.lexical
     wq, wh = _hand_weights(query, model.lexical, tok, m), _hand_weights(hit, model.lexical, tok, m)
-    rq, rh = _brute_force(query, model.lexical, tok, m, unit=False), _brute_force(hit, model.lexical, tok, m, unit=False)
+    rq, rh = (
+        _brute_force(query, model.lexical, tok, m, unit=False),
+        _brute_force(hit, model.lexical, tok, m, unit=False),
+    )
     norm = np.linalg.norm(rq) * np.linalg.norm(rh)
     parts = sorted(((t, wq[t] * wh[t] / norm) for t in wq.keys() & wh.keys()), key=lambda kv: (-kv[1], kv[0]))
     assert len(parts) > 3  # the query and the hit share more tokens than are listed

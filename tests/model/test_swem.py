@@ -21,7 +21,9 @@ def _reference(enc: SWEMNodeEncoder, token_ids, token_node, node_type) -> torch.
     rows = []
     for i in range(node_type.numel()):
         e = enc.embedding.weight[token_ids[token_node == i]]
-        pooled = torch.cat([e.mean(0), e.max(0).values]) if len(e) else torch.zeros(2 * enc.token_dim, dtype=torch.float64)
+        pooled = (
+            torch.cat([e.mean(0), e.max(0).values]) if len(e) else torch.zeros(2 * enc.token_dim, dtype=torch.float64)
+        )
         rows.append(enc.proj(pooled) + enc.type_embedding.weight[node_type[i]])
     return torch.stack(rows)
 
@@ -46,7 +48,9 @@ def test_embedding_dropout_removes_whole_token_types_in_train_mode_only():
     ref = _reference(enc, b.token_ids[kept], b.token_node[kept], b.node_type)
     torch.testing.assert_close(out, ref, rtol=0, atol=1e-12)
     # eval: no dropout, deterministic
-    torch.testing.assert_close(enc.eval()(b.token_ids, b.token_node, b.node_type), _reference(enc, b.token_ids, b.token_node, b.node_type))
+    torch.testing.assert_close(
+        enc.eval()(b.token_ids, b.token_node, b.node_type), _reference(enc, b.token_ids, b.token_node, b.node_type)
+    )
 
 
 def test_token_table_is_initialised_from_a_given_matrix():
@@ -70,14 +74,18 @@ def test_idf_weighted_mean_matches_per_node_reference_and_uniform_weights_give_t
     for i in range(b.num_nodes):
         ids = b.token_ids[b.token_node == i]
         e, w = enc.embedding.weight[ids], idf[ids].unsqueeze(1)
-        pooled = torch.cat([(w * e).sum(0) / w.sum(), e.max(0).values]) if len(e) else torch.zeros(10, dtype=torch.float64)
+        pooled = (
+            torch.cat([(w * e).sum(0) / w.sum(), e.max(0).values]) if len(e) else torch.zeros(10, dtype=torch.float64)
+        )
         rows.append(enc.proj(pooled) + enc.type_embedding.weight[b.node_type[i]])
     torch.testing.assert_close(enc(b.token_ids, b.token_node, b.node_type), torch.stack(rows), rtol=0, atol=1e-10)
 
     plain = SWEMNodeEncoder(vocab_size=64, token_dim=5, node_dim=7).double().eval()
     plain.load_state_dict({k: v for k, v in enc.state_dict().items() if k != "token_log_weight"})
     enc.load_token_weights(torch.full((64,), 3.0))
-    torch.testing.assert_close(enc(b.token_ids, b.token_node, b.node_type), plain(b.token_ids, b.token_node, b.node_type))
+    torch.testing.assert_close(
+        enc(b.token_ids, b.token_node, b.node_type), plain(b.token_ids, b.token_node, b.node_type)
+    )
 
 
 def test_a_rare_token_moves_its_node_more_under_idf_weighting():
@@ -116,7 +124,9 @@ def _ngram_reference(enc: SWEMNodeEncoder, token_ids, token_node, node_type) -> 
         for width, layer in zip(enc.widths, enc.ngram):
             windows = [torch.cat(list(e[k : k + width])) for k in range(len(e) - width + 1)]
             g = torch.nn.functional.gelu(layer(torch.stack(windows))) if windows else None
-            parts += [g.mean(0), g.max(0).values] if g is not None else [torch.zeros(enc.token_dim, dtype=torch.float64)] * 2
+            parts += (
+                [g.mean(0), g.max(0).values] if g is not None else [torch.zeros(enc.token_dim, dtype=torch.float64)] * 2
+            )
         rows.append(enc.proj(torch.cat(parts)) + enc.type_embedding.weight[node_type[i]])
     return torch.stack(rows)
 
@@ -139,14 +149,21 @@ def test_word_order_tells_reordered_tokens_apart_and_never_reads_across_nodes():
     forward, backward = torch.tensor([3, 4, 5, 6, 7]), torch.tensor([5, 4, 3, 6, 7])  # node 0 read the other way round
     assert torch.allclose(bag(forward, nodes, types), bag(backward, nodes, types))
     assert not torch.allclose(ordered(forward, nodes, types)[0], ordered(backward, nodes, types)[0])
-    torch.testing.assert_close(ordered(forward, nodes, types)[1], ordered(backward, nodes, types)[1])  # node 1 untouched
+    torch.testing.assert_close(
+        ordered(forward, nodes, types)[1], ordered(backward, nodes, types)[1]
+    )  # node 1 untouched
     other_next = torch.tensor([3, 4, 5, 9, 7])  # only node 1's first token changes: no window of node 0 reaches it
     torch.testing.assert_close(ordered(forward, nodes, types)[0], ordered(other_next, nodes, types)[0])
     trigram = SWEMNodeEncoder(16, 4, 6, word_order="trigram").eval()
     for tokens in ([], [3], [3, 4]):  # fewer tokens in the whole batch than a window: no window, no error
         ids = torch.tensor(tokens, dtype=torch.long)
-        assert trigram(ids, torch.zeros(len(tokens), dtype=torch.long), torch.zeros(1, dtype=torch.long)).shape == (1, 6)
-    single = ordered(torch.tensor([3]), torch.tensor([0]), torch.zeros(1, dtype=torch.long))  # one token: no pair, zeros there
+        assert trigram(ids, torch.zeros(len(tokens), dtype=torch.long), torch.zeros(1, dtype=torch.long)).shape == (
+            1,
+            6,
+        )
+    single = ordered(
+        torch.tensor([3]), torch.tensor([0]), torch.zeros(1, dtype=torch.long)
+    )  # one token: no pair, zeros there
     pooled = torch.cat([ordered.embedding.weight[3], ordered.embedding.weight[3], torch.zeros(8)])
     torch.testing.assert_close(single[0], ordered.proj(pooled))
 
@@ -166,7 +183,9 @@ def test_projection_with_word_order_round_trips_through_a_tokens_directory_file(
     torch.testing.assert_close(source.eval()(ids, nodes, types), target.eval()(ids, nodes, types))
     with pytest.raises(ValueError, match="n-gram layers given"):
         SWEMNodeEncoder(16, 4, 6, word_order="bigram").load_projection(back.weight, back.bias, back.ngram)
-    np.savez(tmp_path / NODE_PROJECTION_FILE, weight=np.zeros((6, 8)), bias=np.zeros(6))  # a file from before word order
+    np.savez(
+        tmp_path / NODE_PROJECTION_FILE, weight=np.zeros((6, 8)), bias=np.zeros(6)
+    )  # a file from before word order
     assert load_node_projection(tmp_path).word_order == "none" and load_node_projection(tmp_path).ngram == ()
 
 

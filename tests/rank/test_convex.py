@@ -21,7 +21,9 @@ def test_normalisations():
 def test_ndcg_of_a_pool():
     gains = np.array([0.0, 1.0, 0.0])
     assert ndcg(np.array([0.0, 1.0, 0.5]), gains, np.array([1.0]), 3) == pytest.approx(1.0)
-    assert ndcg(np.array([1.0, 0.0, 0.5]), gains, np.array([1.0, 1.0]), 3) == pytest.approx((1 / np.log2(4)) / (1 + 1 / np.log2(3)))
+    assert ndcg(np.array([1.0, 0.0, 0.5]), gains, np.array([1.0, 1.0]), 3) == pytest.approx(
+        (1 / np.log2(4)) / (1 + 1 / np.log2(3))
+    )
 
 
 @pytest.mark.parametrize("weight", [0.3, 0.7])

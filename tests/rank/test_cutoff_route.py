@@ -33,13 +33,18 @@ def earlier_same_class(queries) -> list[tuple[str, str]]:
 
 
 @pytest.mark.timeout(300)
-def test_eval_citations_under_priority_equals_the_batch_route_for_bm25_and_the_learned_ranker(fitted, ranked, tmp_path, capsys):
+def test_eval_citations_under_priority_equals_the_batch_route_for_bm25_and_the_learned_ranker(
+    fitted, ranked, tmp_path, capsys
+):
     queries = [q for q in range(60, 100) if date_of(q) >= "2013"]  # queries with earlier documents to find
     cites = write_citations(tmp_path / "cites.tsv", earlier_same_class(queries))
     typed = [doc_id(q).replace("-", "") if q % 2 else doc_id(q) for q in queries]  # mixed spellings: T00061 is T-00061
     (tmp_path / "topics.txt").write_text("".join(f"{t}\n" for t in typed))
     runs = []
-    for ranker, k in (("bm25", 150), ("learned", 30)):  # the learned run: the ranker's pool depth (30), so both rank the same pool
+    for ranker, k in (
+        ("bm25", 150),
+        ("learned", 30),
+    ):  # the learned run: the ranker's pool depth (30), so both rank the same pool
         runs.append(str(tmp_path / f"{ranker}.trec"))
         assert (
             main(
@@ -61,7 +66,10 @@ def test_eval_citations_under_priority_equals_the_batch_route_for_bm25_and_the_l
             == 0
         )
     capsys.readouterr()
-    assert main(["eval", "run", *runs, "--qrels", cites, "--corpus", str(ranked["corpus"]), "--ndcg-k", "10", "--json"]) == 0
+    assert (
+        main(["eval", "run", *runs, "--qrels", cites, "--corpus", str(ranked["corpus"]), "--ndcg-k", "10", "--json"])
+        == 0
+    )
     via_runs = {r["name"]: r["metrics"] for r in json.loads(capsys.readouterr().out)["retrieval"]}
     assert (
         main(
@@ -100,7 +108,12 @@ def test_eval_citations_under_priority_equals_the_batch_route_for_bm25_and_the_l
     own = {r["name"]: r["metrics"] for r in out["retrieval"]}
     for name in ("bm25", "learned"):
         for metric in ("Recall@3", "nDCG@10"):
-            assert math.isclose(via_runs[name][metric], own[name][metric], abs_tol=1e-12), (name, metric, via_runs[name], own[name])
+            assert math.isclose(via_runs[name][metric], own[name][metric], abs_tol=1e-12), (
+                name,
+                metric,
+                via_runs[name],
+                own[name],
+            )
     assert own["bm25"]["Recall@3"] > 0 and own["learned"]["nDCG@10"] > 0
     # without the cut-off in `eval run`, the same runs score the same (they hold only documents that pass); eval citations
     # under none ranks later documents too, and the one later citation per query becomes findable
@@ -130,26 +143,61 @@ def test_eval_citations_under_priority_equals_the_batch_route_for_bm25_and_the_l
         == 0
     )
     none = json.loads(capsys.readouterr().out)
-    assert none["citations"]["pairs_unreachable"] == 0 and none["retrieval"][0]["metrics"]["R@100"] > own["bm25"]["R@100"]
+    assert (
+        none["citations"]["pairs_unreachable"] == 0 and none["retrieval"][0]["metrics"]["R@100"] > own["bm25"]["R@100"]
+    )
 
 
 def test_eval_run_cuts_a_run_that_ignores_dates(ranked, tmp_path, capsys):
     """A run listing later documents and the query's own id is scored as if it had kept to the cut-off."""
     q = 75  # 2015-01-04
     later, earlier = doc_id(76), doc_id(74)  # 2016, 2014
-    (tmp_path / "run.trec").write_text(f"{doc_id(q)} Q0 {later} 1 3.0 x\n{doc_id(q)} Q0 {doc_id(q)} 2 2.0 x\n{doc_id(q)} Q0 {earlier} 3 1.0 x\n")
+    (tmp_path / "run.trec").write_text(
+        f"{doc_id(q)} Q0 {later} 1 3.0 x\n{doc_id(q)} Q0 {doc_id(q)} 2 2.0 x\n{doc_id(q)} Q0 {earlier} 3 1.0 x\n"
+    )
     cites = write_citations(tmp_path / "c.tsv", [(doc_id(q), earlier)])
-    assert main(["eval", "run", str(tmp_path / "run.trec"), "--qrels", cites, "--corpus", str(ranked["corpus"]), "--k", "1", "--json"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "run",
+                str(tmp_path / "run.trec"),
+                "--qrels",
+                cites,
+                "--corpus",
+                str(ranked["corpus"]),
+                "--k",
+                "1",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["retrieval"][0]["metrics"]["Recall@1"] == 1.0 and out["runs"][0]["cut_off_hits"] == 2
     assert (
         main(
-            ["eval", "run", str(tmp_path / "run.trec"), "--qrels", cites, "--corpus", str(ranked["corpus"]), "--k", "1", "--cutoff", "none", "--json"]
+            [
+                "eval",
+                "run",
+                str(tmp_path / "run.trec"),
+                "--qrels",
+                cites,
+                "--corpus",
+                str(ranked["corpus"]),
+                "--k",
+                "1",
+                "--cutoff",
+                "none",
+                "--json",
+            ]
         )
         == 0
     )
     assert json.loads(capsys.readouterr().out)["retrieval"][0]["metrics"]["Recall@1"] == 0.0
-    assert main(["eval", "run", str(tmp_path / "run.trec"), "--qrels", cites, "--cutoff", "priority"]) == 2  # dates need --corpus
+    assert (
+        main(["eval", "run", str(tmp_path / "run.trec"), "--qrels", cites, "--cutoff", "priority"]) == 2
+    )  # dates need --corpus
     assert "give --corpus" in capsys.readouterr().err
 
 
@@ -239,7 +287,25 @@ def test_eval_run_cut_reads_other_spellings_and_keeps_unknown_hits_in_place(rank
         f"{doc_id(q)} Q0 {compact_later} 1 4.0 x\n{doc_id(q)} Q0 X-OTHER-1 2 3.0 x\n{doc_id(q)} Q0 {earlier} 3 1.0 x\n"
     )
     cites = write_citations(tmp_path / "c.tsv", [(doc_id(q), earlier)])
-    assert main(["eval", "run", str(tmp_path / "run.trec"), "--qrels", cites, "--corpus", str(ranked["corpus"]), "--k", "1", "--json"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "run",
+                str(tmp_path / "run.trec"),
+                "--qrels",
+                cites,
+                "--corpus",
+                str(ranked["corpus"]),
+                "--k",
+                "1",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["runs"][0]["cut_off_hits"] == 1 and out["runs"][0]["hits_not_in_corpus"] == 1
-    assert out["retrieval"][0]["metrics"]["Recall@1"] == 0.0 and out["retrieval"][0]["metrics"]["MRR@10"] == 0.5  # the unknown hit keeps rank 1
+    assert (
+        out["retrieval"][0]["metrics"]["Recall@1"] == 0.0 and out["retrieval"][0]["metrics"]["MRR@10"] == 0.5
+    )  # the unknown hit keeps rank 1

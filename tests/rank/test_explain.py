@@ -48,10 +48,49 @@ def test_ranker_explanation_sums_to_the_score(fitted, kind):
 def test_cli_explain_prints_signal_contributions(fitted, capsys):
     from graphtx.cli import main
 
-    assert main(["search", "--index", str(fitted), "--text", QUERY, "-k", "2", "--ranker", "learned", "--explain", "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "search",
+                "--index",
+                str(fitted),
+                "--text",
+                QUERY,
+                "-k",
+                "2",
+                "--ranker",
+                "learned",
+                "--explain",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
-    assert "learned score" in out and "largest feature contributions:" in out and ("not found:" in out or "query features found" in out)
-    assert main(["search", "--index", str(fitted), "--text", QUERY, "-k", "2", "--ranker", "convex", "--explain", "--json", "--quiet"]) == 0
+    assert (
+        "learned score" in out
+        and "largest feature contributions:" in out
+        and ("not found:" in out or "query features found" in out)
+    )
+    assert (
+        main(
+            [
+                "search",
+                "--index",
+                str(fitted),
+                "--text",
+                QUERY,
+                "-k",
+                "2",
+                "--ranker",
+                "convex",
+                "--explain",
+                "--json",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     hits = json.loads(capsys.readouterr().out)["hits"]
     for h in hits:
         e = h["ranker_explanation"]
@@ -62,6 +101,11 @@ def test_cli_explain_prints_signal_contributions(fitted, capsys):
 def test_explanation_says_what_year_gap_read():
     from graphtx.rank.explain import RankerExplanation
 
-    e = RankerExplanation("learned", 0.7, 0.5, {"meta": 0.15, "bm25": 0.05}, {"year_gap": 0.15, "bm25_z": 0.05}, {"year_gap": 3.0})
+    e = RankerExplanation(
+        "learned", 0.7, 0.5, {"meta": 0.15, "bm25": 0.05}, {"year_gap": 0.15, "bm25_z": 0.05}, {"year_gap": 3.0}
+    )
     assert "year_gap +0.1500 (hit 3 years before the query" in e.lines()[1] and e.lines()[1].endswith("bm25_z +0.0500")
-    assert "(hit 1 year after" in RankerExplanation("learned", 0.0, 0.0, {}, {"year_gap": -0.1}, {"year_gap": -1.0}).lines()[1]
+    assert (
+        "(hit 1 year after"
+        in RankerExplanation("learned", 0.0, 0.0, {}, {"year_gap": -0.1}, {"year_gap": -1.0}).lines()[1]
+    )

@@ -15,7 +15,11 @@ class _Retriever:
 
     def __init__(self, docs: list[set[int]], vocab: int):
         cols = [[d for d, terms in enumerate(docs) if t in terms] for t in range(vocab)]
-        self.scores = {"num_docs": len(docs), "indices": np.array([d for c in cols for d in c]), "indptr": np.cumsum([0] + [len(c) for c in cols])}
+        self.scores = {
+            "num_docs": len(docs),
+            "indices": np.array([d for c in cols for d in c]),
+            "indptr": np.cumsum([0] + [len(c) for c in cols]),
+        }
         self.vocab_dict = {f"t{t}": t for t in range(vocab)}
 
 
@@ -44,7 +48,11 @@ def test_features_by_hand():
     assert np.exp(col["dense_log_rank"]).round().tolist() == [2, 1, 3]
     assert col["bm25_minmax"].tolist() == [0.5, 0.0, 1.0]
     assert col["year_gap"][0] == 5 and np.isnan(col["year_gap"][1]) and col["year_gap"][2] == -2
-    assert col["code_subclass_jaccard"][0] == 1.0 and np.isnan(col["code_subclass_jaccard"][1]) and col["code_subclass_jaccard"][2] == 0.5
+    assert (
+        col["code_subclass_jaccard"][0] == 1.0
+        and np.isnan(col["code_subclass_jaccard"][1])
+        and col["code_subclass_jaccard"][2] == 0.5
+    )
     assert np.isnan(col["late"]).all()  # no late-interaction model: missing, not zero
 
 
@@ -87,7 +95,11 @@ def test_features_identical_at_fit_and_ranking_time(ranked):
     system = RankerSystem(ranker, "learned", bm25, dense).fit(corpus)
     for g in groups[:5]:
         row = corpus.position[g.query]
-        inputs = source.pool_inputs(row, *[s[0] if s is not None else None for s in source.scores(np.array([row]))], rank_cfg.depth)
+        inputs = source.pool_inputs(
+            row, *[s[0] if s is not None else None for s in source.scores(np.array([row]))], rank_cfg.depth
+        )
         np.testing.assert_array_equal(pool_features(inputs, source.stats, names), g.features)
         scores = system.scores(np.array([row]))[0]  # (c,)
-        np.testing.assert_allclose(scores[inputs.candidates], ranker.boosters["learned"].predict(g.features), rtol=0, atol=0)
+        np.testing.assert_allclose(
+            scores[inputs.candidates], ranker.boosters["learned"].predict(g.features), rtol=0, atol=0
+        )

@@ -33,14 +33,18 @@ def fake_peer(monkeypatch):
     monkeypatch.setattr(
         baselines,
         "make_baseline",
-        lambda name, cfg, tokens_dir=None, peer_vectors=None: _FakePeer() if name == "minilm" else real(name, cfg, tokens_dir, peer_vectors),
+        lambda name, cfg, tokens_dir=None, peer_vectors=None: (
+            _FakePeer() if name == "minilm" else real(name, cfg, tokens_dir, peer_vectors)
+        ),
     )
 
 
 @pytest.mark.timeout(120)
 def test_a_peer_ranker_is_fitted_and_evaluated_beside_graphtx(ranked, tmp_path, fake_peer, capsys):
     cfg = tmp_path / "rank.yaml"
-    cfg.write_text("rank:\n  depth: 30\n  folds: 3\n  min_data_in_leaf: 5\n  num_leaves_grid: [3]\n  max_rounds: 30\n  bag: 1\n")
+    cfg.write_text(
+        "rank:\n  depth: 30\n  folds: 3\n  min_data_in_leaf: 5\n  num_leaves_grid: [3]\n  max_rounds: 30\n  bag: 1\n"
+    )
     out = tmp_path / "peer-ranker"
     assert (
         main(
@@ -100,9 +104,25 @@ def test_a_peer_ranker_is_fitted_and_evaluated_beside_graphtx(ranked, tmp_path, 
 
 def test_peer_fit_arguments_are_checked(ranked, tmp_path, fake_peer, capsys):
     base = ["rank-fit", str(ranked["corpus"]), "--peer", "minilm", "--quiet"]
-    assert main([*base, "--model", str(ranked["model"]), "--citations", ranked["train"], "--out", str(tmp_path / "r")]) == 2
+    assert (
+        main([*base, "--model", str(ranked["model"]), "--citations", ranked["train"], "--out", str(tmp_path / "r")])
+        == 2
+    )
     assert "not --run or --model" in capsys.readouterr().err
     assert main([*base, "--out", str(tmp_path / "r")]) == 2
     assert "give --citations and --out" in capsys.readouterr().err
-    assert main(["rank-fit", str(ranked["corpus"]), "--model", str(ranked["model"]), "--citations", ranked["train"], "--quiet"]) == 2
+    assert (
+        main(
+            [
+                "rank-fit",
+                str(ranked["corpus"]),
+                "--model",
+                str(ranked["model"]),
+                "--citations",
+                ranked["train"],
+                "--quiet",
+            ]
+        )
+        == 2
+    )
     assert "--graphs is needed" in capsys.readouterr().err

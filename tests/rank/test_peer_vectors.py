@@ -16,7 +16,9 @@ from graphtx.cli import main
 from graphtx.eval.baselines import MiniLMSystem
 from graphtx.eval.peer_vectors import PeerVectorsSystem, peer_vector_dirs
 
-RANK_YAML = "rank:\n  depth: 30\n  folds: 3\n  min_data_in_leaf: 5\n  num_leaves_grid: [3]\n  max_rounds: 30\n  bag: 1\n"
+RANK_YAML = (
+    "rank:\n  depth: 30\n  folds: 3\n  min_data_in_leaf: 5\n  num_leaves_grid: [3]\n  max_rounds: 30\n  bag: 1\n"
+)
 
 
 class _HashPeer:
@@ -46,7 +48,9 @@ def vectors_of(ranked, tmp_path, monkeypatch):
 
     def make(name: str, passages: int = 1):
         out = tmp_path / name
-        teacher.write_teacher_vectors([ranked["corpus"]], out, peer="minilm", max_tokens=64, passages=passages, progress=False)
+        teacher.write_teacher_vectors(
+            [ranked["corpus"]], out, peer="minilm", max_tokens=64, passages=passages, progress=False
+        )
         return out
 
     return make
@@ -55,7 +59,20 @@ def vectors_of(ranked, tmp_path, monkeypatch):
 def _rank_fit(ranked, tmp_path, *extra):
     cfg = tmp_path / "rank.yaml"
     cfg.write_text(RANK_YAML)
-    return main(["rank-fit", str(ranked["corpus"]), "--peer", "minilm", "--citations", ranked["train"], "--config", str(cfg), "--quiet", *extra])
+    return main(
+        [
+            "rank-fit",
+            str(ranked["corpus"]),
+            "--peer",
+            "minilm",
+            "--citations",
+            ranked["train"],
+            "--config",
+            str(cfg),
+            "--quiet",
+            *extra,
+        ]
+    )
 
 
 def _eval(ranked, tmp_path, *extra):
@@ -95,7 +112,20 @@ def test_a_ranker_fitted_over_peer_vectors_is_evaluated_over_them(ranked, tmp_pa
     assert meta["report"]["peer_vectors"] == str(vectors)
     assert meta["report"]["dense_coverage"] == {"queries_without_vector": 0, "candidates_without_vector": 0}
     capsys.readouterr()
-    assert _eval(ranked, tmp_path, "--baselines", "bm25,minilm", "--peer-vectors", str(vectors), "--ranker-peer", "minilm", str(out)) == 0
+    assert (
+        _eval(
+            ranked,
+            tmp_path,
+            "--baselines",
+            "bm25,minilm",
+            "--peer-vectors",
+            str(vectors),
+            "--ranker-peer",
+            "minilm",
+            str(out),
+        )
+        == 0
+    )
     report = json.loads(capsys.readouterr().out)
     rows = {r["name"]: r for r in report["retrieval"]}
     assert {"bm25", "minilm", "learned-minilm"} <= set(rows)
@@ -110,7 +140,18 @@ def test_passage_vectors_are_refused_by_a_ranker_fitted_over_one_passage(ranked,
     assert _rank_fit(ranked, tmp_path, "--peer-vectors", str(vectors_of("one")), "--out", str(out)) == 0
     capsys.readouterr()
     assert (
-        _eval(ranked, tmp_path, "--baselines", "bm25", "--peer-vectors", str(vectors_of("two", passages=2)), "--ranker-peer", "minilm", str(out)) == 2
+        _eval(
+            ranked,
+            tmp_path,
+            "--baselines",
+            "bm25",
+            "--peer-vectors",
+            str(vectors_of("two", passages=2)),
+            "--ranker-peer",
+            "minilm",
+            str(out),
+        )
+        == 2
     )
     assert "its dense features would mean something else" in capsys.readouterr().err
 
@@ -181,13 +222,28 @@ def test_arguments_and_directories_are_checked(ranked, tmp_path, vectors_of, cap
     assert "holds minilm vectors, not mpnet's" in capsys.readouterr().err
     assert _eval(ranked, tmp_path, "--baselines", "bm25", "--peer-vectors", str(vectors)) == 2
     assert "used by nothing" in capsys.readouterr().err
-    assert _eval(ranked, tmp_path, "--baselines", "bm25", "--peer-vectors", str(vectors), "--ranker-peer", "minilm", str(tmp_path / "none")) == 2
+    assert (
+        _eval(
+            ranked,
+            tmp_path,
+            "--baselines",
+            "bm25",
+            "--peer-vectors",
+            str(vectors),
+            "--ranker-peer",
+            "minilm",
+            str(tmp_path / "none"),
+        )
+        == 2
+    )
     assert "no ranker there; fit one with `graphtx rank-fit CORPUS --peer minilm" in capsys.readouterr().err
     assert _eval(ranked, tmp_path, "--baselines", "minilm", "--peer-vectors", str(tmp_path / "nowhere")) == 2
     assert "no manifest.json there" in capsys.readouterr().err
     assert _eval(ranked, tmp_path, "--baselines", "minilm", "--peer-vectors", str(vectors), "--known-item") == 2
     assert "one vector a document cannot read first_claim for queries" in capsys.readouterr().err
-    assert peer_vector_dirs([vectors, tmp_path / "." / "v"]) == {"minilm": vectors.resolve()}  # the same directory twice: once
+    assert peer_vector_dirs([vectors, tmp_path / "." / "v"]) == {
+        "minilm": vectors.resolve()
+    }  # the same directory twice: once
     other = vectors_of("w")
     with pytest.raises(ValueError, match="both minilm vectors"):
         peer_vector_dirs([vectors, other])
@@ -211,7 +267,19 @@ def test_the_report_notes_vectors_of_other_fields_than_the_evaluations(ranked, t
     vectors = vectors_of("ta")
     fields = "title,abstract,claims"
     assert (
-        _eval(ranked, tmp_path, "--baselines", "minilm", "--peer-vectors", str(vectors), "--query-fields", fields, "--candidate-fields", fields) == 0
+        _eval(
+            ranked,
+            tmp_path,
+            "--baselines",
+            "minilm",
+            "--peer-vectors",
+            str(vectors),
+            "--query-fields",
+            fields,
+            "--candidate-fields",
+            fields,
+        )
+        == 0
     )
     info = {s["name"]: s["info"] for s in json.loads(capsys.readouterr().out)["systems"]}["minilm"]
     assert info["fields_note"] == "its vectors read title+abstract, this evaluation's text is title+abstract+claims"

@@ -40,14 +40,22 @@ def toy():
 
 def test_hybrid_is_reciprocal_rank_fusion_of_the_pools_ranks_and_a_zero_weight_drops_its_list():
     # positions 0..4; dense ranks 0 (1st), 2 (2nd); BM25 ranks 2 (1st), 4 (2nd)
-    pool = make_pool(lambda p: f"d{p}", np.array([0, 2]), np.array([0.9, 0.8]), np.array([2, 4]), np.array([0.0, 0.0, 5.0, 0.0, 3.0]))
-    assert pool.doc_ids == ["d0", "d2", "d4"] and pool.dense_rank.tolist() == [1, 2, 0] and pool.bm25_rank.tolist() == [0, 1, 2]
+    pool = make_pool(
+        lambda p: f"d{p}", np.array([0, 2]), np.array([0.9, 0.8]), np.array([2, 4]), np.array([0.0, 0.0, 5.0, 0.0, 3.0])
+    )
+    assert (
+        pool.doc_ids == ["d0", "d2", "d4"]
+        and pool.dense_rank.tolist() == [1, 2, 0]
+        and pool.bm25_rank.tolist() == [0, 1, 2]
+    )
     assert math.isnan(pool.dense[2]) and pool.bm25.tolist() == [0.0, 5.0, 3.0]
     hybrid = get_ranker("hybrid")
     scores = hybrid.score(pool, SearchConfig(), None)
     assert scores.tolist() == pytest.approx([1 / 61, 1 / 62 + 1 / 61, 1 / 62])
     only_bm25 = hybrid.score(pool, SearchConfig(dense_weight=0.0), None)
-    assert only_bm25[0] == -np.inf and only_bm25[1:].tolist() == pytest.approx([1 / 61, 1 / 62])  # d0 is in no weighted list
+    assert only_bm25[0] == -np.inf and only_bm25[1:].tolist() == pytest.approx(
+        [1 / 61, 1 / 62]
+    )  # d0 is in no weighted list
     why = hybrid.explain(pool, SearchConfig(), None, np.array([1]))[0]
     assert why.signals == pytest.approx({"dense": 1 / 62, "bm25": 1 / 61}) and why.total == pytest.approx(scores[1])
 
@@ -94,8 +102,32 @@ def test_a_toy_ranker_in_one_file_is_offered_by_search_the_service_and_eval(toy,
 
     # eval citations --rankers: the toy's row ranks as BM25's does
     cites = write_citations(tmp_path / "cites.tsv", planted_citations(range(60, 80)))
-    command = ["eval", "citations", str(ranked["corpus"]), "--citations", cites, "--baselines", "bm25", "--protocols", "retrieval"]
-    assert main([*command, "--rankers", f"{toy.name},hybrid", "--index", str(fitted), "--graphs", str(ranked["graphs"]), "--json"]) == 0
+    command = [
+        "eval",
+        "citations",
+        str(ranked["corpus"]),
+        "--citations",
+        cites,
+        "--baselines",
+        "bm25",
+        "--protocols",
+        "retrieval",
+    ]
+    assert (
+        main(
+            [
+                *command,
+                "--rankers",
+                f"{toy.name},hybrid",
+                "--index",
+                str(fitted),
+                "--graphs",
+                str(ranked["graphs"]),
+                "--json",
+            ]
+        )
+        == 0
+    )
     rows = {r["name"]: r["metrics"] for r in json.loads(capsys.readouterr().out)["retrieval"]}
     assert rows[toy.name] == pytest.approx(rows["bm25"]) and "hybrid" in rows
     assert main([*command, "--rankers", "nope", "--quiet"]) == 2

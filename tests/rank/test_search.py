@@ -25,11 +25,37 @@ def test_search_learned_returns_k_hits(fitted, capsys):
     by_id = index.search(doc_id="T-00003", k=4, ranker="learned")
     assert len(by_id) == 4 and "T-00003" not in {h.doc_id for h in by_id}
     capsys.readouterr()
-    assert main(["search", "--index", str(fitted), "--id", "T-00010", "-k", "3", "--ranker", "learned", "--json", "--quiet", "--before", "none"]) == 0
+    assert (
+        main(
+            [
+                "search",
+                "--index",
+                str(fitted),
+                "--id",
+                "T-00010",
+                "-k",
+                "3",
+                "--ranker",
+                "learned",
+                "--json",
+                "--quiet",
+                "--before",
+                "none",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
-    assert out["ranker"] == "learned" and len(out["hits"]) == 3 and all(h["bm25_score"] is not None for h in out["hits"])
+    assert (
+        out["ranker"] == "learned" and len(out["hits"]) == 3 and all(h["bm25_score"] is not None for h in out["hits"])
+    )
     # by default an id query keeps to documents published before it: T-00010 (2010-01-02) has two, T-00000 and T-00090
-    assert main(["search", "--index", str(fitted), "--id", "T-00010", "-k", "3", "--ranker", "learned", "--json", "--quiet"]) == 0
+    assert (
+        main(
+            ["search", "--index", str(fitted), "--id", "T-00010", "-k", "3", "--ranker", "learned", "--json", "--quiet"]
+        )
+        == 0
+    )
     assert [h["doc_id"] for h in json.loads(capsys.readouterr().out)["hits"]] == ["T-00000", "T-00090"]
 
 
@@ -42,7 +68,9 @@ def test_learned_and_convex_rankers_filter_selectively(fitted):
     index = Index.open(fitted)
     text = "A zorblat5 device comprising a battery cell and a cooling plate."
     for kind in ("learned", "convex"):
-        assert len({h.doc_id for h in index.search(text, k=2, ranker=kind)} & {"T-00010", "T-00080"}) < 2  # the filter must reach further
+        assert (
+            len({h.doc_id for h in index.search(text, k=2, ranker=kind)} & {"T-00010", "T-00080"}) < 2
+        )  # the filter must reach further
         result = index.search(text, k=2, ranker=kind, filters=SearchFilters(ipc=("H01M 3/",), before="2011"))
         assert {h.doc_id for h in result} == {"T-00010", "T-00080"} and result.ranker == kind
         assert len(index.search(text, k=5, ranker=kind, filters=SearchFilters(ipc=("H01M 3/",), before="2011"))) == 2
@@ -57,7 +85,20 @@ def test_ranker_of_another_model_refused(fitted, ranked, tmp_path, capsys):
     from tests.index.fixtures import make_model
 
     other = make_model(tmp_path, seed=5)
-    rc = main(["search", "--index", str(fitted), "--model", str(other), "--text", "a battery", "--ranker-dir", str(fitted / "ranker"), "--quiet"])
+    rc = main(
+        [
+            "search",
+            "--index",
+            str(fitted),
+            "--model",
+            str(other),
+            "--text",
+            "a battery",
+            "--ranker-dir",
+            str(fitted / "ranker"),
+            "--quiet",
+        ]
+    )
     assert rc == 2  # the model itself differs from the index's: refused before the ranker
     from graphtx.index.search import Index
     from graphtx.model.io import fingerprint, load_model

@@ -32,14 +32,18 @@ def _booster(names, seed=0):
 def saved(tmp_path):
     names = ("bm25", "dense", "year_gap")
     booster, x = _booster(names)
-    ranker = Ranker("a" * 64, 50, {"norm": "tmm", "weight": 0.4}, {"learned": names}, {"learned": booster}, {"queries": 10})
+    ranker = Ranker(
+        "a" * 64, 50, {"norm": "tmm", "weight": 0.4}, {"learned": names}, {"learned": booster}, {"queries": 10}
+    )
     return ranker.save(tmp_path / "ranker"), ranker, x
 
 
 def test_round_trip(saved):
     directory, ranker, x = saved
     loaded = load_ranker(directory, "a" * 64)
-    assert loaded.kinds == ("convex", "learned") and loaded.convex == {"norm": "tmm", "weight": 0.4} and loaded.depth == 50
+    assert (
+        loaded.kinds == ("convex", "learned") and loaded.convex == {"norm": "tmm", "weight": 0.4} and loaded.depth == 50
+    )
     assert loaded.features["learned"] == ("bm25", "dense", "year_gap")
     np.testing.assert_array_equal(loaded.boosters["learned"].predict(x), ranker.boosters["learned"].predict(x))
     assert loaded.fingerprint() == ranker.fingerprint()

@@ -126,12 +126,12 @@ def read_response(sock: socket.socket) -> tuple[int, dict, bytes]:
     return int(lines[0].split()[1]), headers, body
 
 
-def request(port: int, method: str, path: str, body: dict | None = None, host: str = "localhost", timeout: float = 30) -> tuple[int, dict]:
+def request(
+    port: int, method: str, path: str, body: dict | None = None, host: str = "localhost", timeout: float = 30
+) -> tuple[int, dict]:
     """One request on a fresh connection: (status, JSON body)."""
     payload = json.dumps(body).encode() if body is not None else b""
-    head = (
-        f"{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
-    )
+    head = f"{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
     with connect(port, timeout) as sock:
         sock.sendall(head.encode() + payload)
         status, _, data = read_response(sock)

@@ -43,8 +43,12 @@ def test_explain_pages_as_search_does_and_draws_graphs_when_asked(client):
     text = "1. A zorblat3 device comprising a battery cell, a cooling plate and a charging circuit."
     page = client.post("/search", json={"text": text, "k": 5, "offset": 5}).json()["hits"]
     explained = client.post("/explain", json={"text": text, "k": 5, "offset": 5}).json()["explanations"]
-    assert [h["doc_id"] for h in explained] == [h["doc_id"] for h in page] and all(h["explanation"]["elements"] for h in explained)
-    one = client.post("/explain", json={"text": text, "doc_ids": [page[0]["doc_id"]], "svg": True}).json()["explanations"][0]
+    assert [h["doc_id"] for h in explained] == [h["doc_id"] for h in page] and all(
+        h["explanation"]["elements"] for h in explained
+    )
+    one = client.post("/explain", json={"text": text, "doc_ids": [page[0]["doc_id"]], "svg": True}).json()[
+        "explanations"
+    ][0]
     assert one["svg"]["query"].startswith("<svg") and one["svg"]["hit"].startswith("<svg")
 
 
@@ -53,7 +57,11 @@ def test_the_page_is_offered_only_the_rankers_the_index_has(client):
     r = client.post("/search", json={"id": "T-00004", "k": 5, "ranker": "learned"})
     assert r.status_code == 400
     message = r.json()["error"]
-    assert "has no learned ranker" in message and "the rankers it has: dense, bm25, hybrid" in message and "--ranker" not in message
+    assert (
+        "has no learned ranker" in message
+        and "the rankers it has: dense, bm25, hybrid" in message
+        and "--ranker" not in message
+    )
 
 
 def test_search_by_id_and_by_text(client):
@@ -61,7 +69,10 @@ def test_search_by_id_and_by_text(client):
     assert r.status_code == 200
     hits = r.json()["hits"]
     assert len(hits) == 5 and "T-00004" not in [h["doc_id"] for h in hits] and hits[0]["title"]
-    r = client.post("/search", json={"text": "1. A zorblat9 device comprising a pump and a nozzle.", "k": 3, "hybrid": True, "explain": True})
+    r = client.post(
+        "/search",
+        json={"text": "1. A zorblat9 device comprising a pump and a nozzle.", "k": 3, "hybrid": True, "explain": True},
+    )
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["hybrid"] and len(body["hits"]) == 3 and body["hits"][0]["explanation"]["matches"]
@@ -69,11 +80,15 @@ def test_search_by_id_and_by_text(client):
     assert "note" not in body and "claims" not in body  # one claim: nothing to say
     two = "1. A zorblat9 device comprising a pump. 2. The device of claim 1 with a nozzle. 3. A zorblat4 device comprising a gear."
     body = client.post("/search", json={"text": two, "k": 3}).json()
-    assert body["claims"] == {"searched": [1], "not_searched": [3], "merge": "single"} and "not claim(s) 3" in body["note"]
+    assert (
+        body["claims"] == {"searched": [1], "not_searched": [3], "merge": "single"} and "not claim(s) 3" in body["note"]
+    )
     merged = client.post("/search", json={"text": two, "k": 3, "all_independent": True}).json()
     assert merged["claims"] == {"searched": [1, 3], "not_searched": [], "merge": "rrf"} and "note" not in merged
     assert len(merged["hits"]) == 3 and all(h["found_by"] for h in merged["hits"])
-    page = client.post("/search", json={"text": two, "k": 2, "offset": 1, "all_independent": True, "merge": "max"}).json()
+    page = client.post(
+        "/search", json={"text": two, "k": 2, "offset": 1, "all_independent": True, "merge": "max"}
+    ).json()
     whole = client.post("/search", json={"text": two, "k": 3, "all_independent": True, "merge": "max"}).json()
     assert [(h["rank"], h["doc_id"]) for h in page["hits"]] == [(h["rank"], h["doc_id"]) for h in whole["hits"][1:3]]
 
@@ -181,24 +196,38 @@ def test_batch_search_is_bounded_and_lists_skipped_topics(client, index):
     r = client.post("/search/batch", json={"topics": topics, "k": 3, "tag": "web"})
     assert r.status_code == 200, r.text
     body = r.json()
-    assert [x["topic"] for x in body["results"]] == ["Q1", "T-00003"] and "only claim 1 was searched" in body["results"][0]["note"]
+    assert [x["topic"] for x in body["results"]] == ["Q1", "T-00003"] and "only claim 1 was searched" in body[
+        "results"
+    ][0]["note"]
     assert [h["doc_id"] for h in body["results"][1]["hits"]] == [
         h.doc_id for h in index.search(doc_id="T-00003", k=3, filters=SearchFilters())
     ]  # the searcher's defaults, as /search
-    assert [(s["topic"], s["position"]) for s in body["skipped"]] == [("Q3", 3), ("T-00003", 4)] and "not in the index" in body["skipped"][0][
-        "reason"
-    ]
+    assert [(s["topic"], s["position"]) for s in body["skipped"]] == [
+        ("Q3", 3),
+        ("T-00003", 4),
+    ] and "not in the index" in body["skipped"][0]["reason"]
     lines = [line.split() for line in body["run"].splitlines()]
-    assert len(lines) == 6 and lines[3][:4] == ["T-00003", "Q0", body["results"][1]["hits"][0]["doc_id"], "1"] and lines[0][5] == "web"
-    filtered = client.post("/search/batch", json={"topics": [{"id": "T-00003"}], "k": 3, "ipc": ["H01M 2"], "before": "none"}).json()["results"][0][
-        "hits"
-    ]
-    assert len(filtered) == 3 and all(int(h["doc_id"][2:]) % 7 == 2 for h in filtered)  # the filters of /search, for every topic
-    merged = client.post("/search/batch", json={"topics": topics[:1], "k": 3, "all_independent": True}).json()["results"][0]
+    assert (
+        len(lines) == 6
+        and lines[3][:4] == ["T-00003", "Q0", body["results"][1]["hits"][0]["doc_id"], "1"]
+        and lines[0][5] == "web"
+    )
+    filtered = client.post(
+        "/search/batch", json={"topics": [{"id": "T-00003"}], "k": 3, "ipc": ["H01M 2"], "before": "none"}
+    ).json()["results"][0]["hits"]
+    assert len(filtered) == 3 and all(
+        int(h["doc_id"][2:]) % 7 == 2 for h in filtered
+    )  # the filters of /search, for every topic
+    merged = client.post("/search/batch", json={"topics": topics[:1], "k": 3, "all_independent": True}).json()[
+        "results"
+    ][0]
     assert "note" not in merged and all(h["found_by"] for h in merged["hits"])
 
     too_many = [{"id": f"T-{i:05d}"} for i in range(25)]
     r = client.post("/search/batch", json={"topics": too_many})
     assert r.status_code == 413 and "at most 20 topics" in r.json()["error"]
     assert client.post("/search/batch", json={"topics": [{"id": "a b"}]}).status_code == 422
-    assert client.post("/search/batch", json={"topics": [{"id": "Q", "text": "x", "doc_id": "T-00001"}]}).status_code == 400
+    assert (
+        client.post("/search/batch", json={"topics": [{"id": "Q", "text": "x", "doc_id": "T-00001"}]}).status_code
+        == 400
+    )

@@ -41,14 +41,23 @@ def _binary(*names: str) -> str | None:
 
 @pytest.fixture(scope="module")
 def browser():
-    webdriver = pytest.importorskip("selenium.webdriver", reason="the browser test needs selenium: pip install 'graphtx[browser]'")
+    webdriver = pytest.importorskip(
+        "selenium.webdriver", reason="the browser test needs selenium: pip install 'graphtx[browser]'"
+    )
     chromium = _binary("chromium", "chromium-browser", "google-chrome")
     driver_path = _binary("chromedriver")
     if not chromium or not driver_path:
         pytest.skip("the browser test needs Chromium and its driver: apt-get install chromium chromium-driver")
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1200,900", "--lang=en-US"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1200,900",
+        "--lang=en-US",
+    ):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=driver_path))
@@ -63,7 +72,9 @@ def _settled(driver) -> bool:
     """The hit list is shown and its explanations have come (the page redraws each hit when they do)."""
     from selenium.webdriver.common.by import By
 
-    return bool(driver.find_elements(By.CSS_SELECTOR, "#results .hit")) and not driver.find_elements(By.CSS_SELECTOR, "#results .why.pending")
+    return bool(driver.find_elements(By.CSS_SELECTOR, "#results .hit")) and not driver.find_elements(
+        By.CSS_SELECTOR, "#results .why.pending"
+    )
 
 
 def _errors(driver) -> list[str]:
@@ -100,24 +111,45 @@ def test_search_page_in_chromium(browser, tiny_index, tmp_path):
         browser.find_element(By.ID, "search-button").click()  # 1. a query: hits with features and graphs
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#results .hit"))
         sent = json.loads(browser.execute_script("return window.__bodies[0]"))
-        assert sent["text"] == query.strip() and sent["offset"] == 0 and not sent.get("explain") and not sent.get("svg")  # the hit list first
+        assert (
+            sent["text"] == query.strip() and sent["offset"] == 0 and not sent.get("explain") and not sent.get("svg")
+        )  # the hit list first
         assert not FILTERS & set(sent), sent  # filters are sent only when filled
-        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#results .hit table.chart") and not d.find_elements(By.CSS_SELECTOR, ".why.pending"))
-        explained = json.loads(browser.execute_script("return window.__bodies[1]"))  # then the page's explanations, in one request
+        wait.until(
+            lambda d: (
+                d.find_elements(By.CSS_SELECTOR, "#results .hit table.chart")
+                and not d.find_elements(By.CSS_SELECTOR, ".why.pending")
+            )
+        )
+        explained = json.loads(
+            browser.execute_script("return window.__bodies[1]")
+        )  # then the page's explanations, in one request
         assert explained["text"] == query.strip() and explained["offset"] == 0 and explained["k"] == 10
         hits = browser.find_elements(By.CSS_SELECTOR, "#results .hit")
         assert len(hits) == 10 and "Hits 1–10" in browser.find_element(By.ID, "message").text
         first = hits[0]
-        assert first.find_elements(By.CSS_SELECTOR, "table.chart tr.found") and first.find_elements(By.CSS_SELECTOR, "p.not-found, p.all-found")
-        assert not tiny or first.find_elements(By.CSS_SELECTOR, ".abstract mark, .claim mark")  # matched features highlighted in the text
-        assert first.find_element(By.CSS_SELECTOR, "a.external").get_attribute("href").startswith("https://patents.google.com/patent/")
+        assert first.find_elements(By.CSS_SELECTOR, "table.chart tr.found") and first.find_elements(
+            By.CSS_SELECTOR, "p.not-found, p.all-found"
+        )
+        assert not tiny or first.find_elements(
+            By.CSS_SELECTOR, ".abstract mark, .claim mark"
+        )  # matched features highlighted in the text
+        assert (
+            first.find_element(By.CSS_SELECTOR, "a.external")
+            .get_attribute("href")
+            .startswith("https://patents.google.com/patent/")
+        )
         first.find_element(By.CSS_SELECTOR, "details.graphs summary").click()
         wait.until(lambda d: first.find_element(By.CSS_SELECTOR, "details.graphs svg.graph").is_displayed())
-        assert len(first.find_elements(By.CSS_SELECTOR, "svg.graph")) == 2 and first.find_elements(By.CSS_SELECTOR, "svg.graph .node.matched")
+        assert len(first.find_elements(By.CSS_SELECTOR, "svg.graph")) == 2 and first.find_elements(
+            By.CSS_SELECTOR, "svg.graph .node.matched"
+        )
         assert "[object" not in browser.find_element(By.ID, "results").text  # every value rendered as text
         browser.execute_script("window.scrollTo(0, 0)")
         browser.save_screenshot(str(shots / "web_2_hits.png"))
-        browser.execute_script("arguments[0].scrollIntoView(); window.scrollBy(0, -40)", first.find_element(By.CSS_SELECTOR, ".why"))
+        browser.execute_script(
+            "arguments[0].scrollIntoView(); window.scrollBy(0, -40)", first.find_element(By.CSS_SELECTOR, ".why")
+        )
         browser.save_screenshot(str(shots / "web_3_graphs.png"))
 
         browser.find_element(By.ID, "next").click()  # 2. the next page (offset 10)
@@ -131,11 +163,20 @@ def test_search_page_in_chromium(browser, tiny_index, tmp_path):
             browser.execute_script("window.__bodies = []")
             browser.find_element(By.ID, "search-button").click()
             wait.until(
-                lambda d: d.execute_script("return window.__bodies.length") and "Hits 1–" in d.find_element(By.ID, "message").text and _settled(d)
+                lambda d: (
+                    d.execute_script("return window.__bodies.length")
+                    and "Hits 1–" in d.find_element(By.ID, "message").text
+                    and _settled(d)
+                )
             )
             sent = json.loads(browser.execute_script("return window.__bodies[0]"))
             assert sent["before"] == "2015-01-01" and not (FILTERS - {"before"}) & set(sent)
-            dates = [e.text for e in browser.find_elements(By.XPATH, "//ol[@id='results']//dt[.='published']/following-sibling::dd[1]")]
+            dates = [
+                e.text
+                for e in browser.find_elements(
+                    By.XPATH, "//ol[@id='results']//dt[.='published']/following-sibling::dd[1]"
+                )
+            ]
             assert dates and all(d < "2015-01-01" for d in dates), dates
             browser.find_element(By.ID, "f-before").clear()
             browser.find_element(By.ID, "search-button").click()
@@ -144,12 +185,17 @@ def test_search_page_in_chromium(browser, tiny_index, tmp_path):
         wait.until(lambda d: "Hits 1–10" in d.find_element(By.ID, "message").text and _settled(d))
         wait.until(lambda d: d.find_element(By.ID, "exports").is_displayed())  # the page's hits and claim charts as CSV
         href = browser.find_element(By.CSS_SELECTOR, "#exports a.export").get_attribute("href")
-        assert href.startswith("data:text/csv") and browser.find_element(By.CSS_SELECTOR, "#exports a.export").get_attribute("download")
+        assert href.startswith("data:text/csv") and browser.find_element(
+            By.CSS_SELECTOR, "#exports a.export"
+        ).get_attribute("download")
         rows = list(csv.reader(io.StringIO(urllib.parse.unquote(href.split(",", 1)[1]).lstrip("\ufeff"))))
         assert rows[0][:3] == ["rank", "doc_id", "score"] and [r[0] for r in rows[1:]] == [str(i) for i in range(1, 11)]
         chart = browser.find_element(By.CSS_SELECTOR, "#results .hit a.export").get_attribute("href")
         chart_rows = list(csv.reader(io.StringIO(urllib.parse.unquote(chart.split(",", 1)[1]).lstrip("\ufeff"))))
-        assert chart_rows[0] == ["feature", "query_feature", "hit_feature", "similarity", "found", "confidence"] and len(chart_rows) > 1
+        assert (
+            chart_rows[0] == ["feature", "query_feature", "hit_feature", "similarity", "found", "confidence"]
+            and len(chart_rows) > 1
+        )
         link = browser.find_element(By.CSS_SELECTOR, "#results .hit a.doc-link")  # 3. a document page
         doc_id = browser.find_element(By.CSS_SELECTOR, "#results .hit code").text
         link.click()
@@ -157,18 +203,29 @@ def test_search_page_in_chromium(browser, tiny_index, tmp_path):
         assert browser.current_url.endswith(f"/view/{doc_id}")
         assert doc_id in browser.find_element(By.CSS_SELECTOR, "#document .ids").text
         assert browser.find_elements(By.CSS_SELECTOR, "#document svg.graph .node")
-        api = json.load(urllib.request.urlopen(f"{base}/documents/{urllib.parse.quote(doc_id)}?graph=false", timeout=30))
-        claims = browser.find_elements(By.CSS_SELECTOR, "#document ol.claims li")  # every claim, the independent ones marked
+        api = json.load(
+            urllib.request.urlopen(f"{base}/documents/{urllib.parse.quote(doc_id)}?graph=false", timeout=30)
+        )
+        claims = browser.find_elements(
+            By.CSS_SELECTOR, "#document ol.claims li"
+        )  # every claim, the independent ones marked
         assert len(claims) == len(api["claims"]) >= 1, (len(claims), len(api["claims"]))
-        assert len(browser.find_elements(By.CSS_SELECTOR, "#document ol.claims li.independent")) == sum(c["independent"] for c in api["claims"])
-        assert browser.find_elements(By.CSS_SELECTOR, "#document section.citations")  # what it cites and what cites it (in the index)
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#document ol.claims li.independent")) == sum(
+            c["independent"] for c in api["claims"]
+        )
+        assert browser.find_elements(
+            By.CSS_SELECTOR, "#document section.citations"
+        )  # what it cites and what cites it (in the index)
         assert "[object" not in browser.find_element(By.ID, "document").text
         browser.save_screenshot(str(shots / "web_4_document.png"))
         assert not _errors(browser), _errors(browser)
 
         browser.find_element(By.ID, "similar").click()  # 4. documents like this one: an id query from the document page
         wait.until(lambda d: f"documents like {doc_id}" in d.find_element(By.ID, "message").text)
-        assert browser.find_elements(By.CSS_SELECTOR, "#results .hit") and browser.find_element(By.ID, "query").get_attribute("value") == doc_id
+        assert (
+            browser.find_elements(By.CSS_SELECTOR, "#results .hit")
+            and browser.find_element(By.ID, "query").get_attribute("value") == doc_id
+        )
         assert not _errors(browser), _errors(browser)
 
         # 5. how long a search takes, as the page sees it: request sent to hit list shown (explanations follow); recorded, not asserted
@@ -180,7 +237,13 @@ def test_search_page_in_chromium(browser, tiny_index, tmp_path):
             wait.until(lambda d: d.find_element(By.ID, "results").get_attribute("data-ms") and _settled(d))
             times.append(int(browser.find_element(By.ID, "results").get_attribute("data-ms")))
         times.sort()
-        latency = {"index": index, "searches": len(times), "median_ms": times[len(times) // 2], "slowest_ms": times[-1], "load": os.getloadavg()[0]}
+        latency = {
+            "index": index,
+            "searches": len(times),
+            "median_ms": times[len(times) // 2],
+            "slowest_ms": times[-1],
+            "load": os.getloadavg()[0],
+        }
         (shots / "page_latency.json").write_text(json.dumps(latency) + "\n")
         print(f"page search latency: {latency}")
 
@@ -214,11 +277,18 @@ def test_the_page_says_why_it_finds_nothing(browser, tiny_index):
             return browser.find_element(By.ID, "message").text
 
         message = search(QUERY, cpc="H01M 10/")  # the tiny index holds no CPC codes
-        assert "No hits" in message and "CPC H01M10/: 0 of 120 documents pass" in message and "no document of this index has CPC codes" in message
+        assert (
+            "No hits" in message
+            and "CPC H01M10/: 0 of 120 documents pass" in message
+            and "no document of this index has CPC codes" in message
+        )
         assert not browser.find_element(By.ID, "pager").is_displayed()
 
         message = search("qwerty zzzz")  # nonsense: warned about, and no query feature "found" in any hit
-        assert "warning: none of the query's words occurs in the indexed documents" in message and "1 invention feature" in message, message
+        assert (
+            "warning: none of the query's words occurs in the indexed documents" in message
+            and "1 invention feature" in message
+        ), message
         wait.until(_settled)
         assert browser.find_elements(By.CSS_SELECTOR, "#results table.chart") and not browser.find_elements(
             By.CSS_SELECTOR, "#results table.chart tr.found"
@@ -226,5 +296,8 @@ def test_the_page_says_why_it_finds_nothing(browser, tiny_index):
 
         message = search("T-0003")  # no such id: the closest ids as links, said once
         assert message.lower().count("did you mean") == 1, message
-        assert browser.find_elements(By.CSS_SELECTOR, "#message a") and not browser.find_element(By.ID, "pager").is_displayed()
+        assert (
+            browser.find_elements(By.CSS_SELECTOR, "#message a")
+            and not browser.find_element(By.ID, "pager").is_displayed()
+        )
         assert not _errors(browser) or all("404" in e or "400" in e for e in _errors(browser)), _errors(browser)

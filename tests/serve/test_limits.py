@@ -69,7 +69,9 @@ def test_healthz_answers_while_every_worker_is_busy_and_excess_requests_get_503(
         assert status == 503 and "busy" in body["error"]
         gate.release.set()
         assert [f.result(timeout=30)[0] for f in slow] == [200] * 6
-        assert request(port, "POST", "/search", {"id": "T-00001", "k": 2})[0] == 200  # admitted again once they are done
+        assert (
+            request(port, "POST", "/search", {"id": "T-00001", "k": 2})[0] == 200
+        )  # admitted again once they are done
 
 
 @pytest.mark.timeout(60)
@@ -94,7 +96,9 @@ def test_slow_head_slow_body_and_silent_connections_are_cut(index):
         # a complete head, then a body a byte at a time: 408 JSON, connection closed
         with connect(port) as sock:
             t0 = time.monotonic()
-            sock.sendall(b"POST /search HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n")
+            sock.sendall(
+                b"POST /search HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n"
+            )
             for byte in b'{"id": "T-00001"' + b" " * 150:
                 try:
                     sock.sendall(bytes([byte]))
@@ -124,12 +128,16 @@ def test_oversized_bodies_get_413_json_without_being_read(index):
     cfg = ServeConfig(max_request_bytes=1024)
     with live_server(create_app(index, cfg), cfg) as port:
         with connect(port) as sock:  # announced too large: refused before the body is sent
-            sock.sendall(b"POST /search HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 50000000\r\n\r\n")
+            sock.sendall(
+                b"POST /search HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 50000000\r\n\r\n"
+            )
             status, headers, body = read_response(sock)
             assert status == 413 and b"over 1024 bytes" in body and headers["content-type"] == "application/json"
             assert closed_by_server(sock)
         with connect(port) as sock:  # chunked, no length: counted as it streams in
-            sock.sendall(b"POST /search HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+            sock.sendall(
+                b"POST /search HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+            )
             try:
                 for _ in range(8):
                     sock.sendall(b"200\r\n" + b" " * 512 + b"\r\n")
@@ -146,11 +154,18 @@ def test_oversized_bodies_get_413_json_without_being_read(index):
 def test_a_client_sending_a_moderately_oversized_body_reads_its_413_not_a_reset(index):
     cfg = ServeConfig(max_request_bytes=1024)
     body = b'{"text": "' + b"x" * 900_000 + b'"}'
-    head = b"POST /search HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
+    head = (
+        b"POST /search HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+        % len(body)
+    )
     with live_server(create_app(index, cfg), cfg) as port:
-        for _ in range(20):  # a reset came about one time in three before the body was drained (benchmarks/soak_serve.py)
+        for _ in range(
+            20
+        ):  # a reset came about one time in three before the body was drained (benchmarks/soak_serve.py)
             with connect(port) as sock:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)  # the body cannot hide in the kernel's buffers
+                sock.setsockopt(
+                    socket.SOL_SOCKET, socket.SO_SNDBUF, 4096
+                )  # the body cannot hide in the kernel's buffers
                 sock.sendall(head + body)  # the whole body goes out: the server reads it before it answers and closes
                 status, headers, answer = read_response(sock)
                 assert status == 413 and b"serve.max_request_bytes" in answer and headers.get("connection") == "close"
@@ -164,11 +179,20 @@ def test_host_allow_list(index):
         "127.0.0.1",
         "a.example.org",
     ]
-    assert host_allowed("a.example.org", ("*.example.org",)) and not host_allowed("example.org.evil.com", ("*.example.org",))
+    assert host_allowed("a.example.org", ("*.example.org",)) and not host_allowed(
+        "example.org.evil.com", ("*.example.org",)
+    )
     assert host_allowed("anything", ("*",)) and not host_allowed("evil.com", ())
     cfg = ServeConfig(allowed_hosts=("search.example.org",))
     with live_server(create_app(index, cfg), cfg) as port:
-        for host in ("localhost", f"localhost:{port}", "127.0.0.1", f"[::1]:{port}", "search.example.org", "SEARCH.example.org:443"):
+        for host in (
+            "localhost",
+            f"localhost:{port}",
+            "127.0.0.1",
+            f"[::1]:{port}",
+            "search.example.org",
+            "SEARCH.example.org:443",
+        ):
             assert request(port, "GET", "/healthz", host=host)[0] == 200, host
         for host in ("evil.com", "search.example.org.evil.com", "127.0.0.2"):
             status, body = request(port, "GET", "/healthz", host=host)

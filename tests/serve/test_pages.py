@@ -14,7 +14,9 @@ from graphtx.serve.pages import STATIC_DIR
 
 # an absolute or protocol-relative URL in an attribute that makes the browser fetch it
 FETCHED_URL = re.compile(r"""\b(?:src|href|action|poster|data)\s*=\s*["']?\s*(?:[a-z][a-z0-9+.\-]*:)?//""", re.I)
-EXTERNAL_IN_CODE = re.compile(r"""(?:fetch|import|url)\s*\(\s*["'`](?:https?:)?//|@import\s+["']?(?:https?:)?//""", re.I)
+EXTERNAL_IN_CODE = re.compile(
+    r"""(?:fetch|import|url)\s*\(\s*["'`](?:https?:)?//|@import\s+["']?(?:https?:)?//""", re.I
+)
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +26,9 @@ def client(tiny_index):
     from graphtx.config import SearchConfig
     from graphtx.serve.app import create_app
 
-    app = create_app(tiny_index, ServeConfig(), SearchConfig(link_template="https://patents.google.com/patent/{id_compact}"))
+    app = create_app(
+        tiny_index, ServeConfig(), SearchConfig(link_template="https://patents.google.com/patent/{id_compact}")
+    )
     return TestClient(app, base_url="http://localhost")
 
 
@@ -37,7 +41,9 @@ def test_static_assets_are_package_data():
     assert '"serve/static/*"' in pyproject  # in the wheel
     for path in STATIC_DIR.iterdir():
         text = path.read_text(encoding="utf-8")
-        assert not FETCHED_URL.search(text) and not EXTERNAL_IN_CODE.search(text), f"{path.name} loads something from outside"
+        assert not FETCHED_URL.search(text) and not EXTERNAL_IN_CODE.search(text), (
+            f"{path.name} loads something from outside"
+        )
 
 
 @pytest.mark.parametrize("path", ["/", "/view/T-00003", "/docs"])
@@ -84,14 +90,24 @@ def test_offset_pages_through_the_ranking(client):
 
 def test_search_svg_and_readable_fields(client):
     body = client.post(
-        "/search", json={"text": "A zorblat3 device comprising a battery cell and a cooling plate.", "k": 2, "explain": True, "svg": True}
+        "/search",
+        json={
+            "text": "A zorblat3 device comprising a battery cell and a cooling plate.",
+            "k": 2,
+            "explain": True,
+            "svg": True,
+        },
     ).json()
     hit = body["hits"][0]
     assert hit["svg"]["query"].startswith("<svg") and hit["svg"]["hit"].startswith("<svg")
     assert 'class="node node-feature matched"' in hit["svg"]["hit"]  # matched nodes are shaded
     assert hit["link"].startswith("https://patents.google.com/patent/T") and hit["abstract"] and hit["first_claim"]
-    assert "not_found" in hit["explanation"] and "applicants" not in hit  # the tiny corpus has no applicants: no blank field
-    assert "svg" not in client.post("/search", json={"id": "T-00003", "k": 1, "svg": True}).json()["hits"][0]  # svg only with explain
+    assert (
+        "not_found" in hit["explanation"] and "applicants" not in hit
+    )  # the tiny corpus has no applicants: no blank field
+    assert (
+        "svg" not in client.post("/search", json={"id": "T-00003", "k": 1, "svg": True}).json()["hits"][0]
+    )  # svg only with explain
     doc = client.get("/documents/T-00003?svg=true").json()
     assert doc["svg"].startswith("<svg") and doc["abstract"] and doc["link"].endswith("T00003")
 
@@ -101,7 +117,9 @@ def test_svg_escapes_node_text():
     from graphtx.serve.svg import graph_svg
 
     evil = '<script>alert("x")</script> & "quoted"'
-    g = InventionGraph("D-<1>", "first_claim", "claims", (evil, "plain"), ("feature", "relation"), (1,), (0,), ("part_of",))
+    g = InventionGraph(
+        "D-<1>", "first_claim", "claims", (evil, "plain"), ("feature", "relation"), (1,), (0,), ("part_of",)
+    )
     svg = graph_svg(g, {0: 0.8}, label="<b>label</b>")
     assert "<script>" not in svg and "<b>" not in svg and "&lt;script&gt;" in svg
     assert svg.count("<g class=") == 2 and 'fill-opacity="0.85"' in svg and "edge-part_of" in svg
@@ -124,5 +142,10 @@ def test_offset_pages_a_filtered_ranking(client):
     body = {"text": "A zorblat3 device comprising a battery cell and a cooling plate.", "before": "2015-01-01"}
     whole = client.post("/search", json={**body, "k": 8}).json()["hits"]
     page = client.post("/search", json={**body, "k": 4, "offset": 4}).json()["hits"]
-    assert [h["doc_id"] for h in page] == [h["doc_id"] for h in whole[4:8]] and [h["rank"] for h in page] == [5, 6, 7, 8]
+    assert [h["doc_id"] for h in page] == [h["doc_id"] for h in whole[4:8]] and [h["rank"] for h in page] == [
+        5,
+        6,
+        7,
+        8,
+    ]
     assert all(h["date"] < "2015-01-01" for h in whole + page)

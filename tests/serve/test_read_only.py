@@ -46,10 +46,15 @@ def test_read_only_index_without_bm25_serves_hybrid_and_stays_untouched(tiny, tm
             caplog.at_level("WARNING", logger="graphtx.index.search"),
             TestClient(create_app(index, ServeConfig()), base_url="http://localhost") as client,
         ):
-            r = client.post("/search", json={"text": "1. A zorblat9 device comprising a pump and a nozzle.", "k": 100, "hybrid": True})
+            r = client.post(
+                "/search",
+                json={"text": "1. A zorblat9 device comprising a pump and a nozzle.", "k": 100, "hybrid": True},
+            )
             assert r.status_code == 200, r.text
             hits = r.json()["hits"]
-            assert next(h for h in hits if h["bm25_rank"] == 1)["doc_id"] == "T-00009"  # its rare word: BM25 (in memory) found it
+            assert (
+                next(h for h in hits if h["bm25_rank"] == 1)["doc_id"] == "T-00009"
+            )  # its rare word: BM25 (in memory) found it
             r = client.post("/search", json={"id": "T-00004", "k": 3, "hybrid": True})
             assert r.status_code == 200 and len(r.json()["hits"]) == 3
         assert "building it in memory" in caplog.text and "--bm25" in caplog.text

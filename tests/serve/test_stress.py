@@ -36,16 +36,26 @@ async def _client(port: int, kind: str, i: int) -> str:
         return f"connect-{type(err).__name__}"
     try:
         if kind == "normal":
-            writer.write(f"GET /documents/T-{i % 120:05d}?graph=false HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".encode())
+            writer.write(
+                f"GET /documents/T-{i % 120:05d}?graph=false HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".encode()
+            )
         elif kind == "oversized":
-            writer.write(b"POST /search HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 99999999\r\n\r\n")
+            writer.write(
+                b"POST /search HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 99999999\r\n\r\n"
+            )
         elif kind == "slow_body":
-            writer.write(b"POST /search HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
+            writer.write(
+                b"POST /search HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"
+            )
         elif kind == "slow_head":
             writer.write(b"POST /search HTTP/1.1\r\nHost: loc")
         # "idle": sends nothing
         await writer.drain()
-        dribble = asyncio.create_task(_dribble(writer, b" " if kind == "slow_body" else b"a")) if kind.startswith("slow") else None
+        dribble = (
+            asyncio.create_task(_dribble(writer, b" " if kind == "slow_body" else b"a"))
+            if kind.startswith("slow")
+            else None
+        )
         try:
             line = await asyncio.wait_for(reader.readline(), 25)
         finally:
@@ -129,10 +139,17 @@ def test_service_survives_hostile_clients_and_stays_bounded(tiny_index, tmp_path
         def word() -> str:
             return "".join(rng.choice(string.ascii_lowercase) for _ in range(10))
 
-        texts = [f"1. A {word()} device comprising a {word()} housing mounted on a {word()} frame." for _ in range(1000)]
+        texts = [
+            f"1. A {word()} device comprising a {word()} housing mounted on a {word()} frame." for _ in range(1000)
+        ]
         rss_before = server.memory_info().rss
         with ThreadPoolExecutor(4) as pool:
-            statuses = list(pool.map(lambda t: request(port, "POST", "/search", {"text": t, "k": 5, "hybrid": True}, timeout=60)[0], texts))
+            statuses = list(
+                pool.map(
+                    lambda t: request(port, "POST", "/search", {"text": t, "k": 5, "hybrid": True}, timeout=60)[0],
+                    texts,
+                )
+            )
         assert statuses.count(200) >= 990 and set(statuses) <= {200, 400, 503}
         growth = (server.memory_info().rss - rss_before) / 2**20
         worst = max(seconds for _, seconds in health)

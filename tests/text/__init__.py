@@ -7,7 +7,18 @@ import random
 # Three technical fields; a sentence draws its nouns from one field only, so words of one
 # field co-occur ("battery" with "cell") and words of different fields never do ("auger").
 FIELDS = {
-    "battery": ["battery", "cell", "electrode", "electrolyte", "separator", "anode", "cathode", "busbar", "module", "pack"],
+    "battery": [
+        "battery",
+        "cell",
+        "electrode",
+        "electrolyte",
+        "separator",
+        "anode",
+        "cathode",
+        "busbar",
+        "module",
+        "pack",
+    ],
     "snow": ["auger", "chute", "snowthrower", "impeller", "scraper", "engine", "handle", "deflector", "track", "blade"],
     "valve": ["valve", "seat", "stem", "spring", "actuator", "bore", "piston", "diaphragm", "inlet", "outlet"],
 }

@@ -96,7 +96,15 @@ def test_vectors_do_not_depend_on_pythonhashseed():
     digests = set()
     for hash_seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-        run = subprocess.run([sys.executable, "-c", _SUBPROCESS], cwd=REPO, env=env, capture_output=True, text=True, check=True, timeout=120)
+        run = subprocess.run(
+            [sys.executable, "-c", _SUBPROCESS],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
         digests.add(run.stdout.strip())
     assert len(digests) == 1
 

@@ -23,7 +23,9 @@ def corpus(tmp_path_factory):
     return out
 
 
-@pytest.mark.parametrize("fault", [OSError(errno.ENOSPC, "No space left on device"), KeyboardInterrupt()], ids=["disk-full", "ctrl-c"])
+@pytest.mark.parametrize(
+    "fault", [OSError(errno.ENOSPC, "No space left on device"), KeyboardInterrupt()], ids=["disk-full", "ctrl-c"]
+)
 def test_a_failed_rerun_leaves_the_previous_tokens_byte_identical(corpus, tmp_path, monkeypatch, capsys, fault):
     out = tmp_path / "tokens"
     assert main(["pretrain", str(corpus), "--out", str(out), "--quiet", *TINY]) == 0

@@ -16,7 +16,9 @@ class CountingEncoder:
 
     def __call__(self, texts: list[str]) -> np.ndarray:
         self.seen += texts
-        return np.array([[len(t), t.count("a"), t.count("e"), hash(t) % 7] for t in texts], dtype=np.float32)[:, : self.dim]
+        return np.array([[len(t), t.count("a"), t.count("e"), hash(t) % 7] for t in texts], dtype=np.float32)[
+            :, : self.dim
+        ]
 
 
 def cached(folder, namespace="ns", warn=None):
@@ -135,7 +137,9 @@ def test_the_evaluation_peer_encodes_on_eval_peer_device(tmp_path, monkeypatch):
     from graphtx.text import peers
 
     devices = []
-    monkeypatch.setattr(peers, "load_peer", lambda path, max_tokens, dtype="float32", device="cpu": devices.append(device) or object())
+    monkeypatch.setattr(
+        peers, "load_peer", lambda path, max_tokens, dtype="float32", device="cpu": devices.append(device) or object()
+    )
     monkeypatch.setattr(peers, "encode_texts", lambda model, texts, batch_size: CountingEncoder()(list(texts)))
     monkeypatch.setattr(baselines.MiniLMSystem, "model_path", lambda self: tmp_path)
     monkeypatch.setattr(DenseSystem, "fit", lambda self, corpus: self)

@@ -30,7 +30,13 @@ def _document(i: int, rng: random.Random) -> PatentDocument:
     claims = tuple(Claim(n, patent_sentence(rng, field), n == 1, () if n == 1 else (1,)) for n in range(1, 4))
     description = "\n".join(patent_sentence(rng, field) for _ in range(6))
     return PatentDocument(
-        f"T-{i}", "test", "-", title=f"{field} device", abstract=patent_sentence(rng, field), claims=claims, description=description
+        f"T-{i}",
+        "test",
+        "-",
+        title=f"{field} device",
+        abstract=patent_sentence(rng, field),
+        claims=claims,
+        description=description,
     )
 
 
@@ -116,7 +122,9 @@ def test_caps_on_documents_and_fasttext_sentences(corpora, tmp_path):
 
 
 def test_load_tokens_of_another_directory_is_a_clear_error(corpora):
-    with pytest.raises(FileNotFoundError, match=r"not a tokens directory: tokenizer.json is missing \(run `graphtx pretrain` first\)"):
+    with pytest.raises(
+        FileNotFoundError, match=r"not a tokens directory: tokenizer.json is missing \(run `graphtx pretrain` first\)"
+    ):
         load_tokens(corpora[0])
 
 
@@ -165,7 +173,12 @@ def test_token_idf_is_written_and_rare_tokens_weigh_more(corpora, tokens):
     tokens, _ = tokens
     tokenizer, _ = load_tokens(tokens)
     idf = load_token_idf(tokens)
-    assert (tokens / IDF_FILE).is_file() and idf.shape == (tokenizer.vocab_size,) and idf.dtype == np.float32 and (idf >= 1.0).all()
+    assert (
+        (tokens / IDF_FILE).is_file()
+        and idf.shape == (tokenizer.vocab_size,)
+        and idf.dtype == np.float32
+        and (idf >= 1.0).all()
+    )
     n = sum(1 for c in corpora for _ in iter_documents(c))
     df = np.zeros(tokenizer.vocab_size)
     for c in corpora:

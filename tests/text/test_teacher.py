@@ -56,7 +56,9 @@ def fake_peer(monkeypatch, tmp_path):
 def test_teacher_text_reads_fields_then_falls_back():
     doc = _doc("A", title="Pump", abstract="A rotary pump.", description="Long text.")
     assert teacher.teacher_text(doc, ("title", "abstract")) == "Pump\nA rotary pump."
-    assert teacher.teacher_text(_doc("B", description="x" * 5000), ("title", "abstract")) == "x" * teacher.FALLBACK_CHARS
+    assert (
+        teacher.teacher_text(_doc("B", description="x" * 5000), ("title", "abstract")) == "x" * teacher.FALLBACK_CHARS
+    )
     assert teacher.teacher_text(_doc("C", claims=(Claim(1, "A valve.", True),)), ("abstract",)) == "A valve."
     assert teacher.teacher_text(_doc("D"), ("title", "abstract")) == ""
 
@@ -105,14 +107,18 @@ def test_a_killed_run_continues_from_its_chunks(tmp_path, fake_peer, monkeypatch
     report = teacher.write_teacher_vectors([a], tmp_path / "t", progress=False)
     assert report.resumed_chunks == 2 and report.documents == 5
     fresh = teacher.write_teacher_vectors([a], tmp_path / "u", progress=False)
-    assert np.array_equal(teacher.load_teacher_vectors(tmp_path / "t").vectors, teacher.load_teacher_vectors(tmp_path / "u").vectors)
+    assert np.array_equal(
+        teacher.load_teacher_vectors(tmp_path / "t").vectors, teacher.load_teacher_vectors(tmp_path / "u").vectors
+    )
     assert fresh.resumed_chunks == 0
     # another job (other fields) does not reuse the chunks of the first
     (tmp_path / "t" / ".partial" / "chunks").mkdir(parents=True)
     (tmp_path / "t" / ".partial" / "chunks" / "00000.npy").write_bytes(b"junk")
     assert teacher.write_teacher_vectors([a], tmp_path / "t", fields=("abstract",), progress=False).resumed_chunks == 0
     # nor does a run over passages: its chunks are another job's
-    monkeypatch.setattr(peers, "encode_passages", lambda model, texts, passages, batch_size=64: dies_on_third_chunk(model, texts))
+    monkeypatch.setattr(
+        peers, "encode_passages", lambda model, texts, passages, batch_size=64: dies_on_third_chunk(model, texts)
+    )
     fake_peer.calls = 0
     with pytest.raises(KeyboardInterrupt):
         teacher.write_teacher_vectors([a], tmp_path / "p", passages=3, progress=False)
@@ -141,7 +147,10 @@ def test_by_default_a_second_teacher_run_reads_every_vector_from_the_cache(tmp_p
     fake_peer.calls = 0
     assert main(["teacher", str(a), "--out", str(tmp_path / "t2"), "--quiet"]) == 0
     assert "2 of them from the peer vector cache" in capsys.readouterr().out and fake_peer.calls == 0
-    b = _corpus(tmp_path / "b", [_doc("A", abstract="rotary pump"), _doc("B", abstract="gear valve"), _doc("C", abstract="a new seal")])
+    b = _corpus(
+        tmp_path / "b",
+        [_doc("A", abstract="rotary pump"), _doc("B", abstract="gear valve"), _doc("C", abstract="a new seal")],
+    )
     assert main(["teacher", str(b), "--out", str(tmp_path / "t3"), "--quiet", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["from_cache"] == 2 and fake_peer.calls == 1
 
@@ -164,14 +173,18 @@ def test_the_teacher_fills_the_vector_cache_the_evaluation_peer_reads(tmp_path, 
     assert fake_peer.calls == 1
     teacher.write_teacher_vectors([a], tmp_path / "u", peer="minilm", progress=False, vector_cache_dir=str(cache))
     assert fake_peer.calls == 1  # every text came from the cache
-    assert np.array_equal(teacher.load_teacher_vectors(tmp_path / "t").vectors, teacher.load_teacher_vectors(tmp_path / "u").vectors)
+    assert np.array_equal(
+        teacher.load_teacher_vectors(tmp_path / "t").vectors, teacher.load_teacher_vectors(tmp_path / "u").vectors
+    )
 
     monkeypatch.setattr(peers, "load_peer", lambda *a, **k: pytest.fail("the baseline loaded its peer"))
     monkeypatch.setattr(baselines.MiniLMSystem, "model_path", lambda self: tmp_path)
     monkeypatch.setattr(DenseSystem, "fit", lambda self, corpus: self)
     monkeypatch.setattr(DenseSystem, "set_vectors", lambda self, q, c: setattr(self, "vectors", c))
     texts = tuple(document_text(d, ("title", "abstract")) for d in docs)
-    system = baselines.MiniLMSystem(vector_cache_dir=str(cache)).fit(SimpleNamespace(candidate_texts=texts, same_texts=True))
+    system = baselines.MiniLMSystem(vector_cache_dir=str(cache)).fit(
+        SimpleNamespace(candidate_texts=texts, same_texts=True)
+    )
     assert system.cached == 2
     assert np.array_equal(system.vectors, teacher.load_teacher_vectors(tmp_path / "t").vectors)
 
@@ -181,8 +194,14 @@ def test_passage_windows_cut_consecutive_windows_and_drop_a_stub():
     got = peers.passage_windows(ids, window=20, passages=3)
     assert got[0] == (0, list(range(10)))  # shorter than a window: one passage, the whole text
     assert got[1] == (1, [0, 1, 2]) and got[2] == (2, [])  # an empty text keeps its (empty) first window
-    assert [c for i, c in got if i == 3] == [list(range(100, 120)), list(range(120, 140))]  # the 15-token tail is a stub
-    assert [c for i, c in peers.passage_windows([list(range(100))], 20, 2)] == [list(range(20)), list(range(20, 40))]  # at most 2
+    assert [c for i, c in got if i == 3] == [
+        list(range(100, 120)),
+        list(range(120, 140)),
+    ]  # the 15-token tail is a stub
+    assert [c for i, c in peers.passage_windows([list(range(100))], 20, 2)] == [
+        list(range(20)),
+        list(range(20, 40)),
+    ]  # at most 2
 
 
 def test_passages_average_the_windows_of_a_real_peer():
@@ -207,7 +226,10 @@ def test_passages_average_the_windows_of_a_real_peer():
 
 
 def test_short_windows_keep_their_passages_and_no_window_is_refused():
-    assert [c for _, c in peers.passage_windows([list(range(12))], window=5, passages=3)] == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
+    assert [c for _, c in peers.passage_windows([list(range(12))], window=5, passages=3)] == [
+        [0, 1, 2, 3, 4],
+        [5, 6, 7, 8, 9],
+    ]
     with pytest.raises(ValueError, match="window of at least 1 token"):
         peers.passage_windows([[1, 2]], window=0, passages=2)
 
@@ -216,7 +238,11 @@ def test_passages_are_part_of_the_job_and_the_manifest(tmp_path, fake_peer, monk
     """A teacher over passages is another job (its chunks are not reused for one passage) and says so; one passage
     keeps the job of the vectors written before passages existed."""
     seen = []
-    monkeypatch.setattr(peers, "encode_passages", lambda model, texts, passages, batch_size=64: seen.append(passages) or model.encode(texts).numpy())
+    monkeypatch.setattr(
+        peers,
+        "encode_passages",
+        lambda model, texts, passages, batch_size=64: seen.append(passages) or model.encode(texts).numpy(),
+    )
     a = _corpus(tmp_path / "a", [_doc("A", abstract="rotary pump", description="a long description")])
     teacher.write_teacher_vectors([a], tmp_path / "t", fields=("abstract", "description"), passages=3, progress=False)
     tv = teacher.load_teacher_vectors(tmp_path / "t")
@@ -228,7 +254,9 @@ def test_passages_are_part_of_the_job_and_the_manifest(tmp_path, fake_peer, monk
     assert teacher.teacher_job([a], "minilm", "0" * 64, ("abstract",), 256, passages=1) == teacher.teacher_job(
         [a], "minilm", "0" * 64, ("abstract",), 256
     )
-    assert main(["teacher", str(a), "--out", str(tmp_path / "u"), "--passages", "2", "--max-tokens", "8"]) == 0  # 8 is the least the CLI takes
+    assert (
+        main(["teacher", str(a), "--out", str(tmp_path / "u"), "--passages", "2", "--max-tokens", "8"]) == 0
+    )  # 8 is the least the CLI takes
     with pytest.raises(ValueError, match="at least 3"):
         teacher.write_teacher_vectors([a], tmp_path / "v", passages=2, max_tokens=2, progress=False)
     assert main(["teacher", str(a), "--out", str(tmp_path / "u"), "--passages", "0"]) == 2

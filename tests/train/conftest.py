@@ -63,7 +63,11 @@ def build_synthetic(root, seed: int = 0) -> dict:
                     date=f"{2000 + j}-01-01",
                 )
             )
-            graphs += [_graph(doc_id, "first_claim", claim), _graph(doc_id, "all_claims", claim + desc[:1]), _graph(doc_id, "description", desc)]
+            graphs += [
+                _graph(doc_id, "first_claim", claim),
+                _graph(doc_id, "all_claims", claim + desc[:1]),
+                _graph(doc_id, "description", desc),
+            ]
             for other in rng.sample([x for x in ids if x != doc_id], 2):
                 citations.append((doc_id, other))
     with CorpusWriter(root / "corpus") as w:
@@ -79,7 +83,13 @@ def build_synthetic(root, seed: int = 0) -> dict:
     train = [c for c in citations if c not in valid]
     (root / "train.tsv").write_text("citing_id\tcited_id\tcategory\n" + "".join(f"{a}\t{b}\tX\n" for a, b in train))
     (root / "valid.tsv").write_text("".join(f"{a}\t{b}\n" for a, b in valid))
-    pretrain([root / "corpus"], root / "tokens", PretrainConfig(vocab_size=300, dim=16, epochs=2, buckets=5_000), seed=0, progress=False)
+    pretrain(
+        [root / "corpus"],
+        root / "tokens",
+        PretrainConfig(vocab_size=300, dim=16, epochs=2, buckets=5_000),
+        seed=0,
+        progress=False,
+    )
     config = {
         "seed": 0,
         "model": {

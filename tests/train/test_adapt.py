@@ -43,12 +43,28 @@ def _config(synthetic, tmp_path, **train):
 
 
 @pytest.mark.timeout(240)
-def test_adapt_distils_the_teacher_on_the_corpus_from_a_trained_model_without_reading_citations(synthetic, tmp_path, monkeypatch, capsys):
+def test_adapt_distils_the_teacher_on_the_corpus_from_a_trained_model_without_reading_citations(
+    synthetic, tmp_path, monkeypatch, capsys
+):
     import graphtx.corpus.citations as citations
 
     _peer(monkeypatch, tmp_path)
     config = _config(synthetic, tmp_path)
-    assert main(["init-model", "--config", str(config), "--tokens", str(synthetic / "tokens"), "--out", str(tmp_path / "source"), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "init-model",
+                "--config",
+                str(config),
+                "--tokens",
+                str(synthetic / "tokens"),
+                "--out",
+                str(tmp_path / "source"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     import graphtx.train.run as run  # imported before the patch: its own name for the reader is patched too, then restored
 
@@ -70,7 +86,11 @@ def test_adapt_distils_the_teacher_on_the_corpus_from_a_trained_model_without_re
     ]
     assert main(args) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["mode"] == "adapt" and summary["stages"]["pretrain"]["steps"] == 6 and summary["documents_with_graphs"] == 96
+    assert (
+        summary["mode"] == "adapt"
+        and summary["stages"]["pretrain"]["steps"] == 6
+        and summary["documents_with_graphs"] == 96
+    )
     log = [json.loads(x) for x in (tmp_path / "run" / "pretrain" / "log.jsonl").read_text().splitlines()]
     assert len(log) == 6 and all(r["teacher_queries"] > 0 for r in log)
     source, adapted = load_model(tmp_path / "source").model, load_model(tmp_path / "run" / "model").model
@@ -119,5 +139,7 @@ def test_train_on_a_corpus_without_citations_adapts_and_says_so(synthetic, tmp_p
     ]
     assert main(args) == 0  # the synthetic corpus holds no citations (they are in train.tsv)
     captured = capsys.readouterr()
-    assert "adapting the model to its documents without labels" in captured.err and "3 distillation steps" in captured.out
+    assert (
+        "adapting the model to its documents without labels" in captured.err and "3 distillation steps" in captured.out
+    )
     assert (tmp_path / "run" / "model" / "model.pt").is_file() and not (tmp_path / "run" / "base").exists()

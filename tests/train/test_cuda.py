@@ -77,13 +77,32 @@ def test_train_on_the_gpu_learns_and_writes_a_cpu_loadable_model(synthetic, tmp_
         "cuda",
     ]
     run = tmp_path / "run"
-    assert main(["train", *base, "--tokens", str(synthetic / "tokens"), "--stages", "pretrain,base", "--out", str(run)]) == 0
+    assert (
+        main(["train", *base, "--tokens", str(synthetic / "tokens"), "--stages", "pretrain,base", "--out", str(run)])
+        == 0
+    )
     summary = json.loads(capsys.readouterr().out)
     assert summary["stages"]["pretrain"]["steps"] > 0 and summary["stages"]["base"]["steps"] > 0
     evals = [json.loads(x) for x in (run / "base" / "evals.jsonl").read_text().splitlines()]
     assert evals[0]["reference"] and len(evals) > 1  # the pre-trained start, then evaluations of the fine-tuned model
     scratch = tmp_path / "scratch"
-    assert main(["train", *base, "--tokens", str(synthetic / "tokens"), "--stages", "base", "--max-steps", "1", "--out", str(scratch)]) == 0
+    assert (
+        main(
+            [
+                "train",
+                *base,
+                "--tokens",
+                str(synthetic / "tokens"),
+                "--stages",
+                "base",
+                "--max-steps",
+                "1",
+                "--out",
+                str(scratch),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     untrained = json.loads((scratch / "base" / "evals.jsonl").read_text().splitlines()[0])
     assert summary["stages"]["base"]["best_recall"] > untrained["recall"]
@@ -92,7 +111,20 @@ def test_train_on_the_gpu_learns_and_writes_a_cpu_loadable_model(synthetic, tmp_
     out_cpu, out_gpu = tmp_path / "cpu.parquet", tmp_path / "gpu.parquet"
     for out, device in ((out_cpu, "cpu"), (out_gpu, "cuda")):
         assert (
-            main(["encode", "--model", str(run / "model"), "--graphs", str(synthetic / "graphs"), "--out", str(out), "--device", device, "--quiet"])
+            main(
+                [
+                    "encode",
+                    "--model",
+                    str(run / "model"),
+                    "--graphs",
+                    str(synthetic / "graphs"),
+                    "--out",
+                    str(out),
+                    "--device",
+                    device,
+                    "--quiet",
+                ]
+            )
             == 0
         )
     import pyarrow.parquet as pq

@@ -24,19 +24,30 @@ from tests.processes import run_processes
 def _trainer(root, out, ctx: DistContext, loss: str = "triplet") -> StageTrainer:
     config = load_config(root / "tiny.yaml")
     model_cfg = dataclasses.replace(config.model.as_base(), dropout=0.0, attention_dropout=0.0, embedding_dropout=0.0)
-    cfg = dataclasses.replace(config.train, node_dropout_max=0.0, graph_type_augment_p=0.0, mining="hardest", cross_rank_negatives=True, loss=loss)
+    cfg = dataclasses.replace(
+        config.train,
+        node_dropout_max=0.0,
+        graph_type_augment_p=0.0,
+        mining="hardest",
+        cross_rank_negatives=True,
+        loss=loss,
+    )
     model, tokenizer = init_model(model_cfg, root / "tokens", seed=0)
     _, vectors = load_tokens(root / "tokens")
     docs = Documents.read(root / "corpus")
     store = GraphStore.load(root / "graphs")
-    prepared = split_citations(cfg, docs, 0, str(root / "train.tsv"), str(root / "valid.tsv"), None, str(root / "corpus"))
+    prepared = split_citations(
+        cfg, docs, 0, str(root / "train.tsv"), str(root / "valid.tsv"), None, str(root / "corpus")
+    )
     data, _, _ = build_training_set(cfg, docs, store, prepared, 0, tokenizer, vectors)
     evaluator = CitationEvaluator(prepared.valid, store, cfg.query_kind, cfg.candidate_kind, 3, 20)
     return StageTrainer("base", model, tokenizer, data, evaluator, cfg, 0, out, ctx, progress=False)
 
 
 def _worker(rank: int, world: int, port: int, root: str, out: str, result_path: str, loss: str) -> None:
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank)
+    )
     torch.set_num_threads(1)
     ctx = init_distributed("cpu")
     trainer, clean = None, False
@@ -69,7 +80,9 @@ def test_two_gloo_processes_match_one_process(synthetic, tmp_path, loss):
     record = single._step(batch)
 
     result = tmp_path / "ddp.pt"
-    run_processes(_worker, (2, _free_port(), str(synthetic), str(tmp_path / "ddp"), str(result), loss), nprocs=2, timeout=120)
+    run_processes(
+        _worker, (2, _free_port(), str(synthetic), str(tmp_path / "ddp"), str(result), loss), nprocs=2, timeout=120
+    )
     ddp = torch.load(result, weights_only=False)
     assert abs(ddp["loss"] - record["loss"]) < 1e-5
     for name, p in single.model.named_parameters():

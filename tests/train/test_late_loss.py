@@ -35,7 +35,15 @@ def _pump() -> InventionGraph:
 def _late_loss(model, batch, kind: str) -> torch.Tensor:
     out = model(batch, return_details=True)
     q = batch.node_graph < 2  # graphs 0, 1 are anchors; 2, 3 their positives
-    s = late_score_matrix(out.late_vectors[q], out.late_weights[q], batch.node_graph[q], 2, out.late_vectors[~q], batch.node_graph[~q] - 2, 2)
+    s = late_score_matrix(
+        out.late_vectors[q],
+        out.late_weights[q],
+        batch.node_graph[q],
+        2,
+        out.late_vectors[~q],
+        batch.node_graph[~q] - 2,
+        2,
+    )
     positive, allowed = torch.arange(2), ~torch.eye(2, dtype=torch.bool)
     if kind == "infonce":
         total, denom, _ = contrastive_loss_from_scores(s, positive, allowed, 0.1)
@@ -70,7 +78,12 @@ def test_stage_trains_the_late_head_and_saves_it(synthetic, tmp_path):
         config,
         model=dataclasses.replace(config.model, late_dim=8),
         train=dataclasses.replace(
-            config.train, stages=("base",), max_steps=6, evals_per_epoch=1, late_interaction_weight=0.5, select_rerank_depth=10
+            config.train,
+            stages=("base",),
+            max_steps=6,
+            evals_per_epoch=1,
+            late_interaction_weight=0.5,
+            select_rerank_depth=10,
         ),
     )
     out = tmp_path / "run"
@@ -110,7 +123,10 @@ def test_evaluator_rerank_reorders_only_the_dense_top_n(synthetic):
     store = GraphStore.load(synthetic / "graphs")
     tok = PatentTokenizer.load(synthetic / "tokens")
     model = GraphEncoder(
-        dataclasses.replace(load_config(synthetic / "tiny.yaml").model, late_dim=8, reduced_dim=0, vocab_size=tok.vocab_size), seed=0
+        dataclasses.replace(
+            load_config(synthetic / "tiny.yaml").model, late_dim=8, reduced_dim=0, vocab_size=tok.vocab_size
+        ),
+        seed=0,
     )
     plain = CitationEvaluator(cites, store, "first_claim", "description", 3, 10)
     late = CitationEvaluator(cites, store, "first_claim", "description", 3, 10, rerank_depth=10)
@@ -132,7 +148,21 @@ def test_fit_late_head_keeps_the_dense_model_and_learns_a_head(synthetic, tmp_pa
     from graphtx.train.data import GraphStore
 
     base = tmp_path / "base"
-    assert main(["init-model", "--config", str(synthetic / "tiny.yaml"), "--tokens", str(synthetic / "tokens"), "--out", str(base), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "init-model",
+                "--config",
+                str(synthetic / "tiny.yaml"),
+                "--tokens",
+                str(synthetic / "tokens"),
+                "--out",
+                str(base),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     (tmp_path / "head.yaml").write_text(
         f"extends: {synthetic / 'tiny.yaml'}\ntrain:\n  late_head_epochs: 4\n  select_rerank_depth: 20\n  max_pairs_per_batch: 32\n"
     )

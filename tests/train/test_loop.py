@@ -45,14 +45,21 @@ def test_training_beats_the_untrained_model_and_writes_a_run(synthetic, tmp_path
     assert summary["stages"]["base"]["best_recall"] > max(untrained + 0.15, 3 * chance)
     d = summary["data"]
     # 144 training citations: the latest 15% of their queries (the 2005 documents) select, the rest train, minus those citing a selection query
-    assert d["citation_pairs"] + d["selection_citations"] + d["skipped_citations"]["cited document is a selection query (or its family)"] == 144
+    assert (
+        d["citation_pairs"]
+        + d["selection_citations"]
+        + d["skipped_citations"]["cited document is a selection query (or its family)"]
+        == 144
+    )
     assert d["selection"]["queries"] == 11 and d["selection"]["dates"] == ["2005-01-01", "2005-01-01"]
     assert d["trivial_pairs"] == round(0.2 * d["citation_pairs"])
     selection = {line.split("\t")[0] for line in (out / "selection_citations.tsv").read_text().splitlines()[1:]}
     assert len(selection) == 11 and all(q.endswith("-5") for q in selection)  # the latest training year
     # validation: scored once at the end, on all 24 queries: trivial pairs come from documents no later than training's queries
     v = summary["validation"]
-    assert (v["queries"], v["pairs"], v["trained_queries_left_out"]) == (24, 48, 0) and summary["selected_on"] == "selection"
+    assert (v["queries"], v["pairs"], v["trained_queries_left_out"]) == (24, 48, 0) and summary[
+        "selected_on"
+    ] == "selection"
     # the same run directory with another selection split is refused, not resumed on stages chosen on other queries
     args = _train_args(synthetic, out, "--json")
     assert main([*args[:1], "--config", str(_with_share(synthetic, tmp_path, 0.3)), *args[3:]]) == 2
@@ -63,7 +70,9 @@ def test_training_beats_the_untrained_model_and_writes_a_run(synthetic, tmp_path
     assert (out / "model" / "fingerprint.txt").read_text() == (out / final / "best" / "fingerprint.txt").read_text()
     loaded_dir = load_model(out / "reduced" / "best")
     model, config = loaded_dir.model, loaded_dir.config
-    assert config.reduced_dim == 8 and model.moe is not None  # the reduction stage ends with the MoE head and a reduced output
+    assert (
+        config.reduced_dim == 8 and model.moe is not None
+    )  # the reduction stage ends with the MoE head and a reduced output
     assert summary["stages"]["reduced"]["best_recall"] > untrained
     log = [json.loads(line) for line in (out / "base" / "log.jsonl").read_text().splitlines()]
     assert {"loss", "active_triplets", "graphs", "nodes", "graphs_per_s", "lr"} <= set(log[0])
@@ -80,20 +89,31 @@ def _with_share(synthetic, tmp_path, share: float):
     return path
 
 
-def test_validation_queries_in_the_training_file_are_left_out_of_the_report_and_warned_about(synthetic, tmp_path, capsys):
-    both = tmp_path / "both.tsv"  # the training file holds the validation citations too: they train (or select) and are not reported
-    both.write_text((synthetic / "train.tsv").read_text() + "".join(f"{line}\tX\n" for line in (synthetic / "valid.tsv").read_text().splitlines()))
+def test_validation_queries_in_the_training_file_are_left_out_of_the_report_and_warned_about(
+    synthetic, tmp_path, capsys
+):
+    both = (
+        tmp_path / "both.tsv"
+    )  # the training file holds the validation citations too: they train (or select) and are not reported
+    both.write_text(
+        (synthetic / "train.tsv").read_text()
+        + "".join(f"{line}\tX\n" for line in (synthetic / "valid.tsv").read_text().splitlines())
+    )
     args = _train_args(synthetic, tmp_path / "run", "--json", "--stages", "base", "--max-epochs", "1")
     args[args.index("--citations") + 1] = str(both)
     assert main(args) == 2
     err = capsys.readouterr().err
     assert "warning: 24 validation queries are also training, selection or ranker queries" in err
     assert "no validation queries in" in err and "does --citations hold the validation citations?" in err
-    summary = json.loads((tmp_path / "run" / "summary.json").read_text())  # written before the error: the model is there
+    summary = json.loads(
+        (tmp_path / "run" / "summary.json").read_text()
+    )  # written before the error: the model is there
     assert summary["validation"] == {"queries": 0, "trained_queries_left_out": 24}
 
 
-def test_training_never_reads_the_validation_citations_before_its_final_report(synthetic, tmp_path, monkeypatch, capsys):
+def test_training_never_reads_the_validation_citations_before_its_final_report(
+    synthetic, tmp_path, monkeypatch, capsys
+):
     """The validation file is malformed (reading it raises) until the run has chosen its model: selection,
     early stopping and the stage that ships are decided on held-out training queries alone."""
     import graphtx.train.run as run
@@ -103,7 +123,10 @@ def test_training_never_reads_the_validation_citations_before_its_final_report(s
     chosen = []
 
     def read_at_the_end(prepared, docs):
-        chosen.append((tmp_path / "run" / "base" / "done.json").is_file() and (tmp_path / "run" / "reduced" / "done.json").is_file())
+        chosen.append(
+            (tmp_path / "run" / "base" / "done.json").is_file()
+            and (tmp_path / "run" / "reduced" / "done.json").is_file()
+        )
         valid.write_text((synthetic / "valid.tsv").read_text())
         return real(prepared, docs)
 
@@ -163,14 +186,23 @@ def test_killed_run_resumes_to_identical_weights(synthetic, tmp_path):
     for (name, p), q in zip(a.state_dict().items(), b.state_dict().values()):
         assert torch.equal(p, q), name
     lines = lambda d: (d / "base" / "log.jsonl").read_text().splitlines()  # noqa: E731
-    assert [json.loads(x)["loss"] for x in lines(tmp_path / "full")] == [json.loads(x)["loss"] for x in lines(tmp_path / "killed")]
+    assert [json.loads(x)["loss"] for x in lines(tmp_path / "full")] == [
+        json.loads(x)["loss"] for x in lines(tmp_path / "killed")
+    ]
 
 
 def test_bad_inputs_give_clear_errors(synthetic, tmp_path, capsys):
     args = _train_args(synthetic, tmp_path / "r")
     i = args.index("--valid-citations")
-    assert main([*args[:i], *args[i + 2 :], "--stages", "base", "--max-steps", "2", "--json", "--out", str(tmp_path / "r0")]) == 0
-    assert "validation" not in json.loads(capsys.readouterr().out)  # no validation file: selection needs none, nothing is reported
+    assert (
+        main(
+            [*args[:i], *args[i + 2 :], "--stages", "base", "--max-steps", "2", "--json", "--out", str(tmp_path / "r0")]
+        )
+        == 0
+    )
+    assert "validation" not in json.loads(
+        capsys.readouterr().out
+    )  # no validation file: selection needs none, nothing is reported
     (tmp_path / "none.tsv").write_text("X-1\tY-2\n")
     args[i + 1] = str(tmp_path / "none.tsv")
     assert main(args) == 2  # said at the end: the run never reads the validation file before its final report
@@ -254,7 +286,10 @@ def test_corpus_without_citations_trains_on_trivial_pairs_with_known_item_valida
     d = summary["data"]
     assert d["judgements"].startswith("known-item") and d["citation_pairs"] == 0
     # every document has distinct graphs: each trains, selects, validates or tests, once
-    assert d["trivial_pairs"] + d["selection"]["queries"] + summary["validation"]["queries"] + summary["test"]["queries"] == 96
+    assert (
+        d["trivial_pairs"] + d["selection"]["queries"] + summary["validation"]["queries"] + summary["test"]["queries"]
+        == 96
+    )
     assert d["selection"]["queries"] > 0 and summary["test"]["queries"] > 0 and 0 < summary["test"]["ndcg"] <= 1
 
 
@@ -265,15 +300,29 @@ def test_evaluations_during_warmup_spend_no_patience(synthetic, tmp_path):
 
     config = load_config(synthetic / "tiny.yaml")
     kwargs = dict(
-        tokens_dir=str(synthetic / "tokens"), citations=str(synthetic / "train.tsv"), valid_citations=str(synthetic / "valid.tsv"), progress=False
+        tokens_dir=str(synthetic / "tokens"),
+        citations=str(synthetic / "train.tsv"),
+        valid_citations=str(synthetic / "valid.tsv"),
+        progress=False,
     )
     stopped = {}
     for warmup in (0, 10_000):
         t = dataclasses.replace(
-            config.train, stages=("base",), max_epochs=2, evals_per_epoch=3, early_stop_evals=1, plateau_patience=1, lr=1e-12, warmup_steps=warmup
+            config.train,
+            stages=("base",),
+            max_epochs=2,
+            evals_per_epoch=3,
+            early_stop_evals=1,
+            plateau_patience=1,
+            lr=1e-12,
+            warmup_steps=warmup,
         )
         summary = train(
-            dataclasses.replace(config, train=t), str(synthetic / "corpus"), str(synthetic / "graphs"), str(tmp_path / f"w{warmup}"), **kwargs
+            dataclasses.replace(config, train=t),
+            str(synthetic / "corpus"),
+            str(synthetic / "graphs"),
+            str(tmp_path / f"w{warmup}"),
+            **kwargs,
         )
         stopped[warmup] = summary["stages"]["base"]["stopped"]
     assert stopped == {0: "early stop", 10_000: "max epochs"}
@@ -286,13 +335,22 @@ def test_token_lr_scale_zero_keeps_the_pretrained_token_table(synthetic, tmp_pat
 
     config = load_config(synthetic / "tiny.yaml")
     kwargs = dict(
-        tokens_dir=str(synthetic / "tokens"), citations=str(synthetic / "train.tsv"), valid_citations=str(synthetic / "valid.tsv"), progress=False
+        tokens_dir=str(synthetic / "tokens"),
+        citations=str(synthetic / "train.tsv"),
+        valid_citations=str(synthetic / "valid.tsv"),
+        progress=False,
     )
     start, _ = init_model(config.model.as_base(), synthetic / "tokens", config.seed)
     tables = {}
     for scale in (0.0, 1.0):
         t = dataclasses.replace(config.train, stages=("base",), max_steps=4, token_lr_scale=scale, evals_per_epoch=1)
-        train(dataclasses.replace(config, train=t), str(synthetic / "corpus"), str(synthetic / "graphs"), str(tmp_path / f"s{scale}"), **kwargs)
+        train(
+            dataclasses.replace(config, train=t),
+            str(synthetic / "corpus"),
+            str(synthetic / "graphs"),
+            str(tmp_path / f"s{scale}"),
+            **kwargs,
+        )
         model = load_model(tmp_path / f"s{scale}" / "base" / "best").model
         tables[scale] = model.swem.embedding.weight
         assert not torch.equal(model.swem.proj.weight, start.swem.proj.weight)  # the rest of the model trained
@@ -334,7 +392,11 @@ def test_select_metric_ndcg_keeps_the_best_ndcg_evaluation(synthetic, tmp_path):
         valid_citations=str(synthetic / "valid.tsv"),
         progress=False,
     )
-    evals = [json.loads(x) for x in (tmp_path / "run" / "base" / "evals.jsonl").read_text().splitlines() if not json.loads(x)["reference"]]
+    evals = [
+        json.loads(x)
+        for x in (tmp_path / "run" / "base" / "evals.jsonl").read_text().splitlines()
+        if not json.loads(x)["reference"]
+    ]
     best = max(evals, key=lambda r: r["ndcg"])  # first of equals, as the strict '>' keeps
     stage = summary["stages"]["base"]
     assert (stage["best_ndcg"], stage["best_step"]) == (best["ndcg"], best["step"])
@@ -347,13 +409,24 @@ def test_lexical_in_loss_scores_the_searched_vector(synthetic, tmp_path):
 
     config = load_config(synthetic / "tiny.yaml")
     kwargs = dict(
-        tokens_dir=str(synthetic / "tokens"), citations=str(synthetic / "train.tsv"), valid_citations=str(synthetic / "valid.tsv"), progress=False
+        tokens_dir=str(synthetic / "tokens"),
+        citations=str(synthetic / "train.tsv"),
+        valid_citations=str(synthetic / "valid.tsv"),
+        progress=False,
     )
     first_loss = {}
     for name, lexical_dim, in_loss in (("plain", 0, False), ("off", 16, False), ("on", 16, True)):
         model = dataclasses.replace(config.model, lexical_dim=lexical_dim)
-        t = dataclasses.replace(config.train, stages=("base",), loss="infonce", max_steps=1, evals_per_epoch=1, lexical_in_loss=in_loss)
-        train(dataclasses.replace(config, model=model, train=t), str(synthetic / "corpus"), str(synthetic / "graphs"), str(tmp_path / name), **kwargs)
+        t = dataclasses.replace(
+            config.train, stages=("base",), loss="infonce", max_steps=1, evals_per_epoch=1, lexical_in_loss=in_loss
+        )
+        train(
+            dataclasses.replace(config, model=model, train=t),
+            str(synthetic / "corpus"),
+            str(synthetic / "graphs"),
+            str(tmp_path / name),
+            **kwargs,
+        )
         first_loss[name] = json.loads((tmp_path / name / "base" / "log.jsonl").read_text().splitlines()[0])["loss"]
     assert first_loss["off"] == first_loss["plain"]  # the channel off the loss: training is unchanged
     assert abs(first_loss["on"] - first_loss["off"]) > 1e-4  # in the loss: the scores include the lexical cosine
@@ -376,8 +449,13 @@ def test_train_fits_the_learned_ranker_on_its_held_out_queries(synthetic, tmp_pa
     summary = json.loads(capsys.readouterr().out)
     meta = json.loads((tmp_path / "run" / "model" / "ranker" / "ranker.json").read_text())
     assert summary["ranker"]["report"]["cutoff"] == meta["report"]["cutoff"] == "priority"
-    assert meta["report"]["citations"] == [str(tmp_path / "run" / "ranker_citations.tsv")] and summary["ranker"]["report"]["queries"] > 0
-    assert main([a for a in args if a != "--json"]) == 0  # the finished run again: the ranker fitted on this model is kept
+    assert (
+        meta["report"]["citations"] == [str(tmp_path / "run" / "ranker_citations.tsv")]
+        and summary["ranker"]["report"]["queries"] > 0
+    )
+    assert (
+        main([a for a in args if a != "--json"]) == 0
+    )  # the finished run again: the ranker fitted on this model is kept
     assert "already fitted on this model" in capsys.readouterr().out
     assert main([*[a for a in args if a != "--json"], "--no-rank-fit"]) == 0
     printed = capsys.readouterr().out

@@ -10,7 +10,9 @@ def _unit(*rows):
 def test_hardest_negative_hand_computed():
     a = _unit([1, 0])
     c = _unit([1, 0.2], [1, 0.1], [0, 1])  # positive, a near negative, a far negative
-    loss, denom, active = triplet_loss(a, c, torch.tensor([0]), torch.tensor([[False, True, True]]), torch.tensor([0.1]))
+    loss, denom, active = triplet_loss(
+        a, c, torch.tensor([0]), torch.tensor([[False, True, True]]), torch.tensor([0.1])
+    )
     d_pos = 1 - c[0, 0]
     d_neg = 1 - c[1, 0]
     assert torch.isclose(loss, (d_pos - d_neg + 0.1).clamp(min=0)) and denom == 1 and active == 1
@@ -41,7 +43,9 @@ def test_all_mining_counts_active_triplets_and_l2():
     allowed = torch.tensor([[False, True], [True, False]])
     loss, denom, active = triplet_loss(a, c, torch.tensor([0, 1]), allowed, torch.tensor([0.5, 0.5]), mining="all")
     assert loss == 0 and active == 0  # positives at 0, negatives at distance 1 > margin
-    loss, denom, active = triplet_loss(a, c, torch.tensor([0, 1]), allowed, torch.tensor([2.0, 2.0]), distance="l2", mining="all")
+    loss, denom, active = triplet_loss(
+        a, c, torch.tensor([0, 1]), allowed, torch.tensor([2.0, 2.0]), distance="l2", mining="all"
+    )
     assert active == 2 and torch.isclose(loss / denom, torch.tensor(2.0 - 2**0.5))
 
 

@@ -30,7 +30,9 @@ def test_top_hits_skip_self_known_and_family():
 def test_only_documents_with_a_shared_term_and_deterministic():
     out = bm25_negatives(["F"], list(TEXT), TEXT, {}, {}, per_anchor=3)
     assert "F" not in out  # nothing shares a word with the seat belt: no negative rather than a random one
-    assert bm25_negatives(["A", "E"], list(TEXT), TEXT, {}, {}, 2) == bm25_negatives(["E", "A"], list(TEXT)[::-1], TEXT, {}, {}, 2)
+    assert bm25_negatives(["A", "E"], list(TEXT), TEXT, {}, {}, 2) == bm25_negatives(
+        ["E", "A"], list(TEXT)[::-1], TEXT, {}, {}, 2
+    )
 
 
 def test_training_set_gets_bm25_negatives_for_citing_documents_only(synthetic):
@@ -39,7 +41,9 @@ def test_training_set_gets_bm25_negatives_for_citing_documents_only(synthetic):
     _, tokenizer = init_model(config.model.as_base(), synthetic / "tokens", seed=0)
     _, vectors = load_tokens(synthetic / "tokens")
     docs, store = Documents.read(synthetic / "corpus"), GraphStore.load(synthetic / "graphs")
-    prepared = split_citations(cfg, docs, 0, str(synthetic / "train.tsv"), str(synthetic / "valid.tsv"), None, str(synthetic / "corpus"))
+    prepared = split_citations(
+        cfg, docs, 0, str(synthetic / "train.tsv"), str(synthetic / "valid.tsv"), None, str(synthetic / "corpus")
+    )
     data, _, _ = build_training_set(cfg, docs, store, prepared, 0, tokenizer, vectors)
     citing = {p.citing for p in data.pairs if p.category != "trivial"}
     assert data.extra_negatives and set(data.extra_negatives) <= citing

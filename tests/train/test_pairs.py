@@ -27,7 +27,13 @@ def test_read_citations_header_and_category(tmp_path):
 
 def test_make_pairs_accounts_for_every_citation():
     cfg = TrainConfig(category_map={"I": "X"})
-    cites = [Citation("A", "B", "I"), Citation("A", "A"), Citation("Z", "B"), Citation("A", "Z"), Citation("A", "B", "X")]
+    cites = [
+        Citation("A", "B", "I"),
+        Citation("A", "A"),
+        Citation("Z", "B"),
+        Citation("A", "Z"),
+        Citation("A", "B", "X"),
+    ]
     pairs, skipped = make_pairs(cites, has_query={"A", "B"}, has_candidate={"A", "B"}, cfg=cfg)
     assert [(p.citing, p.cited, p.category) for p in pairs] == [("A", "B", "X")]
     assert [s.reason.split(" ")[0] for s in skipped] == ["self-citation", "citing", "cited", "duplicate"]
@@ -49,7 +55,11 @@ def test_random_split_keeps_families_whole_and_no_citation_crosses():
     cites = [Citation(f"D{i}", f"D{(i * 7 + 1) % 300}") for i in range(300)]
     s = split_random(cites, family, valid_share=0.2, test_share=0.1, seed=0)
     sets = {name: {family[c.citing_id] for c in getattr(s, name)} for name in ("train", "valid", "test")}
-    assert not (sets["train"] & sets["valid"]) and not (sets["train"] & sets["test"]) and not (sets["valid"] & sets["test"])
+    assert (
+        not (sets["train"] & sets["valid"])
+        and not (sets["train"] & sets["test"])
+        and not (sets["valid"] & sets["test"])
+    )
     assert len(s.train) + len(s.valid) + len(s.test) + len(s.skipped) == len(cites)
     held = {c.citing_id for c in s.valid + s.test} | {family[c.citing_id] for c in s.valid + s.test}
     assert all(c.cited_id not in held and family[c.cited_id] not in held for c in s.train)
@@ -73,7 +83,9 @@ def test_known_positives_include_self():
 def test_the_selection_split_takes_the_latest_training_queries_by_family():
     from graphtx.train.pairs import carve_selection
 
-    cites = [Citation(q, c) for q, c in (("A", "X"), ("B", "X"), ("C", "Y"), ("D", "Y"), ("D", "Z"), ("E", "C"), ("F", "D"))]
+    cites = [
+        Citation(q, c) for q, c in (("A", "X"), ("B", "X"), ("C", "Y"), ("D", "Y"), ("D", "Z"), ("E", "C"), ("F", "D"))
+    ]
     date = {"A": "2001-01-01", "B": "2002-05-01", "C": "2007-01-01", "D": "2006-03-01", "E": "2003", "F": "2004"}
     family = {"C": "fam", "E": "fam"}  # E's family has a 2007 member: the whole family is late
     train, selection, skipped = carve_selection(cites, date, family, 0.3, seed=0)

@@ -32,7 +32,9 @@ from graphtx.train.pretrain_graph import (
 
 def _g(doc: str, kind: str, nodes: list[str]) -> InventionGraph:
     n = len(nodes)
-    return InventionGraph(doc, kind, kind, tuple(nodes), ("feature",) * n, tuple(range(n - 1)), tuple(range(1, n)), ("part_of",) * (n - 1))
+    return InventionGraph(
+        doc, kind, kind, tuple(nodes), ("feature",) * n, tuple(range(n - 1)), tuple(range(1, n)), ("part_of",) * (n - 1)
+    )
 
 
 def test_crop_is_a_contiguous_span_with_its_own_edges():
@@ -42,7 +44,9 @@ def test_crop_is_a_contiguous_span_with_its_own_edges():
         assert 3 <= c.num_nodes <= 6 and c.doc_id == "D" and c.kind == "first_claim"
         start = g.node_text.index(c.node_text[0])
         assert c.node_text == g.node_text[start : start + c.num_nodes]
-        assert c.num_edges == c.num_nodes - 1 and all(0 <= s < c.num_nodes and 0 <= d < c.num_nodes for s, d, _ in c.edges())
+        assert c.num_edges == c.num_nodes - 1 and all(
+            0 <= s < c.num_nodes and 0 <= d < c.num_nodes for s, d, _ in c.edges()
+        )
 
 
 def test_view_pairs_positive_is_own_document_and_never_a_negative():
@@ -117,7 +121,9 @@ def _fixed_batch():
             )
         ]
     )
-    cfg = TrainConfig(pretrain_batch_docs=8, pretrain_bm25_candidates=2, pretrain_query_min_share=0.5, pretrain_query_max_share=1.0)
+    cfg = TrainConfig(
+        pretrain_batch_docs=8, pretrain_bm25_candidates=2, pretrain_query_min_share=0.5, pretrain_query_max_share=1.0
+    )
     pool = PretrainPool(store, cfg)
     return pool, pretrain_step_inputs(pool, pool.batch_docs(0, 0), np.random.default_rng(0))
 
@@ -139,7 +145,9 @@ def test_each_loss_decreases_on_a_fixed_batch(objective):
         cands = model(cands_b)
         if objective == "views":
             positive, allowed = view_pairs(inp["anchors"], inp["candidates"])
-            total, denom, _ = contrastive_loss(model(collate(inp["anchor_graphs"], tok, 32)), cands, positive, allowed, 0.1)
+            total, denom, _ = contrastive_loss(
+                model(collate(inp["anchor_graphs"], tok, 32)), cands, positive, allowed, 0.1
+            )
         else:
             total, denom = distill_loss(model(collate(inp["spans"], tok, 32)), cands, inp["targets"], inp["valid"], 0.1)
         loss = total / denom
@@ -192,20 +200,27 @@ def test_pretrain_stage_then_fine_tuning_starts_from_its_weights(synthetic, tmp_
     assert summary["final_stage"] == "pretrain" and summary["stages"]["pretrain"]["documents"] == 96
     log = [json.loads(x) for x in (pre / "pretrain" / "log.jsonl").read_text().splitlines()]
     assert len(log) == load_config(synthetic / "tiny.yaml").train.pretrain_steps
-    assert all(r["spans"] == 32 and r["view_anchors"] == 32 for r in log)  # synthetic: first claim ≠ description for every document
+    assert all(
+        r["spans"] == 32 and r["view_anchors"] == 32 for r in log
+    )  # synthetic: first claim ≠ description for every document
     evals = [json.loads(x) for x in (pre / "pretrain" / "evals.jsonl").read_text().splitlines()]
     assert len(evals) == 5 and not any(e["reference"] for e in evals)
     pretrained = load_model(pre / "model").model
 
     # fine-tuning --init from it: the base stage's step-0 reference evaluation is the pretrained model's score
     fine = tmp_path / "fine"
-    assert main(["train", *base, "--init", str(pre / "model"), "--stages", "base", "--max-steps", "2", "--out", str(fine)]) == 0
+    assert (
+        main(["train", *base, "--init", str(pre / "model"), "--stages", "base", "--max-steps", "2", "--out", str(fine)])
+        == 0
+    )
     capsys.readouterr()
     start = json.loads((fine / "base" / "evals.jsonl").read_text().splitlines()[0])
     assert start["reference"] and start["step"] == 0
     best_pre = next(e for e in evals if e["step"] == summary["stages"]["pretrain"]["best_step"])
     assert (start["recall"], start["ndcg"]) == pytest.approx((best_pre["recall"], best_pre["ndcg"]))
-    fine_summary = json.loads((fine / "summary.json").read_text())  # the start competes: RUN/model is whichever scored best
+    fine_summary = json.loads(
+        (fine / "summary.json").read_text()
+    )  # the start competes: RUN/model is whichever scored best
     assert fine_summary["stages"]["init"]["best_recall"] == pytest.approx(start["recall"])
     shipped = "init" if start["recall"] > fine_summary["stages"]["base"]["best_recall"] else "base"
     assert fine_summary["final_stage"] == shipped
@@ -215,7 +230,9 @@ def test_pretrain_stage_then_fine_tuning_starts_from_its_weights(synthetic, tmp_
     wreck = tmp_path / "wreck"
     (pre / "model" / "ranker").mkdir()
     config = load_config(synthetic / "tiny.yaml")
-    config = dataclasses.replace(config, train=dataclasses.replace(config.train, finetune_lr=3.0, warmup_steps=0, stages=("base",), max_steps=2))
+    config = dataclasses.replace(
+        config, train=dataclasses.replace(config.train, finetune_lr=3.0, warmup_steps=0, stages=("base",), max_steps=2)
+    )
     from graphtx.train.run import train as run_train
 
     wrecked = run_train(
@@ -233,17 +250,37 @@ def test_pretrain_stage_then_fine_tuning_starts_from_its_weights(synthetic, tmp_
     assert not (wreck / "model" / "ranker").exists()
     from graphtx.train.run import summary_lines
 
-    assert any(line.startswith("start (--init") and "no stage beat it" in line for line in summary_lines(wrecked, wreck))
+    assert any(
+        line.startswith("start (--init") and "no stage beat it" in line for line in summary_lines(wrecked, wreck)
+    )
     (pre / "model" / "ranker").rmdir()
     # unlabelled pre-training on the planted topics alone finds citations better than the untrained model
     scratch = tmp_path / "scratch"
-    assert main(["train", *base, "--tokens", str(synthetic / "tokens"), "--stages", "base", "--max-steps", "1", "--out", str(scratch)]) == 0
+    assert (
+        main(
+            [
+                "train",
+                *base,
+                "--tokens",
+                str(synthetic / "tokens"),
+                "--stages",
+                "base",
+                "--max-steps",
+                "1",
+                "--out",
+                str(scratch),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     untrained = json.loads((scratch / "base" / "evals.jsonl").read_text().splitlines()[0])
     assert untrained["reference"] and summary["stages"]["pretrain"]["best_recall"] > untrained["recall"]
     # train.init_from does the same as --init
     config = load_config(synthetic / "tiny.yaml")
-    config = dataclasses.replace(config, train=dataclasses.replace(config.train, init_from=str(pre / "model"), stages=("base",), max_steps=1))
+    config = dataclasses.replace(
+        config, train=dataclasses.replace(config.train, init_from=str(pre / "model"), stages=("base",), max_steps=1)
+    )
     from graphtx.train.run import train
 
     fine2 = tmp_path / "fine2"
@@ -256,7 +293,9 @@ def test_pretrain_stage_then_fine_tuning_starts_from_its_weights(synthetic, tmp_
         valid_citations=str(synthetic / "valid.tsv"),
         progress=False,
     )
-    assert json.loads((fine2 / "base" / "evals.jsonl").read_text().splitlines()[0])["ndcg"] == pytest.approx(start["ndcg"])
+    assert json.loads((fine2 / "base" / "evals.jsonl").read_text().splitlines()[0])["ndcg"] == pytest.approx(
+        start["ndcg"]
+    )
     assert pretrained.swem.embedding.weight.shape[0] == load_model(fine / "model").model.swem.embedding.weight.shape[0]
 
 
@@ -277,7 +316,10 @@ def test_bad_pretrain_graphs_and_init_give_clear_errors(synthetic, tmp_path, cap
         "--out",
         str(tmp_path / "r"),
     ]
-    assert main([*base, "--tokens", str(synthetic / "tokens"), "--stages", "pretrain", "--pretrain-graphs", str(tmp_path)]) != 0
+    assert (
+        main([*base, "--tokens", str(synthetic / "tokens"), "--stages", "pretrain", "--pretrain-graphs", str(tmp_path)])
+        != 0
+    )
     assert "not a graphs directory" in capsys.readouterr().err
     assert main([*base, "--init", str(tmp_path)]) != 0
     assert "not a model directory" in capsys.readouterr().err

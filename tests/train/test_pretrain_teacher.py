@@ -25,7 +25,9 @@ from graphtx.train.data import GraphStore
 
 def _g(doc: str, kind: str, nodes: list[str]) -> InventionGraph:
     n = len(nodes)
-    return InventionGraph(doc, kind, kind, tuple(nodes), ("feature",) * n, tuple(range(n - 1)), tuple(range(1, n)), ("part_of",) * (n - 1))
+    return InventionGraph(
+        doc, kind, kind, tuple(nodes), ("feature",) * n, tuple(range(n - 1)), tuple(range(1, n)), ("part_of",) * (n - 1)
+    )
 
 
 def _unit(rows) -> np.ndarray:
@@ -58,11 +60,19 @@ def _pool(monkeypatch, with_vectors: set[str]):
     words = ["rotor", "vane", "valve", "spring", "shaft", "gear", "lever", "plate"]
     ids = [f"D{i}" for i in range(8)]
     store = GraphStore(
-        [g for i, d in enumerate(ids) for g in (_g(d, "first_claim", [words[i]]), _g(d, "description", [words[i], words[(i + 1) % 8]]))]
+        [
+            g
+            for i, d in enumerate(ids)
+            for g in (_g(d, "first_claim", [words[i]]), _g(d, "description", [words[i], words[(i + 1) % 8]]))
+        ]
     )
     rows = [d for d in ids if d in with_vectors]
     vectors = _unit([[np.cos(int(d[1:]) / 3), np.sin(int(d[1:]) / 3)] for d in rows])  # neighbours: adjacent ids
-    monkeypatch.setattr(pg, "load_teacher_vectors", lambda directory: TeacherVectors(tuple(rows), vectors, {"model": "fake", "fields": ["abstract"]}))
+    monkeypatch.setattr(
+        pg,
+        "load_teacher_vectors",
+        lambda directory: TeacherVectors(tuple(rows), vectors, {"model": "fake", "fields": ["abstract"]}),
+    )
     cfg = TrainConfig(
         pretrain_batch_docs=2,
         pretrain_views_weight=0,
@@ -144,23 +154,57 @@ def test_distilling_a_teacher_beats_the_untrained_model_from_the_cli(synthetic, 
         "--json",
         "--no-rank-fit",
     ]
-    assert main([*base, "--config", str(config), "--stages", "pretrain", "--out", str(tmp_path / "pre")]) != 0  # no teacher given
+    assert (
+        main([*base, "--config", str(config), "--stages", "pretrain", "--out", str(tmp_path / "pre")]) != 0
+    )  # no teacher given
     assert "needs a teacher" in capsys.readouterr().err
-    assert main([*base, "--config", str(config), "--stages", "pretrain", "--teacher", str(tmp_path / "teacher"), "--out", str(tmp_path / "pre")]) == 0
+    assert (
+        main(
+            [
+                *base,
+                "--config",
+                str(config),
+                "--stages",
+                "pretrain",
+                "--teacher",
+                str(tmp_path / "teacher"),
+                "--out",
+                str(tmp_path / "pre"),
+            ]
+        )
+        == 0
+    )
     summary = json.loads(capsys.readouterr().out)
     log = [json.loads(x) for x in (tmp_path / "pre" / "pretrain" / "log.jsonl").read_text().splitlines()]
     assert all(r["teacher_queries"] == 32 and r["spans"] == 0 for r in log)
     assert np.mean([r["teacher_loss"] for r in log[-5:]]) < np.mean([r["teacher_loss"] for r in log[:5]])
     done = json.loads((tmp_path / "pre" / "pretrain" / "done.json").read_text())
     assert done["teacher_documents"] == 96 and done["teacher"].startswith("all-MiniLM-L6-v2")
-    assert main([*base, "--config", str(synthetic / "tiny.yaml"), "--stages", "base", "--max-steps", "1", "--out", str(tmp_path / "scratch")]) == 0
+    assert (
+        main(
+            [
+                *base,
+                "--config",
+                str(synthetic / "tiny.yaml"),
+                "--stages",
+                "base",
+                "--max-steps",
+                "1",
+                "--out",
+                str(tmp_path / "scratch"),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     untrained = json.loads((tmp_path / "scratch" / "base" / "evals.jsonl").read_text().splitlines()[0])
     assert untrained["reference"] and summary["stages"]["pretrain"]["best_ndcg"] > untrained["ndcg"]
 
 
 @pytest.mark.timeout(240)
-def test_a_peer_named_teacher_is_encoded_by_the_run_then_fine_tuned_at_the_fine_tune_rate(synthetic, tmp_path, monkeypatch, capsys):
+def test_a_peer_named_teacher_is_encoded_by_the_run_then_fine_tuned_at_the_fine_tune_rate(
+    synthetic, tmp_path, monkeypatch, capsys
+):
     import graphtx.text.peers as peers
 
     monkeypatch.setattr(peers, "require_peer", lambda name, cache_dir="": tmp_path)
@@ -218,12 +262,16 @@ def test_a_peer_named_teacher_is_encoded_by_the_run_then_fine_tuned_at_the_fine_
     assert base and max(r["lr"] for r in base) <= 0.00002 + 1e-12  # the fine-tune rate, not train.lr (1e-3)
     # the same command again: the finished stages are reused; the teacher is neither encoded again nor needed
     monkeypatch.setattr(peers_io, "load_peer", lambda *a, **k: pytest.fail("the teacher was encoded again"))
-    monkeypatch.setattr(peers, "require_peer", lambda *a, **k: pytest.fail("a finished pre-training asked for the peer"))
+    monkeypatch.setattr(
+        peers, "require_peer", lambda *a, **k: pytest.fail("a finished pre-training asked for the peer")
+    )
     assert main(args) == 0
     assert "teacher:" not in capsys.readouterr().err
 
 
-def test_the_run_teacher_is_reused_while_its_corpus_is_unchanged_and_encoded_again_when_it_changes(synthetic, tmp_path, monkeypatch):
+def test_the_run_teacher_is_reused_while_its_corpus_is_unchanged_and_encoded_again_when_it_changes(
+    synthetic, tmp_path, monkeypatch
+):
     import graphtx.text.peers as peers
     from graphtx.config import load_config
     from graphtx.corpus.store import documents_path
@@ -232,7 +280,11 @@ def test_the_run_teacher_is_reused_while_its_corpus_is_unchanged_and_encoded_aga
     monkeypatch.setattr(peers, "require_peer", lambda name, cache_dir="": tmp_path)
     monkeypatch.setattr(teacher_io, "peer_path", lambda name, cache_dir="": tmp_path)
     encoded = []
-    monkeypatch.setattr(peers_io, "load_peer", lambda path, max_tokens, dtype="float32", device="cpu": encoded.append(max_tokens) or _TopicPeer())
+    monkeypatch.setattr(
+        peers_io,
+        "load_peer",
+        lambda path, max_tokens, dtype="float32", device="cpu": encoded.append(max_tokens) or _TopicPeer(),
+    )
     corpus = tmp_path / "corpus"
     shutil.copytree(synthetic / "corpus", corpus)
     config = load_config(synthetic / "tiny.yaml")
@@ -247,7 +299,9 @@ def test_the_run_teacher_is_reused_while_its_corpus_is_unchanged_and_encoded_aga
     os.utime(docs, ns=(docs.stat().st_atime_ns, docs.stat().st_mtime_ns + 10**9))
     run_teacher_dir(config, corpus, [], tmp_path / "run", False, lines.append)
     assert sum("encoding the pool" in x for x in lines) == 2  # the job is done again, not trusted ...
-    assert len(encoded) == 1 and any("96 of them from the peer vector cache" in x for x in lines)  # ... from the texts' cached vectors
+    assert len(encoded) == 1 and any(
+        "96 of them from the peer vector cache" in x for x in lines
+    )  # ... from the texts' cached vectors
     os.utime(docs, ns=(docs.stat().st_atime_ns, docs.stat().st_mtime_ns + 10**9))
     no_cache = replace(config, eval=replace(config.eval, peer_vector_cache_dir=""))
     run_teacher_dir(no_cache, corpus, [], tmp_path / "run", False, lines.append)
@@ -264,19 +318,30 @@ def test_the_run_teacher_reads_its_fields_and_passages_on_the_training_device(sy
     monkeypatch.setattr(peers, "require_peer", lambda name, cache_dir="": tmp_path)
     monkeypatch.setattr(teacher_io, "peer_path", lambda name, cache_dir="": tmp_path)
     loaded, read = [], []
-    monkeypatch.setattr(peers_io, "load_peer", lambda path, max_tokens, dtype="float32", device="cpu": loaded.append(device) or _TopicPeer())
     monkeypatch.setattr(
-        peers_io, "encode_passages", lambda model, texts, passages, batch_size=64: read.append(passages) or model.encode(texts).numpy()
+        peers_io,
+        "load_peer",
+        lambda path, max_tokens, dtype="float32", device="cpu": loaded.append(device) or _TopicPeer(),
+    )
+    monkeypatch.setattr(
+        peers_io,
+        "encode_passages",
+        lambda model, texts, passages, batch_size=64: read.append(passages) or model.encode(texts).numpy(),
     )
     config = load_config(synthetic / "tiny.yaml")
     config = replace(
         config,
         train=replace(
-            config.train, pretrain_teacher="minilm", pretrain_teacher_fields=("title", "abstract", "description"), pretrain_teacher_passages=3
+            config.train,
+            pretrain_teacher="minilm",
+            pretrain_teacher_fields=("title", "abstract", "description"),
+            pretrain_teacher_passages=3,
         ),
     )
     lines = []
-    directory = run_teacher_dir(config, synthetic / "corpus", [], tmp_path / "run", False, lines.append, device="cuda:0")
+    directory = run_teacher_dir(
+        config, synthetic / "corpus", [], tmp_path / "run", False, lines.append, device="cuda:0"
+    )
     manifest = json.loads((directory / "manifest.json").read_text())
     assert manifest["fields"] == ["title", "abstract", "description"] and manifest["passages"] == 3
     assert loaded == ["cuda:0"] and set(read) == {3}
@@ -298,9 +363,15 @@ def test_a_teacher_directory_keeps_what_it_read_and_says_so(tmp_path):
 
     (tmp_path / "manifest.json").write_text(json.dumps({"fields": ["title", "abstract"], "passages": 1}))
     lines = []
-    for fields, passages, warned in ((("title", "abstract"), 1, False), (("title", "abstract", "description"), 4, True)):
+    for fields, passages, warned in (
+        (("title", "abstract"), 1, False),
+        (("title", "abstract", "description"), 4, True),
+    ):
         train = TrainConfig(
-            pretrain_teacher=str(tmp_path), pretrain_teacher_weight=1.0, pretrain_teacher_fields=fields, pretrain_teacher_passages=passages
+            pretrain_teacher=str(tmp_path),
+            pretrain_teacher_weight=1.0,
+            pretrain_teacher_fields=fields,
+            pretrain_teacher_passages=passages,
         )
         note_directory_teacher(SimpleNamespace(train=train), lines.append)
         assert bool(lines) == warned
@@ -370,7 +441,11 @@ def test_a_named_peer_that_is_not_installed_says_how_to_go_on(synthetic, tmp_pat
 
     real_find_spec = importlib.util.find_spec
     monkeypatch.setattr(peers, "peer_path", lambda name, cache_dir="": tmp_path)  # the weights there, the library not
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "sentence_transformers" else real_find_spec(name, *a))
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "sentence_transformers" else real_find_spec(name, *a),
+    )
     assert main(args) != 0
     err = capsys.readouterr().err
     assert "need sentence-transformers" in err and "--stages base" in err
@@ -385,15 +460,37 @@ def test_torchrun_reuses_a_finished_pretrain_stage_or_says_how_to_make_one(tmp_p
     cfg, stage = TrainConfig(), tmp_path / "pretrain"
     with pytest.raises(ValueError, match="without torchrun or `--engine ray`, with `--stages pretrain --no-rank-fit`"):
         _finished_pretrain_stage(stage, cfg, {}, {})
-    state = {"step": 7, "evals": 1, "best_score": 0.2, "best_recall": 0.2, "best_ndcg": 0.3, "best_step": 7, "stopped": "max steps"}
+    state = {
+        "step": 7,
+        "evals": 1,
+        "best_score": 0.2,
+        "best_recall": 0.2,
+        "best_ndcg": 0.3,
+        "best_step": 7,
+        "stopped": "max steps",
+    }
     stage.mkdir()
     (stage / "done.json").write_text(json.dumps({"state": state, "documents": 12, "two_view_documents": 0}))
-    model_cfg = ModelConfig(vocab_size=50, token_dim=8, node_dim=16, heads=2, layers=1, ffn_mult=2, base_dim=16, reduced_dim=0, num_experts=2)
+    model_cfg = ModelConfig(
+        vocab_size=50,
+        token_dim=8,
+        node_dim=16,
+        heads=2,
+        layers=1,
+        ffn_mult=2,
+        base_dim=16,
+        reduced_dim=0,
+        num_experts=2,
+    )
     save_model(stage / "best", GraphEncoder(model_cfg))
     results, scores = {}, {}
     loaded = _finished_pretrain_stage(stage, cfg, results, scores)
     assert isinstance(loaded, GraphEncoder) and loaded.training
-    assert results["pretrain"]["steps"] == 7 and results["pretrain"]["documents"] == 12 and scores["pretrain"] == pytest.approx(0.2)
+    assert (
+        results["pretrain"]["steps"] == 7
+        and results["pretrain"]["documents"] == 12
+        and scores["pretrain"] == pytest.approx(0.2)
+    )
 
 
 @pytest.mark.timeout(240)
@@ -430,7 +527,10 @@ def test_a_killed_distillation_resumes_from_its_checkpoint_to_identical_weights(
     )
     full = train(*args, str(tmp_path / "full"), **kwargs)
     # "kill" after 6 steps (the checkpoint is at step 4: steps 5-6 are lost and redone), then the same call resumes
-    assert train(*args, str(tmp_path / "killed"), stop_after_steps=6, **kwargs) == {"interrupted": "pretrain", "step": 6}
+    assert train(*args, str(tmp_path / "killed"), stop_after_steps=6, **kwargs) == {
+        "interrupted": "pretrain",
+        "step": 6,
+    }
     assert (tmp_path / "killed" / "pretrain" / "checkpoint.pt").is_file()
     resumed = train(*args, str(tmp_path / "killed"), **kwargs)
     assert resumed["stages"] == full["stages"] and resumed["stages"]["pretrain"]["steps"] == 9

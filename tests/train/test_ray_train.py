@@ -10,15 +10,24 @@ import yaml
 from graphtx.cli import main
 from tests.train.test_loop import _train_args
 
-pytest.importorskip("ray", reason="Ray is the optional extra: pip install 'graphtx[ray]' (its tests run in make test-slow)")
+pytest.importorskip(
+    "ray", reason="Ray is the optional extra: pip install 'graphtx[ray]' (its tests run in make test-slow)"
+)
 pytestmark = pytest.mark.slow
 
 
 @pytest.mark.timeout(400)
 def test_ray_train_is_ddp_over_two_workers_with_the_single_process_loss(synthetic, tmp_path, ray_local):
-    config = yaml.safe_load((synthetic / "tiny.yaml").read_text())  # no randomness that differs per rank (as test_distributed.py)
+    config = yaml.safe_load(
+        (synthetic / "tiny.yaml").read_text()
+    )  # no randomness that differs per rank (as test_distributed.py)
     config["model"] |= {"dropout": 0.0, "attention_dropout": 0.0, "embedding_dropout": 0.0}
-    config["train"] |= {"node_dropout_max": 0.0, "graph_type_augment_p": 0.0, "mining": "hardest", "cross_rank_negatives": True}
+    config["train"] |= {
+        "node_dropout_max": 0.0,
+        "graph_type_augment_p": 0.0,
+        "mining": "hardest",
+        "cross_rank_negatives": True,
+    }
     (tmp_path / "exact.yaml").write_text(yaml.safe_dump(config))
     common = ("--config", str(tmp_path / "exact.yaml"), "--stages", "base", "--max-steps", "3", "--device", "cpu")
     assert main(_train_args(synthetic, tmp_path / "local", *common)) == 0

@@ -67,7 +67,14 @@ loads torch (the model): the command imports it when it runs, never at start-up.
 
 from graphtx.eval.phrases.config import PhraseConfig
 from graphtx.eval.phrases.finetune import LOSSES, fine_tune
-from graphtx.eval.phrases.model import PairBatch, PhraseSimilarityModel, cpc_class, distilled_model, pretrained_model, score
+from graphtx.eval.phrases.model import (
+    PairBatch,
+    PhraseSimilarityModel,
+    cpc_class,
+    distilled_model,
+    pretrained_model,
+    score,
+)
 from graphtx.eval.phrases.protocol import PUBLISHED, PhraseEvalReport, evaluate_phrases
 from graphtx.eval.phrases.report import format_table, plot_scatter, report_lines, write_results
 from graphtx.metrics import pearson_spearman

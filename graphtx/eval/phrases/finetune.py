@@ -18,7 +18,10 @@ from graphtx.model.batch import Tokenizer
 from graphtx.text.phrase_pairs import PhrasePairs, split_by_anchor
 from graphtx.train.loss import cosent_loss, mse_loss
 
-LOSSES: dict[str, Callable[[torch.Tensor, torch.Tensor, float], torch.Tensor]] = {"mse": mse_loss, "cosent": cosent_loss}  # keys = config.LOSS_NAMES
+LOSSES: dict[str, Callable[[torch.Tensor, torch.Tensor, float], torch.Tensor]] = {
+    "mse": mse_loss,
+    "cosent": cosent_loss,
+}  # keys = config.LOSS_NAMES
 
 
 def fine_tune(
@@ -56,7 +59,11 @@ def fine_tune(
     loss_fn = LOSSES[cfg.loss]
 
     def evaluate(epoch: int, train_loss: float) -> dict:
-        p, s = pearson_spearman(score(model, dev_data, cfg.eval_batch_size), dev.score) if dev_data else (math.nan, math.nan)
+        p, s = (
+            pearson_spearman(score(model, dev_data, cfg.eval_batch_size), dev.score)
+            if dev_data
+            else (math.nan, math.nan)
+        )
         return {"epoch": epoch, "train_loss": train_loss, "dev_pearson": p, "dev_spearman": s}
 
     steps = math.ceil(len(fit) / cfg.batch_size)
@@ -71,7 +78,14 @@ def fine_tune(
             model.train()
             total = 0.0
             order = torch.randperm(len(fit), generator=generator).numpy()
-            with tqdm(total=steps, desc=f"phrases epoch {epoch}/{cfg.epochs}", unit="step", disable=disable, file=sys.stderr, leave=False) as bar:
+            with tqdm(
+                total=steps,
+                desc=f"phrases epoch {epoch}/{cfg.epochs}",
+                unit="step",
+                disable=disable,
+                file=sys.stderr,
+                leave=False,
+            ) as bar:
                 for start in range(0, len(fit), cfg.batch_size):
                     batch = fit_data.batch(order[start : start + cfg.batch_size], cfg.context_dropout, generator)
                     loss = loss_fn(model(batch), batch.score, cfg.cosent_scale)
@@ -95,8 +109,12 @@ def _optimizer(model: PhraseSimilarityModel, cfg: PhraseConfig) -> torch.optim.A
     if cfg.token_lr_scale == 0:
         table.requires_grad_(False)
     rest = [p for p in model.parameters() if p is not table]
-    groups = [{"params": rest}] + ([{"params": [table], "lr": cfg.lr * cfg.token_lr_scale}] if cfg.token_lr_scale > 0 else [])
-    return torch.optim.AdamW(groups, lr=cfg.lr, weight_decay=cfg.weight_decay, fused=True)  # fused: 5x faster steps on CPU
+    groups = [{"params": rest}] + (
+        [{"params": [table], "lr": cfg.lr * cfg.token_lr_scale}] if cfg.token_lr_scale > 0 else []
+    )
+    return torch.optim.AdamW(
+        groups, lr=cfg.lr, weight_decay=cfg.weight_decay, fused=True
+    )  # fused: 5x faster steps on CPU
 
 
 @contextlib.contextmanager

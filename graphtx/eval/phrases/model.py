@@ -69,7 +69,9 @@ class PhraseSimilarityModel(nn.Module):
         self.tokenizer = tokenizer
         self.max_tokens_per_phrase = max_tokens_per_phrase
         self.use_context = use_context
-        self.encoder = SWEMNodeEncoder(tokenizer.vocab_size, token_dim, node_dim or 2 * token_dim, embedding_dropout, word_order=word_order)
+        self.encoder = SWEMNodeEncoder(
+            tokenizer.vocab_size, token_dim, node_dim or 2 * token_dim, embedding_dropout, word_order=word_order
+        )
         d = self.encoder.node_dim
         classes = sorted({cpc_class(c) for c in contexts} - {""}) if use_context else []
         self.classes = (UNKNOWN, *classes)
@@ -104,7 +106,9 @@ class PhraseSimilarityModel(nn.Module):
 
     # --- forward ---------------------------------------------------------------
 
-    def embed(self, token_ids: torch.Tensor, token_node: torch.Tensor, class_id: torch.Tensor, section_id: torch.Tensor) -> torch.Tensor:
+    def embed(
+        self, token_ids: torch.Tensor, token_node: torch.Tensor, class_id: torch.Tensor, section_id: torch.Tensor
+    ) -> torch.Tensor:
         """(t,), (t,), (n,), (n,) -> (n, d): phrase vectors in their contexts."""
         h = self.encoder(token_ids, token_node, torch.full_like(class_id, FEATURE_TYPE))  # (n, d)
         if not self.use_context:
@@ -115,7 +119,9 @@ class PhraseSimilarityModel(nn.Module):
 
     def forward(self, batch: PairBatch) -> torch.Tensor:
         """-> (p,) cosine similarity of each pair."""
-        h = self.embed(batch.token_ids, batch.token_node, batch.class_id.repeat(2), batch.section_id.repeat(2))  # (2p, d)
+        h = self.embed(
+            batch.token_ids, batch.token_node, batch.class_id.repeat(2), batch.section_id.repeat(2)
+        )  # (2p, d)
         anchor, target = h.chunk(2)  # (p, d) each
         return F.cosine_similarity(anchor, target, dim=-1)  # (p,); 0 where a phrase has no tokens and no context
 
@@ -130,13 +136,17 @@ class _PairTensors:
         phrases, inverse = np.unique(np.concatenate([pairs.anchor, pairs.target]), return_inverse=True)
         self.anchor_row, self.target_row = inverse[: len(pairs)], inverse[len(pairs) :]  # (p,) each
         self.tokens = PhraseTokens(model.tokenizer, phrases.tolist(), model.max_tokens_per_phrase)
-        self.class_id, self.section_id = (torch.from_numpy(a) for a in model.context_rows(pairs.context.tolist()))  # (p,) each
+        self.class_id, self.section_id = (
+            torch.from_numpy(a) for a in model.context_rows(pairs.context.tolist())
+        )  # (p,) each
         self.score = torch.from_numpy(pairs.score.astype(np.float32))  # (p,)
 
     def __len__(self) -> int:
         return self.score.numel()
 
-    def batch(self, rows: np.ndarray, context_dropout: float = 0.0, generator: torch.Generator | None = None) -> PairBatch:
+    def batch(
+        self, rows: np.ndarray, context_dropout: float = 0.0, generator: torch.Generator | None = None
+    ) -> PairBatch:
         phrase = np.concatenate([self.anchor_row[rows], self.target_row[rows]])  # (2p,)
         token_ids, token_node = self.tokens.node_inputs(phrase)  # (t,) each
         rows_t = torch.from_numpy(np.asarray(rows, dtype=np.int64))
@@ -149,16 +159,22 @@ class _PairTensors:
 # --- scoring ---------------------------------------------------------------------
 
 
-def pretrained_model(tokenizer: Tokenizer, vectors: np.ndarray, pool: str = "mean+max", max_tokens_per_phrase: int = 16) -> PhraseSimilarityModel:
+def pretrained_model(
+    tokenizer: Tokenizer, vectors: np.ndarray, pool: str = "mean+max", max_tokens_per_phrase: int = 16
+) -> PhraseSimilarityModel:
     """An untrained scorer over the pre-trained token vectors: ``"mean"`` (FastText average) or ``"mean+max"`` (SWEM)."""
     if pool not in ("mean", "mean+max"):
         raise ValueError(f"pool must be 'mean' or 'mean+max', got {pool!r}")
     token_dim = vectors.shape[1]
     node_dim = token_dim if pool == "mean" else 2 * token_dim
-    return _new_model(tokenizer, vectors, node_dim=node_dim, use_context=False, max_tokens_per_phrase=max_tokens_per_phrase).eval()
+    return _new_model(
+        tokenizer, vectors, node_dim=node_dim, use_context=False, max_tokens_per_phrase=max_tokens_per_phrase
+    ).eval()
 
 
-def distilled_model(tokenizer: Tokenizer, vectors: np.ndarray, projection: NodeProjection, max_tokens_per_phrase: int = 16) -> PhraseSimilarityModel:
+def distilled_model(
+    tokenizer: Tokenizer, vectors: np.ndarray, projection: NodeProjection, max_tokens_per_phrase: int = 16
+) -> PhraseSimilarityModel:
     """The node encoder of a ``graphtx distil-phrases`` tokens directory as it is: its token vectors, projection and
     word-order layers, no context."""
     model = _new_model(

@@ -69,16 +69,24 @@ def evaluate_phrases(
     tokenizer, vectors = load_tokens(tokens_dir)
     train, valid = read_phrase_pairs(train_csv), read_phrase_pairs(valid_csv)
     predictions = {
-        FASTTEXT_ROW: score(pretrained_model(tokenizer, vectors, "mean", cfg.max_tokens_per_phrase), valid, cfg.eval_batch_size),
-        SWEM_ROW: score(pretrained_model(tokenizer, vectors, "mean+max", cfg.max_tokens_per_phrase), valid, cfg.eval_batch_size),
+        FASTTEXT_ROW: score(
+            pretrained_model(tokenizer, vectors, "mean", cfg.max_tokens_per_phrase), valid, cfg.eval_batch_size
+        ),
+        SWEM_ROW: score(
+            pretrained_model(tokenizer, vectors, "mean+max", cfg.max_tokens_per_phrase), valid, cfg.eval_batch_size
+        ),
     }
     projection = load_node_projection(tokens_dir)
     if projection is not None:  # the node encoder a graph model over these tokens starts from
-        predictions[DISTILLED_ROW] = score(distilled_model(tokenizer, vectors, projection, cfg.max_tokens_per_phrase), valid, cfg.eval_batch_size)
+        predictions[DISTILLED_ROW] = score(
+            distilled_model(tokenizer, vectors, projection, cfg.max_tokens_per_phrase), valid, cfg.eval_batch_size
+        )
     t0 = time.time()
     model = fine_tune(train, tokenizer, vectors, cfg, seed, progress)
     t_fine_tune = time.time() - t0
-    predictions[TUNED_ROW if cfg.use_context else "SWEM fine-tuned (no context)"] = score(model, valid, cfg.eval_batch_size)
+    predictions[TUNED_ROW if cfg.use_context else "SWEM fine-tuned (no context)"] = score(
+        model, valid, cfg.eval_batch_size
+    )
 
     rows = []
     for method, pred in predictions.items():
@@ -91,7 +99,12 @@ def evaluate_phrases(
         rows=rows,
         train=_describe(train) | {"dev_anchors": model.dev_anchors},
         valid=_describe(valid),
-        tokens={"path": str(tokens_dir), "vocab_size": tokenizer.vocab_size, "dim": int(vectors.shape[1]), "fingerprint": fingerprint},
+        tokens={
+            "path": str(tokens_dir),
+            "vocab_size": tokenizer.vocab_size,
+            "dim": int(vectors.shape[1]),
+            "fingerprint": fingerprint,
+        },
         config=dataclasses.asdict(cfg),
         seed=seed,
         history=model.history,

@@ -35,10 +35,18 @@ def write_results(report: PhraseEvalReport, out_dir: str | Path) -> dict[str, Pa
         writer.writerow(["anchor", "target", "context", "score", *methods])
         for i in range(len(valid)):
             writer.writerow(
-                [valid.anchor[i], valid.target[i], valid.context[i], valid.score[i], *(f"{report.predictions[m][i]:.6f}" for m in methods)]
+                [
+                    valid.anchor[i],
+                    valid.target[i],
+                    valid.context[i],
+                    valid.score[i],
+                    *(f"{report.predictions[m][i]:.6f}" for m in methods),
+                ]
             )
     method = list(report.predictions)[-1]  # the fine-tuned model
-    plot_scatter(report.predictions[method], report.gold, paths["scatter"], title=f"{method}: validation split", seed=report.seed)
+    plot_scatter(
+        report.predictions[method], report.gold, paths["scatter"], title=f"{method}: validation split", seed=report.seed
+    )
     atomic_write_text(paths["results"], json.dumps(report.to_json(), indent=2) + "\n")  # the summary, last
     return paths
 

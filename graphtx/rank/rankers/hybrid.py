@@ -35,5 +35,12 @@ class HybridRanker(PoolRanker):
             return int(r) if r > 0 else None
 
         return [
-            explain_rrf(rank(pool.dense_rank[i]), rank(pool.bm25_rank[i]), settings.dense_weight, settings.bm25_weight, settings.rrf_k) for i in rows
+            explain_rrf(
+                rank(pool.dense_rank[i]),
+                rank(pool.bm25_rank[i]),
+                settings.dense_weight,
+                settings.bm25_weight,
+                settings.rrf_k,
+            )
+            for i in rows
         ]
