@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1] / "graphtx"
 
 # Lowest first. A module may import its own layer and the layers below it, never one above.
 LAYERS: list[tuple[str, ...]] = [
-    # infrastructure: knows no stage (atomic writes, locks, integrity, journals, the local pool and the Ray engine)
+    # infrastructure: knows no stage (atomic writes, locks, integrity, journals, the local pool, the Ray engine, progress bars)
     (
         "errors",
         "lock",
@@ -29,6 +29,7 @@ LAYERS: list[tuple[str, ...]] = [
         "from_dict",
         "links",
         "metrics",
+        "progress",
     ),
     ("corpus",),  # ingest
     ("graphs",),  # parse

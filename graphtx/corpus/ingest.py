@@ -12,13 +12,10 @@ given, how many documents got each field (and which ``extra`` keys were kept). T
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-from tqdm import tqdm
 
 from graphtx.corpus.base import ParsedRecord, RawRecord, RecordError, SkippedRecord
 from graphtx.corpus.config import IngestConfig
@@ -26,6 +23,7 @@ from graphtx.corpus.formats import ARCHIVE_ERRORS, READERS, discover, missing_so
 from graphtx.corpus.schema import PatentDocument
 from graphtx.corpus.store import CorpusWriter
 from graphtx.parallel import bounded_map
+from graphtx.progress import progress_bar
 
 
 @dataclass(frozen=True)
@@ -188,7 +186,7 @@ def ingest(
     seen = written = 0
     filled = FieldCounts(sources)
     with CorpusWriter(out_dir, rows_per_group=cfg.rows_per_group) as writer:
-        bar = tqdm(desc="ingest", unit="rec", disable=None if progress is None else not progress, file=sys.stderr)
+        bar = progress_bar(desc="ingest", unit="rec", enabled=progress)
         results = bounded_map(parse_item, iter_items(sources, cfg), workers=cfg.workers, chunk_size=cfg.chunk_size)
         for item, parsed in results:
             seen += 1

@@ -21,8 +21,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tqdm import tqdm
-
 from graphtx.corpus.citations import read_citations
 from graphtx.eval import PROTOCOLS
 from graphtx.eval.baselines import BM25System
@@ -40,6 +38,7 @@ from graphtx.eval.protocols import (
     save_samples,
 )
 from graphtx.eval.systems import System
+from graphtx.progress import progress_bar
 
 
 @dataclass
@@ -102,9 +101,7 @@ def tune_bm25(
     grid, best = [], None
     quick = dataclasses.replace(cfg, depth=max(cfg.recall_k, cfg.ndcg_k), recall_ks=())
     points = [(k1, b) for k1 in cfg.tune_k1 for b in cfg.tune_b]
-    for k1, b in tqdm(
-        points, desc="tune bm25", unit="point", disable=None if progress is None else not progress, file=sys.stderr
-    ):
+    for k1, b in progress_bar(points, desc="tune bm25", unit="point", enabled=progress):
         system = BM25System.from_config(cfg, k1=k1, b=b).fit(corpus, tokens)
         value = evaluate_retrieval(system, corpus, judged, quick, per_query=False).metrics[metric]
         grid.append({"k1": k1, "b": b, metric: value})

@@ -28,7 +28,6 @@ import contextlib
 import dataclasses
 import itertools
 import pickle
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -36,7 +35,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from tqdm import tqdm
 
 from graphtx import integrity
 from graphtx.atomic import MANIFEST_FILE, StagedDir, atomic_write_bytes, interrupted_run
@@ -47,6 +45,7 @@ from graphtx.graphs.builder import GraphBuilder
 from graphtx.graphs.config import ParseConfig
 from graphtx.graphs.graph import GRAPH_SCHEMA, InventionGraph
 from graphtx.parallel import bounded_map
+from graphtx.progress import progress_bar
 from graphtx.shards import ShardJournal, content_identity, plan_shards
 
 GRAPHS_FILE = "graphs.parquet"
@@ -163,13 +162,8 @@ def parse_corpus(
                         initializer=_init_worker,
                         initargs=(cfg,),
                     )
-                for doc_id, graphs, reason, lang in tqdm(
-                    results,
-                    total=total,
-                    desc="parse",
-                    unit="doc",
-                    disable=None if progress is None else not progress,
-                    file=sys.stderr,
+                for doc_id, graphs, reason, lang in progress_bar(
+                    results, total=total, desc="parse", unit="doc", enabled=progress
                 ):
                     languages[lang or "unknown"] += 1
                     if reason.startswith(f"language {lang!r} is not English"):

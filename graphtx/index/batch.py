@@ -43,7 +43,6 @@ import hashlib
 import io
 import json
 import os
-import sys
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -280,20 +279,15 @@ def _run_locked(
     started,
 ) -> BatchReport:
     """run_topics under the run file's lock (one batch run writes one output at a time)."""
-    from tqdm import tqdm
+    from graphtx.progress import progress_bar
 
     lines = len(read) + len(skipped)
     done = _open_journal(paths["journal"], settings, restart)
     resumed = len({t.qid for t in read} & set(done))
     todo = [t for t in read if t.qid not in done]
     with open(paths["journal"], "a", encoding="utf-8") as journal:
-        bar = tqdm(
-            total=len(read),
-            initial=len(read) - len(todo),
-            desc="topics",
-            unit="topic",
-            disable=None if progress is None else not progress,
-            file=sys.stderr,
+        bar = progress_bar(
+            total=len(read), initial=len(read) - len(todo), desc="topics", unit="topic", enabled=progress
         )
         for topic in todo:
             entry = search_topic(index, topic, k, all_independent, merge, search_kwargs)

@@ -25,7 +25,6 @@ import contextlib
 import dataclasses
 import json
 import shutil
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,7 +33,6 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from tqdm import tqdm
 
 from graphtx.atomic import replacing
 from graphtx.graphs.graph import InventionGraph
@@ -55,6 +53,7 @@ from graphtx.index.store import (
     part_schema,
 )
 from graphtx.lock import IndexLock
+from graphtx.progress import progress_bar
 
 
 @dataclass(frozen=True)
@@ -226,13 +225,7 @@ def _build_index(
 
     total = count_graphs(graphs_dir, cfg.kind)
     t_embed = time.time()
-    bar = tqdm(
-        total=total,
-        desc=f"index {cfg.kind}",
-        unit="doc",
-        disable=None if progress is None else not progress,
-        file=sys.stderr,
-    )
+    bar = progress_bar(total=total, desc=f"index {cfg.kind}", unit="doc", enabled=progress)
     with bar:
         if engine == "ray":
             from graphtx.ray_engine import map_ordered

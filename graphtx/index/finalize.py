@@ -15,13 +15,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import platform
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-from tqdm import tqdm
 
 from graphtx import integrity
 from graphtx.errors import IntegrityError
@@ -48,6 +46,7 @@ from graphtx.index.store import (
     trained_file_name,
 )
 from graphtx.lock import IndexLock
+from graphtx.progress import progress_bar
 
 
 def finalize(
@@ -116,12 +115,11 @@ def finalize(
     shards, rebuilt = [], 0
     to_fill: list[tuple[Path, int, int]] = []  # (shard file, first part, last part) of the shards to write
     store.shards_dir.mkdir(parents=True, exist_ok=True)
-    bar = tqdm(
+    bar = progress_bar(
         total=len(layout),
         desc="shards",
         unit="shard",
-        disable=None if progress is None else not progress or len(layout) < 2,
-        file=sys.stderr,
+        enabled=None if progress is None else progress and len(layout) > 1,
     )
     with bar:
         for i, (first, last) in enumerate(layout):

@@ -23,13 +23,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
-from tqdm import tqdm
 
 from graphtx.atomic import replacing
 from graphtx.graphs.parse import count_graphs, iter_graphs
 from graphtx.model.config import ModelConfig
 from graphtx.model.encoder import GraphEncoder
 from graphtx.model.io import fingerprint
+from graphtx.progress import progress_bar
 
 
 def init_model(config: ModelConfig, tokens_dir: str | Path, seed: int) -> tuple[GraphEncoder, object]:
@@ -135,13 +135,7 @@ def embed_graphs(
     graphs = iter_graphs(graphs_dir, kind=kind)
     chunk_size = batch_size * 16
     chunks = iter(lambda: list(itertools.islice(graphs, chunk_size)), [])
-    bar = tqdm(
-        total=total,
-        desc=f"encode {kind}",
-        unit="graph",
-        disable=None if progress is None else not progress,
-        file=sys.stderr,
-    )
+    bar = progress_bar(total=total, desc=f"encode {kind}", unit="graph", enabled=progress)
     with bar:
         if engine == "ray":
             return _embed_on_ray(

@@ -81,8 +81,7 @@ def training_groups(
     progress: bool | None = None,
 ) -> list[Group]:
     """One :class:`Group` per judged query with a non-empty pool: pool scores, gains, ideal gains, features (``names``)."""
-    from tqdm import tqdm
-
+    from graphtx.progress import progress_bar
     from graphtx.rank.features import pool_features
 
     queries = judged.query_ids
@@ -91,8 +90,8 @@ def training_groups(
         np.random.default_rng(seed + 31).random(len(queries)) < date_dropout
     )  # (Q,) queries fitted without their year
     groups = []
-    for start in tqdm(
-        range(0, len(rows), chunk), desc="ranker features", unit="chunk", disable=progress is False, leave=False
+    for start in progress_bar(
+        range(0, len(rows), chunk), desc="ranker features", unit="chunk", enabled=progress, leave=False
     ):
         part = rows[start : start + chunk]
         bm25, dense = source.scores(part)

@@ -32,7 +32,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import itertools
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -50,6 +49,7 @@ from graphtx.corpus.store import (
     documents_path,
     iter_documents,
 )
+from graphtx.progress import progress_bar
 from graphtx.text.bpe import TOKENIZER_FILE, PatentTokenizer, train_bpe
 from graphtx.text.config import PretrainConfig
 from graphtx.text.fasttext import (
@@ -179,14 +179,13 @@ def pretrain(
     for corpus in corpora:
         documents_path(corpus)  # a clear error before any work
     out = Path(out_dir)
-    disable = None if progress is None else not progress
     started = time.time()
     total = sum(count_documents(c) for c in corpora)
     total = min(total, cfg.max_documents) if cfg.max_documents else total
 
     # pass 1: BPE on the text stream
     counts = _StreamCounts()
-    with tqdm(total=total, desc="pretrain bpe", unit="doc", disable=disable, file=sys.stderr) as bar:
+    with progress_bar(total=total, desc="pretrain bpe", unit="doc", enabled=progress) as bar:
         tokenizer = train_bpe(_iter_texts(corpora, cfg, counts, bar), cfg.vocab_size, cfg.min_frequency)
     if counts.texts == 0:
         raise ValueError(f"no text in {', '.join(map(str, corpora))}: nothing to pretrain on")
@@ -195,7 +194,7 @@ def pretrain(
     # pass 2: token-string sequences for FastText, in memory
     sequences: list[list[str]] = []
     n_tokens = 0
-    with tqdm(total=total, desc="pretrain tokenize", unit="doc", disable=disable, file=sys.stderr) as bar:
+    with progress_bar(total=total, desc="pretrain tokenize", unit="doc", enabled=progress) as bar:
         texts = _iter_texts(corpora, cfg, _StreamCounts(), bar)
         for batch in _batched(texts, BATCH_TEXTS):
             batch = batch[: cfg.max_fasttext_sentences - len(sequences)]
@@ -208,7 +207,7 @@ def pretrain(
     t_tokenize = time.time()
 
     # FastText, then one row per BPE token
-    with tqdm(total=cfg.epochs, desc="pretrain fasttext", unit="epoch", disable=disable, file=sys.stderr) as bar:
+    with progress_bar(total=cfg.epochs, desc="pretrain fasttext", unit="epoch", enabled=progress) as bar:
         ft = train_fasttext(
             sequences,
             cfg.dim,
@@ -226,7 +225,7 @@ def pretrain(
     rows = Counter(row_sources(tokenizer, ft))
     t_fasttext = time.time()
 
-    with tqdm(total=total, desc="pretrain idf", unit="doc", disable=disable, file=sys.stderr) as bar:
+    with progress_bar(total=total, desc="pretrain idf", unit="doc", enabled=progress) as bar:
         idf = token_idf(corpora, tokenizer, cfg, bar)
     staged = StagedDir(
         out, "`graphtx pretrain`", (TOKENIZER_FILE, VECTORS_FILE, IDF_FILE, NODE_PROJECTION_FILE)

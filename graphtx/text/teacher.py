@@ -23,19 +23,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from graphtx import integrity
 from graphtx.atomic import StagedDir, atomic_write_json, atomic_write_table
 from graphtx.corpus.schema import PatentDocument
 from graphtx.corpus.store import documents_path, iter_documents
+from graphtx.progress import progress_bar
 from graphtx.text.peer_cache import PeerVectorCache, encode_cached, peer_namespace
 from graphtx.text.peers import PEER_NAMES, TEACHER_FIELDS, lazy_encoder, peer_path, peer_sha256
 
@@ -198,9 +197,8 @@ def write_teacher_vectors(
         cache = PeerVectorCache.open(
             vector_cache_dir, peer_namespace(peer, sha, max_tokens, "float32", passages)
         )  # the baselines' for 1
-        disable = None if progress is None else not progress
         from_cache = 0
-        with tqdm(total=len(ids), desc=f"teacher {peer}", unit="doc", disable=disable, file=sys.stderr) as bar:
+        with progress_bar(total=len(ids), desc=f"teacher {peer}", unit="doc", enabled=progress) as bar:
             for k in range(n_chunks):
                 lo, hi = k * CHUNK_DOCS, min(len(ids), (k + 1) * CHUNK_DOCS)
                 if k not in done:

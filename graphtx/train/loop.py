@@ -22,20 +22,19 @@ point and resumed from its last checkpoint repeats the lost steps exactly.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from graphtx.atomic import atomic_write_json, atomic_write_text, replacing
 from graphtx.model.batch import collate
 from graphtx.model.encoder import GraphEncoder
 from graphtx.model.io import save_model
 from graphtx.model.late import late_score_matrix
+from graphtx.progress import progress_bar
 from graphtx.train.augment import choose_kinds, node_dropout
 from graphtx.train.batching import SizeAwareBatcher, shard_for_rank
 from graphtx.train.config import TrainConfig
@@ -160,11 +159,8 @@ class StageTrainer:
             self._evaluate(reference=True)  # step 0: logged as the starting point; selection starts with training
         cfg, st = self.cfg, self.state
         steps_run = 0
-        bar = tqdm(
-            desc=f"train {self.stage}",
-            unit="step",
-            disable=(None if self.progress is None else not self.progress) or not self.ctx.is_main,
-            file=sys.stderr,
+        bar = progress_bar(
+            desc=f"train {self.stage}", unit="step", enabled=self.progress if self.ctx.is_main else False
         )
         try:
             while not st.stopped:

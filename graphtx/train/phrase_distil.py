@@ -125,7 +125,7 @@ def tune_teacher(
     model, fit: PhrasePairs, dev: PhrasePairs | None, cfg: PhraseDistilConfig, seed: int, progress: bool | None
 ) -> dict:
     """Fine-tune the sentence-transformers ``model`` in place on ``fit`` (cosine vs. score); keep its best dev epoch."""
-    from tqdm import tqdm
+    from graphtx.progress import progress_bar
 
     def dev_pearson() -> float:
         model.eval()
@@ -148,9 +148,7 @@ def tune_teacher(
     best, best_state, best_epoch = history[0], None, 0
     with (
         torch.random.fork_rng(devices=[]),
-        tqdm(
-            total=steps, desc="distil-phrases teacher", unit="step", disable=_disabled(progress), file=sys.stderr
-        ) as bar,
+        progress_bar(total=steps, desc="distil-phrases teacher", unit="step", enabled=progress) as bar,
     ):
         torch.manual_seed(seed)  # the teacher's dropout
         for epoch in range(1, cfg.teacher_epochs + 1):
@@ -258,7 +256,7 @@ def distil_student(
 ) -> dict:
     """Train ``student`` in place. ``pair_rows``: (anchor rows, target rows) of the fit pairs in the pool;
     ``dev``: (anchor rows, target rows, scores) of the dev pairs, or None (the last epoch is kept)."""
-    from tqdm import tqdm
+    from graphtx.progress import progress_bar
 
     def dev_pearson() -> float:
         return pearson_spearman(student_cosines(student, tokens, dev[0], dev[1]), dev[2])[0] if dev else math.nan
@@ -271,13 +269,7 @@ def distil_student(
     history = [{"epoch": 0, "loss": math.nan, "dev_pearson": dev_pearson()}]
     best, best_epoch = history[0]["dev_pearson"], 0
     best_state = {k: v.clone() for k, v in student.state_dict().items()}
-    with tqdm(
-        total=cfg.epochs * steps,
-        desc="distil-phrases student",
-        unit="step",
-        disable=_disabled(progress),
-        file=sys.stderr,
-    ) as bar:
+    with progress_bar(total=cfg.epochs * steps, desc="distil-phrases student", unit="step", enabled=progress) as bar:
         for epoch in range(1, cfg.epochs + 1):
             student.train()
             order, total = rng.permutation(n), 0.0
@@ -517,7 +509,3 @@ def _save_npy(path: Path, array: np.ndarray) -> None:
     buffer = io.BytesIO()
     np.save(buffer, array)
     atomic_write_bytes(path, buffer.getvalue())
-
-
-def _disabled(progress: bool | None) -> bool | None:
-    return None if progress is None else not progress

@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -57,12 +56,12 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-from tqdm import tqdm
 
 from graphtx.atomic import atomic_write_json, atomic_write_text, replacing
 from graphtx.graphs.graph import InventionGraph
 from graphtx.model.batch import collate
 from graphtx.model.io import save_model
+from graphtx.progress import progress_bar
 from graphtx.text.teacher import load_teacher_vectors
 from graphtx.train.augment import node_dropout
 from graphtx.train.config import TrainConfig
@@ -415,14 +414,7 @@ class PretrainTrainer:
             if self.evaluator
             else set()
         )
-        bar = tqdm(
-            total=total,
-            initial=st.step,
-            desc="train pretrain",
-            unit="step",
-            disable=None if self.progress is None else not self.progress,
-            file=sys.stderr,
-        )
+        bar = progress_bar(total=total, initial=st.step, desc="train pretrain", unit="step", enabled=self.progress)
         steps_run = 0
         while st.step < total:
             record = self._step()

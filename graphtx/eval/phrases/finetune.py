@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import math
-import sys
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -42,7 +41,7 @@ def fine_tune(
     a step is ~3 ms of tiny ops, and on a busy 2-core machine two OpenMP threads made it ~25x
     slower. Same seed, same data and same thread count give the same model.
     """
-    from tqdm import tqdm
+    from graphtx.progress import progress_bar
 
     fit_rows, dev_rows = split_by_anchor(train_pairs, cfg.dev_fraction, seed)
     fit, dev = train_pairs.subset(fit_rows), train_pairs.subset(dev_rows)
@@ -67,7 +66,6 @@ def fine_tune(
         return {"epoch": epoch, "train_loss": train_loss, "dev_pearson": p, "dev_spearman": s}
 
     steps = math.ceil(len(fit) / cfg.batch_size)
-    disable = None if progress is None else not progress
     with _torch_threads(cfg.threads), torch.random.fork_rng(devices=[]):
         history = [evaluate(0, math.nan)]
         best_key, best_state, best_epoch = _selection_key(history[0]), copy.deepcopy(model.state_dict()), 0
@@ -78,13 +76,8 @@ def fine_tune(
             model.train()
             total = 0.0
             order = torch.randperm(len(fit), generator=generator).numpy()
-            with tqdm(
-                total=steps,
-                desc=f"phrases epoch {epoch}/{cfg.epochs}",
-                unit="step",
-                disable=disable,
-                file=sys.stderr,
-                leave=False,
+            with progress_bar(
+                total=steps, desc=f"phrases epoch {epoch}/{cfg.epochs}", unit="step", enabled=progress, leave=False
             ) as bar:
                 for start in range(0, len(fit), cfg.batch_size):
                     batch = fit_data.batch(order[start : start + cfg.batch_size], cfg.context_dropout, generator)
