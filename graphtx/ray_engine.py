@@ -25,11 +25,18 @@ its ``PYTHONPATH``.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 
 from graphtx.errors import GraphtxError
+
+log = logging.getLogger(__name__)
+
+ACTOR_RETRIES = (
+    3  # a task whose actor died (a pre-empted node, an OOM kill, kill -9) goes to a new actor at most this often
+)
 
 ENGINES = ("local", "ray")
 
@@ -115,6 +122,50 @@ class _StageActor:
         return work(self.state, *args)
 
 
+class _Actors:
+    """The actors of one job. One that dies is replaced once (however many of its tasks report the death) and each of its
+    tasks goes to the replacement; ``retried`` counts the new attempts of each task's key."""
+
+    def __init__(self, ray, actor_class, count: int, init: Callable, device: str, init_args: tuple, retried: dict):
+        self.ray, self.make = ray, lambda: actor_class.remote(init, device, tuple(init_args))
+        self.actors = [self.make() for _ in range(count)]
+        self.generation = [0] * count  # bumped at each replacement
+        self.retried = retried
+
+    def submit(self, a: int, work: Callable, args: tuple):
+        """(ref, generation) of ``work(*args)`` on actor ``a``."""
+        return self.actors[a].run.remote(work, tuple(args)), self.generation[a]
+
+    def get(self, ref):
+        """(the task's result, True), or (None, False) when its actor died (the caller resubmits)."""
+        try:
+            return self.ray.get(ref), True
+        except self.ray.exceptions.RayActorError:
+            return None, False
+
+    def replace_after_death(self, a: int, generation: int, key, err: str = "") -> None:
+        """Count another attempt of ``key``; replace actor ``a`` unless an earlier report of the same death did."""
+        self.retried[key] = self.retried.get(key, 0) + 1
+        if self.retried[key] > ACTOR_RETRIES:
+            raise GraphtxError(
+                f"the Ray actor running task {key!r} died {self.retried[key]} times: giving up (its finished work is kept; "
+                "the same command resumes)"
+            )
+        if generation == self.generation[a]:
+            with contextlib.suppress(Exception):
+                self.ray.kill(self.actors[a])
+            self.actors[a] = self.make()
+            self.generation[a] += 1
+        log.warning(
+            "Ray actor %d died during task %r: retried on a new actor (attempt %d)", a, key, self.retried[key] + 1
+        )
+
+    def kill_all(self) -> None:
+        for actor in self.actors:
+            with contextlib.suppress(Exception):
+                self.ray.kill(actor)
+
+
 def map_unordered(
     tasks: list[tuple[object, tuple]],
     init: Callable,
@@ -124,32 +175,39 @@ def map_unordered(
     workers: int,
     address: str | None = None,
     ahead: int = 2,
+    retried: dict | None = None,
 ) -> Iterator[tuple[object, object]]:
-    """``(key, work(state, *args))`` for each ``(key, args)`` of ``tasks``, as each finishes (any order).
+    """``(key, work(state, *args))`` for each ``(key, args)`` of ``tasks``, as each finishes (any order), each key once.
 
-    ``workers`` CPU actors (fewer when there are fewer tasks), each given at most ``ahead`` tasks at a time;
-    actors are killed when the generator ends or is closed (an error, Ctrl-C)."""
+    ``workers`` CPU actors (fewer when there are fewer tasks), each given at most ``ahead`` tasks at a time; an actor
+    that dies is replaced and its tasks run again on the new one (at most ``ACTOR_RETRIES`` times a task; ``retried``, when
+    given, collects {key: new attempts}); actors are killed when the generator ends or is closed (an error, Ctrl-C)."""
     _by_reference(init, work)
     workers = max(1, min(workers, len(tasks)))
+    retried = {} if retried is None else retried
     with ray_session(address, num_cpus=max(1, workers)) as ray:
-        actor_class = ray.remote(num_cpus=1)(_StageActor)
-        actors = [actor_class.remote(init, "cpu", tuple(init_args)) for _ in range(workers)]
+        pool = _Actors(ray, ray.remote(num_cpus=1)(_StageActor), workers, init, "cpu", init_args, retried)
         load = {i: 0 for i in range(workers)}
-        todo, pending = deque(tasks), {}  # ref -> (key, actor number)
+        todo, pending = deque(tasks), {}  # ref -> (key, args, actor number, its generation)
         try:
             while todo or pending:
                 while todo and min(load.values()) < ahead:
                     a = min(load, key=load.get)
                     key, args = todo.popleft()
-                    pending[actors[a].run.remote(work, tuple(args))] = (key, a)
+                    ref, generation = pool.submit(a, work, args)
+                    pending[ref] = (key, args, a, generation)
                     load[a] += 1
                 [ref], _ = ray.wait(list(pending), num_returns=1)
-                key, a = pending.pop(ref)
+                key, args, a, generation = pending.pop(ref)
                 load[a] -= 1
-                yield key, ray.get(ref)
+                result, ok = pool.get(ref)
+                if not ok:  # its actor died: the task goes back to the front, for the actor's replacement
+                    pool.replace_after_death(a, generation, key)
+                    todo.appendleft((key, args))
+                    continue
+                yield key, result
         finally:
-            for actor in actors:
-                ray.kill(actor)
+            pool.kill_all()
 
 
 def actor_plan(cluster: dict, workers: int, num_gpus: float | None = None) -> tuple[int, float, str]:
@@ -190,25 +248,38 @@ def map_ordered(
     num_gpus: float | None = None,
     address: str | None = None,
     ahead: int = 2,
+    retried: dict | None = None,
 ) -> Iterator[tuple[object, object]]:
     """``(item, work(state, item))`` for each item, in input order, on up to ``workers`` actors sized by ``actor_plan``
     (each actor's ``init`` gets the plan's device, "cuda" or "cpu"); at most ``actors * ahead`` items in flight, so
-    memory stays bounded on any corpus size. Actors are killed when the generator ends or is closed."""
+    memory stays bounded on any corpus size. An actor that dies is replaced and the item runs again in its place
+    (``retried``: {item number: new attempts}). Actors are killed when the generator ends or is closed."""
     _by_reference(init, work)
+    retried = {} if retried is None else retried
     with ray_session(address, num_cpus=max(1, workers)) as ray:
         actors_n, gpus, device = actor_plan(ray.cluster_resources(), workers, num_gpus)
-        actor_class = ray.remote(num_cpus=1, num_gpus=gpus)(_StageActor)
-        actors = [actor_class.remote(init, device, tuple(init_args)) for _ in range(actors_n)]
-        pending: deque = deque()
+        pool = _Actors(
+            ray, ray.remote(num_cpus=1, num_gpus=gpus)(_StageActor), actors_n, init, device, init_args, retried
+        )
+        pending: deque = deque()  # (item, its number, ref, actor number, generation), in input order
+
+        def result_of(entry):
+            item, i, ref, a, generation = entry
+            while True:
+                result, ok = pool.get(ref)
+                if ok:
+                    return item, result
+                pool.replace_after_death(a, generation, i)  # its actor died: again on the replacement, in its place
+                ref, generation = pool.submit(a, work, (item,))
+
         try:
             for i, item in enumerate(items):
-                pending.append((item, actors[i % len(actors)].run.remote(work, (item,))))
-                if len(pending) >= len(actors) * ahead:
-                    done, ref = pending.popleft()
-                    yield done, ray.get(ref)
+                a = i % actors_n
+                ref, generation = pool.submit(a, work, (item,))
+                pending.append((item, i, ref, a, generation))
+                if len(pending) >= actors_n * ahead:
+                    yield result_of(pending.popleft())
             while pending:
-                done, ref = pending.popleft()
-                yield done, ray.get(ref)
+                yield result_of(pending.popleft())
         finally:
-            for actor in actors:
-                ray.kill(actor)
+            pool.kill_all()
