@@ -433,3 +433,115 @@ def test_map_ordered_with_an_actor_killed_keeps_the_order(seed, tmp_path, ray_lo
     got = list(map_ordered(iter(items), _no_state, (), _square_ordered, workers=2, num_gpus=0, retried=retried))
     assert [r for _, r in got] == [x * x for x in range(8)]  # every item once, in input order
     assert retried[kill_at] == 1 and len(retried) <= 2 and set(retried.values()) == {1}
+
+
+class _ActorKiller:
+    """From outside, as a pre-empted node would: SIGKILL one Ray actor process of a stage, at a seeded moment
+    (``delay`` s after the first task is seen running), once. ``killed``: the PID, or None."""
+
+    def __init__(self, seed: int):
+        import threading
+
+        self.delay = float(np.random.default_rng(seed).uniform(0.0, 0.05))
+        self.killed: int | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    @staticmethod
+    def _actors() -> dict[int, str]:
+        """{pid: process title} of the stage actors (``ray::_StageActor`` idle, ``ray::_StageActor.run`` busy)."""
+        import os
+
+        found = {}
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                try:
+                    title = open(f"/proc/{name}/cmdline", "rb").read().split(b"\0")[0].decode(errors="replace")
+                except OSError:
+                    continue
+                if title.startswith("ray::_StageActor"):
+                    found[int(name)] = title
+        return found
+
+    def _watch(self) -> None:
+        import os
+        import signal
+        import time
+
+        while not self._stop.is_set():
+            if any(t.endswith(".run") for t in self._actors().values()):
+                time.sleep(self.delay)
+                actors = self._actors()
+                busy = [p for p, t in actors.items() if t.endswith(".run")] or list(actors)
+                if busy:
+                    os.kill(busy[0], signal.SIGKILL)
+                    self.killed = busy[0]
+                return
+            time.sleep(0.001)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("seed", range(10))
+def test_parse_on_ray_with_an_actor_killed(seed, corpus, tmp_path, ray_local, caplog):
+    local = parse_corpus(corpus, tmp_path / "local", ParseConfig(workers=1), progress=False)
+    with _ActorKiller(seed) as killer:
+        on_ray = parse_corpus(
+            corpus, tmp_path / "ray", ParseConfig(workers=2, shard_size=1), progress=False, engine="ray"
+        )
+    assert killer.killed is not None, "no actor was running a shard to kill"
+    assert (on_ray.documents, on_ray.graphs, on_ray.skipped) == (local.documents, local.graphs, local.skipped)
+    assert (tmp_path / "ray" / "graphs.parquet").read_bytes() == (tmp_path / "local" / "graphs.parquet").read_bytes()
+    assert (tmp_path / "ray" / "errors.jsonl").read_text() == (tmp_path / "local" / "errors.jsonl").read_text()
+    assert any("died during task" in r.message for r in caplog.records)  # the job says what it ran again
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("seed", range(10))
+def test_encode_on_ray_with_an_actor_killed(seed, tmp_path, ray_local, caplog):
+    from graphtx.model.embed import read_vectors
+    from tests.index.fixtures import make_graphs, make_model
+
+    graphs, model = make_graphs(tmp_path, range(40)), make_model(tmp_path)
+    common = ["encode", "--model", str(model), "--graphs", str(graphs), "--batch-size", "2", "--quiet"]
+    assert main([*common, "--out", str(tmp_path / "local.parquet")]) == 0
+    with _ActorKiller(seed) as killer:
+        assert main([*common, "--out", str(tmp_path / "ray.parquet"), "--engine", "ray", "--ray-workers", "2"]) == 0
+    assert killer.killed is not None, "no actor was running a chunk to kill"
+    (ids_a, va, meta_a), (ids_b, vb, meta_b) = (
+        read_vectors(tmp_path / "local.parquet"),
+        read_vectors(tmp_path / "ray.parquet"),
+    )
+    assert ids_a == ids_b and meta_a == meta_b
+    np.testing.assert_allclose(va, vb, atol=1e-6)
+    assert any("died during task" in r.message for r in caplog.records)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("seed", range(10))
+def test_index_on_ray_with_an_actor_killed(seed, tmp_path, ray_local, caplog):
+    from graphtx.index.build import build_index
+    from graphtx.index.search import Index
+    from tests.index.fixtures import doc_id, make_corpus, make_graphs, make_model
+
+    corpus = make_corpus(tmp_path, range(60))
+    graphs, model = make_graphs(tmp_path, range(60), corpus=corpus), make_model(tmp_path)
+    cfg = IndexConfig(chunk_size=4, shard_size=25)
+    build_index(model, graphs, tmp_path / "local", cfg, progress=False)
+    with _ActorKiller(seed) as killer:
+        on_ray = build_index(model, graphs, tmp_path / "ray", cfg, progress=False, engine="ray", ray_workers=2)
+    assert killer.killed is not None, "no actor was running a part to kill"
+    assert (on_ray.added, on_ray.count) == (60, 60)
+    one, two = Index.open(tmp_path / "local"), Index.open(tmp_path / "ray")
+    for i in (0, 13, 59):
+        x, y = one.search(doc_id=doc_id(i), k=10), two.search(doc_id=doc_id(i), k=10)
+        assert [h.doc_id for h in x] == [h.doc_id for h in y]
+        np.testing.assert_allclose([h.score for h in x], [h.score for h in y], atol=1e-6)
+    assert any("died during task" in r.message for r in caplog.records)
