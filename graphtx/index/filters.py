@@ -23,6 +23,7 @@ Rules:
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -197,3 +198,77 @@ def _country(doc_id: str) -> str:
 def _kind(doc_id: str) -> str:
     m = re.match(r"^[A-Z]{2}-[A-Z0-9]+-([A-Z]\d?)$", doc_id)
     return m.group(1) if m else ""
+
+
+class Filtering:
+    """The filters' side of an open index: the live documents' dates, classes, offices, kinds and families (read once per
+    index version), the mask of one query's filters, and one hit per family. A part :class:`~graphtx.index.search.Index`
+    composes."""
+
+    def __init__(self, reader, live_digest: str):
+        """``reader``: the index's :class:`~graphtx.index.reader.DocumentReader`."""
+        self.reader, self.live_digest = reader, live_digest
+        self._cache: dict = {}  # live digest -> FilterData
+        self._lock = threading.Lock()
+
+    def data(self) -> FilterData:
+        """Dates, classes, offices, kinds and families of the live documents (read once per index version)."""
+        with self._lock:
+            cached = self._cache.get(self.live_digest)
+        if cached is not None:
+            return cached
+        ids, store = self.reader.ids, self.reader.store
+        wanted = ["date", "priority_date", "country", "kind", "family_id", "ipc", "cpc"]
+        rows: list[dict] = [{}] * len(ids)
+        positions = np.arange(len(ids))
+        for seq in np.unique(ids.part):
+            at = positions[ids.part == seq]
+            names = set(store.part_columns(int(seq)))
+            table = store.read_part_columns(
+                int(seq), [c for c in wanted if c in names]
+            ).to_pylist()  # older parts lack some
+            for p in at:
+                rows[p] = table[int(ids.row[p])]
+        data = FilterData(list(ids.doc_id), rows)
+        with self._lock:
+            self._cache = {self.live_digest: data}
+        return data
+
+    def mask(self, query_doc_id: str | None, filters: SearchFilters | None) -> tuple[np.ndarray | None, dict]:
+        """(count,) bool of documents that may be hits (None: all), and the filters in force for the result; an id query
+        (``query_doc_id``) brings its own priority date and family."""
+        if filters is None:
+            return None, {}
+        position = self.reader.ids.position_of(query_doc_id) if query_doc_id is not None else None
+        if (
+            position is None
+            and filters.cutoff(None) is None
+            and not (filters.cpc or filters.ipc or filters.country or filters.kind or filters.group_by_family)
+        ):
+            return None, {
+                **filters.to_json(),
+                "before": None,
+                "exclude_family": False,
+            }  # a text query, nothing to filter
+        data = self.data()
+        cutoff = filters.cutoff(data.query_date(position) if position is not None else None)
+        family = data.family[position] if position is not None and filters.excludes_family(True) else None
+        mask = data.mask(filters, cutoff, family)
+        applied = {**filters.to_json(), "before": cutoff, "exclude_family": family is not None}
+        if mask is not None:
+            applied["passing"] = int(mask.sum())  # documents that may be hits
+            if not applied["passing"] and data.unfilled(filters):
+                applied["unfilled"] = data.unfilled(filters)  # e.g. ["cpc"]: the index holds no CPC codes at all
+        return mask, applied
+
+    def one_per_family(self, hits: list) -> list:
+        """The best-ranked hit of each family, in order."""
+        family, ids = self.data().family, self.reader.ids
+        seen: set = set()
+        out = []
+        for h in hits:
+            f = family[ids.position_of(h.doc_id)]
+            if f not in seen:
+                seen.add(f)
+                out.append(h)
+        return out

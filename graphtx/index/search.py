@@ -54,14 +54,14 @@ from graphtx.index.charts import ClaimCharts
 from graphtx.index.config import SearchConfig
 from graphtx.index.explain import Explanation
 from graphtx.index.faiss_index import IndexSpec
-from graphtx.index.filters import FilterData, SearchFilters
+from graphtx.index.filters import FilterData, Filtering, SearchFilters
 from graphtx.index.hybrid import BM25Index
 from graphtx.index.idmap import IdMap
 from graphtx.index.late_rerank import LateInteraction
 from graphtx.index.query import Query, QueryParser
 from graphtx.index.rankers import FirstStage, elapsed_ms
 from graphtx.index.reader import DocumentReader
-from graphtx.index.results import DocumentRecord, Hit, SearchResult
+from graphtx.index.results import DocumentRecord, SearchResult
 from graphtx.index.store import (
     BM25_DIR,
     GRAPH_FIELDS,
@@ -102,9 +102,9 @@ class Index:
         )  # the index's parse settings
         self._bm25: BM25Index | None = None
         self._bm25_lock = threading.Lock()
-        self._filter_cache: dict = {}  # live digest -> FilterData
         # the parts an open index is made of: the documents read back, the claim charts, late interaction
         self.reader = DocumentReader(store, ids, manifest["kind"], search.link_template)
+        self.filtering = Filtering(self.reader, manifest["live_digest"])
         self.charts = ClaimCharts(
             self.reader, model, tokenizer, search, manifest.get("model_fingerprint", ""), self._bm25_at_hand
         )
@@ -354,7 +354,7 @@ class Index:
                 hits = self.late_interaction.rerank(q, hits, len(hits) if group else k, timings)
             if not group:
                 break
-            grouped = self._one_per_family(hits)
+            grouped = self.filtering.one_per_family(hits)
             if len(grouped) >= k or len(hits) < depth or depth >= self.count:  # enough families, or no more candidates
                 hits = grouped
                 break
@@ -373,69 +373,18 @@ class Index:
             q, tuple(hits), kind != "dense", timings, kind, rerank, applied, tuple(self.query_warnings(q))
         )
 
-    # --- filters ----------------------------------------------------------------------
+    # --- filters (filters.py) ------------------------------------------------------------------
     def filter_data(self) -> FilterData:
         """Dates, classes, offices, kinds and families of the live documents (read once per index version)."""
-        digest = self.manifest["live_digest"]
-        with self._bm25_lock:
-            cached = self._filter_cache.get(digest)
-        if cached is not None:
-            return cached
-        wanted = ["date", "priority_date", "country", "kind", "family_id", "ipc", "cpc"]
-        rows: list[dict] = [{}] * self.count
-        positions = np.arange(self.count)
-        for seq in np.unique(self.ids.part):
-            at = positions[self.ids.part == seq]
-            names = set(self.store.part_columns(int(seq)))
-            table = self.store.read_part_columns(
-                int(seq), [c for c in wanted if c in names]
-            ).to_pylist()  # parts older than a column lack it
-            for p in at:
-                rows[p] = table[int(self.ids.row[p])]
-        data = FilterData(list(self.ids.doc_id), rows)
-        with self._bm25_lock:
-            self._filter_cache = {digest: data}
-        return data
+        return self.filtering.data()
 
     def _mask(self, q: Query, filters: SearchFilters | None, timings: dict) -> tuple[np.ndarray | None, dict]:
         """(count,) bool of documents that may be hits (None: all), and the filters in force for the result."""
-        if filters is None:
-            return None, {}
         t0 = time.perf_counter()
-        position = self.ids.position_of(q.doc_id) if q.doc_id is not None else None
-        if (
-            position is None
-            and filters.cutoff(None) is None
-            and not (filters.cpc or filters.ipc or filters.country or filters.kind or filters.group_by_family)
-        ):
-            return None, {
-                **filters.to_json(),
-                "before": None,
-                "exclude_family": False,
-            }  # a text query with nothing to filter
-        data = self.filter_data()
-        cutoff = filters.cutoff(data.query_date(position) if position is not None else None)
-        family = data.family[position] if position is not None and filters.excludes_family(True) else None
-        mask = data.mask(filters, cutoff, family)
-        timings["filter"] = elapsed_ms(t0)
-        applied = {**filters.to_json(), "before": cutoff, "exclude_family": family is not None}
-        if mask is not None:
-            applied["passing"] = int(mask.sum())  # documents that may be hits
-            if not applied["passing"] and data.unfilled(filters):
-                applied["unfilled"] = data.unfilled(filters)  # e.g. ["cpc"]: the index holds no CPC codes at all
+        mask, applied = self.filtering.mask(q.doc_id, filters)
+        if filters is not None:
+            timings["filter"] = elapsed_ms(t0)
         return mask, applied
-
-    def _one_per_family(self, hits: list[Hit]) -> list[Hit]:
-        """The best-ranked hit of each family, in order."""
-        family = self.filter_data().family
-        seen: set = set()
-        out = []
-        for h in hits:
-            f = family[self.ids.position_of(h.doc_id)]
-            if f not in seen:
-                seen.add(f)
-                out.append(h)
-        return out
 
     # --- late interaction (late_rerank.py) ---------------------------------------------------
     @property
