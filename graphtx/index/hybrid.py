@@ -15,6 +15,8 @@ Example::
 from __future__ import annotations
 
 import json
+import logging
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,6 +27,8 @@ from graphtx.index.config import IndexConfig
 from graphtx.text.bm25 import Bm25, LexicalTokens
 
 META_FILE = "graphtx.json"
+
+log = logging.getLogger(__name__)
 
 
 class BM25Index:
@@ -91,3 +95,56 @@ class BM25Index:
     def saved_digest(directory: Path) -> str | None:
         meta_path = directory / META_FILE
         return json.loads(meta_path.read_text())["digest"] if meta_path.exists() else None
+
+
+class IndexBm25:
+    """The BM25 state of an open index: loaded from ``bm25/`` when current and intact, else built in memory at first
+    use. Searching never writes into the index directory (it may be read-only media, or a writer may be adding to
+    it): missing or stale state is built for this process only, with a warning naming the command that persists it
+    (``graphtx index --out DIR --bm25``)."""
+
+    def __init__(self, store, ids, manifest: dict):
+        """``store``: the index's IndexStore; ``ids``: its live id map; ``manifest``: its manifest."""
+        self.store, self.ids, self.manifest = store, ids, manifest
+        self.loaded: BM25Index | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> BM25Index:
+        from graphtx import integrity
+        from graphtx.index.store import BM25_DIR, index_config_of
+
+        with self._lock:
+            if self.loaded is None:
+                digest = self.manifest["live_digest"]
+                path = self.store.dir / BM25_DIR
+                saved = BM25Index.saved_digest(path)
+                recorded = {
+                    n: e
+                    for n, e in self.manifest.get(integrity.CHECKSUMS_KEY, {}).items()
+                    if n.startswith(BM25_DIR + "/")
+                }
+                intact = not integrity.check(
+                    self.store.dir, recorded, hash_limit=None
+                )  # damaged: rebuilt from the parts
+                bm25 = BM25Index.load(path) if intact and saved == digest else None
+                if bm25 is None:
+                    why = "has no BM25 state" if saved is None else "has BM25 state older than its documents"
+                    log.warning(
+                        "index %s %s: building it in memory for this process (%d documents); persist it with "
+                        "`graphtx index --out %s --bm25`",
+                        self.store.dir,
+                        why,
+                        len(self.ids),
+                        self.store.dir,
+                    )
+                    bm25 = BM25Index.build(self.store.read_texts(self.ids), index_config_of(self.manifest), digest)
+                self.loaded = bm25
+            return self.loaded
+
+    def at_hand(self) -> BM25Index | None:
+        """The state when it costs no build: loaded already, or persisted and current; else None."""
+        from graphtx.index.store import BM25_DIR
+
+        if self.loaded is None and BM25Index.saved_digest(self.store.dir / BM25_DIR) != self.manifest["live_digest"]:
+            return None
+        return self.get()

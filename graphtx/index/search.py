@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import threading
 import time
 from pathlib import Path
 
@@ -55,7 +54,7 @@ from graphtx.index.config import SearchConfig
 from graphtx.index.explain import Explanation
 from graphtx.index.faiss_index import IndexSpec
 from graphtx.index.filters import FilterData, Filtering, SearchFilters
-from graphtx.index.hybrid import BM25Index
+from graphtx.index.hybrid import BM25Index, IndexBm25
 from graphtx.index.idmap import IdMap
 from graphtx.index.late_rerank import LateInteraction
 from graphtx.index.query import Query, QueryParser
@@ -66,7 +65,6 @@ from graphtx.index.store import (
     BM25_DIR,
     GRAPH_FIELDS,
     IndexStore,
-    index_config_of,
     index_mend,
     row_to_graph,
 )
@@ -100,13 +98,12 @@ class Index:
         self.parser = QueryParser(
             known_only(ParseConfig, manifest.get("parse_config")), search.query_kind
         )  # the index's parse settings
-        self._bm25: BM25Index | None = None
-        self._bm25_lock = threading.Lock()
+        self.bm25_state = IndexBm25(store, ids, manifest)
         # the parts an open index is made of: the documents read back, the claim charts, late interaction
         self.reader = DocumentReader(store, ids, manifest["kind"], search.link_template)
         self.filtering = Filtering(self.reader, manifest["live_digest"])
         self.charts = ClaimCharts(
-            self.reader, model, tokenizer, search, manifest.get("model_fingerprint", ""), self._bm25_at_hand
+            self.reader, model, tokenizer, search, manifest.get("model_fingerprint", ""), self.bm25_state.at_hand
         )
         self.late_interaction = LateInteraction(
             self.reader, model, tokenizer, bool(manifest.get("late")), search.explain_rows
@@ -433,46 +430,14 @@ class Index:
         that cite it (from the corpus's citations, as the index was built with its corpus)."""
         return self.reader.document(self.ids.resolve(doc_id))  # typed forms ("US8418590B2") find the indexed id
 
-    # --- BM25 state ------------------------------------------------------------------------
+    # --- BM25 state (hybrid.py) ----------------------------------------------------------------
     def bm25(self) -> BM25Index:
-        """The BM25 index of the documents: loaded from ``bm25/`` when current, else built in memory.
+        """The BM25 index of the documents: loaded from ``bm25/`` when current, else built in memory (never written here)."""
+        return self.bm25_state.get()
 
-        Searching never writes into the index directory (it may be read-only media, or a writer may
-        be adding to it): missing or stale BM25 state is built for this process only, with a warning
-        naming the command that persists it (``graphtx index --out DIR --bm25``).
-        """
-        with self._bm25_lock:
-            if self._bm25 is None:
-                digest = self.manifest["live_digest"]
-                path = self.store.dir / BM25_DIR
-                saved = BM25Index.saved_digest(path)
-                recorded = {
-                    n: e
-                    for n, e in self.manifest.get(integrity.CHECKSUMS_KEY, {}).items()
-                    if n.startswith(BM25_DIR + "/")
-                }
-                intact = not integrity.check(
-                    self.store.dir, recorded, hash_limit=None
-                )  # damaged BM25 state: rebuilt from the parts
-                bm25 = BM25Index.load(path) if intact and saved == digest else None
-                if bm25 is None:
-                    why = "has no BM25 state" if saved is None else "has BM25 state older than its documents"
-                    log.warning(
-                        "index %s %s: building it in memory for this process (%d documents); persist it with `graphtx index --out %s --bm25`",
-                        self.store.dir,
-                        why,
-                        self.count,
-                        self.store.dir,
-                    )
-                    bm25 = BM25Index.build(self.store.read_texts(self.ids), index_config_of(self.manifest), digest)
-                self._bm25 = bm25
-            return self._bm25
-
-    def _bm25_at_hand(self) -> BM25Index | None:
-        """The BM25 state when it costs no build: loaded already, or persisted and current; else None."""
-        if self._bm25 is None and BM25Index.saved_digest(self.store.dir / BM25_DIR) != self.manifest["live_digest"]:
-            return None
-        return self.bm25()
+    @property
+    def _bm25(self) -> BM25Index | None:  # loaded already (None: not yet)
+        return self.bm25_state.loaded
 
     def _rows(self, positions: list[int], columns: list[str]) -> list[dict]:
         return self.reader.rows(positions, columns)

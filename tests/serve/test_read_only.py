@@ -43,7 +43,7 @@ def test_read_only_index_without_bm25_serves_hybrid_and_stays_untouched(tiny, tm
         index = Index.open(out)
         index.parser._builder = builder
         with (
-            caplog.at_level("WARNING", logger="graphtx.index.search"),
+            caplog.at_level("WARNING", logger="graphtx.index.hybrid"),
             TestClient(create_app(index, ServeConfig()), base_url="http://localhost") as client,
         ):
             r = client.post(
