@@ -139,8 +139,9 @@ def _ranker_systems(names: tuple[str, ...], options: CitationOptions, cfg, graph
             f"--rankers: unknown {', '.join(unknown)}; known: {', '.join(known)} (or all: {', '.join(EVAL_KINDS)})"
         )
     model = graphtx is not None and hasattr(graphtx, "model_dir")
-    fitted = [n for n in names if n in EVAL_KINDS]
-    if (fitted or any("dense" in get_ranker(n).signals for n in names if n not in EVAL_KINDS)) and not model:
+    plugins = [get_ranker(n) for n in names if n not in EVAL_KINDS]
+    fitted = [n for n in names if n in EVAL_KINDS] + [r.name for r in plugins if r.fits]  # need the ranker directory
+    if (fitted or any("dense" in r.signals for r in plugins)) and not model:
         raise ValueError("--rankers combine a graph model with BM25: give --model (or --index) and --graphs")
     bm25 = next((s for s in systems if s.name == "bm25"), None)
     if bm25 is None:
@@ -150,14 +151,16 @@ def _ranker_systems(names: tuple[str, ...], options: CitationOptions, cfg, graph
         (Path(options.ranker_dir) if options.ranker_dir else Path(graphtx.model_dir) / "ranker") if fitted else None
     )
     settings = PoolSettings(rrf_k=cfg.rrf_k, candidates=cfg.rrf_depth)
-    return [
-        RankerSystem(directory, EVAL_KINDS[name], bm25, graphtx, cfg.leave_out_self)
-        if name in EVAL_KINDS
-        else PoolRankerSystem(
-            get_ranker(name), bm25, graphtx if model else None, settings, cfg.rrf_depth, cfg.leave_out_self
-        )
-        for name in names
-    ]
+    out = []
+    for name in names:
+        if name in EVAL_KINDS:
+            out.append(RankerSystem(directory, EVAL_KINDS[name], bm25, graphtx, cfg.leave_out_self))
+            continue
+        ranker = get_ranker(name)
+        dense = graphtx if model else None
+        fit_dir = directory if ranker.fits else None
+        out.append(PoolRankerSystem(ranker, bm25, dense, settings, cfg.rrf_depth, cfg.leave_out_self, fit_dir))
+    return out
 
 
 def _peer_ranker_systems(options: CitationOptions, cfg, systems: list, peer_vectors: dict) -> list:

@@ -49,8 +49,14 @@ class PoolRankerSystem(System):
         settings: PoolSettings,
         depth: int,
         leave_out_self: bool = True,
+        fitted_dir=None,
     ):
+        """``fitted_dir``: the ranker directory of ``graphtx rank-fit`` that holds this ranker's own fit (a ranker with a
+        ``fit``), loaded once the graph model's fingerprint is known."""
         super().__init__()
+        if ranker.fits and fitted_dir is None:
+            raise ValueError(f"ranker {ranker.name} is fitted by `graphtx rank-fit`: give its --ranker-dir")
+        self.fitted_dir, self.fitted = fitted_dir, None
         if "dense" in ranker.signals and dense is None:
             raise ValueError(
                 f"ranker {ranker.name} reads the graph model's cosines: give --model (or --index) and --graphs"
@@ -65,11 +71,19 @@ class PoolRankerSystem(System):
 
         super().fit(corpus)
         self.source = PoolSource(corpus, self.bm25, self.dense if "dense" in self.ranker.signals else None)
+        if self.fitted_dir is not None:
+            from graphtx.rank.store import load_ranker
+
+            self.fitted = load_ranker(self.fitted_dir, getattr(self.dense, "fingerprint", ""))
+            if not self.ranker.available(self.fitted):
+                raise ValueError(
+                    f"ranker directory {self.fitted_dir} holds no fit of {self.ranker.name}: fit it with `graphtx rank-fit`"
+                )
         return self
 
     def scores(self, rows: np.ndarray) -> np.ndarray:
         bm25, dense = self.source.scores(rows)  # (q, c) each; cut-off candidates -inf
-        depth = self.ranker.depth(self.hits, self.settings, None)
+        depth = self.ranker.depth(self.hits, self.settings, self.fitted)
         out = np.empty((len(rows), len(self.corpus)), dtype=np.float64)  # (q, c)
         for i, row in enumerate(rows):
             row = int(row)
@@ -95,7 +109,7 @@ class PoolRankerSystem(System):
                 bm25[i] if bm25_order is not None else None,
                 features,
             )
-            s = np.asarray(self.ranker.score(pool, self.settings, None), dtype=np.float64)  # (n,)
+            s = np.asarray(self.ranker.score(pool, self.settings, self.fitted), dtype=np.float64)  # (n,)
             ranked = np.isfinite(s)
             base = (s[ranked].min() if ranked.any() else 0.0) - 2.0
             first = dense[i] if "dense" in self.ranker.signals else bm25[i]
@@ -109,5 +123,5 @@ class PoolRankerSystem(System):
         return {
             "ranker": self.ranker.name,
             "signals": list(self.ranker.signals),
-            "depth": self.ranker.depth(self.hits, self.settings, None),
+            "depth": self.ranker.depth(self.hits, self.settings, self.fitted),
         }

@@ -148,6 +148,9 @@ def fit_ranker(
         booster, report["lexical"] = fit_bag(lex, names, cfg, seed)
         features["lexical"], boosters["lexical"] = names, booster
     report["seconds"] = round(time.time() - t0, 1)
+    from graphtx.rank.registry import fittable_rankers
+
+    plugins = {r.name: r.fit(groups, cfg) for r in fittable_rankers()}  # registered rankers with a fit of their own
     return Ranker(
         model_fingerprint,
         cfg.depth,
@@ -155,4 +158,5 @@ def fit_ranker(
         features,
         boosters,
         report,
+        plugins=plugins,
     )

@@ -96,8 +96,8 @@ def make_pool(
 
 
 class PoolRanker:
-    """A ranker: orders one query's pool. Subclasses set the class attributes and ``score``; ``depth`` and
-    ``explain`` are optional.
+    """A ranker: orders one query's pool. Subclasses set the class attributes and ``score``; ``depth``,
+    ``explain`` and ``fit`` are optional.
 
     ``settings``: the search settings (``rrf_k``, ``dense_weight``, ``bm25_weight``, ``candidates``: an
     ``IndexConfig``'s search section or the evaluation's equivalent); ``fitted``: the fitted ranker directory
@@ -121,9 +121,25 @@ class PoolRanker:
         """What each signal contributed to the score of the pool rows ``rows`` (RankerExplanation), or None."""
         return None
 
+    def fit(self, groups: list, config) -> dict:
+        """Optional: what this ranker learns from training citations, as JSON. ``graphtx rank-fit`` calls it with the
+        training queries' pools (``graphtx.rank.convex.Group``: each pool's BM25 and dense scores, gains, features)
+        and the ``rank:`` config, and saves the result in the ranker directory; ``score`` then finds it in
+        ``fitted.plugins[self.name]``. A ranker that defines it is offered only where a directory holds its fit."""
+        raise NotImplementedError
+
+    @property
+    def fits(self) -> bool:
+        """Whether this ranker defines its own ``fit``."""
+        return type(self).fit is not PoolRanker.fit
+
     def available(self, fitted) -> bool:
         """Whether an index or a model with this fitted ranker directory (None: none) can rank with it."""
-        return self.fitted_kind is None or (fitted is not None and self.fitted_kind in fitted.kinds)
+        if self.fitted_kind is not None:
+            return fitted is not None and self.fitted_kind in fitted.kinds
+        if self.fits:
+            return fitted is not None and self.name in getattr(fitted, "plugins", {})
+        return True
 
 
 def apply_cutoff(scores: np.ndarray, mask: np.ndarray | None) -> np.ndarray:

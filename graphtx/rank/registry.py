@@ -50,3 +50,8 @@ def get_ranker(name: str) -> PoolRanker:
 def available_rankers(fitted) -> list[str]:
     """The rankers an index or model with the fitted ranker directory ``fitted`` (None: none) can use."""
     return [name for name, r in _RANKERS.items() if r.available(fitted)]
+
+
+def fittable_rankers() -> list[PoolRanker]:
+    """The registered rankers with a ``fit`` of their own (``graphtx rank-fit`` fits them beside convex and learned)."""
+    return [r for r in _RANKERS.values() if r.fits]

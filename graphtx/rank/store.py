@@ -58,6 +58,7 @@ class Ranker:
     boosters: dict = field(default_factory=dict)  # learned model name -> BoosterBag (or a lightgbm.Booster)
     report: dict = field(default_factory=dict)  # fit: citations, queries, cross-validation, importances
     directory: Path | None = None
+    plugins: dict = field(default_factory=dict)  # registered ranker name -> what its own fit() learned (JSON)
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -99,6 +100,7 @@ class Ranker:
                 "lightgbm": version,
                 "report": self.report,
                 "fingerprint": ranker_fingerprint(self.model_fingerprint, self.features, version, texts),
+                **({"plugins": self.plugins} if self.plugins else {}),
             }
             (tmp / META_FILE).write_text(json.dumps(meta, indent=2, default=_plain) + "\n")
         self.directory = directory
@@ -164,4 +166,5 @@ def load_ranker(directory: str | Path, model_fingerprint: str) -> Ranker:
         boosters,
         meta.get("report", {}),
         directory,
+        meta.get("plugins", {}),
     )

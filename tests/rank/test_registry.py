@@ -132,3 +132,51 @@ def test_a_toy_ranker_in_one_file_is_offered_by_search_the_service_and_eval(toy,
     assert rows[toy.name] == pytest.approx(rows["bm25"]) and "hybrid" in rows
     assert main([*command, "--rankers", "nope", "--quiet"]) == 2
     assert "known: dense, bm25, hybrid, convex, learned, toy-half-bm25" in capsys.readouterr().err
+
+
+class ScaledBm25(PoolRanker):
+    """A toy with a fit of its own: BM25 times a scale it learns from the training pools (their number)."""
+
+    name = "toy-scaled-bm25"
+    summary = "BM25 times a fitted scale (a test's toy)"
+    signals = ("bm25",)
+
+    def fit(self, groups, config):
+        return {"scale": float(len(groups))}
+
+    def score(self, pool, settings, fitted):
+        return pool.bm25 * fitted.plugins[self.name]["scale"]
+
+
+@pytest.mark.timeout(300)
+def test_a_plugin_with_its_own_fit_is_fitted_by_rank_fit_and_offered_where_fitted(fitted, ranked, tmp_path, capsys):
+    from graphtx.index.search import Index
+
+    toy = register(ScaledBm25())
+    try:
+        assert toy.fits and toy.name not in Index.open(fitted).available_rankers()  # no fit of it yet
+        with pytest.raises(ValueError, match="rank-fit"):
+            Index.open(fitted).search(doc_id="T-00010", k=3, ranker=toy.name)
+        config = tmp_path / "rank.yaml"
+        config.write_text(
+            "rank:\n  depth: 30\n  folds: 3\n  min_data_in_leaf: 5\n  num_leaves_grid: [3]\n  max_rounds: 30\n"
+        )
+        out = tmp_path / "ranker"
+        fit = ["rank-fit", str(ranked["corpus"]), "--model", str(ranked["model"]), "--graphs", str(ranked["graphs"])]
+        assert main([*fit, "--citations", ranked["train"], "--out", str(out), "--config", str(config), "--quiet"]) == 0
+        capsys.readouterr()
+        scale = json.loads((out / "ranker.json").read_text())["plugins"][toy.name]["scale"]
+        assert scale > 1
+        index = Index.open(fitted, ranker_dir=out)
+        assert toy.name in index.available_rankers()
+        mine, bm25 = (index.search(doc_id="T-00010", k=4, ranker=r, filters=None) for r in (toy.name, "bm25"))
+        assert [h.doc_id for h in mine] == [h.doc_id for h in bm25]
+        assert [h.score for h in mine] == pytest.approx([scale * h.score for h in bm25])
+        cites = write_citations(tmp_path / "cites.tsv", planted_citations(range(60, 80)))
+        evaluate = ["eval", "citations", str(ranked["corpus"]), "--citations", cites, "--baselines", "bm25"]
+        evaluate += ["--index", str(fitted), "--graphs", str(ranked["graphs"]), "--ranker-dir", str(out)]
+        assert main([*evaluate, "--rankers", toy.name, "--protocols", "retrieval", "--json"]) == 0
+        rows = {r["name"]: r["metrics"] for r in json.loads(capsys.readouterr().out)["retrieval"]}
+        assert rows[toy.name] == pytest.approx(rows["bm25"])
+    finally:
+        unregister(toy.name)
