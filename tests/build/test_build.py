@@ -240,3 +240,42 @@ def test_plan_reads_beside_a_running_build_once_its_ingest_is_done(tmp_path, mon
     with _held_by_another_process(out):  # the build runs on past its ingest
         assert main(plan) == 0
         assert json.loads(capsys.readouterr().out)["plan"]["documents"] == 2
+
+
+@pytest.mark.timeout(300)
+def test_documents_added_to_a_corpus_are_the_only_ones_the_teacher_encodes(tmp_path, monkeypatch, capsys):
+    _peer(monkeypatch, tmp_path, [])
+    config = _config(tmp_path)
+    added = tmp_path / "added.jsonl"  # three more patents, as a later export would bring them
+    added.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"US-90000{i}-B1",
+                    "title": f"Auger housing {i}",
+                    "claims": f"1. A snowthrower comprising an auger housing and a chute {i}.",
+                }
+            )
+            + "\n"
+            for i in range(3)
+        )
+    )
+    first = ["build", str(GRANTS), "--out", str(tmp_path / "b1"), "--config", str(config), "--until", "model"]
+    assert main(first) == 0
+    assert "0 of them from the peer vector cache" in capsys.readouterr().err  # the first build encodes both grants
+    second = [
+        "build",
+        str(GRANTS),
+        str(added),
+        "--out",
+        str(tmp_path / "b2"),
+        "--config",
+        str(config),
+        "--until",
+        "model",
+    ]
+    assert main(second) == 0
+    err = capsys.readouterr().err
+    assert (
+        "2 of them from the peer vector cache" in err and "5 documents' vectors" in err
+    )  # 3 encoded, 2 from the cache
