@@ -545,3 +545,81 @@ def test_index_on_ray_with_an_actor_killed(seed, tmp_path, ray_local, caplog):
         assert [h.doc_id for h in x] == [h.doc_id for h in y]
         np.testing.assert_allclose([h.score for h in x], [h.score for h in y], atol=1e-6)
     assert any("died during task" in r.message for r in caplog.records)
+
+
+# --- the driver killed during the merge of index shards (issue 50) ----------------------------------------------
+
+
+def _kill_family(proc) -> None:
+    """SIGKILL a driver and every process it started (its local Ray), by their ids."""
+    import os
+    import signal
+
+    import psutil
+
+    family = [proc.pid]
+    if proc.poll() is None:
+        family += [p.pid for p in psutil.Process(proc.pid).children(recursive=True)]
+    for pid in family:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    proc.wait(timeout=30)
+
+
+@pytest.mark.timeout(400)
+@pytest.mark.parametrize("seed", range(10))
+def test_index_driver_killed_during_the_merge_on_disk_finishes_on_the_same_command(seed, tmp_path, ray_local):
+    """kill -9 of `graphtx index --engine ray --merge-ondisk` once its merge has begun (a seeded moment after the merge's
+    temporary folder appears): the same command finishes, the index opens with its checksums holding, and searches as
+    a clean run's."""
+    import os
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from graphtx.index.finalize import verify_index
+    from graphtx.index.search import Index
+    from tests.index.fixtures import doc_id, make_corpus, make_graphs, make_model
+
+    corpus = make_corpus(tmp_path, range(60))
+    graphs, model = make_graphs(tmp_path, range(60), corpus=corpus), make_model(tmp_path)
+    (tmp_path / "tiny.yaml").write_text(
+        "index:\n  index_type: ivfpq\n  pq_nbits: 4\n  ivf_nlist: 4\n  ivf_nprobe: 4\n  bm25: false\n"
+    )
+    args = ["index", "--model", str(model), "--graphs", str(graphs), "--config", str(tmp_path / "tiny.yaml")]
+    args += ["--chunk-size", "8", "--shard-size", "16", "--engine", "ray", "--merge-ondisk", "--quiet"]
+    assert main([*args, "--out", str(tmp_path / "clean")]) == 0
+    out = tmp_path / "killed"
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]), OMP_NUM_THREADS="1")
+    env.pop("RAY_ADDRESS", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "graphtx", *args, "--out", str(out)],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    delay = float(np.random.default_rng(seed).uniform(0.0, 0.002))
+    merging = False
+    try:
+        deadline = time.time() + 300
+        while time.time() < deadline and proc.poll() is None:
+            shards = out / "shards"
+            if shards.is_dir() and any(p.name.startswith(".merge-") for p in os.scandir(shards)):
+                time.sleep(delay)
+                merging = True
+                break
+    finally:
+        _kill_family(proc)
+    assert merging, "the merge ended before the watcher saw it begin: nothing was killed mid-merge"
+    assert main([*args, "--out", str(out)]) == 0  # the same command
+    assert verify_index(out)["files"] > 0  # every file its manifest records, sizes and sha256 (raises on damage)
+    assert not [p for p in (out / "shards").iterdir() if p.name.startswith(".merge-")]  # nothing half-merged left
+    one, two = Index.open(tmp_path / "clean"), Index.open(out)
+    assert one.manifest["merged_ondisk"] == two.manifest["merged_ondisk"]
+    for i in (0, 21, 59):
+        x, y = one.search(doc_id=doc_id(i), k=10, ranker="dense"), two.search(doc_id=doc_id(i), k=10, ranker="dense")
+        assert [(h.doc_id, round(h.score, 5)) for h in x] == [(h.doc_id, round(h.score, 5)) for h in y]

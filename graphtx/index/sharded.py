@@ -117,6 +117,7 @@ def merge_locked(store: IndexStore) -> dict:
     """``merge_ondisk`` for a caller that holds the index's lock already (``graphtx index --merge``)."""
     faiss = faiss_index._faiss()
     manifest = store.require_manifest()
+    _clear_merge_leftovers(store, manifest)
     spec = IndexSpec.from_dict(manifest["spec"])
     if spec.index_type != "ivfpq" or spec.refine:
         raise ValueError(
@@ -156,6 +157,24 @@ def merge_locked(store: IndexStore) -> dict:
     for n in old_files - {f"{SHARDS_DIR}/{name}", f"{SHARDS_DIR}/{data}"}:
         (store.dir / n).unlink(missing_ok=True)
     return new
+
+
+def _clear_merge_leftovers(store: IndexStore, manifest: dict) -> None:
+    """What a merge killed part-way left in the shards folder (the caller holds the index's lock, so no writer is at
+    work): its temporary folder, a merged pair renamed in before the manifest named it, and shards the manifest no
+    longer names once it did (killed before their removal)."""
+    import shutil
+
+    if not store.shards_dir.is_dir():
+        return
+    named = {manifest.get("trained") or ""}
+    for shard in manifest.get("shards", ()):
+        named |= {shard["file"], shard.get("ivfdata") or ""}
+    for entry in store.shards_dir.iterdir():
+        if entry.name.startswith(".merge-") and entry.is_dir():
+            shutil.rmtree(entry, ignore_errors=True)
+        elif entry.suffix in (".faiss", ".ivfdata") and entry.name not in named:
+            entry.unlink(missing_ok=True)
 
 
 def _merge_into(template, shard_files: list[Path], ivfdata: Path) -> None:

@@ -106,3 +106,24 @@ def test_merge_ondisk_is_refused_for_flat_shards(tmp_path, capsys):
     with pytest.raises(ValueError, match="only IVF-PQ shards"):
         merge_ondisk(tmp_path / "i")
     np.testing.assert_equal(IndexStore(tmp_path / "i").manifest()["count"], 10)
+
+
+@pytest.mark.timeout(120)
+def test_a_merge_killed_part_way_leaves_nothing_after_the_next_one(built):
+    root = built["root"]
+    shards = root / "merged" / "shards"
+    (shards / ".merge-killed").mkdir()  # a merge killed mid-way: its temporary folder, half written
+    (shards / ".merge-killed" / "shard-0000-x.ivfdata").write_bytes(b"\0" * 64)
+    (shards / "shard-0000-stray.faiss").write_bytes(b"\0" * 64)  # a pair renamed in before the manifest named it
+    (shards / "shard-0000-stray.ivfdata").write_bytes(b"\0" * 64)
+    manifest = merge_ondisk(root / "merged")
+    assert sorted(p.name for p in shards.iterdir()) == sorted(
+        [manifest["shards"][0]["file"], manifest["shards"][0]["ivfdata"], manifest["trained"]]
+    )
+    (
+        shards / ".merge-again"
+    ).mkdir()  # killed after its manifest: the next merge, which has nothing to merge, clears it
+    assert merge_ondisk(root / "merged") == IndexStore(root / "merged").manifest()
+    assert not (shards / ".merge-again").exists() and verify_index(root / "merged")["files"] == len(
+        manifest["checksums"]
+    )
