@@ -26,7 +26,7 @@ and searched in every shard; hits are ranked by score (cosine), ties by document
 FAISS neighbours it reads more until k documents pass (doubling, up to the whole index). Typed
 ids are normalised (``US8418590B2`` finds ``US-8418590-B2``; a miss names the closest ids). The
 query model must be the model the index was built with (same fingerprint), or ``open``
-refuses it. ``Index`` is the facade of the Python API: it opens the directory and runs a search (query, filters,
+refuses it. ``Index`` is the facade of the Python API: it opens the directory (``opening.py``) and runs a search (query, filters,
 re-ranking, paging) over its parts, each with one job: ``query.py`` (claim text -> claims -> a graph, once),
 ``rankers.py`` (the first stage every registered ranker of ``graphtx.rank`` runs through: FAISS, BM25, their pool;
 ``Index``'s base class), ``reader.py`` (the documents read back), ``charts.py`` (claim charts and their calibrated
@@ -43,12 +43,9 @@ from pathlib import Path
 
 import numpy as np
 
-from graphtx import integrity
-from graphtx.errors import IntegrityError
 from graphtx.from_dict import known_only
 from graphtx.graphs.config import ParseConfig
 from graphtx.graphs.graph import InventionGraph
-from graphtx.index import faiss_index
 from graphtx.index.charts import ClaimCharts
 from graphtx.index.config import SearchConfig
 from graphtx.index.explain import Explanation
@@ -57,15 +54,14 @@ from graphtx.index.filters import FilterData, Filtering, SearchFilters
 from graphtx.index.hybrid import BM25Index, IndexBm25
 from graphtx.index.idmap import IdMap
 from graphtx.index.late_rerank import LateInteraction
+from graphtx.index.opening import open_index_files
 from graphtx.index.query import Query, QueryParser
 from graphtx.index.rankers import FirstStage, elapsed_ms
 from graphtx.index.reader import DocumentReader
 from graphtx.index.results import DocumentRecord, SearchResult
 from graphtx.index.store import (
-    BM25_DIR,
     GRAPH_FIELDS,
     IndexStore,
-    index_mend,
     row_to_graph,
 )
 
@@ -163,69 +159,18 @@ class Index:
         directory, or a ``(GraphEncoder, tokenizer)`` pair. Its fingerprint must equal the
         manifest's. ``nprobe`` / ``ef_search`` override the IVF-PQ / HNSW search parameters.
         """
-        from graphtx.model.io import MODEL_MEND, fingerprint, load_model
-
-        store = IndexStore(directory)
-        for attempt in range(
-            3
-        ):  # a writer may finish between reading the manifest and its files: read the new snapshot
-            manifest = store.require_manifest()
-            try:
-                store.verify(manifest, skip=(BM25_DIR + "/",))  # sizes of all files, hashes of the small ones
-                shards = [
-                    store.read_shard(s["file"], spec_of(manifest, nprobe, ef_search), mmap) for s in manifest["shards"]
-                ]
-                ids = store.read_id_map(manifest["ids_file"])
-                break
-            except (FileNotFoundError, IntegrityError):
-                if attempt == 2 or store.manifest_seal() == manifest.get(integrity.SEAL_KEY, ""):
-                    raise
-        spec = spec_of(manifest, nprobe, ef_search)
-        if len(ids) != manifest["count"] or sum(s["count"] for s in manifest["shards"]) != manifest["count"]:
-            raise IntegrityError(
-                f"index {store.dir}: the id map holds {len(ids)} documents, the manifest says {manifest['count']}. {index_mend(store.dir, [manifest['ids_file']])}"
-            )
-        mend = f"Rebuild the index with the model: `graphtx index --model MODEL --graphs GRAPHS --out {store.dir}`."
-        if model is None:
-            named = manifest.get("model_dir")
-            if not named:
-                raise ValueError(f"index {store.dir} names no model directory: pass one (--model)")
-            model = store.dir / named if not Path(named).is_absolute() else Path(named)
-        else:
-            mend = MODEL_MEND
-        if isinstance(model, (str, Path)):
-            model_dir = Path(model)
-            from graphtx.model.chunks import resolve_device
-
-            loaded = load_model(model_dir, map_location=resolve_device(device), mend=mend)
-            encoder, tokenizer = loaded.model, loaded.tokenizer
-        else:
-            encoder, tokenizer = model
-        fp = fingerprint(encoder, tokenizer=tokenizer)
-        legacy = (
-            integrity.CHECKSUMS_KEY not in manifest and fingerprint(encoder) == manifest["model_fingerprint"]
-        )  # built before tokenizers were fingerprinted
-        if fp != manifest["model_fingerprint"] and not legacy:
-            raise ValueError(
-                f"the query model (fingerprint {fp[:12]}…) is not the model index {store.dir} was built with "
-                f"({manifest['model_fingerprint'][:12]}…; the fingerprint covers config, weights and tokenizer): "
-                "its vectors would not be comparable; search with that model, or rebuild the index"
-            )
-        store.checksums = manifest.get(integrity.CHECKSUMS_KEY) or {}  # document parts: hashed on first read
-        gpu = [faiss_index.to_gpu(s, spec, use_gpu) for s in shards]
-        on_gpu = any(g is not s for g, s in zip(gpu, shards))
-        encoder.eval()
+        opened = open_index_files(directory, model, mmap, use_gpu, nprobe, ef_search, device, ranker_dir)
         return cls(
-            store,
-            manifest,
-            encoder,
-            tokenizer,
-            ids,
-            gpu,
-            spec,
+            opened.store,
+            opened.manifest,
+            opened.encoder,
+            opened.tokenizer,
+            opened.ids,
+            opened.shards,
+            opened.spec,
             search,
-            on_gpu,
-            _open_ranker(store.dir, manifest, model, ranker_dir, manifest["model_fingerprint"]),
+            opened.on_gpu,
+            opened.ranker,
         )
 
     # --- properties ----------------------------------------------------------------------
@@ -441,22 +386,3 @@ class Index:
 
     def _rows(self, positions: list[int], columns: list[str]) -> list[dict]:
         return self.reader.rows(positions, columns)
-
-
-def _open_ranker(index_dir: Path, manifest: dict, model, ranker_dir, model_fingerprint: str):
-    """The ranker for an index: ``ranker_dir``, else INDEX/ranker, else the model directory's ranker/; None when there is none."""
-    from graphtx.rank.store import RANKER_DIR, has_ranker, load_ranker
-
-    if ranker_dir is not None:
-        return load_ranker(ranker_dir, model_fingerprint)
-    places = [Path(index_dir) / RANKER_DIR] + ([Path(model) / RANKER_DIR] if isinstance(model, (str, Path)) else [])
-    if manifest.get("model_dir"):
-        places.append(Path(index_dir) / manifest["model_dir"] / RANKER_DIR)
-    found = next((p for p in places if has_ranker(p)), None)
-    return load_ranker(found, model_fingerprint) if found else None
-
-
-def spec_of(manifest: dict, nprobe: int | None, ef_search: int | None) -> IndexSpec:
-    spec = IndexSpec.from_dict(manifest["spec"])
-    changes = {k: v for k, v in (("nprobe", nprobe), ("ef_search", ef_search)) if v is not None}
-    return IndexSpec(**{**spec.__dict__, **changes}) if changes else spec
