@@ -15,14 +15,11 @@ import numpy as np
 from graphtx.index.explain import Explanation, explain_hits
 from graphtx.index.found import FoundRule
 from graphtx.index.query import Query
+from graphtx.index.rankers import elapsed_ms
 from graphtx.index.reader import DocumentReader
 from graphtx.index.results import Hit
 
 CALIBRATION_DOCUMENTS = 64  # documents sampled for the calibration (each against 4 others)
-
-
-def elapsed_ms(t0: float) -> float:
-    return round((time.perf_counter() - t0) * 1000, 2)
 
 
 class ClaimCharts:

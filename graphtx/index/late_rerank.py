@@ -13,15 +13,12 @@ import numpy as np
 from graphtx.index.found import FoundRule
 from graphtx.index.late import NodeVectorStore, explain_late, late_scores
 from graphtx.index.query import Query
+from graphtx.index.rankers import elapsed_ms
 from graphtx.index.reader import DocumentReader
 from graphtx.index.results import Hit
 
 # late-interaction charts compare late-head vectors, not the projected node states the bar is calibrated on: words only there
 LATE_FOUND = FoundRule(float("inf"))
-
-
-def elapsed_ms(t0: float) -> float:
-    return round((time.perf_counter() - t0) * 1000, 2)
 
 
 class LateInteraction:

@@ -119,8 +119,8 @@ class FirstStage:
         dense_of = {
             d: (float(pool.dense[i]), int(pool.dense_rank[i])) for i, d in enumerate(pool.doc_ids) if pool.dense_rank[i]
         }
-        if pool._features is not None:  # the fitted rankers computed every candidate's exact cosine
-            exact = pool._features[0].dense
+        if pool.has_fitted_inputs:  # the fitted rankers computed every candidate's exact cosine
+            exact = pool.fitted_inputs()[0].dense
             dense_of |= {pool.doc_ids[i]: (float(exact[i]), None) for i in order if pool.doc_ids[i] not in dense_of}
         bm25_of = None
         if lexical is not None:

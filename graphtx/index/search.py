@@ -380,9 +380,5 @@ class Index:
         """The BM25 index of the documents: loaded from ``bm25/`` when current, else built in memory (never written here)."""
         return self.bm25_state.get()
 
-    @property
-    def _bm25(self) -> BM25Index | None:  # loaded already (None: not yet)
-        return self.bm25_state.loaded
-
     def _rows(self, positions: list[int], columns: list[str]) -> list[dict]:
         return self.reader.rows(positions, columns)

@@ -49,6 +49,11 @@ class Pool:
     def __len__(self) -> int:
         return len(self.doc_ids)
 
+    @property
+    def has_fitted_inputs(self) -> bool:
+        """Whether a ranker asked for (and so computed) the fitted rankers' inputs, exact cosines included."""
+        return self._features is not None
+
     def fitted_inputs(self) -> tuple[Any, Any]:
         """(PoolInputs, LexicalStats) for the fitted rankers' features (graphtx.rank.features), computed once."""
         if self._features is None:

@@ -56,7 +56,7 @@ def test_without_bm25_at_hand_the_known_word_check_says_unknown_and_gates_nothin
     monkeypatch.setattr(
         BM25Index, "saved_digest", staticmethod(lambda directory: None)
     )  # as an index without persisted BM25 state
-    assert fresh.knows_words("qwerty zzzz") is None and fresh._bm25 is None
+    assert fresh.knows_words("qwerty zzzz") is None and fresh.bm25_state.loaded is None
     assert fresh.found_rule().known("qwerty zzzz")  # unknown: the similarity alone decides
     fresh.bm25()
     assert fresh.knows_words("qwerty zzzz") is False and fresh.knows_words("battery cell") is True
