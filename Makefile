@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-# The whole story on the embedded corpus: ingest -> parse -> pretrain -> train -> index -> search -> evaluate.
+# The whole story on the embedded corpus: ingest -> parse -> tokens -> adapt (label-free, the default route without citations) -> index -> search -> evaluate.
 demo: setup
 	rm -rf $(RUN)
 	@echo "== 1/7 ingest: the embedded public-domain US grants -> Parquet corpus"
@@ -32,23 +32,23 @@ demo: setup
 	$(GX) show $(RUN)/graphs --id $(DEMO_ID) --kind first_claim --out $(RUN)/graph_first_claim.png > $(RUN)/graph_first_claim.txt
 	@echo "== 3/7 pretrain: BPE tokenizer + FastText token vectors"
 	$(GX) pretrain $(RUN)/corpus --out $(RUN)/tokens --config $(DEMO_CONFIG)
-	@echo "== 4/7 train: small graph transformer, base stage then MoE reduction stage"
-	$(GX) train --config $(DEMO_CONFIG) --corpus $(RUN)/corpus --graphs $(RUN)/graphs --tokens $(RUN)/tokens --out $(RUN)/train
-	$(GX) plot $(RUN)/train
+	@echo "== 4/7 adapt: the small graph transformer distilled from all-mpnet-base-v2 on the grants themselves (no citation read; its vectors cached for the next run); 15% of the grants held out for step 7"
+	$(GX) adapt --tokens $(RUN)/tokens --corpus $(RUN)/corpus --graphs $(RUN)/graphs --out $(RUN)/adapt --hold-out-share 0.15 --config $(DEMO_CONFIG)
+	$(GX) plot $(RUN)/adapt
 	@echo "== 5/7 index: description graphs -> FAISS index directory"
-	$(GX) index --model $(RUN)/train/model --graphs $(RUN)/graphs --out $(RUN)/index --config $(DEMO_CONFIG)
+	$(GX) index --model $(RUN)/adapt/model --graphs $(RUN)/graphs --out $(RUN)/index --config $(DEMO_CONFIG)
 	@echo "== 6/7 search: a prior-art query in claim language ($(DEMO_QUERY)), with explanations"
 	$(GX) search --index $(RUN)/index --file $(DEMO_QUERY) -k 5 --explain --explain-png $(RUN)/explain --config $(DEMO_CONFIG)
-	@echo "== 7/7 evaluate: held-out grants, first claim -> own patent among all grants of the corpus (it has no in-corpus citations; known-item, so no date cut-off: the report's cut-off line says so)"
-	$(GX) eval citations $(RUN)/corpus --citations $(RUN)/train/test_citations.tsv --known-item --index $(RUN)/index --graphs $(RUN)/graphs \
-		--name "graphtx (small, demo-trained)" --baselines bm25,tfidf,fasttext-avg --tokens $(RUN)/tokens \
+	@echo "== 7/7 evaluate: the held-out grants, first claim -> own patent among all grants of the corpus (it has no in-corpus citations; known-item, so no date cut-off: the report's cut-off line says so)"
+	$(GX) eval citations $(RUN)/corpus --citations $(RUN)/adapt/test_citations.tsv --known-item --index $(RUN)/index --graphs $(RUN)/graphs \
+		--name "graphtx (small, adapted)" --baselines bm25,tfidf,fasttext-avg --tokens $(RUN)/tokens \
 		--plot $(RUN)/eval_metric_vs_k.png --out $(RUN)/eval --config $(DEMO_CONFIG)
 	@echo ""
 	@echo "demo outputs in $(RUN)/:"
 	@echo "  corpus/            Parquet corpus (documents, citations, errors.jsonl)"
 	@echo "  graphs/            invention graphs; graph_first_claim.png = $(DEMO_ID)'s first claim drawn"
 	@echo "  tokens/            BPE tokenizer + FastText token vectors"
-	@echo "  train/             training run: model/, logs, curves.png (training curves), summary.json"
+	@echo "  adapt/             the adaptation: model/, teacher/, pretrain/ (log), curves.png, test_citations.tsv (held out), summary.json"
 	@echo "  index/             FAISS index directory (graphtx search --index $(RUN)/index --text '...')"
 	@echo "  explain/           query and hit graphs with matched features shaded, one PNG a hit"
 	@echo "  eval/, eval_metric_vs_k.png   evaluation tables (results.json, per_query.csv) and Recall@k / nDCG@k plot"

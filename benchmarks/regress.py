@@ -130,12 +130,12 @@ def seed_done(spec: dict, places: dict, seed: int) -> bool:
 def summarise(spec: dict, places: dict, seeds: list[int]) -> dict:
     """Per system: metrics over the finished seeds and ratios to each reference (seed-averaged, paired over queries)."""
     groups = {}
-    for system in spec["systems"]:
+    for system in spec.get("systems") or ():  # a speed regression may hold facts only
         specs = [f"{expand(system['csv'], places, s)}:{system['label']}" for s in seeds]
         rows, recalls, ndcgs, label = group_rows(specs)
         groups[system["name"]] = (rows, {"Recall@3": recalls, "nDCG@150": ndcgs}, label)
     out = {}
-    for system in spec["systems"]:
+    for system in spec.get("systems") or ():
         rows, values, label = groups[system["name"]]
         entry = {"label": label, "queries": len(rows), "metrics": {}, "vs": {}}
         for metric, per_seed in values.items():
@@ -208,7 +208,7 @@ def run(spec_path: Path, seeds: list[int] | None, work: Path | None, shared: Pat
         "seeds": done,
         "seeds_planned": spec["seeds"],
         "systems": systems,
-        "references": spec["references"],
+        "references": spec.get("references") or [],
         "facts": read_facts(spec, places),
         "expected_off": off,
         "times": times,

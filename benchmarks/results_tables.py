@@ -12,7 +12,7 @@ A page holds generated parts between markers; everything between them is replace
 * ``<!-- v: NAME|SYSTEM|METRIC -->`` ... ``<!-- /v -->``: one system's mean (4 decimals);
   ``<!-- v: NAME|SYSTEM|METRIC|REFERENCE -->``: its ratio to the reference with the interval (``1.04x [0.92, 1.18]``);
   ``<!-- v: NAME|fact|KEY.KEY -->``: a value of the regression's ``facts`` (``:%`` after the key: as a percentage;
-  ``KEY/KEY`` divides two of them).
+  ``:int``: rounded to a whole number; ``KEY/KEY`` divides two of them).
 
 A result JSON that a page names and that is absent is an error: no number on those pages is typed by hand.
 """
@@ -105,6 +105,8 @@ def value(spec: str, cache: dict) -> str:
             x = x / _fact(r["facts"], den)
         if fmt == "%":
             return f"{100 * x:.1f}%"
+        if fmt == "int":
+            return f"{round(x):,}"
         return f"{x:,}" if isinstance(x, int) else f"{x:.4f}" if isinstance(x, float) else str(x)
     s = r["systems"][parts[1]]
     if len(parts) == 3:

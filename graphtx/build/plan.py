@@ -28,7 +28,10 @@ EV_WORDS, EV_NODES = (
 )  # an EV-battery abstract: words, nodes of its graph; longer texts give larger graphs (to about 190 nodes)
 TEACHER_LOAD_S = 20.0  # loading the peer (the first use of mpnet also joins its 0.4 GB of pieces, once)
 TOKENS_FIXED_S = 5.0  # BPE + FastText set-up
-ENCODE_GRAPHS_PER_S = 60.0  # description graphs through the small model, 2 cores (speed-encode.md)
+# description graphs through the small model, 2 cores: 42,356 full texts (161 nodes) in 375 s at load 1-2 (build.md;
+# 60 had projected 12 min for them: 2x long); 100 grants in a cold process ran at 56/s (speed-encode.md)
+ENCODE_GRAPHS_PER_S = 110.0
+INDEX_FIXED_S = 3.0  # loading the model and writing the index files
 BYTES_PER_DOCUMENT = {"corpus": 1.2, "graphs": 3.0, "index": 1.5}  # x the document's text bytes, on disk
 MPNET_CPU_HOUR_DOCUMENTS = int(TEACHER_DOCS_PER_S["mpnet"] * 3600)  # what 2 cores encode with mpnet in about an hour
 

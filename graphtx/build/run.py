@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import sys
 import time
@@ -33,6 +34,7 @@ from graphtx.atomic import atomic_write_json
 from graphtx.build import STEPS
 from graphtx.build.plan import (
     ENCODE_GRAPHS_PER_S,
+    INDEX_FIXED_S,
     PRETRAIN_S_PER_STEP,
     TOKENS_FIXED_S,
     TOKENS_WORDS_PER_S,
@@ -207,19 +209,21 @@ def _build(
         }
         atomic_write_json(state_path, state)
         log(f"{name}: projected {duration(projected)} on this machine")
-        started = time.time()
+        started, load_at_start = time.time(), machine_load()
         result = work()
         seconds = round(time.time() - started, 1)
+        load = [load_at_start, machine_load()]  # 1-minute load average as the step began and ended: beside each time
         state["steps"][name] = {
             "fingerprint": keys[name],
             "projected_s": round(projected, 1),
             "seconds": seconds,
+            "load": load,
             "finished": True,
             **({"teacher": chosen} if name == "model" else {}),
             **({"result": result} if result else {}),
         }
         atomic_write_json(state_path, state)
-        log(f"{name}: {duration(seconds)} (projected {duration(projected)})")
+        log(f"{name}: {duration(seconds)} (projected {duration(projected)}; load {load[0]:.1f}-{load[1]:.1f})")
         summary["steps"][name] = state["steps"][name]
 
     # 1. ingest: cheap, and what every projection needs
@@ -285,7 +289,7 @@ def _build(
         "tokens": TOKENS_FIXED_S
         + words / TOKENS_WORDS_PER_S * scale,  # FastText reads every word (a full text: 80x an abstract)
         "model": model_s,
-        "index": documents / ENCODE_GRAPHS_PER_S * scale,
+        "index": INDEX_FIXED_S + documents / ENCODE_GRAPHS_PER_S * scale,
     }
     keys["parse"] = fingerprint("parse", keys["ingest"], settings(config.parse, "parse"))
     keys["tokens"] = fingerprint("tokens", keys["ingest"], settings(config.pretrain, "tokens"), config.seed)
@@ -421,3 +425,11 @@ def _build(
         log(f"serve it:   graphtx serve --index {layout.index}   (then http://127.0.0.1:{config.serve.port}/)")
     summary["until"] = until
     return summary
+
+
+def machine_load() -> float:
+    """The 1-minute load average (0.0 where the system has none)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return 0.0

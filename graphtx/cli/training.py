@@ -6,7 +6,7 @@ import dataclasses
 import sys
 
 from graphtx.cli.common import EXIT_OK, KIND_CHOICES, add_common, add_engine, add_ray_gpus, progress, say
-from graphtx.cli.usage import at_least
+from graphtx.cli.usage import at_least, share
 from graphtx.model.config import WORD_ORDERS
 from graphtx.text.peers import PEERS
 
@@ -159,6 +159,7 @@ def cmd_adapt(args, config) -> int:
         tokens_dir=args.tokens,
         device=args.device,
         progress=progress(args),
+        hold_out_share=args.hold_out_share,
     )
     say(args, summary, summary_lines(summary, args.out))
     return EXIT_OK
@@ -409,6 +410,13 @@ def add_parsers(sub) -> None:
     )
     p.add_argument(
         "--steps", type=at_least(1, "the number of steps"), help="distillation steps (default: train.pretrain_steps)"
+    )
+    p.add_argument(
+        "--hold-out-share",
+        type=share,
+        default=0.0,
+        help="keep this seeded share of the documents out of the adaptation and write their known-item judgements "
+        "to OUT/test_citations.tsv (for `graphtx eval citations --known-item`; default 0: adapt to every document)",
     )
     p.add_argument("--seed", type=at_least(0, "the seed"), help="default: the config's seed")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda")

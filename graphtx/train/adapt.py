@@ -11,7 +11,14 @@ would be 960 over 50).
 Run directory, as ``graphtx train``'s::
 
     RUN/config.yaml, RUN/teacher/ (a named peer's vectors), RUN/pretrain/ (log.jsonl, checkpoint.pt while running,
-    best/, done.json), RUN/model/ (what `graphtx index` takes), RUN/summary.json
+    best/, done.json), RUN/model/ (what `graphtx index` takes), RUN/summary.json,
+    RUN/test_citations.tsv (with ``hold_out_share``: the held-out documents, each citing itself, for a known-item
+    `graphtx eval citations --known-item`)
+
+``hold_out_share`` keeps a seeded share of the documents out of the adaptation (neither anchor nor teacher neighbour):
+a known-item evaluation (first claim -> own description) of documents the student was distilled on would be
+inflated, since the teacher pulls both of a document's graphs towards the same vector. The same seeded rule as
+`graphtx train`'s known-item split (``train.split: random``), so the two routes hold out the same documents.
 
 The source model's learned ranker was fitted on the source model's vectors: it does not describe the adapted
 vectors, so the adapted model ships without one (its fingerprint differs, and `search --ranker learned` says so);
@@ -55,6 +62,7 @@ def adapt(
     device: str = "auto",
     progress: bool | None = None,
     stop_after_steps: int = 0,
+    hold_out_share: float = 0.0,
 ) -> dict:
     """Adapt (or resume adapting) a model to the corpus; returns the summary written to RUN/summary.json."""
     import torch
@@ -81,9 +89,14 @@ def adapt(
         require_run_teacher(config)  # said before any data work
     atomic_write_text(out / "config.yaml", yaml.safe_dump(_config_dict(config), sort_keys=False))
     model, tokenizer, tokenizer_file, _ = starting_model(config, model_dir, tokens_dir, config.seed)
+    if not 0.0 <= hold_out_share < 1.0:
+        raise ValueError(f"--hold-out-share must be in [0, 1), not {hold_out_share}")
     store = GraphStore.load(graphs_dir, {cfg.query_kind, cfg.candidate_kind})
     if not store.doc_ids:
         raise ValueError(f"{graphs_dir} holds no graph with nodes: nothing to adapt to")
+    held_out: list[str] = []
+    if hold_out_share > 0:
+        store, held_out = hold_out(store, cfg, hold_out_share, config.seed)
     steps = adapt_steps(cfg.pretrain_steps, len(store.doc_ids), cfg.pretrain_batch_docs)
     if steps < cfg.pretrain_steps:
         print(
@@ -97,6 +110,8 @@ def adapt(
         "teacher": str(cfg.pretrain_teacher),
         "seed": config.seed,
     }
+    if held_out:
+        job["held_out"] = len(held_out)
     job_path = out / "adapt.json"
     earlier = json.loads(job_path.read_text()) if job_path.is_file() else job
     if (out / "pretrain").exists() and earlier != job:
@@ -104,6 +119,11 @@ def adapt(
             f"{out} holds an adaptation of another job ({earlier}): give a new --out, or delete {out / 'pretrain'}"
         )
     atomic_write_json(job_path, job)
+    if held_out:
+        from graphtx.corpus.schema import TRIVIAL, Citation
+        from graphtx.train.run import write_citations
+
+        write_citations(out / "test_citations.tsv", [Citation(d, d, TRIVIAL) for d in held_out])
     results, scores = {}, {}
     model = run_pretrain_stage(
         model,
@@ -143,6 +163,7 @@ def adapt(
         "teacher": str(config.train.pretrain_teacher),
         "steps": config.train.pretrain_steps,
         "seed": config.seed,
+        "held_out": len(held_out),
         "ranker": "none: the source model's ranker was fitted on other vectors; search ranks hybrid by default "
         "(benchmarks/results/transfer.md), or fit one with `graphtx rank-fit` where the corpus has citations",
     }
@@ -150,11 +171,33 @@ def adapt(
     return summary
 
 
+def hold_out(store, cfg, share: float, seed: int):
+    """(the store without the held-out documents, the held-out ids): ``train.split: random``'s known-item test rule
+    (graphtx.train.run.known_item_split), over the documents whose query and candidate graphs differ."""
+    from graphtx.train.pairs import _hash
+
+    held = [
+        d
+        for d in store.doc_ids
+        if store.has(d, cfg.query_kind)
+        and store.has(d, cfg.candidate_kind)
+        and store.get(d, cfg.query_kind).node_text != store.get(d, cfg.candidate_kind).node_text
+        and _hash(d, seed + 17) / 2**64 < share
+    ]
+    return store.without(held), held
+
+
 def summary_lines(summary: dict, out_dir: str | Path) -> list[str]:
     """What ``graphtx adapt`` prints."""
     stage = summary["stages"]["pretrain"]
-    return [
+    lines = [
         f"adapted {summary['from']} to {summary['documents_with_graphs']:,} documents: {stage['steps']} distillation steps "
         f"from teacher {summary['teacher']} (no citation read; the last weights ship)",
         f"model: {Path(out_dir) / 'model'} (no learned ranker: {summary['ranker'].split(': ', 1)[1]})",
     ]
+    if summary.get("held_out"):
+        lines.append(
+            f"held out of the adaptation: {summary['held_out']:,} documents, known-item test judgements in "
+            f"{Path(out_dir) / 'test_citations.tsv'} (graphtx eval citations --known-item)"
+        )
+    return lines

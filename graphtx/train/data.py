@@ -56,6 +56,11 @@ class GraphStore:
     def __len__(self) -> int:
         return len(self._graphs)
 
+    def without(self, doc_ids: Iterable[str]) -> GraphStore:
+        """The same graphs less those of ``doc_ids`` (documents held out of training)."""
+        drop = set(doc_ids)
+        return GraphStore(g for (d, _), g in self._graphs.items() if d not in drop)
+
 
 # --- batch groups -----------------------------------------------------------------------
 

@@ -27,6 +27,13 @@ def _smooth(values: list[float], width: int = 20) -> list[float]:
     return out
 
 
+def _graphs_per_s(record: dict) -> float:
+    """A log line's throughput: written by the citation stages, derived from graphs and seconds by stage pretrain's."""
+    if "graphs_per_s" in record:
+        return record["graphs_per_s"]
+    return record.get("graphs", 0) / max(record.get("seconds", 0.0), 1e-9)
+
+
 def plot_run(run_dir: str | Path, out: str | Path | None = None) -> Path:
     import matplotlib
 
@@ -34,9 +41,13 @@ def plot_run(run_dir: str | Path, out: str | Path | None = None) -> Path:
     import matplotlib.pyplot as plt
 
     run = Path(run_dir)
-    stages = [d for d in ("base", "reduced") if (run / d / "log.jsonl").exists() or (run / d / "evals.jsonl").exists()]
+    stages = [
+        d
+        for d in ("pretrain", "base", "reduced")
+        if (run / d / "log.jsonl").exists() or (run / d / "evals.jsonl").exists()
+    ]
     if not stages:
-        raise FileNotFoundError(f"{run} has no training logs (base/log.jsonl or reduced/log.jsonl)")
+        raise FileNotFoundError(f"{run} has no training logs (pretrain/log.jsonl, base/log.jsonl or reduced/log.jsonl)")
     fig, axes = plt.subplots(2, 2, figsize=(12, 8))
     offset = 0
     for stage in stages:
@@ -47,7 +58,7 @@ def plot_run(run_dir: str | Path, out: str | Path | None = None) -> Path:
             ax.plot(steps, [r["loss"] for r in log], alpha=0.25)
             ax.plot(steps, _smooth([r["loss"] for r in log]), label=f"{stage} loss (smoothed)")
             axes[0][1].plot(steps, [r["lr"] for r in log], label=f"{stage} learning rate")
-            axes[1][1].plot(steps, _smooth([r["graphs_per_s"] for r in log]), label=f"{stage} graphs/s")
+            axes[1][1].plot(steps, _smooth([_graphs_per_s(r) for r in log]), label=f"{stage} graphs/s")
         if evals:
             k = evals[0].get("k", "k")
             xs = [offset + r["step"] for r in evals]
@@ -59,8 +70,18 @@ def plot_run(run_dir: str | Path, out: str | Path | None = None) -> Path:
         for j in range(2):
             axes[i][j].set_title(titles[i][j])
             axes[i][j].set_xlabel("step (stages one after the other)")
-            axes[i][j].legend(fontsize=8)
+            if axes[i][j].get_legend_handles_labels()[0]:
+                axes[i][j].legend(fontsize=8)
             axes[i][j].grid(alpha=0.3)
+    if not axes[1][0].lines:  # an adaptation (graphtx adapt): nothing to select on, the last weights ship
+        axes[1][0].text(
+            0.5,
+            0.5,
+            "no selection evaluations:\nthe last weights ship",
+            ha="center",
+            va="center",
+            transform=axes[1][0].transAxes,
+        )
     axes[0][1].set_yscale("log")
     fig.suptitle(f"graphtx training: {run}")
     fig.tight_layout()

@@ -143,3 +143,61 @@ def test_train_on_a_corpus_without_citations_adapts_and_says_so(synthetic, tmp_p
         "adapting the model to its documents without labels" in captured.err and "3 distillation steps" in captured.out
     )
     assert (tmp_path / "run" / "model" / "model.pt").is_file() and not (tmp_path / "run" / "base").exists()
+
+
+@pytest.mark.timeout(240)
+def test_adapt_with_a_hold_out_share_never_distils_the_held_out_documents_and_writes_their_judgements(
+    synthetic, tmp_path, monkeypatch, capsys
+):
+    import graphtx.train.pretrain_graph as pretrain_graph
+    from graphtx.corpus.citations import read_citations
+    from graphtx.train.adapt import hold_out
+    from graphtx.train.config import TrainConfig
+    from graphtx.train.data import GraphStore
+
+    _peer(monkeypatch, tmp_path)
+    pools = []
+    real_pool = pretrain_graph.PretrainPool
+
+    def recording_pool(store, cfg):
+        pool = real_pool(store, cfg)
+        pools.append(set(pool.doc_ids) | set(pool.peer.doc_ids if pool.peer else ()))
+        return pool
+
+    monkeypatch.setattr(pretrain_graph, "PretrainPool", recording_pool)
+    config = _config(synthetic, tmp_path, pretrain_steps=3)
+    args = [
+        "adapt",
+        "--config",
+        str(config),
+        "--corpus",
+        str(synthetic / "corpus"),
+        "--graphs",
+        str(synthetic / "graphs"),
+    ]
+    args += [
+        "--tokens",
+        str(synthetic / "tokens"),
+        "--out",
+        str(tmp_path / "run"),
+        "--hold-out-share",
+        "0.25",
+        "--quiet",
+    ]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    held = read_citations(tmp_path / "run" / "test_citations.tsv")
+    held_ids = {c.citing_id for c in held}
+    assert held and all(c.citing_id == c.cited_id for c in held)  # known-item: each held-out document finds itself
+    assert 0.1 < len(held_ids) / 96 < 0.45 and f"held out of the adaptation: {len(held_ids)} documents" in out
+    assert pools and not (pools[0] & held_ids) and len(pools[0]) == 96 - len(held_ids)  # never anchor nor neighbour
+    store = GraphStore.load(synthetic / "graphs")  # the rule is a seeded function of the id: the same ids again
+    assert set(hold_out(store, TrainConfig(), 0.25, 0)[1]) == held_ids
+    assert main(["plot", str(tmp_path / "run"), "--quiet"]) == 0  # an adaptation's curves: stage pretrain's log
+    assert (tmp_path / "run" / "curves.png").stat().st_size > 10_000
+
+
+def test_adapt_refuses_a_hold_out_share_outside_the_unit_interval(synthetic, tmp_path, capsys):
+    args = ["adapt", "--corpus", "c", "--graphs", "g", "--tokens", "t", "--out", str(tmp_path / "r")]
+    assert main([*args, "--hold-out-share", "1.5"]) == 2
+    assert "the share must be in [0, 1) (got 1.5)" in capsys.readouterr().err
