@@ -431,5 +431,5 @@ def machine_load() -> float:
     """The 1-minute load average (0.0 where the system has none)."""
     try:
         return round(os.getloadavg()[0], 2)
-    except OSError:
+    except (AttributeError, OSError):  # no getloadavg (Windows), or none available
         return 0.0

@@ -18,7 +18,8 @@ Run directory, as ``graphtx train``'s::
 ``hold_out_share`` keeps a seeded share of the documents out of the adaptation (neither anchor nor teacher neighbour):
 a known-item evaluation (first claim -> own description) of documents the student was distilled on would be
 inflated, since the teacher pulls both of a document's graphs towards the same vector. The same seeded rule as
-`graphtx train`'s known-item split (``train.split: random``), so the two routes hold out the same documents.
+`graphtx train`'s known-item split (``train.split: random``): with ``hold_out_share`` = ``train.test_share`` and the
+same seed, the two routes hold out the same test documents.
 
 The source model's learned ranker was fitted on the source model's vectors: it does not describe the adapted
 vectors, so the adapted model ships without one (its fingerprint differs, and `search --ranker learned` says so);
@@ -70,10 +71,12 @@ def adapt(
     from graphtx.model.chunks import resolve_device
     from graphtx.train.data import GraphStore
     from graphtx.train.distributed import DistContext
-    from graphtx.train.run import _config_dict, run_pretrain_stage, starting_model
+    from graphtx.train.run import _config_dict, run_pretrain_stage, starting_model, store_kinds
     from graphtx.train.run_teacher import needs_run_teacher, require_run_teacher
 
     cfg = config.train
+    if not 0.0 <= hold_out_share < 1.0:
+        raise ValueError(f"--hold-out-share must be in [0, 1), not {hold_out_share}")
     if cfg.pretrain_teacher_weight <= 0 or not cfg.pretrain_teacher:
         raise ValueError(
             "adapting needs a teacher: set train.pretrain_teacher (minilm, mpnet or a `graphtx teacher` directory) "
@@ -89,14 +92,22 @@ def adapt(
         require_run_teacher(config)  # said before any data work
     atomic_write_text(out / "config.yaml", yaml.safe_dump(_config_dict(config), sort_keys=False))
     model, tokenizer, tokenizer_file, _ = starting_model(config, model_dir, tokens_dir, config.seed)
-    if not 0.0 <= hold_out_share < 1.0:
-        raise ValueError(f"--hold-out-share must be in [0, 1), not {hold_out_share}")
-    store = GraphStore.load(graphs_dir, {cfg.query_kind, cfg.candidate_kind})
+    store = GraphStore.load(graphs_dir, store_kinds(cfg))
     if not store.doc_ids:
         raise ValueError(f"{graphs_dir} holds no graph with nodes: nothing to adapt to")
     held_out: list[str] = []
     if hold_out_share > 0:
         store, held_out = hold_out(store, cfg, hold_out_share, config.seed)
+        if not held_out:
+            raise ValueError(
+                f"--hold-out-share {hold_out_share} holds out none of {graphs_dir}'s documents: a known-item judgement "
+                "needs a document whose first-claim and description graphs differ, and the seeded draw picked none "
+                "(too few documents, or abstract-only ones): adapt without it"
+            )
+        if len(store.doc_ids) < 2:
+            raise ValueError(
+                f"--hold-out-share {hold_out_share} leaves {len(store.doc_ids)} document(s) to adapt to: give a smaller share"
+            )
     steps = adapt_steps(cfg.pretrain_steps, len(store.doc_ids), cfg.pretrain_batch_docs)
     if steps < cfg.pretrain_steps:
         print(
@@ -124,6 +135,8 @@ def adapt(
         from graphtx.train.run import write_citations
 
         write_citations(out / "test_citations.tsv", [Citation(d, d, TRIVIAL) for d in held_out])
+    else:  # an earlier run's held-out list names documents this model is adapted on: it must not be scored
+        (out / "test_citations.tsv").unlink(missing_ok=True)
     results, scores = {}, {}
     model = run_pretrain_stage(
         model,
@@ -141,6 +154,7 @@ def adapt(
         results,
         scores,
         stop_after_steps=stop_after_steps,
+        exclude=held_out,
     )
     if model is None:  # simulated kill (tests)
         return {"interrupted": "pretrain", "step": results["pretrain"]["steps"]}
@@ -174,16 +188,9 @@ def adapt(
 def hold_out(store, cfg, share: float, seed: int):
     """(the store without the held-out documents, the held-out ids): ``train.split: random``'s known-item test rule
     (graphtx.train.run.known_item_split), over the documents whose query and candidate graphs differ."""
-    from graphtx.train.pairs import _hash
+    from graphtx.train.run import known_item_candidates, known_item_draw
 
-    held = [
-        d
-        for d in store.doc_ids
-        if store.has(d, cfg.query_kind)
-        and store.has(d, cfg.candidate_kind)
-        and store.get(d, cfg.query_kind).node_text != store.get(d, cfg.candidate_kind).node_text
-        and _hash(d, seed + 17) / 2**64 < share
-    ]
+    held = [d for d in known_item_candidates(store, cfg) if known_item_draw(d, seed) < share]
     return store.without(held), held
 
 

@@ -193,23 +193,39 @@ def read_held_out(data: PreparedData, docs: Documents) -> PreparedData:
     return replace(data, valid=v, test=te, held_out_files=(None, None))
 
 
-def known_item_split(cfg: TrainConfig, store: GraphStore, seed: int, unusable: list[Citation] = ()) -> PreparedData:
-    """For a corpus without citations: held-out documents (valid_share / test_share, then selection_share of the rest,
-    seeded hash) are validation / test / selection queries whose one relevant candidate is their own description graph.
-    Their trivial pairs are kept out of training (build_training_set leaves held-out queries out)."""
-    from graphtx.train.pairs import _hash
-
-    eligible = [
+def known_item_candidates(store: GraphStore, cfg: TrainConfig) -> list[str]:
+    """The documents a known-item judgement can hold: a query graph and a candidate graph that differ (a document whose
+    first claim falls back to its description would find itself trivially)."""
+    return [
         d
         for d in store.doc_ids
         if store.has(d, cfg.query_kind)
         and store.has(d, cfg.candidate_kind)
         and store.get(d, cfg.query_kind).node_text != store.get(d, cfg.candidate_kind).node_text
     ]
+
+
+def known_item_draw(doc_id: str, seed: int) -> float:
+    """The seeded uniform draw in [0, 1) that puts a document in the known-item test share (then validation, then
+    selection): one rule for `graphtx train`'s known-item split and `graphtx adapt --hold-out-share`."""
+    from graphtx.train.pairs import _hash
+
+    return _hash(doc_id, seed + 17) / 2**64
+
+
+def store_kinds(cfg: TrainConfig) -> set[str]:
+    """The graph kinds a run loads: its query, candidate and augmentation kinds (a missing kind falls back in that set)."""
+    return {cfg.query_kind, cfg.candidate_kind, cfg.augment_kind}
+
+
+def known_item_split(cfg: TrainConfig, store: GraphStore, seed: int, unusable: list[Citation] = ()) -> PreparedData:
+    """For a corpus without citations: held-out documents (valid_share / test_share, then selection_share of the rest,
+    seeded hash) are validation / test / selection queries whose one relevant candidate is their own description graph.
+    Their trivial pairs are kept out of training (build_training_set leaves held-out queries out)."""
     valid, test, selection = [], [], []
     held = cfg.test_share + cfg.valid_share
-    for d in eligible:
-        u = _hash(d, seed + 17) / 2**64
+    for d in known_item_candidates(store, cfg):
+        u = known_item_draw(d, seed)
         if u < cfg.test_share:
             test.append(Citation(d, d, TRIVIAL))
         elif u < held:
@@ -310,7 +326,7 @@ def train(
         model, tokenizer, tokenizer_file, token_vectors = starting_model(config, init_model_dir, tokens_dir, seed)
 
         docs = Documents.read(corpus_dir)
-        store = GraphStore.load(graphs_dir, {cfg.query_kind, cfg.candidate_kind, cfg.augment_kind})
+        store = GraphStore.load(graphs_dir, store_kinds(cfg))
         prepared = split_citations(cfg, docs, seed, citations, valid_citations, test_citations, corpus_dir)
         usable = [
             c
@@ -618,9 +634,10 @@ def run_pretrain_stage(
     results,
     scores,
     stop_after_steps=0,
+    exclude=(),
 ):
-    """Stage ``pretrain`` on the documents of ``graphs_dir`` and ``train.pretrain_graphs``; returns its best model (None
-    when ``stop_after_steps``, tests, cut it short).
+    """Stage ``pretrain`` on the documents of ``graphs_dir`` and ``train.pretrain_graphs``, less ``exclude`` (documents
+    held out of it); returns its best model (None when ``stop_after_steps``, tests, cut it short).
     ``train.pretrain_teacher`` naming a peer: its vectors of the pool's corpora are written first (graphtx/train/run_teacher.py)."""
     from graphtx.train.pretrain_graph import PretrainPool, PretrainTrainer, load_pool_store
     from graphtx.train.run_teacher import note_directory_teacher, run_teacher_dir
@@ -642,6 +659,8 @@ def run_pretrain_stage(
     else:
         note_directory_teacher(config, lambda line: print(line, file=sys.stderr))  # a warning: printed even when quiet
     pool_store = load_pool_store([graphs_dir, *extra], kinds) if extra else store
+    if exclude:  # held out (graphtx adapt --hold-out-share): neither anchor nor teacher neighbour, whichever directory holds them
+        pool_store = pool_store.without(exclude)
     trainer = PretrainTrainer(
         model,
         tokenizer,

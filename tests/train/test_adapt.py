@@ -195,9 +195,37 @@ def test_adapt_with_a_hold_out_share_never_distils_the_held_out_documents_and_wr
     assert set(hold_out(store, TrainConfig(), 0.25, 0)[1]) == held_ids
     assert main(["plot", str(tmp_path / "run"), "--quiet"]) == 0  # an adaptation's curves: stage pretrain's log
     assert (tmp_path / "run" / "curves.png").stat().st_size > 10_000
+    # the same graphs named again in train.pretrain_graphs (the pool is then read from disk): still held out
+    pools.clear()
+    again = _config(synthetic, tmp_path, pretrain_steps=3, pretrain_graphs=[str(synthetic / "graphs")])
+    args2 = [*args[:2], str(again), *args[3:]]
+    args2[args2.index(str(tmp_path / "run"))] = str(tmp_path / "run2")
+    assert main(args2) == 0
+    assert pools and not (pools[0] & held_ids)
+    # a later run in the same directory without a hold-out drops the list (it would name documents adapted on)
+    import shutil
+
+    shutil.rmtree(tmp_path / "run" / "pretrain")
+    assert main([a for a in args if a not in ("--hold-out-share", "0.25")]) == 0
+    assert not (tmp_path / "run" / "test_citations.tsv").exists()
 
 
 def test_adapt_refuses_a_hold_out_share_outside_the_unit_interval(synthetic, tmp_path, capsys):
     args = ["adapt", "--corpus", "c", "--graphs", "g", "--tokens", "t", "--out", str(tmp_path / "r")]
     assert main([*args, "--hold-out-share", "1.5"]) == 2
     assert "the share must be in [0, 1) (got 1.5)" in capsys.readouterr().err
+
+
+def test_adapt_with_a_hold_out_share_that_holds_out_nothing_says_so_before_the_teacher(
+    synthetic, tmp_path, monkeypatch, capsys
+):
+    import graphtx.train.run_teacher as run_teacher
+
+    monkeypatch.setattr(run_teacher, "run_teacher_dir", lambda *a, **k: pytest.fail("the teacher ran"))
+    config = _config(synthetic, tmp_path)
+    args = ["adapt", "--config", str(config), "--corpus", str(synthetic / "corpus"), "--graphs"]
+    args += [str(synthetic / "graphs"), "--tokens", str(synthetic / "tokens"), "--out", str(tmp_path / "run")]
+    assert main([*args, "--hold-out-share", "0.0001"]) == 2  # 96 documents: the seeded draw picks none
+    assert "holds out none of" in capsys.readouterr().err
+    assert main([*args, "--hold-out-share", "0.9999"]) == 2  # all of them: nothing left to adapt to
+    assert "give a smaller share" in capsys.readouterr().err
