@@ -264,7 +264,13 @@ def _build(
     train_cfg = with_overrides(config.train, pretrain_teacher=chosen, pretrain_teacher_weight=weight, split="files")
     config = with_overrides(config, train=train_cfg)
     scale = core_scale()
-    teach = teacher_seconds(documents, chosen, gpu) if chosen and "pretrain" in train_cfg.stages else 0.0
+    teach, cached = 0.0, 0
+    if chosen and "pretrain" in train_cfg.stages:
+        from graphtx.train.run_teacher import cached_share
+
+        read, cached = cached_share(config, layout.corpus)
+        uncached = max(0, (read or documents) - cached)
+        teach = teacher_seconds(uncached, chosen, gpu) if uncached else 0.0  # all cached: the peer is not even loaded
     from graphtx.train.adapt import adapt_steps
 
     steps = (
@@ -313,7 +319,9 @@ def _build(
             "parse": f"three invention graphs a document into {layout.graphs}",
             "tokens": f"BPE + FastText over the corpus into {layout.tokens}",
             "model": (
-                f"teacher {chosen} over {documents:,} documents ({duration(teach)}), {steps:,} distillation steps"
+                f"teacher {chosen} over {documents:,} documents ({duration(teach)}"
+                + (f"; {cached:,} of their vectors cached" if cached else "")
+                + f"), {steps:,} distillation steps"
                 + (", then the citations and the ranker" if route == "train" else ", no citation")
                 + f" into {layout.run}"
             ),

@@ -125,6 +125,20 @@ class PeerVectorCache:
         return path
 
 
+def cached_keys(cache_dir: str | Path, namespace: str) -> set[bytes]:
+    """The text keys a namespace holds, reading only each chunk's keys (a projection's count: the chunks' checksums
+    are checked when the vectors are read, PeerVectorCache)."""
+    folder = resolve_cache_dir(cache_dir)
+    found: set[bytes] = set()
+    for path in sorted((folder / namespace).glob(CHUNK_GLOB)) if folder else ():
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                found.update(bytes(k) for k in z["keys"])  # (n, 32) uint8
+        except (KeyError, ValueError, OSError):
+            continue  # unreadable: its texts count as not cached, as PeerVectorCache would leave it out
+    return found
+
+
 def encode_cached(
     texts: Sequence[str], encode: Callable[[list[str]], np.ndarray], cache: PeerVectorCache | None
 ) -> tuple[np.ndarray, int]:

@@ -79,6 +79,25 @@ def pool_corpora(corpus_dir: str | Path, extra_graphs: list[str | Path]) -> list
     return corpora
 
 
+def cached_share(config, corpus_dir: str | Path) -> tuple[int, int]:
+    """(documents the run's teacher would read, how many of their vectors the peer vector cache already holds) for a
+    named peer, without loading it: what `graphtx build --plan` projects the teacher's time from."""
+    from graphtx.text.peer_cache import cached_keys, peer_namespace, text_key
+    from graphtx.text.peers import peer_sha256
+    from graphtx.text.teacher import collect_texts
+
+    peer = config.train.pretrain_teacher
+    if not names_peer(peer) or not config.eval.peer_vector_cache_dir:
+        return 0, 0
+    max_tokens = config.eval.minilm_max_tokens if peer == "minilm" else config.eval.mpnet_max_tokens
+    fields, passages = tuple(config.train.pretrain_teacher_fields), config.train.pretrain_teacher_passages
+    _, texts, _ = collect_texts([corpus_dir], fields)
+    known = cached_keys(
+        config.eval.peer_vector_cache_dir, peer_namespace(peer, peer_sha256(peer), max_tokens, "float32", passages)
+    )
+    return len(texts), sum(text_key(t) in known for t in texts)
+
+
 def run_teacher_dir(
     config,
     corpus_dir: str | Path,

@@ -113,6 +113,7 @@ def test_build_makes_a_searchable_index_and_a_second_build_redoes_only_what_chan
     err = capsys.readouterr().err
     assert "ingest: up to date" in err and "parse: up to date" in err and "tokens: projected" in err and loads == [1]
     assert "2 of them from the peer vector cache" in err
+    assert "teacher minilm over 2 documents (0 s; 2 of their vectors cached)" in err  # the plan knew it
 
 
 def test_build_until_stops_after_that_step(tmp_path, monkeypatch, capsys):
@@ -279,3 +280,4 @@ def test_documents_added_to_a_corpus_are_the_only_ones_the_teacher_encodes(tmp_p
     assert (
         "2 of them from the peer vector cache" in err and "5 documents' vectors" in err
     )  # 3 encoded, 2 from the cache
+    assert "teacher minilm over 5 documents" in err and "2 of their vectors cached" in err  # projected for 3
