@@ -19,19 +19,28 @@ TEACHER_GPU_DOCS_PER_S = {
     "mpnet": 600.0,
     "minilm": 3_000.0,
 }  # one H200 (full-text-dev-set.md, run 9, scaled to short texts)
-PRETRAIN_S_PER_STEP = (
-    1.0  # stage pretrain, 32 EV abstracts + neighbours a step (35 nodes a graph), 2 cores (16-36 min for 1,500 steps)
-)
-EV_WORDS, EV_NODES = (
-    120,
-    35,
-)  # an EV-battery abstract: words, nodes of its graph; longer texts give larger graphs (to about 190 nodes)
+PRETRAIN_S_PER_STEP = 1.0  # stage pretrain over EV abstracts (a 35-node anchor, 35-node candidates), 2 cores
+REFERENCE_STEP_NODES = 70.0  # that step's anchor + candidate nodes
+# each node more costs about 1/63 of it: the line through EV and the 42,356 full texts (35-node abstracts, 161-node
+# descriptions: 2.95-3.05 s a step at load 1.7-2.1); the 371 shared USPTO grants (13 + 83 nodes) ran at 1.23 s a
+# step (load 1.4-1.9), about 15% under the line's 1.41 s
+STEP_COST_PER_NODE = 2.0 / 126.0
+# a graph's nodes against the words of the text it is parsed from, measured on the 371 shared USPTO grants' graphs
+# (first claims of 12 to 406 words: about 0.17 nodes a word; claims + description: 0.14 up to ~1,300 words) and EV
+# abstracts (120 words, 35 nodes). A graph levels off a little below the parse's cap (max_feature_nodes +
+# max_relation_nodes): 175-179 nodes on average under configs/small.yaml's 192 for the long texts of both sets.
+# The mean words of a corpus would mislead: a few long texts hold most words of a corpus of short ones.
+NODES_PER_WORD = {"claims": 0.17, "abstract": 0.29, "description": 0.14}
+GRAPH_LEVEL_SHARE = 0.93  # of the parse's cap
+TEACHER_REFERENCE_WORDS = 130.0  # what TEACHER_DOCS_PER_S was measured on: an EV title + abstract
+TEACHER_MIN_WORDS = 8.0  # a document's fixed cost to the teacher, in words (its special tokens, its batch slot)
+WORDS_PER_TOKEN = 0.75  # patent English through the teachers' WordPiece tokenizers, about
 TEACHER_LOAD_S = 20.0  # loading the peer (the first use of mpnet also joins its 0.4 GB of pieces, once)
 TOKENS_FIXED_S = 5.0  # BPE + FastText set-up
 # description graphs through the small model, 2 cores: 42,356 full texts (161 nodes) in 375 s at load 1-2 (build.md;
 # 60 had projected 12 min for them: 2x long); 100 grants in a cold process ran at 56/s (speed-encode.md)
-ENCODE_GRAPHS_PER_S = 110.0
-INDEX_FIXED_S = 3.0  # loading the model and writing the index files
+ENCODE_GRAPHS_PER_S, ENCODE_REFERENCE_NODES = 110.0, 161.0  # a graph's encoding costs about as its nodes
+INDEX_FIXED_S = 1.0  # loading the model and writing the index files (371 grants of 83-node graphs: 2.2 s in all)
 BYTES_PER_DOCUMENT = {"corpus": 1.2, "graphs": 3.0, "index": 1.5}  # x the document's text bytes, on disk
 MPNET_CPU_HOUR_DOCUMENTS = int(TEACHER_DOCS_PER_S["mpnet"] * 3600)  # what 2 cores encode with mpnet in about an hour
 
@@ -87,32 +96,95 @@ def core_scale() -> float:
     return 2.0 / min(max(os.cpu_count() or 2, 1), 8)
 
 
-def step_factor(words_per_document: float) -> float:
-    """A distillation step's cost against an EV-abstract step: graphs grow with the text (about as its square root)."""
-    nodes = min(190.0, EV_NODES * (max(words_per_document, 1.0) / EV_WORDS) ** 0.5)
-    return max(1.0, (nodes + 25.0) / (EV_NODES + 25.0))
+def graph_nodes(words: float, text: str, cap: float) -> float:
+    """Expected nodes of a graph parsed from ``words`` words of ``text`` (claims, abstract or description) under the
+    parse's cap of ``cap`` nodes a graph."""
+    return min(GRAPH_LEVEL_SHARE * cap, NODES_PER_WORD[text] * max(words, 0.0))
+
+
+def document_graph_nodes(row: dict, cfg) -> dict[str, float]:
+    """Expected nodes of each graph kind of one corpus row (title, abstract, claims, first_claim_index,
+    description), from the texts the parse feeds each kind (graphtx.graphs.builder.plan_texts) under ParseConfig
+    ``cfg``."""
+    cap = float(cfg.max_feature_nodes + cfg.max_relation_nodes)
+    claims = [c["text"] for c in row.get("claims") or () if (c["text"] or "").strip()]
+    paragraphs = [p for p in (row.get("description") or "").split("\n") if p.strip()]
+    description = len(" ".join(paragraphs)[: cfg.max_description_chars].split())
+    if claims:
+        index = row.get("first_claim_index")
+        listed = row.get("claims") or ()
+        first = listed[index]["text"] if index is not None and 0 <= index < len(listed) else ""
+        first = first if (first or "").strip() else claims[0]
+        all_claims = len(" ".join(claims)[: cfg.max_claims_chars].split())
+        return {
+            "first_claim": graph_nodes(len(first.split()), "claims", cap),
+            "all_claims": graph_nodes(all_claims, "claims", cap),
+            "description": graph_nodes(all_claims + description, "description", cap),
+        }
+    abstract = (row.get("abstract") or "").strip()
+    lead = abstract or (paragraphs[0] if paragraphs else "") or (row.get("title") or "")
+    lead_nodes = graph_nodes(len(lead.split()), "abstract", cap)
+    together = len(lead.split()) + description - (len(paragraphs[0].split()) if paragraphs and not abstract else 0)
+    return {
+        "first_claim": lead_nodes,
+        "all_claims": lead_nodes,
+        "description": max(lead_nodes, graph_nodes(together, "description", cap)),
+    }
+
+
+def teacher_document_words(row: dict, fields: tuple[str, ...], max_tokens: int, passages: int) -> float:
+    """Words the teacher reads of one corpus row: its fields, cut at ``passages`` windows of ``max_tokens``."""
+    parts = []
+    for f in fields:
+        value = row.get(f)
+        if f == "claims":
+            value = " ".join(c["text"] or "" for c in value or ())
+        parts.append(value or "")
+    return min(len(" ".join(parts).split()), WORDS_PER_TOKEN * max_tokens * max(passages, 1))
+
+
+def step_factor(query_nodes: float, candidate_nodes: float) -> float:
+    """A distillation step's cost against an EV-abstract step, from the mean nodes of the anchors' and the
+    candidates' graphs (a step encodes both; the cost grows about linearly with the nodes)."""
+    return max(0.5, 1.0 + (query_nodes + candidate_nodes - REFERENCE_STEP_NODES) * STEP_COST_PER_NODE)
 
 
 def parse_seconds(words: int, workers: int) -> float:
     return words / (PARSE_WORDS_PER_S_PER_WORKER * max(1, min(workers, os.cpu_count() or 1)))
 
 
-def teacher_seconds(documents: int, teacher: str, gpu: bool) -> float:
+def teacher_seconds(
+    documents: int, teacher: str, gpu: bool, words_per_document: float = TEACHER_REFERENCE_WORDS
+) -> float:
+    """The teacher's time for ``documents`` new documents of ``words_per_document`` words read on average (cut as it
+    cuts: teacher_document_words): its rate scales with the words, down to a floor of fixed cost (TEACHER_MIN_WORDS)."""
     if teacher not in TEACHER_DOCS_PER_S:
         return 0.0  # a directory: written already
     rate = TEACHER_GPU_DOCS_PER_S[teacher] if gpu else TEACHER_DOCS_PER_S[teacher] / core_scale()
-    return TEACHER_LOAD_S + documents / rate
+    return TEACHER_LOAD_S + documents * max(TEACHER_MIN_WORDS, words_per_document) / TEACHER_REFERENCE_WORDS / rate
 
 
-def choose_teacher(configured: str, documents: int, gpu: bool, asked: bool) -> tuple[str, str]:
-    """The teacher the build uses and a line about the choice. On a CPU, above what mpnet encodes in about an hour,
+def index_seconds(documents: int, description_nodes: float, scale: float) -> float:
+    """Encoding ``documents`` description graphs of ``description_nodes`` nodes on average into the index."""
+    rate = ENCODE_GRAPHS_PER_S * ENCODE_REFERENCE_NODES / max(description_nodes, 20.0)
+    return INDEX_FIXED_S + documents / rate * scale
+
+
+def choose_teacher(
+    configured: str, documents: int, gpu: bool, asked: bool, words: dict[str, float] | None = None
+) -> tuple[str, str]:
+    """The teacher the build uses and a line about the choice. On a CPU, above what mpnet encodes in about an hour
+    (documents of the reference length: EV titles + abstracts; ``words``: teacher -> mean words a document it reads),
     the default teacher all-mpnet-base-v2 gives way to all-MiniLM-L6-v2 (ten times faster; 0.90x mpnet's student at
     Recall@3 on EV, benchmarks/results/teacher-distillation.md), unless the teacher was asked for by name."""
-    if configured != "mpnet" or gpu or asked or documents <= MPNET_CPU_HOUR_DOCUMENTS / core_scale():
+    words = words or {}
+    length = {t: max(TEACHER_MIN_WORDS, words.get(t, TEACHER_REFERENCE_WORDS)) for t in ("mpnet", "minilm")}
+    hour = MPNET_CPU_HOUR_DOCUMENTS / core_scale()
+    if configured != "mpnet" or gpu or asked or documents * length["mpnet"] / TEACHER_REFERENCE_WORDS <= hour:
         return configured, ""
-    cost = duration(teacher_seconds(documents, "mpnet", False))
+    cost = duration(teacher_seconds(documents, "mpnet", False, length["mpnet"]))
     return "minilm", (
         f"teacher: all-MiniLM-L6-v2, not all-mpnet-base-v2: mpnet would take about {cost} on this CPU for "
-        f"{documents:,} documents (MiniLM about {duration(teacher_seconds(documents, 'minilm', False))}; its student scored "
-        f"0.90x mpnet's at Recall@3 on EV). Ask for mpnet with --teacher mpnet, or build on a GPU."
+        f"{documents:,} documents (MiniLM about {duration(teacher_seconds(documents, 'minilm', False, length['minilm']))}; "
+        "its student scored 0.90x mpnet's at Recall@3 on EV). Ask for mpnet with --teacher mpnet, or build on a GPU."
     )

@@ -18,6 +18,7 @@ the label-free route: the config's teacher distilled on the corpus's own documen
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -33,18 +34,21 @@ import pyarrow.parquet as pq
 from graphtx.atomic import atomic_write_json
 from graphtx.build import STEPS
 from graphtx.build.plan import (
-    ENCODE_GRAPHS_PER_S,
-    INDEX_FIXED_S,
     PRETRAIN_S_PER_STEP,
+    TEACHER_MIN_WORDS,
+    TEACHER_REFERENCE_WORDS,
     TOKENS_FIXED_S,
     TOKENS_WORDS_PER_S,
     BuildPlan,
     PlannedStep,
     choose_teacher,
     core_scale,
+    document_graph_nodes,
     duration,
+    index_seconds,
     parse_seconds,
     step_factor,
+    teacher_document_words,
     teacher_seconds,
 )
 from graphtx.config import GraphtxConfig
@@ -114,21 +118,45 @@ def sources_fingerprint(paths: list[str]) -> list:
     return [(str(f), f.stat().st_size, cached_sha256(f)) for f in source_files(paths)]
 
 
-def corpus_counts(corpus: Path, cfg) -> tuple[int, int, int]:
-    """(documents, words, text bytes) the parse will read (title, abstract, claims, description, cut as the parse cuts)."""
+@dataclass(frozen=True)
+class CorpusSize:
+    """What the projections read off the corpus before the parse: counts, and the expected graph sizes."""
+
+    documents: int
+    words: int  # title, abstract, claims, description, cut as the parse cuts
+    text_bytes: int
+    teacher_words: dict[str, float]  # teacher (mpnet, minilm) -> mean words a document it reads (its fields, its cut)
+    nodes: dict[str, float]  # graph kind -> mean expected nodes (first_claim, all_claims, description)
+
+
+def corpus_counts(corpus: Path, config: GraphtxConfig) -> CorpusSize:
+    """Counts of the texts the parse will read, and each graph kind's expected mean size: a graph from each
+    document's own text (a mean of per-document estimates, not an estimate of the mean words: a few long texts
+    would make a corpus of short ones look long)."""
+    cfg, train = config.parse, config.train
+    cuts = {"mpnet": config.eval.mpnet_max_tokens, "minilm": config.eval.minilm_max_tokens}
     docs = words = size = 0
-    for batch in pq.ParquetFile(corpus / "documents.parquet").iter_batches(
-        batch_size=2048, columns=["title", "abstract", "claims", "description"]
-    ):
+    teacher_words = dict.fromkeys(cuts, 0.0)
+    nodes = {"first_claim": 0.0, "all_claims": 0.0, "description": 0.0}
+    columns = ["title", "abstract", "claims", "first_claim_index", "description"]
+    for batch in pq.ParquetFile(corpus / "documents.parquet").iter_batches(batch_size=2048, columns=columns):
         for r in batch.to_pylist():
-            claims = " ".join(c["text"] for c in r["claims"] or ())[: cfg.max_claims_chars]
+            claims = " ".join(c["text"] or "" for c in r["claims"] or ())[: cfg.max_claims_chars]
             text = " ".join(
                 x
                 for x in (r["title"], r["abstract"], claims, (r["description"] or "")[: cfg.max_description_chars])
                 if x
             )
+            for kind, n in document_graph_nodes(r, cfg).items():
+                nodes[kind] += n
+            for peer, cut in cuts.items():
+                read = teacher_document_words(r, train.pretrain_teacher_fields, cut, train.pretrain_teacher_passages)
+                teacher_words[peer] += max(TEACHER_MIN_WORDS, read)
             docs, words, size = docs + 1, words + text.count(" ") + 1, size + len(text)
-    return docs, words, size
+    n = max(docs, 1)
+    return CorpusSize(
+        docs, words, size, {k: v / n for k, v in teacher_words.items()}, {k: v / n for k, v in nodes.items()}
+    )
 
 
 def build(sources: list[str], out_dir: str | Path, config: GraphtxConfig, **kwargs) -> dict:
@@ -184,6 +212,7 @@ def _build(
     keys: dict[str, str] = {}
     keys["ingest"] = fingerprint("ingest", sources_fingerprint(inputs), settings(config.ingest, "ingest"))
     summary: dict = {"out": str(layout.out), "steps": {}}
+    planned_s: dict[str, float] = {}  # each step's projection as the plan printed it
 
     def up_to_date(name: str) -> bool:
         entry = state["steps"].get(name, {})
@@ -201,14 +230,17 @@ def _build(
             entry.get("fingerprint") != keys[name] and layout.directory(name).exists()
         ):  # other inputs: start this step afresh
             shutil.rmtree(layout.directory(name))
+        planned = planned_s.get(name, projected)  # what --plan said before the graphs were parsed
         state["steps"][name] = {
             "fingerprint": keys[name],
             "projected_s": round(projected, 1),
+            "planned_s": round(planned, 1),
             "finished": False,
             **({"teacher": chosen} if name == "model" else {}),
         }
         atomic_write_json(state_path, state)
-        log(f"{name}: projected {duration(projected)} on this machine")
+        said = f" (the plan said {duration(planned)})" if duration(planned) != duration(projected) else ""
+        log(f"{name}: projected {duration(projected)} on this machine{said}")
         started, load_at_start = time.time(), machine_load()
         result = work()
         seconds = round(time.time() - started, 1)
@@ -216,6 +248,7 @@ def _build(
         state["steps"][name] = {
             "fingerprint": keys[name],
             "projected_s": round(projected, 1),
+            "planned_s": round(planned, 1),
             "seconds": seconds,
             "load": load,
             "finished": True,
@@ -245,14 +278,20 @@ def _build(
             f"{beside}; --plan reads beside a running build only once its ingest of these sources is done"
         )
     step("ingest", 1.0 + sum(f.stat().st_size for f in source_files(inputs)) / 20e6, do_ingest)
-    documents, words, text_bytes = corpus_counts(layout.corpus, config.parse)
+    size = corpus_counts(layout.corpus, config)
+    keys["parse"] = fingerprint("parse", keys["ingest"], settings(config.parse, "parse"))
+    documents, words, text_bytes = size.documents, size.words, size.text_bytes
     queries = citing_documents_within(layout.corpus)
     route = "train" if queries >= MIN_TRAINING_QUERIES else "adapt"
     before = (
         state["steps"].get("model", {}).get("teacher")
     )  # a build begun keeps its teacher (another machine would choose anew)
     chosen, note = choose_teacher(
-        config.train.pretrain_teacher, documents, gpu, asked=teacher is not None or before is not None
+        config.train.pretrain_teacher,
+        documents,
+        gpu,
+        asked=teacher is not None or before is not None,
+        words=size.teacher_words,
     )
     chosen = teacher or before or chosen
     weight = config.train.pretrain_teacher_weight or (1.0 if teacher else 0.0)  # naming a teacher turns distillation on
@@ -270,7 +309,11 @@ def _build(
 
         read, cached = cached_share(config, layout.corpus)
         uncached = max(0, (read or documents) - cached)
-        teach = teacher_seconds(uncached, chosen, gpu) if uncached else 0.0  # all cached: the peer is not even loaded
+        teach = (
+            teacher_seconds(uncached, chosen, gpu, size.teacher_words.get(chosen, TEACHER_REFERENCE_WORDS))
+            if uncached
+            else 0.0
+        )  # all cached: the peer is not even loaded
     from graphtx.train.adapt import adapt_steps
 
     steps = (
@@ -278,8 +321,21 @@ def _build(
         if route == "adapt"
         else train_cfg.pretrain_steps
     )
-    steps_s = steps * PRETRAIN_S_PER_STEP * step_factor(words / max(documents, 1)) * (0.1 if gpu else scale)
-    model_s = teach + steps_s * (1.4 if route == "train" else 1.0) + (120 * scale if route == "train" else 0)
+    kinds = (train_cfg.query_kind, train_cfg.candidate_kind)
+
+    def model_seconds(nodes: dict[str, float]) -> float:
+        steps_s = (
+            steps * PRETRAIN_S_PER_STEP * step_factor(*(nodes.get(k, 0.0) for k in kinds)) * (0.1 if gpu else scale)
+        )
+        return teach + steps_s * (1.4 if route == "train" else 1.0) + (120 * scale if route == "train" else 0)
+
+    graphs_known = False  # the plan's graph sizes are the parsed graphs' (parse up to date), not a guess from words
+    if up_to_date("parse"):
+        parsed = parsed_graph_nodes(layout.graphs)
+        if parsed:
+            size = dataclasses.replace(size, nodes={**size.nodes, **parsed})
+            graphs_known = True
+    model_s = model_seconds(size.nodes)
     plan = BuildPlan(
         documents,
         words,
@@ -295,9 +351,8 @@ def _build(
         "tokens": TOKENS_FIXED_S
         + words / TOKENS_WORDS_PER_S * scale,  # FastText reads every word (a full text: 80x an abstract)
         "model": model_s,
-        "index": INDEX_FIXED_S + documents / ENCODE_GRAPHS_PER_S * scale,
+        "index": index_seconds(documents, size.nodes["description"], scale),
     }
-    keys["parse"] = fingerprint("parse", keys["ingest"], settings(config.parse, "parse"))
     keys["tokens"] = fingerprint("tokens", keys["ingest"], settings(config.pretrain, "tokens"), config.seed)
     teacher_reads = {k: getattr(config.eval, k) for k in ("minilm_max_tokens", "mpnet_max_tokens", "minilm_dtype")}
     keys["model"] = fingerprint(
@@ -330,6 +385,7 @@ def _build(
         plan.steps.append(PlannedStep(name, what, projections.get(name, 0.0), up_to_date(name)))
     for line in plan.lines():
         log(line)
+    planned_s.update({s.name: s.seconds for s in plan.steps})
     if beside:
         running = next((n for n in STEPS if n in state["steps"] and not state["steps"][n].get("finished")), None)
         log(
@@ -424,6 +480,19 @@ def _build(
         return {"documents": report.count}
 
     for name, work in (("parse", do_parse), ("tokens", do_tokens), ("model", do_model), ("index", do_index)):
+        if name in ("model", "index") and not up_to_date(name):  # the graphs are parsed: their sizes, not a guess
+            parsed = parsed_graph_nodes(layout.graphs)
+            if parsed and name == "model" and not graphs_known:
+                log(
+                    f"model: the parsed graphs average {describe_nodes(parsed, kinds)} nodes "
+                    f"(the plan guessed {describe_nodes(size.nodes, kinds)} from the words)"
+                )
+            if parsed:
+                projections[name] = (
+                    model_seconds({**size.nodes, **parsed})
+                    if name == "model"
+                    else index_seconds(documents, parsed.get("description", size.nodes["description"]), scale)
+                )
         step(name, projections[name], work)
         if name == until:
             break
@@ -433,6 +502,21 @@ def _build(
         log(f"serve it:   graphtx serve --index {layout.index}   (then http://127.0.0.1:{config.serve.port}/)")
     summary["until"] = until
     return summary
+
+
+def parsed_graph_nodes(graphs: Path) -> dict[str, float]:
+    """Mean nodes of each kind of the parsed graphs, as the parse's manifest records them ({} when unreadable)."""
+    try:
+        means = json.loads((graphs / "manifest.json").read_text()).get("mean_nodes") or {}
+        return {str(k): float(v) for k, v in means.items()}
+    except (OSError, ValueError, AttributeError, TypeError):
+        return {}
+
+
+def describe_nodes(nodes: dict[str, float], kinds: tuple[str, ...]) -> str:
+    """ "13 + 83 (first_claim + description)" or "35 (description)": the mean nodes of the graphs a step reads."""
+    unique = tuple(dict.fromkeys(kinds))
+    return f"{' + '.join(f'{nodes.get(k, 0.0):.0f}' for k in unique)} ({' + '.join(unique)})"
 
 
 def machine_load() -> float:

@@ -82,6 +82,10 @@ def test_build_makes_a_searchable_index_and_a_second_build_redoes_only_what_chan
         "not_patents": 1,
     }  # the broken grant listed, the build went on
     assert "graphtx search --index" in captured.err and loads == [1]
+    # the model's projection, once the graphs are parsed, reads their sizes rather than the plan's guess from the words;
+    # build.json keeps both
+    assert "model: the parsed graphs average" in captured.err and "(the plan guessed" in captured.err
+    assert steps["model"]["planned_s"] == plan["projected_s"]["model"] and steps["model"]["projected_s"] > 0
     assert (
         main(
             [
