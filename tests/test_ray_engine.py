@@ -436,8 +436,9 @@ def test_map_ordered_with_an_actor_killed_keeps_the_order(seed, tmp_path, ray_lo
 
 
 class _ActorKiller:
-    """From outside, as a pre-empted node would: SIGKILL one Ray actor process of a stage, at a seeded moment
-    (``delay`` s after the first task is seen running), once. ``killed``: the PID, or None."""
+    """From outside, as a pre-empted node would: SIGKILL one Ray actor process of a stage while it runs a task, at a
+    seeded moment (the first busy actor seen ``delay`` s or more after the first task was seen running), once.
+    ``killed``: the PID, or None."""
 
     def __init__(self, seed: int):
         import threading
@@ -468,14 +469,16 @@ class _ActorKiller:
         import signal
         import time
 
+        started = None  # when the first task was seen running
         while not self._stop.is_set():
-            if any(t.endswith(".run") for t in self._actors().values()):
-                time.sleep(self.delay)
-                actors = self._actors()
-                busy = [p for p, t in actors.items() if t.endswith(".run")] or list(actors)
-                if busy:
-                    os.kill(busy[0], signal.SIGKILL)
-                    self.killed = busy[0]
+            busy = [p for p, t in self._actors().items() if t.endswith(".run")]
+            if busy and started is None:
+                started = time.time()
+            if busy and time.time() - started >= self.delay:
+                # a busy actor only: one killed between tasks has nothing to run again (on a quiet machine a task
+                # can end within the delay; an idle actor killed then tested nothing of the retry)
+                os.kill(busy[0], signal.SIGKILL)
+                self.killed = busy[0]
                 return
             time.sleep(0.001)
 

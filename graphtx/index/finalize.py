@@ -218,6 +218,11 @@ def finalize(
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "finalize_seconds": round(time.time() - started, 2),
     }
+    merged = old.get("merged_ondisk")
+    if merged and [(s["file"], s.get("ivfdata")) for s in shards] == [(merged.get("file"), merged.get("ivfdata"))]:
+        manifest["merged_ondisk"] = (
+            merged  # the merged shard kept as it was (a rerun found nothing to do): still merged
+        )
     reuse = {
         n: e
         for n, e in old_checksums.items()

@@ -55,6 +55,18 @@ def test_merged_ondisk_index_gives_the_same_hits_and_verifies(built):
     assert merge_ondisk(root / "moved") == IndexStore(root / "moved").manifest()  # merged already: nothing to do
 
 
+@pytest.mark.timeout(120)
+def test_a_merged_index_built_again_with_nothing_to_do_stays_recorded_as_merged(built):
+    """Found by the Ray merge-kill test (seed 5): a driver killed after the merge's manifest was written, the same
+    command again finalizes with nothing to rebuild; its manifest lost ``merged_ondisk`` though the shard stayed merged."""
+    root = built["root"]
+    merged = merge_ondisk(root / "merged")["merged_ondisk"]
+    build_index(built["model"], root / "graphs", root / "merged", TINY_IVF, progress=False)  # up to date
+    manifest = IndexStore(root / "merged").manifest()
+    assert manifest["merged_ondisk"] == merged and manifest["shards"][0]["ivfdata"] == merged["ivfdata"]
+    assert _hits(root / "merged") == _hits(root / "sharded")
+
+
 @pytest.mark.timeout(180)
 def test_merged_index_takes_later_adds_and_removals(built, tmp_path):
     root = built["root"]
