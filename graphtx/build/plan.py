@@ -20,11 +20,14 @@ TEACHER_GPU_DOCS_PER_S = {
     "minilm": 3_000.0,
 }  # one H200 (full-text-dev-set.md, run 9, scaled to short texts)
 PRETRAIN_S_PER_STEP = 1.0  # stage pretrain over EV abstracts (a 35-node anchor, 35-node candidates), 2 cores
-REFERENCE_STEP_NODES = 70.0  # that step's anchor + candidate nodes
-# each node more costs about 1/63 of it: the line through EV and the 42,356 full texts (35-node abstracts, 161-node
-# descriptions: 2.95-3.05 s a step at load 1.7-2.1); the 371 shared USPTO grants (13 + 83 nodes) ran at 1.23 s a
-# step (load 1.4-1.9), about 15% under the line's 1.41 s
-STEP_COST_PER_NODE = 2.0 / 126.0
+# a step encodes the query and candidate graphs of its batch's documents (32 anchors and 3 teacher neighbours each:
+# up to 128 documents, fewer in a smaller corpus), so it costs about as documents x nodes:
+REFERENCE_STEP_WORK = 128 * 70.0  # EV: 128 documents of 35 + 35 nodes, 1.0 s a step
+# each document-node more costs about 1/8,064 of the reference step: the line through EV and the 42,356 full texts
+# (128 documents of 35 + 161 nodes, 2.95-3.05 s a step at load 1.7-2.1). Beside it, the 371 shared USPTO grants (13 +
+# 83 nodes): 1.23 s measured, 1.43 s on the line; two weekly files (50 grants, 22 + 158 nodes, every batch all 50):
+# 1.26 s measured, 1.0 s on the line (load 1.3-1.9)
+STEP_COST_PER_WORK = 2.0 / (128 * 126.0)
 # a graph's nodes against the words of the text it is parsed from, measured on the 371 shared USPTO grants' graphs
 # (first claims of 12 to 406 words: about 0.17 nodes a word; claims + description: 0.14 up to ~1,300 words) and EV
 # abstracts (120 words, 35 nodes). A graph levels off a little below the parse's cap (max_feature_nodes +
@@ -143,10 +146,11 @@ def teacher_document_words(row: dict, fields: tuple[str, ...], max_tokens: int, 
     return min(len(" ".join(parts).split()), WORDS_PER_TOKEN * max_tokens * max(passages, 1))
 
 
-def step_factor(query_nodes: float, candidate_nodes: float) -> float:
-    """A distillation step's cost against an EV-abstract step, from the mean nodes of the anchors' and the
-    candidates' graphs (a step encodes both; the cost grows about linearly with the nodes)."""
-    return max(0.5, 1.0 + (query_nodes + candidate_nodes - REFERENCE_STEP_NODES) * STEP_COST_PER_NODE)
+def step_factor(query_nodes: float, candidate_nodes: float, batch_documents: float = 128.0) -> float:
+    """A distillation step's cost against an EV-abstract step, from the mean nodes of the query and candidate graphs
+    and the documents a batch holds (``min(corpus, anchors x (1 + teacher neighbours))``)."""
+    work = batch_documents * (query_nodes + candidate_nodes)
+    return max(0.3, 1.0 + (work - REFERENCE_STEP_WORK) * STEP_COST_PER_WORK)
 
 
 def parse_seconds(words: int, workers: int) -> float:

@@ -323,9 +323,16 @@ def _build(
     )
     kinds = (train_cfg.query_kind, train_cfg.candidate_kind)
 
+    batch_documents = min(
+        float(documents), train_cfg.pretrain_batch_docs * (1.0 + train_cfg.pretrain_teacher_neighbours)
+    )  # the documents a distillation step encodes
+
     def model_seconds(nodes: dict[str, float]) -> float:
         steps_s = (
-            steps * PRETRAIN_S_PER_STEP * step_factor(*(nodes.get(k, 0.0) for k in kinds)) * (0.1 if gpu else scale)
+            steps
+            * PRETRAIN_S_PER_STEP
+            * step_factor(*(nodes.get(k, 0.0) for k in kinds), batch_documents)
+            * (0.1 if gpu else scale)
         )
         return teach + steps_s * (1.4 if route == "train" else 1.0) + (120 * scale if route == "train" else 0)
 
