@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
@@ -22,6 +21,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from machine import basics
+
+from graphtx.build.run import machine_load
 
 REPO = Path(__file__).resolve().parents[1]
 FAULTS = {  # name -> (what is killed, test node ids without the seed)
@@ -55,25 +56,18 @@ FAULTS = {  # name -> (what is killed, test node ids without the seed)
 }
 
 
-def load() -> float:
-    try:
-        return round(os.getloadavg()[0], 2)
-    except (AttributeError, OSError):
-        return 0.0
-
-
 def run_fault(name: str, seeds: int, out: Path) -> dict:
     what, tests = FAULTS[name]
     ids = [f"{t}[{s}]" for t in tests for s in range(seeds)]
     xml = out / f"{name}.xml"
-    started, load_before = time.time(), load()
+    started, load_before = time.time(), machine_load()
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-m", "slow", "-p", "no:cacheprovider", f"--junitxml={xml}", *ids],
         cwd=REPO,
         capture_output=True,
         text=True,
     )
-    seconds, load_after = round(time.time() - started, 1), load()
+    seconds, load_after = round(time.time() - started, 1), machine_load()
     failed, passed = [], 0
     if xml.is_file():
         for case in ET.parse(xml).getroot().iter("testcase"):

@@ -487,22 +487,19 @@ def _build(
         return {"documents": report.count}
 
     for name, work in (("parse", do_parse), ("tokens", do_tokens), ("model", do_model), ("index", do_index)):
-        if name in ("model", "index") and not up_to_date(name):  # the graphs are parsed: their sizes, not a guess
-            parsed = parsed_graph_nodes(layout.graphs)
-            if parsed and name == "model" and not graphs_known:
+        step(name, projections[name], work)
+        if name == until:
+            break
+        parsed = parsed_graph_nodes(layout.graphs) if name == "parse" and not graphs_known else {}
+        if parsed:  # the graphs are parsed: the model and index steps projected from their sizes, not a guess
+            if not up_to_date("model") and STEPS.index(until) >= STEPS.index("model"):
                 log(
                     f"model: the parsed graphs average {describe_nodes(parsed, kinds)} nodes "
                     f"(the plan guessed {describe_nodes(size.nodes, kinds)} from the words)"
                 )
-            if parsed:
-                projections[name] = (
-                    model_seconds({**size.nodes, **parsed})
-                    if name == "model"
-                    else index_seconds(documents, parsed.get("description", size.nodes["description"]), scale)
-                )
-        step(name, projections[name], work)
-        if name == until:
-            break
+            nodes = {**size.nodes, **parsed}
+            projections["model"] = model_seconds(nodes)
+            projections["index"] = index_seconds(documents, nodes["description"], scale)
     if until == "index":
         # search's default ranker: the learned one when fitted, else RRF of BM25 and the model (search.hybrid)
         log(f"search it:  graphtx search --index {layout.index} --text '1. A ...' --explain")
@@ -512,11 +509,15 @@ def _build(
 
 
 def parsed_graph_nodes(graphs: Path) -> dict[str, float]:
-    """Mean nodes of each kind of the parsed graphs, as the parse's manifest records them ({} when unreadable)."""
+    """Mean nodes of each kind of the parsed graphs, as the parse's manifest records them ({} when it cannot be read:
+    a projection only; the model step names a damaged graphs directory itself)."""
+    from graphtx import integrity
+    from graphtx.atomic import MANIFEST_FILE
+
     try:
-        means = json.loads((graphs / "manifest.json").read_text()).get("mean_nodes") or {}
-        return {str(k): float(v) for k, v in means.items()}
-    except (OSError, ValueError, AttributeError, TypeError):
+        manifest = integrity.read_manifest(graphs / MANIFEST_FILE, what="graphs directory", mend="") or {}
+        return {str(k): float(v) for k, v in (manifest.get("mean_nodes") or {}).items()}
+    except (integrity.IntegrityError, OSError, ValueError, AttributeError, TypeError):
         return {}
 
 

@@ -42,6 +42,24 @@ def _config(synthetic, tmp_path, **train):
     return path
 
 
+def _args(command, synthetic, config, out, *extra):
+    """``graphtx adapt`` or ``train`` over the synthetic corpus, graphs and tokens, into ``out``."""
+    return [
+        command,
+        "--config",
+        str(config),
+        "--corpus",
+        str(synthetic / "corpus"),
+        "--graphs",
+        str(synthetic / "graphs"),
+        "--tokens",
+        str(synthetic / "tokens"),
+        "--out",
+        str(out),
+        *extra,
+    ]
+
+
 @pytest.mark.timeout(240)
 def test_adapt_distils_the_teacher_on_the_corpus_from_a_trained_model_without_reading_citations(
     synthetic, tmp_path, monkeypatch, capsys
@@ -102,20 +120,7 @@ def test_adapt_distils_the_teacher_on_the_corpus_from_a_trained_model_without_re
 
 def test_adapt_without_a_teacher_is_refused_in_words(synthetic, tmp_path, capsys):
     config = _config(synthetic, tmp_path, pretrain_teacher="", pretrain_teacher_weight=0.0, pretrain_views_weight=1.0)
-    args = [
-        "adapt",
-        "--config",
-        str(config),
-        "--corpus",
-        str(synthetic / "corpus"),
-        "--graphs",
-        str(synthetic / "graphs"),
-        "--tokens",
-        str(synthetic / "tokens"),
-        "--out",
-        str(tmp_path / "run"),
-    ]
-    assert main(args) == 2
+    assert main(_args("adapt", synthetic, config, tmp_path / "run")) == 2
     assert "adapting needs a teacher" in capsys.readouterr().err
 
 
@@ -123,21 +128,9 @@ def test_adapt_without_a_teacher_is_refused_in_words(synthetic, tmp_path, capsys
 def test_train_on_a_corpus_without_citations_adapts_and_says_so(synthetic, tmp_path, monkeypatch, capsys):
     _peer(monkeypatch, tmp_path)
     config = _config(synthetic, tmp_path, pretrain_steps=3)
-    args = [
-        "train",
-        "--config",
-        str(config),
-        "--corpus",
-        str(synthetic / "corpus"),
-        "--graphs",
-        str(synthetic / "graphs"),
-        "--tokens",
-        str(synthetic / "tokens"),
-        "--out",
-        str(tmp_path / "run"),
-        "--quiet",
-    ]
-    assert main(args) == 0  # the synthetic corpus holds no citations (they are in train.tsv)
+    assert (
+        main(_args("train", synthetic, config, tmp_path / "run", "--quiet")) == 0
+    )  # the synthetic corpus holds no citations (they are in train.tsv)
     captured = capsys.readouterr()
     assert (
         "adapting the model to its documents without labels" in captured.err and "3 distillation steps" in captured.out
@@ -166,24 +159,7 @@ def test_adapt_with_a_hold_out_share_never_distils_the_held_out_documents_and_wr
 
     monkeypatch.setattr(pretrain_graph, "PretrainPool", recording_pool)
     config = _config(synthetic, tmp_path, pretrain_steps=3)
-    args = [
-        "adapt",
-        "--config",
-        str(config),
-        "--corpus",
-        str(synthetic / "corpus"),
-        "--graphs",
-        str(synthetic / "graphs"),
-    ]
-    args += [
-        "--tokens",
-        str(synthetic / "tokens"),
-        "--out",
-        str(tmp_path / "run"),
-        "--hold-out-share",
-        "0.25",
-        "--quiet",
-    ]
+    args = _args("adapt", synthetic, config, tmp_path / "run", "--hold-out-share", "0.25", "--quiet")
     assert main(args) == 0
     out = capsys.readouterr().out
     held = read_citations(tmp_path / "run" / "test_citations.tsv")
@@ -198,9 +174,7 @@ def test_adapt_with_a_hold_out_share_never_distils_the_held_out_documents_and_wr
     # the same graphs named again in train.pretrain_graphs (the pool is then read from disk): still held out
     pools.clear()
     again = _config(synthetic, tmp_path, pretrain_steps=3, pretrain_graphs=[str(synthetic / "graphs")])
-    args2 = [*args[:2], str(again), *args[3:]]
-    args2[args2.index(str(tmp_path / "run"))] = str(tmp_path / "run2")
-    assert main(args2) == 0
+    assert main(_args("adapt", synthetic, again, tmp_path / "run2", "--hold-out-share", "0.25", "--quiet")) == 0
     assert pools and not (pools[0] & held_ids)
     # a later run in the same directory without a hold-out drops the list (it would name documents adapted on)
     import shutil
@@ -223,8 +197,7 @@ def test_adapt_with_a_hold_out_share_that_holds_out_nothing_says_so_before_the_t
 
     monkeypatch.setattr(run_teacher, "run_teacher_dir", lambda *a, **k: pytest.fail("the teacher ran"))
     config = _config(synthetic, tmp_path)
-    args = ["adapt", "--config", str(config), "--corpus", str(synthetic / "corpus"), "--graphs"]
-    args += [str(synthetic / "graphs"), "--tokens", str(synthetic / "tokens"), "--out", str(tmp_path / "run")]
+    args = _args("adapt", synthetic, config, tmp_path / "run")
     assert main([*args, "--hold-out-share", "0.0001"]) == 2  # 96 documents: the seeded draw picks none
     assert "holds out none of" in capsys.readouterr().err
     assert main([*args, "--hold-out-share", "0.9999"]) == 2  # all of them: nothing left to adapt to
