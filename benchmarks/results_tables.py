@@ -12,7 +12,9 @@ A page holds generated parts between markers; everything between them is replace
 * ``<!-- v: NAME|SYSTEM|METRIC -->`` ... ``<!-- /v -->``: one system's mean (4 decimals);
   ``<!-- v: NAME|SYSTEM|METRIC|REFERENCE -->``: its ratio to the reference with the interval (``1.04x [0.92, 1.18]``);
   ``<!-- v: NAME|fact|KEY.KEY -->``: a value of the regression's ``facts`` (``:%`` after the key: as a percentage;
-  ``:int``: rounded to a whole number; ``KEY/KEY`` divides two of them).
+  ``:int``: rounded to a whole number; ``KEY/KEY`` divides two of them);
+  ``<!-- v: NAME|seeds -->``: how many seeds the regression's JSON holds; ``<!-- v: NAME|SYSTEM|queries -->``: the
+  queries a system was scored on.
 
 A result JSON that a page names and that is absent is an error: no number on those pages is typed by hand.
 """
@@ -97,6 +99,8 @@ def table(page: Path, name: str, cache: dict, only: str | None = None) -> str:
 def value(spec: str, cache: dict) -> str:
     parts = [p.strip() for p in spec.split("|")]
     r = result(parts[0], cache)
+    if parts[1:] == ["seeds"]:
+        return str(len(r["seeds"]))
     if parts[1] == "fact":
         key, _, fmt = parts[2].partition(":")
         num, _, den = key.partition("/")
@@ -109,6 +113,8 @@ def value(spec: str, cache: dict) -> str:
             return f"{round(x):,}"
         return f"{x:,}" if isinstance(x, int) else f"{x:.4f}" if isinstance(x, float) else str(x)
     s = r["systems"][parts[1]]
+    if parts[2:] == ["queries"]:
+        return f"{s['queries']:,}"
     if len(parts) == 3:
         return f"{s['metrics'][parts[2]]['mean']:.4f}"
     return ratio(s["vs"][parts[3]][parts[2]])
