@@ -155,9 +155,12 @@ def test_a_page_number_differing_from_its_json_is_found(tmp_path):
 
 def test_seed_and_query_counts_are_read_from_the_json(tmp_path):
     text = results_tables.render(
-        tmp_path / "p.md", "<!-- v: bm25-ev|seeds -->3<!-- /v --> seed, <!-- v: bm25-ev|BM25|queries -->9<!-- /v -->", {}
+        tmp_path / "p.md",
+        "<!-- v: bm25-ev|seeds -->3<!-- /v --> seed, <!-- v: bm25-ev|BM25|queries -->9<!-- /v -->",
+        {},
     )
     assert text == "<!-- v: bm25-ev|seeds -->1<!-- /v --> seed, <!-- v: bm25-ev|BM25|queries -->257<!-- /v -->"
+
 
 def test_a_table_may_name_the_systems_it_shows(tmp_path):
     cache: dict = {}
