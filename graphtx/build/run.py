@@ -314,7 +314,7 @@ def _build(
             if uncached
             else 0.0
         )  # all cached: the peer is not even loaded
-    from graphtx.train.adapt import adapt_steps
+    from graphtx.train.adapt import adapt_passes, adapt_steps, few_passes_warning
 
     steps = (
         adapt_steps(train_cfg.pretrain_steps, documents, train_cfg.pretrain_batch_docs)
@@ -383,7 +383,7 @@ def _build(
             "model": (
                 f"teacher {chosen} over {documents:,} documents ({duration(teach)}"
                 + (f"; {cached:,} of their vectors cached" if cached else "")
-                + f"), {steps:,} distillation steps"
+                + f"), {steps:,} distillation steps ({adapt_passes(steps, documents, train_cfg.pretrain_batch_docs):.1f} passes)"
                 + (", then the citations and the ranker" if route == "train" else ", no citation")
                 + f" into {layout.run}"
             ),
@@ -392,6 +392,9 @@ def _build(
         plan.steps.append(PlannedStep(name, what, projections.get(name, 0.0), up_to_date(name)))
     for line in plan.lines():
         log(line)
+    few = few_passes_warning(steps, documents, train_cfg.pretrain_batch_docs) if route == "adapt" else ""
+    if few and not up_to_date("model"):
+        log(f"  note: {few}")
     planned_s.update({s.name: s.seconds for s in plan.steps})
     if beside:
         running = next((n for n in STEPS if n in state["steps"] and not state["steps"][n].get("finished")), None)

@@ -20,6 +20,8 @@ def cmd_build(args, config) -> int:
             REPO_ROOT / "configs" / "small.yaml"
         )  # the shipped default (mpnet taught, selection on held-out queries)
     config = with_overrides(config, seed=args.seed)
+    if args.steps:
+        config = with_overrides(config, train=with_overrides(config.train, pretrain_steps=args.steps))
     log = lambda line: print(line, file=sys.stderr)  # noqa: E731  (the steps' lines are few; --quiet drops the progress bars)
     summary = build(
         args.sources,
@@ -66,6 +68,12 @@ def add_parsers(sub) -> None:
         "--teacher",
         help=f"the teacher distilled into the model: a peer ({', '.join(PEERS)}) or a `graphtx teacher` directory "
         "(default: the config's; on a CPU a large corpus gets minilm, and the plan says what mpnet would cost)",
+    )
+    p.add_argument(
+        "--steps",
+        type=at_least(1, "the number of steps"),
+        help="distillation steps (default: train.pretrain_steps; adapting, at most 15 passes over the corpus; "
+        "the plan says how many passes they make)",
     )
     p.add_argument("--seed", type=at_least(0, "the seed"), help="default: the config's seed")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda (default auto: a GPU when PyTorch sees one)")

@@ -285,3 +285,16 @@ def test_documents_added_to_a_corpus_are_the_only_ones_the_teacher_encodes(tmp_p
         "2 of them from the peer vector cache" in err and "5 documents' vectors" in err
     )  # 3 encoded, 2 from the cache
     assert "teacher minilm over 5 documents" in err and "2 of their vectors cached" in err  # projected for 3
+
+
+@pytest.mark.timeout(120)
+def test_the_plan_says_how_many_passes_the_distillation_makes_and_warns_when_they_are_few(tmp_path, capsys):
+    out, config = tmp_path / "b", _config(tmp_path)
+    base = ["build", str(GRANTS), "--out", str(out), "--config", str(config), "--device", "cpu", "--plan"]
+    assert main(base) == 0  # 2 documents, 2 anchors a step: the default steps capped at ADAPT_MIN_STEPS, 50 passes
+    err = capsys.readouterr().err
+    assert "50 distillation steps (50.0 passes)" in err and "note:" not in err
+    assert main([*base, "--steps", "3"]) == 0  # 3 passes: the user is told, with the steps 15 passes would take
+    err = capsys.readouterr().err
+    assert "3 distillation steps (3.0 passes)" in err
+    assert "note: 3 distillation steps are 3.0 passes over 2 documents" in err and "(--steps 15)" in err

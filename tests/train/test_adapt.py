@@ -202,3 +202,14 @@ def test_adapt_with_a_hold_out_share_that_holds_out_nothing_says_so_before_the_t
     assert "holds out none of" in capsys.readouterr().err
     assert main([*args, "--hold-out-share", "0.9999"]) == 2  # all of them: nothing left to adapt to
     assert "give a smaller share" in capsys.readouterr().err
+
+
+@pytest.mark.timeout(30)
+def test_few_passes_are_told_with_the_steps_fifteen_would_take():
+    from graphtx.train.adapt import adapt_passes, few_passes_warning
+
+    assert adapt_passes(938, 2_000, 32) == pytest.approx(15.0, abs=0.01)
+    assert few_passes_warning(938, 2_000, 32) == ""  # taught to the cap: nothing to say
+    assert few_passes_warning(625, 4_000, 32) == ""  # 5 passes: the floor itself is enough
+    warning = few_passes_warning(1_500, 42_356, 32)  # the full-text build: 1.1 passes
+    assert "are 1.1 passes over 42,356 documents" in warning and "(--steps 19855)" in warning
