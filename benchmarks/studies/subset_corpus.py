@@ -56,8 +56,14 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     table = pq.read_table(args.source)
     ids = table.column("id").to_pylist()
+    if len(set(ids)) != len(ids):
+        print(
+            f"subset_corpus: {args.source} repeats ids: a subset of it would not have --size records", file=sys.stderr
+        )
+        return 2
+    cited = citation_ids(args.citations)
     try:
-        chosen = choose(ids, citation_ids(args.citations), args.size, args.seed)
+        chosen = choose(ids, cited, args.size, args.seed)
     except ValueError as e:
         print(f"subset_corpus: {e}", file=sys.stderr)
         return 2
@@ -65,9 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with replacing(args.out) as tmp:
         pq.write_table(subset, tmp)
-    print(
-        f"{subset.num_rows} of {len(ids)} records to {args.out} ({len(citation_ids(args.citations))} from the citations)"
-    )
+    print(f"{subset.num_rows} of {len(ids)} records to {args.out} ({len(cited)} from the citations)")
     return 0
 
 

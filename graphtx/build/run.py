@@ -321,6 +321,7 @@ def _build(
         if route == "adapt"
         else train_cfg.pretrain_steps
     )
+    passes = adapt_passes(steps, documents, train_cfg.pretrain_batch_docs)
     kinds = (train_cfg.query_kind, train_cfg.candidate_kind)
 
     batch_documents = min(
@@ -368,7 +369,9 @@ def _build(
         keys["tokens"],
         route,
         settings(config.model, "model"),
-        settings(config.train, "train"),
+        settings(
+            with_overrides(config.train, pretrain_steps=steps), "train"
+        ),  # the steps run: a --steps above the cap of passes changes nothing, so it redoes nothing
         teacher_reads,
         settings(config.rank, "rank"),
         config.eval.cutoff,
@@ -383,7 +386,7 @@ def _build(
             "model": (
                 f"teacher {chosen} over {documents:,} documents ({duration(teach)}"
                 + (f"; {cached:,} of their vectors cached" if cached else "")
-                + f"), {steps:,} distillation steps ({adapt_passes(steps, documents, train_cfg.pretrain_batch_docs):.1f} passes)"
+                + f"), {steps:,} distillation steps ({passes:.1f} passes)"
                 + (", then the citations and the ranker" if route == "train" else ", no citation")
                 + f" into {layout.run}"
             ),

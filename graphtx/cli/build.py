@@ -8,6 +8,7 @@ from graphtx.build import STEPS
 from graphtx.cli.common import EXIT_OK, add_common, progress, say
 from graphtx.cli.usage import at_least
 from graphtx.text.peers import PEERS
+from graphtx.train.adapt import ADAPT_MAX_EPOCHS
 
 
 def cmd_build(args, config) -> int:
@@ -72,8 +73,8 @@ def add_parsers(sub) -> None:
     p.add_argument(
         "--steps",
         type=at_least(1, "the number of steps"),
-        help="distillation steps (default: train.pretrain_steps; adapting, at most 15 passes over the corpus; "
-        "the plan says how many passes they make)",
+        help=f"distillation steps (default: train.pretrain_steps; adapting, at most {ADAPT_MAX_EPOCHS} passes over the "
+        "corpus; the plan says how many passes they make)",
     )
     p.add_argument("--seed", type=at_least(0, "the seed"), help="default: the config's seed")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda (default auto: a GPU when PyTorch sees one)")

@@ -112,6 +112,9 @@ def test_build_makes_a_searchable_index_and_a_second_build_redoes_only_what_chan
         f"{step}: up to date" in captured.err for step in ("ingest", "parse", "tokens", "model", "index")
     ) and loads == [1]
     assert all(s.get("skipped") for s in json.loads(captured.out)["steps"].values())
+    # more steps than the cap of passes allows run the same capped steps: the model stays up to date
+    assert main([*base, "--steps", "999"]) == 0
+    assert "model: up to date" in capsys.readouterr().err and loads == [1]
     # another seed: tokens, model and index again; ingest and parse kept; the teacher's vectors all from the cache
     assert main([*base, "--seed", "1"]) == 0
     err = capsys.readouterr().err
@@ -297,4 +300,4 @@ def test_the_plan_says_how_many_passes_the_distillation_makes_and_warns_when_the
     assert main([*base, "--steps", "3"]) == 0  # 3 passes: the user is told, with the steps 15 passes would take
     err = capsys.readouterr().err
     assert "3 distillation steps (3.0 passes)" in err
-    assert "note: 3 distillation steps are 3.0 passes over 2 documents" in err and "(--steps 15)" in err
+    assert "note: 3 distillation steps are 3.0 passes over 2 documents" in err and "(build or adapt --steps 15" in err
