@@ -396,7 +396,8 @@ def _build(
     for line in plan.lines():
         log(line)
     few = few_passes_warning(steps, documents, train_cfg.pretrain_batch_docs) if route == "adapt" else ""
-    if few and not up_to_date("model"):
+    model_runs_now = not plan_only and STEPS.index(until) >= STEPS.index("model")
+    if few and not up_to_date("model") and not model_runs_now:  # when it runs, adapt says it (once, over the graphs)
         log(f"  note: {few}")
     planned_s.update({s.name: s.seconds for s in plan.steps})
     if beside:

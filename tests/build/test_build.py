@@ -301,3 +301,12 @@ def test_the_plan_says_how_many_passes_the_distillation_makes_and_warns_when_the
     err = capsys.readouterr().err
     assert "3 distillation steps (3.0 passes)" in err
     assert "note: 3 distillation steps are 3.0 passes over 2 documents" in err and "(build or adapt --steps 15" in err
+
+
+@pytest.mark.timeout(300)
+def test_a_build_that_adapts_says_the_few_passes_warning_once(tmp_path, monkeypatch, capsys):
+    _peer(monkeypatch, tmp_path, [])
+    out, config = tmp_path / "b", _config(tmp_path)
+    run = ["build", str(GRANTS), "--out", str(out), "--config", str(config), "--device", "cpu", "--steps", "3"]
+    assert main([*run, "--until", "model"]) == 0  # the plan leaves it to the adaptation, which counts the graphs
+    assert capsys.readouterr().err.count("3 distillation steps are 3.0 passes over 2 documents") == 1
