@@ -47,9 +47,14 @@ ADAPT_MAX_EPOCHS = 15  # passes over the corpus's documents at most (EV-battery:
 ADAPT_MIN_STEPS = 50
 
 
+def steps_for_passes(passes: float, documents: int, batch_docs: int) -> int:
+    """Distillation steps of ``batch_docs`` anchors that read the corpus ``passes`` times."""
+    return math.ceil(passes * documents / batch_docs)
+
+
 def adapt_steps(configured: int, documents: int, batch_docs: int) -> int:
     """``train.pretrain_steps``, or fewer for a small corpus: at most ADAPT_MAX_EPOCHS passes (and at least ADAPT_MIN_STEPS)."""
-    return min(configured, max(ADAPT_MIN_STEPS, math.ceil(ADAPT_MAX_EPOCHS * documents / batch_docs)))
+    return min(configured, max(ADAPT_MIN_STEPS, steps_for_passes(ADAPT_MAX_EPOCHS, documents, batch_docs)))
 
 
 ADAPT_FEW_PASSES = 5.0  # fewer passes than this: the run says the student is likely short of its teacher
@@ -66,12 +71,12 @@ def few_passes_warning(steps: int, documents: int, batch_docs: int) -> str:
     The floor of ADAPT_FEW_PASSES is a judgement, not a measured threshold. What was measured (benchmarks/results/
     transfer.md): 1,500 steps over 42,356 full texts (1.1 passes, MiniLM, the loss still falling) left the student 0.94x
     its untrained self at nDCG@150; taught to the 15-pass cap on 2,000 of them (mpnet) it was level with its teacher and
-    1.13x its untrained self; on EV (13 passes) 1.13x BM25 where the untrained model is 0.97x. The teacher and the
-    corpus's size differ between the full-text runs, not only the passes."""
+    1.13x its untrained self; on EV's abstracts, built the same way (13 passes), 1.08x BM25 where its untrained self is
+    0.90x (three seeds each). The teacher and the corpus's size differ between the full-text runs, not only the passes."""
     passes = adapt_passes(steps, documents, batch_docs)
     if passes >= ADAPT_FEW_PASSES:
         return ""
-    full = math.ceil(ADAPT_MAX_EPOCHS * documents / batch_docs)
+    full = steps_for_passes(ADAPT_MAX_EPOCHS, documents, batch_docs)
     return (
         f"{steps:,} distillation steps are {passes:.1f} passes over {documents:,} documents: the student is likely "
         f"short of its teacher (1.1 passes over 42,356 full texts left it below its untrained self; "
