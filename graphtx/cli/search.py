@@ -378,7 +378,7 @@ def add_parsers(sub) -> None:
     p.add_argument(
         "--ranker",
         choices=list(ranker_names()),
-        help="how hits are ranked (default: config search.ranker, auto = learned when the index or its model has a ranker of `graphtx rank-fit`, else hybrid)",
+        help="how hits are ranked (default: config search.ranker, auto = learned when the index or its model has a ranker of `graphtx rank-fit` (learned-lexical when it was fitted on another field: search.same_field), else hybrid)",
     )
     p.add_argument("--ranker-dir", help="ranker directory (default: INDEX/ranker, else the model's ranker/)")
     p.add_argument(

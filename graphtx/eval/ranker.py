@@ -224,6 +224,11 @@ def run_rank_fit(options: RankFitOptions, config, progress: bool | None = None) 
         dense.coverage()
     )  # documents the dense features had no vector for (peer vectors of another corpus, say)
     missing = ranker.report["dense_coverage"]["candidates_without_vector"]
+    from graphtx.rank.field import FieldProfile
+
+    ranker.corpus_profile = FieldProfile.from_stats(
+        source.stats
+    ).to_json()  # which field it was fitted on (search's auto)
     out = ranker.save(Path(o.out) if o.out else model_dir / "ranker")
     r = ranker.report
     lines = [

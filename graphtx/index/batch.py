@@ -166,6 +166,7 @@ class BatchReport:
     resumed: int  # topics taken from the journal of an earlier, killed run
     skipped: list = field(default_factory=list)  # SkippedTopic
     notes: list = field(default_factory=list)  # {"topic", "note"}: independent claims not searched
+    warnings: list = field(default_factory=list)  # about the ranker of every topic (a ranker fitted on another field)
     files: dict = field(default_factory=dict)  # run, table, skipped
     seconds: float = 0.0
 
@@ -311,6 +312,7 @@ def _run_locked(
         notes=[{"topic": e["topic"], "note": e["note"]} for e in entries if e.get("note")],
         files={name: p for name, p in paths.items() if name != "journal"},
         seconds=round(time.time() - started, 2),
+        warnings=index.ranker_warnings(index.resolve_ranker(search_kwargs.get("ranker"), search_kwargs.get("hybrid"))),
     )
 
 

@@ -91,7 +91,11 @@ class SearchConfig:
     # ranking alone (false). True since RRF of BM25 and the model was level with dense on EV and far above it on the full
     # texts (benchmarks/results/transfer.md): an adapted model, or any model without a ranker, searches hybrid.
     hybrid: bool = True
-    ranker: str = "auto"  # a registered ranker (dense | bm25 | hybrid | convex | learned | plug-ins); auto = learned when fitted, else search.hybrid
+    ranker: str = "auto"  # a registered ranker (dense | bm25 | hybrid | convex | learned | learned-lexical | plug-ins); auto = learned when fitted (learned-lexical on another field), else search.hybrid
+    # with ranker auto and a fitted ranker: rank with learned-lexical (its fit without the graph features) when the index's
+    # documents' term profile is below this cosine to the corpus it was fitted on (graphtx.rank.field: same field
+    # 0.95-0.99, other fields 0.41-0.79 on the sets here); 0 = never
+    same_field: float = 0.85
     candidates: int = 100  # hits each ranker contributes to the fusion (at least k)
     rrf_k: int = 60  # RRF constant: score = sum of weight / (rrf_k + rank), rank from 1 (Cormack et al. 2009)
     dense_weight: float = 1.0  # weight of the dense ranking in the fusion
@@ -111,6 +115,8 @@ class SearchConfig:
         from graphtx.links import check_template
 
         check_template(self.link_template, "the link template (--link-template, config search.link_template)")
+        if not 0.0 <= self.same_field <= 1.0:
+            raise ValueError(f"search.same_field is a cosine in [0, 1] (0: never check), got {self.same_field}")
         if self.found_similarity is not None and not -1.0 <= self.found_similarity <= 1.0:
             raise ValueError(
                 f"search.found_similarity must be a cosine in [-1, 1] (or null: calibrated), got {self.found_similarity}"

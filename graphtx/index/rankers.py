@@ -59,6 +59,7 @@ class FirstStage:
         self.late_scorer = None  # HOOK: late(query: Query, positions (n,)) -> (n,) late-interaction scores for the rankers' "late" features
         self._rank_cache: dict = {}
         self._rank_lock = threading.Lock()
+        self._field_check: list = []  # [FieldCheck | None] once computed
 
     @property
     def count(self) -> int:
@@ -145,6 +146,8 @@ class FirstStage:
                 if self.config.hybrid
                 else "dense"
             )
+            if kind == "learned" and "lexical" in self.ranker.kinds and self.other_field():
+                kind = "learned-lexical"  # its graph features cost outside the field it was fitted on
         get_ranker(kind)  # unknown: says which are known
         if kind not in self.available_rankers():
             raise ValueError(
@@ -156,6 +159,45 @@ class FirstStage:
     def available_rankers(self) -> list[str]:
         """The registered rankers this index can search with: those that need no fit, and the fitted ones its ranker holds."""
         return available_rankers(self.ranker)
+
+    # --- the fitted ranker's field (graphtx.rank.field) ------------------------------------
+    def field_check(self):
+        """The index's documents against the corpus its fitted ranker was fitted on (``FieldCheck``), computed once from
+        the index's BM25; None without a fitted ranker, when it recorded no profile, or with search.same_field 0."""
+        if self.ranker is None or not self.ranker.corpus_profile or self.config.same_field <= 0:
+            return None
+        with self._rank_lock:
+            if not self._field_check:
+                from graphtx.rank.field import FieldProfile, check_field
+
+                fitted = FieldProfile.from_json(self.ranker.corpus_profile)
+                here = FieldProfile.from_bm25s(self.bm25().retriever)
+                self._field_check.append(check_field(fitted, here, self.config.same_field))
+        return self._field_check[0]
+
+    def other_field(self) -> bool:
+        check = self.field_check()
+        return check is not None and check.other_field
+
+    def ranker_warnings(self, kind: str) -> list[str]:
+        """What to know about ranking with ``kind`` here: a learned ranker fitted on another field."""
+        if kind not in ("learned", "learned-lexical") or not self.other_field():
+            return []
+        check = self.field_check()
+        evidence = (
+            "outside the field it was fitted on, a ranker's graph features cost over a model not adapted to the new corpus, "
+            "and helped over one adapted to it (benchmarks/results/transfer.md)"
+        )
+        if kind == "learned-lexical":
+            return [
+                f"ranked by learned-lexical, the fitted ranker without its graph features: {check.describe()}; {evidence}. "
+                "--ranker learned keeps them (do, if this index's model was adapted to its documents); a ranker fitted on "
+                "this corpus's citations (graphtx rank-fit) is used with them"
+            ]
+        return [
+            f"the learned ranker was fitted on another field: {check.describe()}; {evidence}. "
+            "--ranker learned-lexical leaves them out (search.ranker auto does)"
+        ]
 
     def _dense(
         self, vector: np.ndarray, k: int, exclude: frozenset[str], mask: np.ndarray | None = None

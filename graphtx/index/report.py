@@ -101,6 +101,7 @@ def search_header(found, count: int, index_dir: str | Path, offset: int = 0) -> 
             "hybrid": " (hybrid: dense + BM25, RRF)",
             "convex": " (convex: dense + BM25)",
             "learned": " (learned ranker: dense + BM25 + features)",
+            "learned-lexical": " (learned ranker without graph features: BM25 + lexical and date features)",
             "bm25": " (BM25)",
         }.get(result.ranker, "")
         + (" (re-ranked by late interaction; score = late score)" if result.rerank == "late" else "")
@@ -162,6 +163,7 @@ def topics_lines(report) -> list[str]:
         lines += [f"  {n['topic']}: {n['note']}" for n in report.notes[:20]] + (
             [f"  ... {len(report.notes) - 20} more"] if len(report.notes) > 20 else []
         )
+    lines += [f"warning: {w}" for w in getattr(report, "warnings", ())]
     if report.skipped:
         lines.append(f"{len(report.skipped)} topic(s) skipped (listed in {report.files['skipped']}):")
         lines += [f"  line {s.line} {s.qid or '(no id)'}: {s.reason}" for s in report.skipped]

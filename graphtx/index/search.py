@@ -127,13 +127,21 @@ class Index:
         self.first_stage.late_scorer = value
 
     def resolve_ranker(self, ranker: str | None = None, hybrid: bool | None = None) -> str:
-        """The ranker a search uses: ``ranker``, else hybrid when asked, else ``search.ranker`` (auto: learned when fitted, else
-        hybrid unless ``search.hybrid`` is false)."""
+        """The ranker a search uses: ``ranker``, else hybrid when asked, else ``search.ranker`` (auto: learned when fitted,
+        learned-lexical when it was fitted on another field (search.same_field), else hybrid unless ``search.hybrid`` is false)."""
         return self.first_stage.resolve_ranker(ranker, hybrid)
 
     def available_rankers(self) -> list[str]:
         """The registered rankers this index can search with."""
         return self.first_stage.available_rankers()
+
+    def ranker_warnings(self, kind: str) -> list[str]:
+        """What to know about ranking with ``kind`` (a resolved ranker) here: a learned ranker fitted on another field."""
+        return self.first_stage.ranker_warnings(kind)
+
+    def field_check(self):
+        """The index's documents against the corpus its fitted ranker was fitted on (graphtx.rank.field.FieldCheck), or None."""
+        return self.first_stage.field_check()
 
     # --- opening ---------------------------------------------------------------------
     @classmethod
@@ -312,7 +320,14 @@ class Index:
             )
         timings["total"] = elapsed_ms(t_start)
         return SearchResult(
-            q, tuple(hits), kind != "dense", timings, kind, rerank, applied, tuple(self.query_warnings(q))
+            q,
+            tuple(hits),
+            kind != "dense",
+            timings,
+            kind,
+            rerank,
+            applied,
+            tuple(self.query_warnings(q)) + tuple(self.first_stage.ranker_warnings(kind)),
         )
 
     # --- filters (filters.py) ------------------------------------------------------------------

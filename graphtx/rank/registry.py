@@ -10,10 +10,17 @@ from __future__ import annotations
 from graphtx.rank.pool import SIGNALS, PoolRanker
 from graphtx.rank.rankers.bm25 import Bm25Ranker
 from graphtx.rank.rankers.dense import DenseRanker
-from graphtx.rank.rankers.fitted import ConvexRanker, LearnedRanker
+from graphtx.rank.rankers.fitted import ConvexRanker, LearnedLexicalRanker, LearnedRanker
 from graphtx.rank.rankers.hybrid import HybridRanker
 
-BUILT_IN: tuple[PoolRanker, ...] = (DenseRanker(), Bm25Ranker(), HybridRanker(), ConvexRanker(), LearnedRanker())
+BUILT_IN: tuple[PoolRanker, ...] = (
+    DenseRanker(),
+    Bm25Ranker(),
+    HybridRanker(),
+    ConvexRanker(),
+    LearnedRanker(),
+    LearnedLexicalRanker(),
+)
 _RANKERS: dict[str, PoolRanker] = {r.name: r for r in BUILT_IN}
 
 

@@ -3,10 +3,12 @@
 A ranker directory (``MODEL/ranker`` by default, or ``INDEX/ranker``) holds
 
     ranker.json        model fingerprint, pool depth, convex weight and normalisation, the feature
-                       names of each learned model, lightgbm version, the fit report, fingerprint
+                       names of each learned model, lightgbm version, the fit report, fingerprint, and the
+                       term profile of the fit's corpus (graphtx.rank.field; not in the fingerprint: it scores nothing)
     learned.txt        LightGBM models over every feature group (the default ranker): ``rank.bag`` members,
                        their scores averaged (graphtx.rank.learned.BoosterBag; one member = a plain LightGBM file)
-    lexical.txt        the same without graph features (BM25 + lexical + meta), the ablation
+    lexical.txt        the same without graph features (BM25 + lexical + meta): ``learned-lexical``, which
+                       ``search.ranker: auto`` uses on an index of another field (graphtx.rank.field)
 
 ``fingerprint`` = sha256 of the model fingerprint, the feature lists, the lightgbm version and the
 model files: a ranker is used only with the graph model it was fitted on and the lightgbm that
@@ -59,6 +61,7 @@ class Ranker:
     report: dict = field(default_factory=dict)  # fit: citations, queries, cross-validation, importances
     directory: Path | None = None
     plugins: dict = field(default_factory=dict)  # registered ranker name -> what its own fit() learned (JSON)
+    corpus_profile: dict = field(default_factory=dict)  # FieldProfile.to_json() of the fit's corpus ({}: not recorded)
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -101,6 +104,7 @@ class Ranker:
                 "report": self.report,
                 "fingerprint": ranker_fingerprint(self.model_fingerprint, self.features, version, texts),
                 **({"plugins": self.plugins} if self.plugins else {}),
+                **({"corpus_profile": self.corpus_profile} if self.corpus_profile else {}),
             }
             (tmp / META_FILE).write_text(json.dumps(meta, indent=2, default=_plain) + "\n")
         self.directory = directory
@@ -167,4 +171,5 @@ def load_ranker(directory: str | Path, model_fingerprint: str) -> Ranker:
         meta.get("report", {}),
         directory,
         meta.get("plugins", {}),
+        meta.get("corpus_profile", {}),
     )

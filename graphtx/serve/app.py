@@ -258,6 +258,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
 
     if not isinstance(index, Index):
         index = Index.open(index, search=search or SearchConfig())
+    index.field_check()  # now, not in /healthz on the event loop: it may load the BM25 (graphtx.rank.field)
     holder = {"index": index}  # swapped whole after a DELETE; requests in flight keep the old one
     write_lock = threading.Lock()
 
@@ -349,6 +350,9 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
             "shards": len(ix.shards),
             "model_fingerprint": ix.fingerprint,
             "ranker": ix.resolve_ranker(),
+            "ranker_warnings": ix.ranker_warnings(
+                ix.resolve_ranker()
+            ),  # e.g. fitted on another field: graph features off
             "rankers": ix.available_rankers(),  # what the page's ranker menu offers
             "max_explain_hits": cfg.max_explain_hits,  # the page asks for at most this many claim charts at once
             "read_only": cfg.read_only,
@@ -518,6 +522,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
                 report = remove_documents(ix.store.dir, [doc_id], progress=False)
                 fresh = Index.open(ix.store.dir, model=(ix.model, ix.tokenizer), search=ix.config)
                 fresh.parser = ix.parser  # keep the loaded spaCy pipeline
+                fresh.field_check()  # before it serves /healthz (graphtx.rank.field)
                 holder["index"] = fresh
             return {"removed": doc_id, "count": report.count}
 

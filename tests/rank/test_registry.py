@@ -131,7 +131,7 @@ def test_a_toy_ranker_in_one_file_is_offered_by_search_the_service_and_eval(toy,
     rows = {r["name"]: r["metrics"] for r in json.loads(capsys.readouterr().out)["retrieval"]}
     assert rows[toy.name] == pytest.approx(rows["bm25"]) and "hybrid" in rows
     assert main([*command, "--rankers", "nope", "--quiet"]) == 2
-    assert "known: dense, bm25, hybrid, convex, learned, toy-half-bm25" in capsys.readouterr().err
+    assert "known: dense, bm25, hybrid, convex, learned, learned-lexical, toy-half-bm25" in capsys.readouterr().err
 
 
 class ScaledBm25(PoolRanker):

@@ -1,7 +1,9 @@
-"""convex and learned: the rankers ``graphtx rank-fit`` fits on training citations (``MODEL/ranker``).
+"""convex, learned and learned-lexical: the rankers ``graphtx rank-fit`` fits on training citations (``MODEL/ranker``).
 
-convex   score = a * norm(BM25) + (1 - a) * norm(cosine), a fitted (graphtx.rank.convex)
-learned  LightGBM lambdarank over the pool's features (graphtx.rank.features, graphtx.rank.learned)
+convex           score = a * norm(BM25) + (1 - a) * norm(cosine), a fitted (graphtx.rank.convex)
+learned          LightGBM lambdarank over the pool's features (graphtx.rank.features, graphtx.rank.learned)
+learned-lexical  the same fit without the graph model's features (BM25, lexical and date features): what
+                 ``search.ranker: auto`` ranks with on an index of another field (graphtx.rank.field)
 
 Both order the union of the top ``depth`` (the fitted directory's) of the dense model and of BM25, and are offered
 only where a fitted directory holds them.
@@ -36,3 +38,9 @@ class ConvexRanker(FittedRanker):
 class LearnedRanker(FittedRanker):
     name = fitted_kind = "learned"
     summary = "LightGBM over the pool's features (rank-fit)"
+
+
+class LearnedLexicalRanker(FittedRanker):
+    name = "learned-lexical"
+    fitted_kind = "lexical"
+    summary = "the learned ranker without the graph features (rank-fit): auto's choice on an index of another field"
