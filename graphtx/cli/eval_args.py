@@ -121,7 +121,7 @@ def add_citation_arguments(p: argparse.ArgumentParser, paecter_only: bool = Fals
         "--rankers",
         help="also these rankers over graphtx + BM25, comma-separated from the registered ones ("
         + ", ".join(ranker_names())
-        + "), learned-lexical (the fitted ranker without graph features), all (the fitted ones) or none "
+        + "; learned-lexical is the fitted ranker without graph features), all (the fitted ones) or none "
         "(default: learned when the model has a ranker)",
     )
     g.add_argument("--ranker-dir", help="ranker directory (default: MODEL/ranker, or INDEX/ranker)")

@@ -385,7 +385,7 @@ def add_parsers(sub) -> None:
         "--explain",
         action="store_true",
         help="show which query features matched which features of each hit, the query features a hit lacks (not found: feature 3, 5), "
-        "and under the hybrid / convex / learned ranker what each signal (BM25, dense, late, ...) contributed to its score",
+        "and under the hybrid / convex / learned / learned-lexical ranker what each signal (BM25, dense, late, ...) contributed to its score",
     )
     p.add_argument(
         "--full", action="store_true", help="print each hit's abstract and first claim in full (default: a few lines)"

@@ -94,7 +94,7 @@ class SearchConfig:
     ranker: str = "auto"  # a registered ranker (dense | bm25 | hybrid | convex | learned | learned-lexical | plug-ins); auto = learned when fitted (learned-lexical on another field), else search.hybrid
     # with ranker auto and a fitted ranker: rank with learned-lexical (its fit without the graph features) when the index's
     # documents' term profile is below this cosine to the corpus it was fitted on (graphtx.rank.field: same field
-    # 0.95-0.99, other fields 0.41-0.79 on the sets here); 0 = never
+    # 0.95-0.99, other fields 0.31-0.79 on the sets here); 0 = never
     same_field: float = 0.85
     candidates: int = 100  # hits each ranker contributes to the fusion (at least k)
     rrf_k: int = 60  # RRF constant: score = sum of weight / (rrf_k + rank), rank from 1 (Cormack et al. 2009)

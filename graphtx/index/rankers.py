@@ -166,13 +166,15 @@ class FirstStage:
         the index's BM25; None without a fitted ranker, when it recorded no profile, or with search.same_field 0."""
         if self.ranker is None or not self.ranker.corpus_profile or self.config.same_field <= 0:
             return None
-        with self._rank_lock:
-            if not self._field_check:
-                from graphtx.rank.field import FieldProfile, check_field
+        if not self._field_check:  # computed outside the rank lock: the BM25 may be built in memory first (minutes)
+            from graphtx.rank.field import FieldProfile, check_field
 
-                fitted = FieldProfile.from_json(self.ranker.corpus_profile)
-                here = FieldProfile.from_bm25s(self.bm25().retriever)
-                self._field_check.append(check_field(fitted, here, self.config.same_field))
+            bm25 = self.bm25()
+            here = FieldProfile.from_bm25s(bm25.retriever, bm25.engine.tokens.describe())
+            check = check_field(FieldProfile.from_json(self.ranker.corpus_profile), here, self.config.same_field)
+            with self._rank_lock:
+                if not self._field_check:
+                    self._field_check.append(check)
         return self._field_check[0]
 
     def other_field(self) -> bool:
@@ -193,6 +195,11 @@ class FirstStage:
                 f"ranked by learned-lexical, the fitted ranker without its graph features: {check.describe()}; {evidence}. "
                 "--ranker learned keeps them (do, if this index's model was adapted to its documents); a ranker fitted on "
                 "this corpus's citations (graphtx rank-fit) is used with them"
+            ]
+        if "lexical" not in self.ranker.kinds:
+            return [
+                f"the learned ranker was fitted on another field: {check.describe()}; {evidence}. Its directory holds no "
+                "fit without them (rank.lexical_model was off): --ranker hybrid, or fit it again with graphtx rank-fit"
             ]
         return [
             f"the learned ranker was fitted on another field: {check.describe()}; {evidence}. "

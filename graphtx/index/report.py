@@ -101,7 +101,7 @@ def search_header(found, count: int, index_dir: str | Path, offset: int = 0) -> 
             "hybrid": " (hybrid: dense + BM25, RRF)",
             "convex": " (convex: dense + BM25)",
             "learned": " (learned ranker: dense + BM25 + features)",
-            "learned-lexical": " (learned ranker without graph features: BM25 + lexical and date features)",
+            "learned-lexical": " (learned ranker without graph features: BM25, query terms, length, dates and classes)",
             "bm25": " (BM25)",
         }.get(result.ranker, "")
         + (" (re-ranked by late interaction; score = late score)" if result.rerank == "late" else "")

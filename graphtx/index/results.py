@@ -112,7 +112,7 @@ class SearchResult:
     hits: tuple[Hit, ...]
     hybrid: bool  # BM25 took part (hybrid, convex, learned)
     timings_ms: dict = field(default_factory=dict)  # parse, encode, search, bm25, rank, late, explain, total
-    ranker: str = "dense"  # dense | bm25 | hybrid | convex | learned
+    ranker: str = "dense"  # dense | bm25 | hybrid | convex | learned | learned-lexical (or a plug-in)
     rerank: str = "none"  # none | late
     filters: dict = field(default_factory=dict)  # the filters in force (before: the cut-off used), {} when none
     warnings: tuple[str, ...] = ()  # what to know before trusting the claim charts (Index.query_warnings)

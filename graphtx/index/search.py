@@ -267,8 +267,9 @@ class Index:
     ) -> SearchResult:
         """Ranked hits for claim text, an indexed document (``doc_id``) or a graph.
 
-        ``ranker``: dense | bm25 | hybrid | convex | learned (default: ``search.ranker``; ``auto`` = learned
-        when the index has a ranker, else hybrid with ``hybrid``/``search.hybrid``, else dense).
+        ``ranker``: dense | bm25 | hybrid | convex | learned | learned-lexical (default: ``search.ranker``; ``auto`` =
+        learned when the index has a ranker (learned-lexical when it was fitted on another field: graphtx.rank.field),
+        else hybrid with ``hybrid``/``search.hybrid``, else dense).
         ``rerank="late"``: that first stage ranks ``rerank_depth`` (at least k) candidates, which are
         re-ranked by the late-interaction score (ties: first-stage order).
         ``filters``: :class:`SearchFilters` (``SearchFilters()`` = the searcher's defaults: for an id

@@ -16,7 +16,7 @@ class RankConfig:
     drop_features: tuple[
         str, ...
     ] = ()  # single features of those groups left out of the learned rankers (e.g. year_gap: benchmarks/results/quality-cutoff.md)
-    lexical_model: bool = True  # also fit the ranker without graph features (BM25 + lexical + meta), for the ablation
+    lexical_model: bool = True  # also fit the ranker without graph features (BM25 + lexical + meta): the ablation, and learned-lexical, what search auto ranks with on another field
     num_leaves_grid: tuple[int, ...] = (3, 7)  # LightGBM leaves tried by grouped cross-validation
     min_data_in_leaf: int = 50  # rows per leaf: about 10^3 queries do not support smaller leaves
     learning_rate: float = 0.1  # LightGBM shrinkage per tree

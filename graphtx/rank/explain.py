@@ -42,7 +42,7 @@ SIGNAL_LABEL = {
 
 @dataclass(frozen=True)
 class RankerExplanation:
-    ranker: str  # hybrid | convex | learned
+    ranker: str  # hybrid | convex | learned | learned-lexical
     score: float  # the ranker's score of the hit
     base: float  # the part no signal owns (learned: the model's expected value; else 0)
     signals: dict[str, float]  # signal -> contribution (bm25, dense, late, meta); base + sum = score

@@ -7,41 +7,49 @@ records the profile of the corpus it was fitted on, and a search with ``search.r
 index's documents: below ``search.same_field`` it ranks with ``learned-lexical`` (the same fit without the graph
 features) and says why.
 
-A profile is the document frequency of a corpus's ``TOP_TERMS`` most frequent BM25 terms (the index's tokens: English
-stop words out, Snowball-stemmed) and its size. Two profiles are compared by the cosine of their document frequencies
-over the union of their top terms: a statistic of the words a field uses, blind to the corpus's size. Measured on the
-sets here (benchmarks/results/transfer.md, "Which field is an index of?"):
+A profile is the document frequency of a corpus's ``TOP_TERMS`` most frequent BM25 terms and its size, over the text an
+index's BM25 reads (title, abstract, claims and description, ``index.bm25_max_chars``, its stop words and stemmer) on
+both sides: rank-fit profiles its corpus that way, whatever fields its own pools read. Two profiles are compared by
+the cosine of their document frequencies over the union of their top terms: a statistic of the words a field uses,
+blind to the corpus's size. Measured on the sets here (benchmarks/results/transfer.md, "Which field is an index of?"):
 
-    random samples of a corpus against the rest of it    0.96-0.99 (100 documents and more), 0.87-0.94 at 30
-    EV abstracts of 2005 and before against 2009-2010    0.95
-    the software full texts against CPC G06F abstracts   0.97
+    random samples of a corpus against the rest of it    0.955-0.996 (100 documents and more), 0.865-0.922 at 30
+    EV abstracts of 2005 and before against 2009-2010    0.948
+    the software abstracts against CPC G06F abstracts    0.972-0.975
     CPC subclasses against each other                    0.41-0.79 (G06F against H04L 0.92)
-    EV abstracts against the software full texts         0.41-0.46
+    EV abstracts against software texts and CPC groups   0.31-0.59
+    abstracts against full texts of one field            0.75-0.77 (counted as another field: another kind of text)
+
+(the minimum of 20 draws for samples; ``benchmarks/studies/field_profile.py`` prints them).
 
 Example::
 
-    fitted = FieldProfile.from_stats(stats)                  # rank-fit: LexicalStats of the fit's corpus
-    check = check_field(fitted, FieldProfile.from_bm25s(retriever), threshold=0.85)
+    fitted = FieldProfile.from_token_lists(tokens(texts), tokens.describe())   # rank-fit: the corpus as an index reads it
+    check = check_field(fitted, FieldProfile.from_bm25s(retriever, tokens.describe()), threshold=0.85)
     check.other_field, check.describe()
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
 
 TOP_TERMS = 2000  # terms a profile keeps, most frequent first
-MIN_DOCUMENTS = 30  # below this on either side the profile is too noisy to tell (0.70-0.84 at 10 documents)
+MIN_DOCUMENTS = 30  # below this on either side a sample's own noise reaches the threshold (0.70-0.80 at 10 documents)
 
 
 @dataclass(frozen=True)
 class FieldProfile:
     documents: int  # the corpus's size
     df: dict  # term -> documents holding it, the TOP_TERMS most frequent terms
+    tokens: str = ""  # the tokeniser's settings (LexicalTokens.describe()); profiles of other tokenisers do not compare
 
     @classmethod
-    def from_counts(cls, df: np.ndarray, vocab: dict, documents: int, top: int = TOP_TERMS) -> FieldProfile:
+    def from_counts(
+        cls, df: np.ndarray, vocab: dict, documents: int, tokens: str = "", top: int = TOP_TERMS
+    ) -> FieldProfile:
         """``df`` (vocab,) documents holding each term; ``vocab`` term -> column."""
         df = np.asarray(df)
         terms = np.empty(len(df), dtype=object)
@@ -49,20 +57,27 @@ class FieldProfile:
             if 0 <= col < len(df):
                 terms[col] = term
         keep = [c for c in np.argsort(-df, kind="stable") if df[c] > 0 and terms[c]][:top]  # (<= top,) columns
-        return cls(int(documents), {str(terms[c]): int(df[c]) for c in keep})
+        return cls(int(documents), {str(terms[c]): int(df[c]) for c in keep}, tokens)
 
     @classmethod
-    def from_stats(cls, stats) -> FieldProfile:
-        """From ``graphtx.rank.features.LexicalStats`` (rank-fit's BM25 over the corpus of the fit)."""
-        doc_terms = stats.doc_terms  # (docs, vocab) csr, 1 where a document holds a term
-        return cls.from_counts(np.diff(doc_terms.tocsc().indptr), stats.vocab, doc_terms.shape[0])
+    def from_token_lists(cls, token_lists, tokens: str = "") -> FieldProfile:
+        """From tokenised documents (an iterable of token lists; streamed, nothing kept but the counts)."""
+        counts: Counter = Counter()
+        documents = 0
+        for toks in token_lists:
+            counts.update(set(toks))
+            documents += 1
+        vocab = {term: i for i, term in enumerate(counts)}
+        return cls.from_counts(
+            np.fromiter(counts.values(), dtype=np.int64, count=len(counts)), vocab, documents, tokens
+        )
 
     @classmethod
-    def from_bm25s(cls, retriever) -> FieldProfile:
+    def from_bm25s(cls, retriever, tokens: str = "") -> FieldProfile:
         """From a fitted ``bm25s.BM25`` (an index's BM25): its CSC score matrix has one column per term."""
         s = retriever.scores
         return cls.from_counts(
-            np.diff(np.asarray(s["indptr"], dtype=np.int64)), retriever.vocab_dict, int(s["num_docs"])
+            np.diff(np.asarray(s["indptr"], dtype=np.int64)), retriever.vocab_dict, int(s["num_docs"]), tokens
         )
 
     def similarity(self, other: FieldProfile) -> float:
@@ -74,14 +89,16 @@ class FieldProfile:
         return float(a @ b / norm) if norm else 0.0
 
     def to_json(self) -> dict:
-        return {"documents": self.documents, "df": self.df}
+        return {"documents": self.documents, "tokens": self.tokens, "df": self.df}
 
     @classmethod
     def from_json(cls, data: dict | None) -> FieldProfile | None:
         """None for a ranker fitted before profiles were recorded (or a malformed entry)."""
         if not data or not isinstance(data.get("df"), dict):
             return None
-        return cls(int(data.get("documents", 0)), {str(k): int(v) for k, v in data["df"].items()})
+        return cls(
+            int(data.get("documents", 0)), {str(k): int(v) for k, v in data["df"].items()}, str(data.get("tokens", ""))
+        )
 
 
 @dataclass(frozen=True)
@@ -111,9 +128,12 @@ class FieldCheck:
 
 
 def check_field(fitted: FieldProfile | None, index: FieldProfile, threshold: float) -> FieldCheck | None:
-    """None when the ranker recorded no profile (fitted before graphtx recorded them) or ``threshold`` is 0 (check off)."""
+    """None when the ranker recorded no profile (fitted before graphtx recorded them), the two were tokenised otherwise,
+    or ``threshold`` is 0 (check off)."""
     if fitted is None or threshold <= 0:
         return None
+    if fitted.tokens and index.tokens and fitted.tokens != index.tokens:
+        return None  # another stemmer or stop-word list: the terms themselves differ
     enough = min(fitted.documents, index.documents) >= MIN_DOCUMENTS
     return FieldCheck(
         round(fitted.similarity(index), 4) if enough else None, fitted.documents, index.documents, threshold

@@ -36,19 +36,42 @@ def test_profile_keeps_the_most_frequent_terms():
     assert FieldProfile.from_json({"documents": 3, "df": "oops"}) is None
 
 
-def test_profile_of_bm25_and_of_lexical_stats_agree():
+def test_profile_of_bm25_and_of_token_lists_agree():
     pytest.importorskip("bm25s", reason="BM25 needs bm25s")
-    from graphtx.rank.features import LexicalStats
-    from graphtx.text.bm25 import Bm25
+    from graphtx.text.bm25 import Bm25, LexicalTokens
 
     texts = ["a battery pack with cooling plates", "battery cells cooled by a plate", "a network packet router"]
-    retriever = Bm25.build(texts).retriever
-    from_index, from_fit = (
-        FieldProfile.from_bm25s(retriever),
-        FieldProfile.from_stats(LexicalStats.from_bm25s(retriever)),
-    )
+    tokens = LexicalTokens()
+    from_index = FieldProfile.from_bm25s(Bm25.build(texts, tokens=tokens).retriever, tokens.describe())
+    from_fit = FieldProfile.from_token_lists(iter(tokens(texts)), tokens.describe())
     assert from_index == from_fit
     assert from_index.documents == 3 and from_index.df["batteri"] == 2  # stemmed, one count a document
+
+
+def test_rank_fit_profiles_the_text_an_index_reads(tmp_path):
+    """Claims and description count, as in the index's BM25, though rank-fit's pools read title and abstract."""
+    from graphtx.config import IndexConfig
+    from graphtx.corpus.schema import Claim, PatentDocument
+    from graphtx.corpus.store import CorpusWriter
+    from graphtx.eval.ranker import corpus_profile
+
+    with CorpusWriter(tmp_path / "corpus") as w:
+        for i in range(3):
+            doc = PatentDocument(
+                f"D-{i}",
+                "test",
+                "-",
+                title="Snowthrower",
+                abstract="An auger housing.",
+                claims=(Claim(1, "A chute mounted on the housing.", True),),
+                description="The impeller throws snow." if i else "",
+            )
+            w.add_document(doc, (), "-", str(i))
+    profile = FieldProfile.from_json(corpus_profile(tmp_path / "corpus", IndexConfig()))
+    assert profile.documents == 3 and profile.df["auger"] == 3 and profile.df["chute"] == 3 and profile.df["impel"] == 2
+    assert profile.tokens == "stop words en, stemmer english"
+    short = FieldProfile.from_json(corpus_profile(tmp_path / "corpus", IndexConfig(bm25_max_chars=12)))
+    assert "chute" not in short.df  # index.bm25_max_chars cuts as the index's BM25 does
 
 
 def test_check_needs_enough_documents_and_a_profile():
@@ -60,6 +83,11 @@ def test_check_needs_enough_documents_and_a_profile():
     assert few.similarity is None and not few.other_field and "too few documents" in few.describe()
     assert check_field(None, other, 0.85) is None  # a ranker fitted before profiles were recorded
     assert check_field(fitted, other, 0.0) is None  # search.same_field 0: never checked
+    stemmed, plain = (
+        FieldProfile(100, {"batteri": 9}, "stemmer english"),
+        FieldProfile(100, {"battery": 9}, "stemmer none"),
+    )
+    assert check_field(stemmed, plain, 0.85) is None  # other tokens: not comparable, not "another field"
 
 
 # --- search's auto, over the rank tests' fitted index ---------------------------------------------
@@ -92,6 +120,8 @@ def test_rank_fit_records_its_corpus_and_auto_keeps_learned_on_it(fitted):
     index = Index.open(fitted)
     check = index.field_check()
     assert check.similarity == pytest.approx(1.0) and not check.other_field  # the index is the fit's corpus
+    recorded = FieldProfile.from_json(meta["corpus_profile"])
+    assert recorded.df == FieldProfile.from_bm25s(index.bm25().retriever).df  # the same text, the same tokens
     assert index.resolve_ranker() == "learned"
     result = index.search("A zorblat3 device comprising a battery cell and a cooling plate.", k=3)
     assert result.ranker == "learned" and not any("another field" in w for w in result.warnings)
@@ -119,7 +149,9 @@ def test_auto_leaves_the_graph_features_out_on_another_field(fitted, foreign_ran
     topics = tmp_path / "topics.txt"
     topics.write_text("T-00003\nT-00007\n")
     report = run_topics(index, topics, tmp_path / "run.trec", 3, features=False, progress=False)
-    assert report.searched == 2 and any("ranked by learned-lexical" in w for w in report.warnings)  # said once, not per topic
+    assert report.searched == 2 and any(
+        "ranked by learned-lexical" in w for w in report.warnings
+    )  # said once, not per topic
     assert "graphtx-learned-lexical" in (tmp_path / "run.trec").read_text()  # the run's tag names the ranker
     off = Index.open(fitted, ranker_dir=foreign_ranker, search=SearchConfig(same_field=0.0))
     assert off.resolve_ranker() == "learned" and off.field_check() is None

@@ -5,11 +5,13 @@ learned          LightGBM lambdarank over the pool's features (graphtx.rank.feat
 learned-lexical  the same fit without the graph model's features (BM25, lexical and date features): what
                  ``search.ranker: auto`` ranks with on an index of another field (graphtx.rank.field)
 
-Both order the union of the top ``depth`` (the fitted directory's) of the dense model and of BM25, and are offered
+All three order the union of the top ``depth`` (the fitted directory's) of the dense model and of BM25, and are offered
 only where a fitted directory holds them.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from graphtx.rank.explain import explain_pool
 from graphtx.rank.pool import PoolRanker
@@ -27,7 +29,10 @@ class FittedRanker(PoolRanker):
 
     def explain(self, pool, settings, fitted, rows):
         inputs, stats = pool.fitted_inputs()
-        return explain_pool(fitted, self.fitted_kind, inputs, stats, rows)
+        why = explain_pool(fitted, self.fitted_kind, inputs, stats, rows)
+        if why is None or self.name == self.fitted_kind:
+            return why
+        return [dataclasses.replace(e, ranker=self.name) for e in why]  # learned-lexical, not the directory's "lexical"
 
 
 class ConvexRanker(FittedRanker):
