@@ -1,10 +1,10 @@
-"""Which field is an index of? The term-profile cosine of graphtx.rank.field between corpora of the sets here.
+"""Which field is an index of? The term-profile cosine of graphtx.text.field between corpora of the sets here.
 
     python benchmarks/studies/field_profile.py --data ../shared/data
 
 search's ``auto`` ranks with ``learned-lexical`` when an index's documents are below ``search.same_field`` (0.85) to
 the corpus its ranker was fitted on. This prints what the cosine is within a field and between fields, with the
-product's own profile (graphtx.rank.field.FieldProfile over graphtx.text.bm25.Bm25, stemmed, stop words out):
+product's own profile (graphtx.text.field.FieldProfile over graphtx.text.bm25.Bm25, stemmed, stop words out):
 
 - random samples of a corpus against the other half of it, at 10-1,000 documents (20 draws each: min and mean);
 - the same field years apart (EV abstracts 2005 and before against 2009-2010; software full texts' abstracts before
@@ -30,8 +30,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from machine import basics  # noqa: E402
 
-from graphtx.rank.field import FieldProfile  # noqa: E402
 from graphtx.text.bm25 import Bm25, LexicalTokens  # noqa: E402
+from graphtx.text.field import FieldProfile  # noqa: E402
 
 SUBCLASSES = ("G06F", "H04L", "H01L", "A61K", "A61B", "H01M")
 

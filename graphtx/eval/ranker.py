@@ -224,7 +224,12 @@ def run_rank_fit(options: RankFitOptions, config, progress: bool | None = None) 
         dense.coverage()
     )  # documents the dense features had no vector for (peer vectors of another corpus, say)
     missing = ranker.report["dense_coverage"]["candidates_without_vector"]
-    ranker.corpus_profile = corpus_profile(o.corpus, config.index)  # which field it was fitted on (search's auto)
+    from graphtx.text.field import corpus_profile
+
+    ix = config.index
+    ranker.corpus_profile = corpus_profile(
+        o.corpus, ix.bm25_max_chars, ix.stopwords, ix.stemmer
+    ).to_json()  # which field it was fitted on (search's auto)
     out = ranker.save(Path(o.out) if o.out else model_dir / "ranker")
     r = ranker.report
     lines = [
@@ -248,28 +253,6 @@ def run_rank_fit(options: RankFitOptions, config, progress: bool | None = None) 
         )
     lines.append(f"wrote {out}")
     return {"ranker": str(out), "convex": ranker.convex, "report": r}, lines
-
-
-def corpus_profile(corpus_dir: str | Path, index_cfg) -> dict:
-    """The term profile (graphtx.rank.field.FieldProfile, as JSON) of a corpus's documents as an index's BM25 reads them:
-    title, abstract, claims and description cut at ``index.bm25_max_chars``, ``index.stopwords`` and ``index.stemmer``;
-    streamed a row group batch at a time."""
-    import pyarrow.parquet as pq
-
-    from graphtx.corpus.store import documents_path
-    from graphtx.index.documents import bm25_text
-    from graphtx.rank.field import FieldProfile
-    from graphtx.text.bm25 import LexicalTokens
-
-    tokens = LexicalTokens(index_cfg.stopwords, index_cfg.stemmer)
-    f = pq.ParquetFile(documents_path(corpus_dir))
-    columns = [c for c in ("title", "abstract", "claims", "description") if c in f.schema_arrow.names]
-
-    def token_lists():
-        for batch in f.iter_batches(batch_size=512, columns=columns):
-            yield from tokens([bm25_text(row, index_cfg.bm25_max_chars) for row in batch.to_pylist()])
-
-    return FieldProfile.from_token_lists(token_lists(), tokens.describe()).to_json()
 
 
 def fit_ranker_after_training(

@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 from graphtx.corpus.store import documents_path
 from graphtx.graphs.graph import InventionGraph
 from graphtx.index.store import DISPLAY_FIELDS, LIST_FIELDS
+from graphtx.text.bm25 import bm25_text  # the text an index's BM25 reads, one owner
 
 _COLUMNS = ["title", "abstract", "claims", "description", "ipc", "cpc", "date"]
 _OPTIONAL = [f for f in DISPLAY_FIELDS if f not in ("abstract", "first_claim")]  # read when the corpus has them
@@ -61,15 +62,6 @@ def first_claim(claims) -> str:
     claims = [c for c in claims or () if c.get("text")]
     chosen = next((c for c in claims if c.get("independent")), claims[0] if claims else None)
     return chosen["text"] if chosen else ""
-
-
-def bm25_text(row: dict, max_chars: int) -> str:
-    """Title, abstract, claims and description of a corpus row, joined, at most ``max_chars``."""
-    parts = [row.get("title") or "", row.get("abstract") or ""]
-    parts += [c["text"] for c in row.get("claims") or () if c.get("text")]
-    parts.append(row.get("description") or "")
-    text = "\n".join(p for p in parts if p.strip())
-    return text[:max_chars]
 
 
 def graph_text(graph: InventionGraph, max_chars: int) -> str:

@@ -27,6 +27,7 @@ class OpenedIndex:
     spec: IndexSpec
     on_gpu: bool
     ranker: object  # graphtx.rank.store.Ranker, or None
+    model_profile: object = None  # graphtx.text.field.FieldProfile of the corpus the model learned on, or None
 
 
 def open_index_files(
@@ -91,7 +92,20 @@ def open_index_files(
     on_gpu = any(g is not s for g, s in zip(gpu, shards))
     encoder.eval()
     ranker = _open_ranker(store.dir, manifest, model, ranker_dir, manifest["model_fingerprint"])
-    return OpenedIndex(store, manifest, encoder, tokenizer, ids, gpu, spec, on_gpu, ranker)
+    return OpenedIndex(
+        store, manifest, encoder, tokenizer, ids, gpu, spec, on_gpu, ranker, _model_profile(store, manifest, model)
+    )
+
+
+def _model_profile(store: IndexStore, manifest: dict, model):
+    """The term profile of the corpus the model learned on (MODEL/corpus_profile.json of train and adapt): the model
+    directory given, else the index's copy of it (the same model: its fingerprint matched); None without one."""
+    from graphtx.text.field import read_model_profile
+
+    if isinstance(model, (str, Path)):
+        return read_model_profile(model)
+    named = manifest.get("model_dir")
+    return read_model_profile(store.dir / named if named else None)
 
 
 def _open_ranker(index_dir: Path, manifest: dict, model, ranker_dir, model_fingerprint: str):

@@ -49,13 +49,15 @@ class FirstStage:
         live_digest: str,
         bm25: Callable,
         ranker=None,
+        model_profile=None,
     ):
         """``bm25``: () -> the index's BM25 state (loaded or built at first use); ``ranker``: the fitted ranker directory
-        (graphtx.rank.store.Ranker) or None."""
+        (graphtx.rank.store.Ranker) or None; ``model_profile``: the term profile of the corpus the model learned on
+        (graphtx.text.field.FieldProfile) or None."""
         self.reader, self.ids, self.store = reader, reader.ids, reader.store
         self.shards, self.spec, self.on_gpu, self.config = shards, spec, on_gpu, config
         self.dim, self.live_digest, self.bm25 = dim, live_digest, bm25
-        self.ranker = ranker
+        self.ranker, self.model_profile = ranker, model_profile
         self.late_scorer = None  # HOOK: late(query: Query, positions (n,)) -> (n,) late-interaction scores for the rankers' "late" features
         self._rank_cache: dict = {}
         self._rank_lock = threading.Lock()
@@ -160,49 +162,65 @@ class FirstStage:
         """The registered rankers this index can search with: those that need no fit, and the fitted ones its ranker holds."""
         return available_rankers(self.ranker)
 
-    # --- the fitted ranker's field (graphtx.rank.field) ------------------------------------
+    # --- the fields of the fitted ranker and of the model (graphtx.text.field) ---------------
     def field_check(self):
-        """The index's documents against the corpus its fitted ranker was fitted on (``FieldCheck``), computed once from
-        the index's BM25; None without a fitted ranker, when it recorded no profile, or with search.same_field 0."""
+        """The index's documents against the corpus its fitted ranker was fitted on and the one its model learned on
+        (``IndexField``), computed once from the index's BM25; None without a fitted ranker, when it recorded no
+        profile, or with search.same_field 0."""
         if self.ranker is None or not self.ranker.corpus_profile or self.config.same_field <= 0:
             return None
         if not self._field_check:  # computed outside the rank lock: the BM25 may be built in memory first (minutes)
-            from graphtx.rank.field import FieldProfile, check_field
+            from graphtx.text.field import FieldProfile, IndexField, check_field
 
             bm25 = self.bm25()
             here = FieldProfile.from_bm25s(bm25.retriever, bm25.engine.tokens.describe())
-            check = check_field(FieldProfile.from_json(self.ranker.corpus_profile), here, self.config.same_field)
+            limit = self.config.same_field
+            found = IndexField(
+                check_field(
+                    FieldProfile.from_json(self.ranker.corpus_profile), here, limit, "the ranker was fitted on"
+                ),
+                check_field(self.model_profile, here, limit, "the model learned on") if self.model_profile else None,
+            )
             with self._rank_lock:
                 if not self._field_check:
-                    self._field_check.append(check)
+                    self._field_check.append(found)
         return self._field_check[0]
 
     def other_field(self) -> bool:
-        check = self.field_check()
-        return check is not None and check.other_field
+        """Whether auto leaves the graph features out: the ranker is of another field, the model not known to be of this one."""
+        found = self.field_check()
+        return found is not None and found.leave_out_graph
 
     def ranker_warnings(self, kind: str) -> list[str]:
         """What to know about ranking with ``kind`` here: a learned ranker fitted on another field."""
-        if kind not in ("learned", "learned-lexical") or not self.other_field():
+        found = self.field_check()
+        if kind not in ("learned", "learned-lexical") or found is None or not found.ranker_elsewhere:
             return []
-        check = self.field_check()
+        if not found.leave_out_graph:  # the model learned on this corpus: the graph features stay (they helped there)
+            if kind != "learned":
+                return []
+            return [
+                f"the learned ranker was fitted on another field ({found.ranker.describe()}) over a model that learned on "
+                f"this one ({found.model.describe()}): its graph features are kept, as a ranker from another field gained "
+                "from them over a model adapted to the new corpus (benchmarks/results/transfer.md)"
+            ]
         evidence = (
-            "outside the field it was fitted on, a ranker's graph features cost over a model not adapted to the new corpus, "
-            "and helped over one adapted to it (benchmarks/results/transfer.md)"
+            "outside the field it was fitted on, a ranker's graph features cost over a model not adapted to the new corpus "
+            "(benchmarks/results/transfer.md)"
         )
         if kind == "learned-lexical":
             return [
-                f"ranked by learned-lexical, the fitted ranker without its graph features: {check.describe()}; {evidence}. "
-                "--ranker learned keeps them (do, if this index's model was adapted to its documents); a ranker fitted on "
-                "this corpus's citations (graphtx rank-fit) is used with them"
+                f"ranked by learned-lexical, the fitted ranker without its graph features: {found.describe()}; {evidence}. "
+                "--ranker learned keeps them; a ranker fitted on this corpus's citations (graphtx rank-fit), or a model "
+                "adapted to it (graphtx adapt, which records its corpus), is used with them"
             ]
         if "lexical" not in self.ranker.kinds:
             return [
-                f"the learned ranker was fitted on another field: {check.describe()}; {evidence}. Its directory holds no "
+                f"the learned ranker was fitted on another field: {found.describe()}; {evidence}. Its directory holds no "
                 "fit without them (rank.lexical_model was off): --ranker hybrid, or fit it again with graphtx rank-fit"
             ]
         return [
-            f"the learned ranker was fitted on another field: {check.describe()}; {evidence}. "
+            f"the learned ranker was fitted on another field: {found.describe()}; {evidence}. "
             "--ranker learned-lexical leaves them out (search.ranker auto does)"
         ]
 

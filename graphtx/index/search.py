@@ -85,6 +85,7 @@ class Index:
         search: SearchConfig,
         on_gpu: bool,
         ranker=None,
+        model_profile=None,
     ):
         self.store, self.manifest = store, manifest
         self.model, self.tokenizer = model, tokenizer
@@ -105,7 +106,16 @@ class Index:
             self.reader, model, tokenizer, bool(manifest.get("late")), search.explain_rows
         )
         self.first_stage = FirstStage(
-            self.reader, shards, spec, on_gpu, search, int(manifest["dim"]), manifest["live_digest"], self.bm25, ranker
+            self.reader,
+            shards,
+            spec,
+            on_gpu,
+            search,
+            int(manifest["dim"]),
+            manifest["live_digest"],
+            self.bm25,
+            ranker,
+            model_profile,
         )
 
     # the fitted ranker of `graphtx rank-fit` (None without one) and the late-scorer hook live in the first stage
@@ -140,7 +150,8 @@ class Index:
         return self.first_stage.ranker_warnings(kind)
 
     def field_check(self):
-        """The index's documents against the corpus its fitted ranker was fitted on (graphtx.rank.field.FieldCheck), or None."""
+        """The index's documents against the corpus its fitted ranker was fitted on and the one its model learned on
+        (graphtx.text.field.IndexField), or None without a fitted ranker's profile."""
         return self.first_stage.field_check()
 
     # --- opening ---------------------------------------------------------------------
@@ -179,6 +190,7 @@ class Index:
             search,
             opened.on_gpu,
             opened.ranker,
+            opened.model_profile,
         )
 
     # --- properties ----------------------------------------------------------------------
@@ -268,7 +280,7 @@ class Index:
         """Ranked hits for claim text, an indexed document (``doc_id``) or a graph.
 
         ``ranker``: dense | bm25 | hybrid | convex | learned | learned-lexical (default: ``search.ranker``; ``auto`` =
-        learned when the index has a ranker (learned-lexical when it was fitted on another field: graphtx.rank.field),
+        learned when the index has a ranker (learned-lexical when it was fitted on another field: graphtx.text.field),
         else hybrid with ``hybrid``/``search.hybrid``, else dense).
         ``rerank="late"``: that first stage ranks ``rerank_depth`` (at least k) candidates, which are
         re-ranked by the late-interaction score (ties: first-stage order).

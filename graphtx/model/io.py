@@ -9,6 +9,8 @@ A model directory is plain files a person can inspect::
 ``load_model(dir)`` returns a :class:`ModelDir`: ``.model``, ``.tokenizer`` and ``.config`` in one object.
     fingerprint.txt   sha256 hex of config + weights + tokenizer (see ``fingerprint``)
     checksums.json    size and sha256 of every other file, written last (``graphtx/integrity.py``)
+    corpus_profile.json   the term profile of the corpus ``train`` / ``adapt`` taught it on (graphtx/text/field.py: search's
+                      auto); added to RUN/model after saving, outside the fingerprint (it changes no vector)
 
 The fingerprint ties vectors to the model that made them: an index stores it, and a
 model with other weights or another tokenizer (two token ids swapped are enough to make

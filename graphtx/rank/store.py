@@ -4,11 +4,11 @@ A ranker directory (``MODEL/ranker`` by default, or ``INDEX/ranker``) holds
 
     ranker.json        model fingerprint, pool depth, convex weight and normalisation, the feature
                        names of each learned model, lightgbm version, the fit report, fingerprint, and the
-                       term profile of the fit's corpus (graphtx.rank.field; not in the fingerprint: it scores nothing)
+                       term profile of the fit's corpus (graphtx.text.field; not in the fingerprint: it scores nothing)
     learned.txt        LightGBM models over every feature group (the default ranker): ``rank.bag`` members,
                        their scores averaged (graphtx.rank.learned.BoosterBag; one member = a plain LightGBM file)
     lexical.txt        the same without graph features (BM25 + lexical + meta): ``learned-lexical``, which
-                       ``search.ranker: auto`` uses on an index of another field (graphtx.rank.field)
+                       ``search.ranker: auto`` uses on an index of another field (graphtx.text.field)
 
 ``fingerprint`` = sha256 of the model fingerprint, the feature lists, the lightgbm version and the
 model files: a ranker is used only with the graph model it was fitted on and the lightgbm that

@@ -258,7 +258,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
 
     if not isinstance(index, Index):
         index = Index.open(index, search=search or SearchConfig())
-    index.field_check()  # now, not in /healthz on the event loop: it may load the BM25 (graphtx.rank.field)
+    index.field_check()  # now, not in /healthz on the event loop: it may load the BM25 (graphtx.text.field)
     holder = {"index": index}  # swapped whole after a DELETE; requests in flight keep the old one
     write_lock = threading.Lock()
 
@@ -522,7 +522,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
                 report = remove_documents(ix.store.dir, [doc_id], progress=False)
                 fresh = Index.open(ix.store.dir, model=(ix.model, ix.tokenizer), search=ix.config)
                 fresh.parser = ix.parser  # keep the loaded spaCy pipeline
-                fresh.field_check()  # before it serves /healthz (graphtx.rank.field)
+                fresh.field_check()  # before it serves /healthz (graphtx.text.field)
                 holder["index"] = fresh
             return {"removed": doc_id, "count": report.count}
 

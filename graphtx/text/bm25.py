@@ -80,3 +80,14 @@ class Bm25:
     def scores(self, text: str) -> np.ndarray:
         """(num_docs,) float32 BM25 scores of a query text."""
         return self.scores_of_tokens(self.tokens([text])[0])
+
+
+def bm25_text(row: dict, max_chars: int) -> str:
+    """What an index's BM25 reads of a corpus row: title, abstract, claims and description, joined, at most ``max_chars``
+    (``index.bm25_max_chars``). The index (graphtx.index.documents) and a corpus's term profile (graphtx.text.field)
+    read it here."""
+    parts = [row.get("title") or "", row.get("abstract") or ""]
+    parts += [c["text"] for c in row.get("claims") or () if c.get("text")]
+    parts.append(row.get("description") or "")
+    text = "\n".join(p for p in parts if p.strip())
+    return text[:max_chars]

@@ -1,4 +1,4 @@
-"""The fitted ranker's field (graphtx.rank.field): term profiles, their similarity, and search's auto on another field."""
+"""Which field an index is of (graphtx.text.field): term profiles, their similarity, and search's auto on another field."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import shutil
 import numpy as np
 import pytest
 
-from graphtx.rank.field import MIN_DOCUMENTS, FieldProfile, check_field
+from graphtx.text.field import MIN_DOCUMENTS, FieldProfile, check_field
 
 
 def profile(df: dict, documents: int = 100) -> FieldProfile:
@@ -48,12 +48,11 @@ def test_profile_of_bm25_and_of_token_lists_agree():
     assert from_index.documents == 3 and from_index.df["batteri"] == 2  # stemmed, one count a document
 
 
-def test_rank_fit_profiles_the_text_an_index_reads(tmp_path):
+def test_a_corpus_profile_reads_the_text_an_index_reads(tmp_path):
     """Claims and description count, as in the index's BM25, though rank-fit's pools read title and abstract."""
-    from graphtx.config import IndexConfig
     from graphtx.corpus.schema import Claim, PatentDocument
     from graphtx.corpus.store import CorpusWriter
-    from graphtx.eval.ranker import corpus_profile
+    from graphtx.text.field import corpus_profile
 
     with CorpusWriter(tmp_path / "corpus") as w:
         for i in range(3):
@@ -67,10 +66,10 @@ def test_rank_fit_profiles_the_text_an_index_reads(tmp_path):
                 description="The impeller throws snow." if i else "",
             )
             w.add_document(doc, (), "-", str(i))
-    profile = FieldProfile.from_json(corpus_profile(tmp_path / "corpus", IndexConfig()))
+    profile = corpus_profile(tmp_path / "corpus")
     assert profile.documents == 3 and profile.df["auger"] == 3 and profile.df["chute"] == 3 and profile.df["impel"] == 2
     assert profile.tokens == "stop words en, stemmer english"
-    short = FieldProfile.from_json(corpus_profile(tmp_path / "corpus", IndexConfig(bm25_max_chars=12)))
+    short = corpus_profile(tmp_path / "corpus", max_chars=12)
     assert "chute" not in short.df  # index.bm25_max_chars cuts as the index's BM25 does
 
 
@@ -118,7 +117,7 @@ def test_rank_fit_records_its_corpus_and_auto_keeps_learned_on_it(fitted):
     meta = json.loads((fitted / "ranker" / "ranker.json").read_text())
     assert meta["corpus_profile"]["documents"] == N_DOCS and len(meta["corpus_profile"]["df"]) > 10
     index = Index.open(fitted)
-    check = index.field_check()
+    check = index.field_check().ranker
     assert check.similarity == pytest.approx(1.0) and not check.other_field  # the index is the fit's corpus
     recorded = FieldProfile.from_json(meta["corpus_profile"])
     assert recorded.df == FieldProfile.from_bm25s(index.bm25().retriever).df  # the same text, the same tokens
@@ -135,7 +134,9 @@ def test_auto_leaves_the_graph_features_out_on_another_field(fitted, foreign_ran
     from graphtx.index.search import Index
 
     index = Index.open(fitted, ranker_dir=foreign_ranker)
-    assert index.field_check().other_field and index.resolve_ranker() == "learned-lexical"
+    found = index.field_check()
+    assert found.ranker.other_field and found.model is None and found.leave_out_graph  # init-model: no corpus recorded
+    assert index.resolve_ranker() == "learned-lexical"
     text = "A zorblat3 device comprising a battery cell and a cooling plate."
     auto = index.search(text, k=4)
     assert auto.ranker == "learned-lexical" and len(auto) == 4
@@ -159,6 +160,32 @@ def test_auto_leaves_the_graph_features_out_on_another_field(fitted, foreign_ran
     rc = main(["search", "--index", str(fitted), "--ranker-dir", str(foreign_ranker), "--text", text, "-k", "2"])
     out = capsys.readouterr().out
     assert rc == 0 and "learned ranker without graph features" in out and "warning: ranked by learned-lexical" in out
+
+
+@needs_lightgbm
+@pytest.mark.timeout(240)
+def test_a_model_that_learned_on_the_index_keeps_a_foreign_rankers_graph_features(fitted, foreign_ranker, tmp_path):
+    """Over a model adapted to the index's corpus, a ranker from another field gained from them (transfer.md)."""
+    from graphtx.index.search import Index
+    from graphtx.text.field import MODEL_PROFILE_FILE, read_model_profile, write_model_profile
+
+    index_dir = tmp_path / "index"
+    shutil.copytree(fitted, index_dir)
+    model_copy = index_dir / json.loads((index_dir / "manifest.json").read_text())["model_dir"]
+    assert read_model_profile(model_copy) is None  # made by init-model: no corpus learned on
+    here = Index.open(index_dir, ranker_dir=foreign_ranker).bm25()
+    write_model_profile(model_copy, FieldProfile.from_bm25s(here.retriever, here.engine.tokens.describe()))
+    index = Index.open(index_dir, ranker_dir=foreign_ranker)
+    found = index.field_check()
+    assert found.ranker_elsewhere and found.model.same_field and not found.leave_out_graph
+    assert index.resolve_ranker() == "learned"
+    kept = index.search("A zorblat3 device comprising a battery cell and a cooling plate.", k=3)
+    assert kept.ranker == "learned" and any("its graph features are kept" in w for w in kept.warnings)
+    # a model that learned on another field changes nothing: the ranker decides
+    write_model_profile(model_copy, FieldProfile(500, {"pump": 300, "valv": 250}, here.engine.tokens.describe()))
+    assert Index.open(index_dir, ranker_dir=foreign_ranker).resolve_ranker() == "learned-lexical"
+    (model_copy / MODEL_PROFILE_FILE).write_text("{not json")  # damaged: as if none
+    assert Index.open(index_dir, ranker_dir=foreign_ranker).resolve_ranker() == "learned-lexical"
 
 
 def test_same_field_must_be_a_cosine():

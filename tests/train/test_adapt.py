@@ -114,6 +114,14 @@ def test_adapt_distils_the_teacher_on_the_corpus_from_a_trained_model_without_re
     source, adapted = load_model(tmp_path / "source").model, load_model(tmp_path / "run" / "model").model
     assert not torch.equal(source.swem.proj.weight, adapted.swem.proj.weight)  # the weights moved
     assert not (tmp_path / "run" / "model" / "ranker").exists()  # the source's ranker does not describe these vectors
+    from graphtx.corpus.store import count_documents
+    from graphtx.text.field import corpus_profile, read_model_profile
+
+    learned_on = read_model_profile(tmp_path / "run" / "model")  # the corpus it adapted to, for search's auto
+    assert learned_on == corpus_profile(synthetic / "corpus") and learned_on.documents == count_documents(
+        synthetic / "corpus"
+    )
+    assert read_model_profile(tmp_path / "source") is None  # init-model learned on nothing
     assert main([a for a in args if a != "--json"]) == 0  # finished: the same command reuses it
     assert "6 distillation steps" in capsys.readouterr().out
 

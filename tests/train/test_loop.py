@@ -449,6 +449,10 @@ def test_train_fits_the_learned_ranker_on_its_held_out_queries(synthetic, tmp_pa
     summary = json.loads(capsys.readouterr().out)
     meta = json.loads((tmp_path / "run" / "model" / "ranker" / "ranker.json").read_text())
     assert summary["ranker"]["report"]["cutoff"] == meta["report"]["cutoff"] == "priority"
+    from graphtx.text.field import FieldProfile, read_model_profile
+
+    learned_on = read_model_profile(tmp_path / "run" / "model")  # the model's corpus and the ranker's: the same one
+    assert learned_on is not None and learned_on == FieldProfile.from_json(meta["corpus_profile"])
     assert (
         meta["report"]["citations"] == [str(tmp_path / "run" / "ranker_citations.tsv")]
         and summary["ranker"]["report"]["queries"] > 0

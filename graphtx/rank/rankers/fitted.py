@@ -3,7 +3,7 @@
 convex           score = a * norm(BM25) + (1 - a) * norm(cosine), a fitted (graphtx.rank.convex)
 learned          LightGBM lambdarank over the pool's features (graphtx.rank.features, graphtx.rank.learned)
 learned-lexical  the same fit without the graph model's features (BM25, lexical and date features): what
-                 ``search.ranker: auto`` ranks with on an index of another field (graphtx.rank.field)
+                 ``search.ranker: auto`` ranks with on an index of another field (graphtx.text.field)
 
 All three order the union of the top ``depth`` (the fitted directory's) of the dense model and of BM25, and are offered
 only where a fitted directory holds them.

@@ -1,11 +1,14 @@
-"""Is an index of the field its fitted ranker learned on? The term profile of a corpus, and the check that compares two.
+"""Is an index of the field its fitted ranker and its model learned on? The term profile of a corpus, and the check.
 
 A ranker fitted on one field's citations weighs the graph model's features as they helped there. Searched over another
 field with a model that was not adapted to it, those features cost: on the 42,356 software full texts the EV-fitted
 ranker was 0.81x BM25 at Recall@3 with them and 0.98x without them (benchmarks/results/transfer.md). So ``rank-fit``
-records the profile of the corpus it was fitted on, and a search with ``search.ranker: auto`` compares it with the
-index's documents: below ``search.same_field`` it ranks with ``learned-lexical`` (the same fit without the graph
-features) and says why.
+records the profile of the corpus it was fitted on, ``train`` and ``adapt`` the profile of the corpus the model learned
+on (``MODEL/corpus_profile.json``), and a search with ``search.ranker: auto`` compares them with the index's documents:
+when the ranker's corpus is below ``search.same_field`` and the model's is not known to be at or above it, it ranks
+with ``learned-lexical`` (the same fit without the graph features) and says why. Over a model adapted to the index's
+corpus a ranker from another field gained from those features (1.12x Recall@3 on EV and on the full texts), so that
+case keeps them.
 
 A profile is the document frequency of a corpus's ``TOP_TERMS`` most frequent BM25 terms and its size, over the text an
 index's BM25 reads (title, abstract, claims and description, ``index.bm25_max_chars``, its stop words and stemmer) on
@@ -31,12 +34,15 @@ Example::
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 TOP_TERMS = 2000  # terms a profile keeps, most frequent first
+MODEL_PROFILE_FILE = "corpus_profile.json"  # in a model directory: the corpus it was trained or adapted on
 MIN_DOCUMENTS = 30  # below this on either side a sample's own noise reaches the threshold (0.70-0.80 at 10 documents)
 
 
@@ -103,38 +109,124 @@ class FieldProfile:
 
 @dataclass(frozen=True)
 class FieldCheck:
-    """The index's documents against the corpus a ranker was fitted on."""
+    """The index's documents against one corpus: the one a ranker was fitted on, or the one a model learned on."""
 
     similarity: float | None  # None: either side has fewer than MIN_DOCUMENTS documents
     fitted_documents: int
     index_documents: int
     threshold: float  # search.same_field
+    what: str = "the ranker was fitted on"  # whose corpus, in words
 
     @property
     def other_field(self) -> bool:
         return self.similarity is not None and self.similarity < self.threshold
 
+    @property
+    def same_field(self) -> bool:
+        return self.similarity is not None and self.similarity >= self.threshold
+
     def describe(self) -> str:
         if self.similarity is None:
             return (
-                f"too few documents to tell whether the index ({self.index_documents:,}) is of the field the ranker was "
-                f"fitted on ({self.fitted_documents:,} documents; {MIN_DOCUMENTS} needed on each side)"
+                f"too few documents to tell whether the index ({self.index_documents:,}) is of the field {self.what} "
+                f"({self.fitted_documents:,} documents; {MIN_DOCUMENTS} needed on each side)"
             )
         relation = "below" if self.other_field else "at or above"
         return (
             f"the index's documents have a term profile {self.similarity:.2f} like the {self.fitted_documents:,} documents "
-            f"the ranker was fitted on, {relation} search.same_field {self.threshold:g}"
+            f"{self.what}, {relation} search.same_field {self.threshold:g}"
         )
 
 
-def check_field(fitted: FieldProfile | None, index: FieldProfile, threshold: float) -> FieldCheck | None:
-    """None when the ranker recorded no profile (fitted before graphtx recorded them), the two were tokenised otherwise,
-    or ``threshold`` is 0 (check off)."""
+def check_field(
+    fitted: FieldProfile | None, index: FieldProfile, threshold: float, what: str = "the ranker was fitted on"
+) -> FieldCheck | None:
+    """None when there is no profile to compare (a ranker fitted, or a model saved, before graphtx recorded them), the
+    two were tokenised otherwise, or ``threshold`` is 0 (check off)."""
     if fitted is None or threshold <= 0:
         return None
     if fitted.tokens and index.tokens and fitted.tokens != index.tokens:
         return None  # another stemmer or stop-word list: the terms themselves differ
     enough = min(fitted.documents, index.documents) >= MIN_DOCUMENTS
     return FieldCheck(
-        round(fitted.similarity(index), 4) if enough else None, fitted.documents, index.documents, threshold
+        round(fitted.similarity(index), 4) if enough else None, fitted.documents, index.documents, threshold, what
     )
+
+
+@dataclass(frozen=True)
+class IndexField:
+    """An index's documents against its fitted ranker's corpus and its model's (None: not recorded or not comparable).
+
+    The graph features are left out (``leave_out_graph``) when the ranker is of another field and the model is not known
+    to be of this one: zero-shot, they cost; over a model adapted here, a ranker from elsewhere gained from them.
+    """
+
+    ranker: FieldCheck | None
+    model: FieldCheck | None = None
+
+    @property
+    def ranker_elsewhere(self) -> bool:
+        return self.ranker is not None and self.ranker.other_field
+
+    @property
+    def leave_out_graph(self) -> bool:
+        return self.ranker_elsewhere and not (self.model is not None and self.model.same_field)
+
+    def describe(self) -> str:
+        parts = [self.ranker.describe()] if self.ranker is not None else []
+        if self.model is not None:
+            parts.append(self.model.describe())
+        else:
+            parts.append("the model records no corpus it learned on")
+        return "; ".join(parts)
+
+
+# --- a corpus's profile, as an index's BM25 reads it -------------------------------------------
+
+
+def corpus_profile(
+    corpus_dir: str | Path, max_chars: int = 10_000, stopwords: str = "en", stemmer: str = "english"
+) -> FieldProfile:
+    """The profile of a corpus's documents as an index's BM25 reads them (graphtx.text.bm25.bm25_text: title, abstract,
+    claims and description cut at ``max_chars`` = ``index.bm25_max_chars``; ``index.stopwords``, ``index.stemmer``);
+    streamed a row group batch at a time."""
+    import pyarrow.parquet as pq
+
+    from graphtx.corpus.store import documents_path
+    from graphtx.text.bm25 import LexicalTokens, bm25_text
+
+    tokens = LexicalTokens(stopwords, stemmer)
+    f = pq.ParquetFile(documents_path(corpus_dir))
+    columns = [c for c in ("title", "abstract", "claims", "description") if c in f.schema_arrow.names]
+
+    def token_lists():
+        for batch in f.iter_batches(batch_size=512, columns=columns):
+            yield from tokens([bm25_text(row, max_chars) for row in batch.to_pylist()])
+
+    return FieldProfile.from_token_lists(token_lists(), tokens.describe())
+
+
+def learned_corpus_profile(corpus_dir: str | Path, index_cfg=None) -> FieldProfile:
+    """The profile train and adapt record for the corpus a model learned on, read as the index section of the
+    experiment's config (``index_cfg``: its ``bm25_max_chars``, ``stopwords``, ``stemmer``; None: their defaults)
+    would have an index read it. Training names no index config (it sits below the index), so it passes what it has."""
+    if index_cfg is None:
+        return corpus_profile(corpus_dir)
+    return corpus_profile(corpus_dir, index_cfg.bm25_max_chars, index_cfg.stopwords, index_cfg.stemmer)
+
+
+def write_model_profile(model_dir: str | Path, profile: FieldProfile) -> None:
+    """``MODEL/corpus_profile.json`` (train and adapt, into the model directory they are about to move in place; not
+    part of the model's fingerprint: it changes no vector)."""
+    (Path(model_dir) / MODEL_PROFILE_FILE).write_text(json.dumps(profile.to_json()) + "\n")
+
+
+def read_model_profile(model_dir: str | Path | None) -> FieldProfile | None:
+    """The profile of the corpus a model learned on; None for a model saved without one (init-model, older runs)."""
+    path = Path(model_dir) / MODEL_PROFILE_FILE if model_dir is not None else None
+    if path is None or not path.is_file():
+        return None
+    try:
+        return FieldProfile.from_json(json.loads(path.read_text()))
+    except (json.JSONDecodeError, ValueError, TypeError, AttributeError):
+        return None  # damaged: the check goes by the ranker alone
