@@ -93,7 +93,8 @@ class SearchConfig:
     hybrid: bool = True
     ranker: str = "auto"  # a registered ranker (dense | bm25 | hybrid | convex | learned | learned-lexical | plug-ins); auto = learned when fitted (learned-lexical on another field), else search.hybrid
     # with ranker auto and a fitted ranker: rank with learned-lexical (its fit without the graph features) when the index's
-    # documents' term profile is below this cosine to the corpus it was fitted on (graphtx.text.field: same field
+    # documents' term profile is below this cosine to the corpus it was fitted on, unless the model's recorded corpus is at
+    # or above it (graphtx.text.field: same field
     # 0.95-0.99, other fields 0.31-0.79 on the sets here); 0 = never
     same_field: float = 0.85
     candidates: int = 100  # hits each ranker contributes to the fusion (at least k)

@@ -10,7 +10,7 @@ A model directory is plain files a person can inspect::
     fingerprint.txt   sha256 hex of config + weights + tokenizer (see ``fingerprint``)
     checksums.json    size and sha256 of every other file, written last (``graphtx/integrity.py``)
     corpus_profile.json   the term profile of the corpus ``train`` / ``adapt`` taught it on (graphtx/text/field.py: search's
-                      auto); added to RUN/model after saving, outside the fingerprint (it changes no vector)
+                      auto); added by :func:`record_corpus_profile`, in checksums.json, outside the fingerprint
 
 The fingerprint ties vectors to the model that made them: an index stores it, and a
 model with other weights or another tokenizer (two token ids swapped are enough to make
@@ -233,3 +233,13 @@ def load_model(directory: str | Path, map_location: str | torch.device = "cpu", 
         model = GraphEncoder(config)  # no random init: the weights come from the file
     model.load_state_dict(state, strict=True, assign=True)
     return ModelDir(directory, model.eval(), config)
+
+
+def record_corpus_profile(directory: str | Path, profile) -> None:
+    """Write ``corpus_profile.json`` (graphtx.text.field: the corpus the model learned on, for search's auto) into a model
+    directory being staged, and seal it into checksums.json with the rest; the fingerprint is unchanged (it changes no
+    vector). Before a ranker is put in the directory: checksums.json covers every file there."""
+    from graphtx.text.field import write_model_profile
+
+    write_model_profile(directory, profile)
+    write_checksums(directory, (Path(directory) / FINGERPRINT_FILE).read_text().strip())

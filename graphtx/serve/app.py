@@ -522,6 +522,7 @@ def create_app(index: Index | str | Path, cfg: ServeConfig = ServeConfig(), sear
                 report = remove_documents(ix.store.dir, [doc_id], progress=False)
                 fresh = Index.open(ix.store.dir, model=(ix.model, ix.tokenizer), search=ix.config)
                 fresh.parser = ix.parser  # keep the loaded spaCy pipeline
+                fresh.first_stage.model_profile = ix.first_stage.model_profile  # the same model: its recorded corpus
                 fresh.field_check()  # before it serves /healthz (graphtx.text.field)
                 holder["index"] = fresh
             return {"removed": doc_id, "count": report.count}

@@ -177,7 +177,7 @@ class IndexField:
         if self.model is not None:
             parts.append(self.model.describe())
         else:
-            parts.append("the model records no corpus it learned on")
+            parts.append("the model records no corpus profile comparable with the index's")
         return "; ".join(parts)
 
 

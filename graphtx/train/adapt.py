@@ -40,7 +40,8 @@ import yaml
 
 from graphtx.atomic import atomic_write_json, atomic_write_text, replacing
 from graphtx.from_dict import with_overrides
-from graphtx.text.field import learned_corpus_profile, write_model_profile
+from graphtx.model.io import record_corpus_profile
+from graphtx.text.field import learned_corpus_profile
 from graphtx.train.config import ExperimentConfig
 
 ADAPT_STAGES = ("pretrain",)
@@ -198,7 +199,7 @@ def adapt(
     best = out / "pretrain" / "best"
     with replacing(out / "model") as tmp:  # the adapted weights; no ranker: the source's was fitted on other vectors
         shutil.copytree(best, tmp, ignore=shutil.ignore_patterns("ranker"))
-        write_model_profile(tmp, learned_corpus_profile(corpus_dir, getattr(config, "index", None)))  # search's auto
+        record_corpus_profile(tmp, learned_corpus_profile(corpus_dir, getattr(config, "index", None)))  # search's auto
     for key in (
         "best_recall",
         "best_ndcg",

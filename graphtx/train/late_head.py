@@ -255,7 +255,8 @@ def run_fit_late_head(
 ) -> dict:
     """The command: load, fit, save ``out_dir`` (a model directory) and ``out_dir/late_head.json``."""
     from graphtx.corpus.citations import read_citations
-    from graphtx.model.io import load_model, save_model
+    from graphtx.model.io import load_model, record_corpus_profile, save_model
+    from graphtx.text.field import read_model_profile
     from graphtx.train.pairs import drop_held_out_targets
     from graphtx.train.run import Documents, resolve_ids
 
@@ -269,10 +270,13 @@ def run_fit_late_head(
     valid = resolve_ids(read_citations(valid_citations), docs.ids)
     train, _ = drop_held_out_targets(resolve_ids(read_citations(citations), docs.ids), {c.citing_id for c in valid})
     out = Path(out_dir)
+    learned_on = read_model_profile(model_dir)
 
     def save(fitted: GraphEncoder, history: list) -> None:  # beside, then renamed: a kill leaves the last best whole
         with replacing(out) as tmp:
             save_model(tmp, fitted, tokenizer=Path(model_dir) / "tokenizer.json")
+            if learned_on is not None:  # the backbone is the base model's, frozen: so is the corpus it learned on
+                record_corpus_profile(tmp, learned_on)
             (tmp / "late_head.json").write_text(
                 json.dumps(
                     {"history": history, "base_model": str(Path(model_dir).resolve()), "late_dim": late_dim}, indent=2

@@ -45,7 +45,8 @@ from graphtx.corpus.codes import id_key
 from graphtx.corpus.schema import TRIVIAL, Citation
 from graphtx.corpus.store import documents_path
 from graphtx.from_dict import with_overrides
-from graphtx.text.field import learned_corpus_profile, write_model_profile
+from graphtx.model.io import record_corpus_profile
+from graphtx.text.field import learned_corpus_profile
 from graphtx.train.config import STAGE_ORDER, ExperimentConfig, TrainConfig
 from graphtx.train.data import GraphStore, class_groups, cluster_groups
 from graphtx.train.distributed import DistContext, init_distributed, shutdown
@@ -470,8 +471,9 @@ def train(
                 shutil.copytree(
                     best, tmp, ignore=shutil.ignore_patterns("ranker") if final_stage == INIT_STAGE else None
                 )  # its ranker: other data
-                if final_stage != INIT_STAGE:  # it learned on this corpus (graphtx.text.field: search's auto)
-                    write_model_profile(tmp, learned_corpus_profile(corpus_dir, getattr(config, "index", None)))
+                if final_stage != INIT_STAGE:  # it learned on this corpus (graphtx.text.field: search's auto); the
+                    # init model, when it wins, is unchanged and keeps the profile it came with
+                    record_corpus_profile(tmp, learned_corpus_profile(corpus_dir, getattr(config, "index", None)))
                 if (
                     same and (previous / "ranker").is_dir()
                 ):  # a rerun of a finished run: the ranker fitted on this very model stays

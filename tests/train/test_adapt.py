@@ -122,6 +122,14 @@ def test_adapt_distils_the_teacher_on_the_corpus_from_a_trained_model_without_re
         synthetic / "corpus"
     )
     assert read_model_profile(tmp_path / "source") is None  # init-model learned on nothing
+    import shutil
+
+    from graphtx.errors import IntegrityError
+
+    shutil.copytree(tmp_path / "run" / "model", tmp_path / "edited")
+    (tmp_path / "edited" / "corpus_profile.json").write_text('{"documents": 1, "df": {}}\n')
+    with pytest.raises(IntegrityError, match="corpus_profile.json"):  # sealed in checksums.json with the weights
+        load_model(tmp_path / "edited")
     assert main([a for a in args if a != "--json"]) == 0  # finished: the same command reuses it
     assert "6 distillation steps" in capsys.readouterr().out
 

@@ -163,6 +163,11 @@ def test_fit_late_head_keeps_the_dense_model_and_learns_a_head(synthetic, tmp_pa
         )
         == 0
     )
+    from graphtx.model.io import record_corpus_profile
+    from graphtx.text.field import FieldProfile, read_model_profile
+
+    learned_on = FieldProfile(40, {"batteri": 30, "cell": 20}, "stop words en, stemmer english")
+    record_corpus_profile(base, learned_on)  # as if it had learned on a corpus
     (tmp_path / "head.yaml").write_text(
         f"extends: {synthetic / 'tiny.yaml'}\ntrain:\n  late_head_epochs: 4\n  select_rerank_depth: 20\n  max_pairs_per_batch: 32\n"
     )
@@ -195,6 +200,7 @@ def test_fit_late_head_keeps_the_dense_model_and_learns_a_head(synthetic, tmp_pa
     loaded_dir = load_model(out)
     b, cfg = loaded_dir.model, loaded_dir.config
     assert cfg.late_dim == 8 and b.late is not None
+    assert read_model_profile(out) == learned_on  # the frozen backbone keeps the corpus it learned on
     g = [GraphStore.load(synthetic / "graphs").get("T00-0", "description")]
     from graphtx.text.bpe import PatentTokenizer
 
