@@ -40,7 +40,6 @@ import yaml
 
 from graphtx.atomic import atomic_write_json, atomic_write_text, replacing
 from graphtx.from_dict import with_overrides
-from graphtx.model.io import record_corpus_profile
 from graphtx.text.field import learned_corpus_profile
 from graphtx.train.config import ExperimentConfig
 
@@ -197,6 +196,8 @@ def adapt(
     if model is None:  # simulated kill (tests)
         return {"interrupted": "pretrain", "step": results["pretrain"]["steps"]}
     best = out / "pretrain" / "best"
+    from graphtx.model.io import record_corpus_profile  # here: model.io loads torch (not for --help)
+
     with replacing(out / "model") as tmp:  # the adapted weights; no ranker: the source's was fitted on other vectors
         shutil.copytree(best, tmp, ignore=shutil.ignore_patterns("ranker"))
         record_corpus_profile(tmp, learned_corpus_profile(corpus_dir, getattr(config, "index", None)))  # search's auto

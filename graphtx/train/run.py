@@ -45,7 +45,6 @@ from graphtx.corpus.codes import id_key
 from graphtx.corpus.schema import TRIVIAL, Citation
 from graphtx.corpus.store import documents_path
 from graphtx.from_dict import with_overrides
-from graphtx.model.io import record_corpus_profile
 from graphtx.text.field import learned_corpus_profile
 from graphtx.train.config import STAGE_ORDER, ExperimentConfig, TrainConfig
 from graphtx.train.data import GraphStore, class_groups, cluster_groups
@@ -473,6 +472,8 @@ def train(
                 )  # its ranker: other data
                 if final_stage != INIT_STAGE:  # it learned on this corpus (graphtx.text.field: search's auto); the
                     # init model, when it wins, is unchanged and keeps the profile it came with
+                    from graphtx.model.io import record_corpus_profile  # here: model.io loads torch (not for --help)
+
                     record_corpus_profile(tmp, learned_corpus_profile(corpus_dir, getattr(config, "index", None)))
                 if (
                     same and (previous / "ranker").is_dir()
