@@ -193,8 +193,10 @@ class FirstStage:
 
     def ranker_warnings(self, kind: str) -> list[str]:
         """What to know about ranking with ``kind`` here: a learned ranker fitted on another field."""
+        if kind not in ("learned", "learned-lexical"):
+            return []  # before field_check: a dense or BM25 search must not build the BM25 state for it
         found = self.field_check()
-        if kind not in ("learned", "learned-lexical") or found is None or not found.ranker_elsewhere:
+        if found is None or not found.ranker_elsewhere:
             return []
         if not found.leave_out_graph:  # the model learned on this corpus: the graph features stay (they helped there)
             if kind != "learned":
