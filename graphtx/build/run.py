@@ -5,6 +5,7 @@ Layout (each a plain output of its stage's own command, which the six commands s
     DIR/corpus   graphtx ingest      DIR/graphs  graphtx parse (the parse cache in ~/.cache/graphtx)
     DIR/tokens   graphtx pretrain    DIR/run     graphtx train, or graphtx adapt without citations (DIR/run/model)
     DIR/index    graphtx index       DIR/build.json  each step's fingerprint, projection and measured time
+    DIR/sample   a large corpus's seeded uniform sample that tokens and adapt read (graphtx/build/sample.py)
 
 A step is up to date when ``build.json`` holds its fingerprint (a hash of its settings, its seed and the
 fingerprints of the steps it reads) and it finished: running the same command again skips it. A step whose inputs
@@ -13,7 +14,8 @@ from its cache, training from its checkpoints, the index from its finished parts
 
 Route: with citations between documents of the corpus (in the XML, or a ``--citations`` file) the model trains on
 them as the config says (selection on held-out training queries, the learned ranker fitted at the end); without,
-the label-free route: the config's teacher distilled on the corpus's own documents (graphtx/train/adapt.py).
+the label-free route: the config's teacher distilled on the corpus's own documents (graphtx/train/adapt.py), on a
+seeded uniform sample of them when the steps cannot read them all ADAPT_MAX_EPOCHS times; every document is indexed.
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ class Layout:
     out: Path
 
     def __getattr__(self, name: str) -> Path:
-        if name in ("corpus", "graphs", "tokens", "run", "index"):
+        if name in ("corpus", "graphs", "tokens", "run", "index", "sample"):
             return self.out / name
         raise AttributeError(name)
 
@@ -83,6 +85,7 @@ class Layout:
         return {
             "ingest": self.out / "corpus" / "manifest.json",
             "parse": self.out / "graphs" / "manifest.json",
+            "sample": self.out / "sample" / "graphs" / "manifest.json",
             "tokens": self.out / "tokens" / "manifest.json",
             "model": self.out / "run" / "model" / "fingerprint.txt",
             "index": self.out / "index" / "manifest.json",
@@ -92,6 +95,7 @@ class Layout:
         return {
             "ingest": self.corpus,
             "parse": self.graphs,
+            "sample": self.sample,
             "tokens": self.tokens,
             "model": self.run,
             "index": self.index,
@@ -283,12 +287,35 @@ def _build(
     documents, words, text_bytes = size.documents, size.words, size.text_bytes
     queries = citing_documents_within(layout.corpus)
     route = "train" if queries >= MIN_TRAINING_QUERIES else "adapt"
-    before = (
+    from graphtx.train.adapt import (
+        ADAPT_MAX_EPOCHS,
+        adapt_passes,
+        adapt_sample_size,
+        adapt_steps,
+        few_passes_warning,
+        steps_for_passes,
+    )
+
+    model_documents = (  # the documents tokens, teacher and distillation read: a sample of a large corpus when adapting
+        adapt_sample_size(config.train.pretrain_steps, documents, config.train.pretrain_batch_docs)
+        if route == "adapt"
+        else documents
+    )
+    sampled = model_documents < documents
+    if sampled:
+        keys["sample"] = fingerprint("sample", keys["parse"], model_documents, config.seed)
+    keys["tokens"] = fingerprint(
+        "tokens", keys["sample"] if sampled else keys["ingest"], settings(config.pretrain, "tokens"), config.seed
+    )
+    before = (  # a model begun over these tokens keeps its teacher (another machine would choose anew); over others
+        # (another sample, seed or corpus) the teacher is chosen again for the documents it will read
         state["steps"].get("model", {}).get("teacher")
-    )  # a build begun keeps its teacher (another machine would choose anew)
+        if state["steps"].get("tokens", {}).get("fingerprint") == keys["tokens"]
+        else None
+    )
     chosen, note = choose_teacher(
         config.train.pretrain_teacher,
-        documents,
+        model_documents,
         gpu,
         asked=teacher is not None or before is not None,
         words=size.teacher_words,
@@ -307,25 +334,28 @@ def _build(
     if chosen and "pretrain" in train_cfg.stages:
         from graphtx.train.run_teacher import cached_share
 
-        read, cached = cached_share(config, layout.corpus)
-        uncached = max(0, (read or documents) - cached)
+        if sampled and up_to_date("sample"):
+            read, cached = cached_share(config, layout.sample / "corpus")
+        else:  # before the sample is drawn: the whole corpus's cached share, scaled to the sample
+            read, cached = cached_share(config, layout.corpus)
+            if sampled:
+                read, cached = model_documents, round(cached * model_documents / max(read or documents, 1))
+        uncached = max(0, (read or model_documents) - cached)
         teach = (
             teacher_seconds(uncached, chosen, gpu, size.teacher_words.get(chosen, TEACHER_REFERENCE_WORDS))
             if uncached
             else 0.0
         )  # all cached: the peer is not even loaded
-    from graphtx.train.adapt import adapt_passes, adapt_steps, few_passes_warning
-
     steps = (
-        adapt_steps(train_cfg.pretrain_steps, documents, train_cfg.pretrain_batch_docs)
+        adapt_steps(train_cfg.pretrain_steps, model_documents, train_cfg.pretrain_batch_docs)
         if route == "adapt"
         else train_cfg.pretrain_steps
     )
-    passes = adapt_passes(steps, documents, train_cfg.pretrain_batch_docs)
+    passes = adapt_passes(steps, model_documents, train_cfg.pretrain_batch_docs)
     kinds = (train_cfg.query_kind, train_cfg.candidate_kind)
 
     batch_documents = min(
-        float(documents), train_cfg.pretrain_batch_docs * (1.0 + train_cfg.pretrain_teacher_neighbours)
+        float(model_documents), train_cfg.pretrain_batch_docs * (1.0 + train_cfg.pretrain_teacher_neighbours)
     )  # the documents a distillation step encodes
 
     def model_seconds(nodes: dict[str, float]) -> float:
@@ -350,18 +380,26 @@ def _build(
         text_bytes,
         f"train ({queries:,} documents cite others of the corpus)"
         if route == "train"
-        else f"adapt (label-free: {queries:,} documents cite others of the corpus; training needs {MIN_TRAINING_QUERIES})",
+        else f"adapt (label-free: {queries:,} documents cite others of the corpus; training needs {MIN_TRAINING_QUERIES})"
+        + (
+            f" on a seeded uniform {model_documents:,} of the {documents:,} documents; all are indexed"
+            if sampled
+            else ""
+        ),
         chosen or "none",
         note,
     )
     projections = {
         "parse": parse_seconds(words, config.parse.workers),
+        "sample": 5.0 + text_bytes / 100e6,  # one pass over the corpus's and the graphs' Parquet files
         "tokens": TOKENS_FIXED_S
-        + words / TOKENS_WORDS_PER_S * scale,  # FastText reads every word (a full text: 80x an abstract)
+        + words
+        * (model_documents / max(documents, 1))
+        / TOKENS_WORDS_PER_S
+        * scale,  # FastText reads every word it learns from (a full text: 80x an abstract)
         "model": model_s,
         "index": index_seconds(documents, size.nodes["description"], scale),
     }
-    keys["tokens"] = fingerprint("tokens", keys["ingest"], settings(config.pretrain, "tokens"), config.seed)
     teacher_reads = {k: getattr(config.eval, k) for k in ("minilm_max_tokens", "mpnet_max_tokens", "minilm_dtype")}
     keys["model"] = fingerprint(
         "model",
@@ -378,13 +416,16 @@ def _build(
         config.seed,
     )
     keys["index"] = fingerprint("index", keys["model"], keys["parse"], settings(config.index, "index"))
-    for name in STEPS:
+    for name in (s for s in STEPS if s != "sample" or sampled):
         what = {
             "ingest": f"{documents:,} documents into {layout.corpus}",
             "parse": f"three invention graphs a document into {layout.graphs}",
-            "tokens": f"BPE + FastText over the corpus into {layout.tokens}",
+            "sample": f"a seeded uniform {model_documents:,} of the documents, for tokens and model, into {layout.sample} "
+            f"(--steps {steps_for_passes(ADAPT_MAX_EPOCHS, documents, train_cfg.pretrain_batch_docs):,} would read all "
+            f"{documents:,} {ADAPT_MAX_EPOCHS} times: best on a GPU)",
+            "tokens": f"BPE + FastText over the {'sample' if sampled else 'corpus'} into {layout.tokens}",
             "model": (
-                f"teacher {chosen} over {documents:,} documents ({duration(teach)}"
+                f"teacher {chosen} over {model_documents:,} documents ({duration(teach)}"
                 + (f"; {cached:,} of their vectors cached" if cached else "")
                 + f"), {steps:,} distillation steps ({passes:.1f} passes)"
                 + (", then the citations and the ranker" if route == "train" else ", no citation")
@@ -395,7 +436,7 @@ def _build(
         plan.steps.append(PlannedStep(name, what, projections.get(name, 0.0), up_to_date(name)))
     for line in plan.lines():
         log(line)
-    few = few_passes_warning(steps, documents, train_cfg.pretrain_batch_docs) if route == "adapt" else ""
+    few = few_passes_warning(steps, model_documents, train_cfg.pretrain_batch_docs) if route == "adapt" else ""
     model_runs_now = not plan_only and STEPS.index(until) >= STEPS.index("model")
     if few and not up_to_date("model") and not model_runs_now:  # when it runs, adapt says it (once, over the graphs)
         log(f"  note: {few}")
@@ -410,6 +451,7 @@ def _build(
             "documents": documents,
             "words": words,
             "route": route,
+            "model_documents": model_documents,  # the sample tokens and model read when fewer than documents
             "citing_documents": queries,
             "teacher": chosen,
             "projected_s": {s.name: round(s.seconds, 1) for s in plan.steps},
@@ -434,10 +476,25 @@ def _build(
         report = parse_corpus(layout.corpus, layout.graphs, cfg, progress=progress)
         return {"graphs": report.graphs, "skipped": report.skipped}
 
+    model_corpus, model_graphs = (  # what tokens and model read
+        (layout.sample / "corpus", layout.sample / "graphs") if sampled else (layout.corpus, layout.graphs)
+    )
+
+    def do_sample():
+        from graphtx.build.sample import draw_sample, graph_document_ids, write_sample
+
+        ids = draw_sample(graph_document_ids(layout.graphs), model_documents, config.seed)
+        result = write_sample(layout.corpus, layout.graphs, layout.sample, ids, config.seed)
+        log(
+            f"sample: {result['documents']:,} of the {result['of']:,} documents (seed {config.seed}) for tokens and model; "
+            "every document is indexed"
+        )
+        return result
+
     def do_tokens():
         from graphtx.text.pretrain import pretrain
 
-        pretrain([layout.corpus], layout.tokens, config.pretrain, seed=config.seed, progress=progress)
+        pretrain([model_corpus], layout.tokens, config.pretrain, seed=config.seed, progress=progress)
 
     def do_model():
         if route == "adapt":
@@ -445,8 +502,8 @@ def _build(
 
             adapt(
                 config,
-                str(layout.corpus),
-                str(layout.graphs),
+                str(model_corpus),
+                str(model_graphs),
                 str(layout.run),
                 tokens_dir=str(layout.tokens),
                 device=device,
@@ -493,7 +550,21 @@ def _build(
         )
         return {"documents": report.count}
 
-    for name, work in (("parse", do_parse), ("tokens", do_tokens), ("model", do_model), ("index", do_index)):
+    for name, work in (
+        ("parse", do_parse),
+        ("sample", do_sample),
+        ("tokens", do_tokens),
+        ("model", do_model),
+        ("index", do_index),
+    ):
+        if name == "sample" and not sampled:  # the steps read every document ADAPT_MAX_EPOCHS times: no sample
+            if layout.sample.exists():  # an earlier build's sample of other settings is not read again
+                shutil.rmtree(layout.sample)
+            if state["steps"].pop("sample", None):
+                atomic_write_json(state_path, state)
+            if until == "sample":
+                break
+            continue
         step(name, projections[name], work)
         if name == until:
             break

@@ -52,7 +52,8 @@ def add_parsers(sub) -> None:
     p.add_argument(
         "--out",
         required=True,
-        help="build directory (corpus/, graphs/, tokens/, run/, index/, build.json); the same command resumes",
+        help="build directory (corpus/, graphs/, sample/ for a large corpus, tokens/, run/, index/, build.json); "
+        "the same command resumes",
     )
     p.add_argument(
         "--citations",
@@ -74,7 +75,8 @@ def add_parsers(sub) -> None:
         "--steps",
         type=at_least(1, "the number of steps"),
         help=f"distillation steps (default: train.pretrain_steps; adapting, at most {ADAPT_MAX_EPOCHS} passes over the "
-        "corpus; the plan says how many passes they make)",
+        f"corpus, and a corpus larger than they read {ADAPT_MAX_EPOCHS} times adapts on a seeded uniform sample of "
+        "that many documents, every document indexed; the plan says how many passes and documents)",
     )
     p.add_argument("--seed", type=at_least(0, "the seed"), help="default: the config's seed")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda (default auto: a GPU when PyTorch sees one)")

@@ -310,3 +310,93 @@ def test_a_build_that_adapts_says_the_few_passes_warning_once(tmp_path, monkeypa
     run = ["build", str(GRANTS), "--out", str(out), "--config", str(config), "--device", "cpu", "--steps", "3"]
     assert main([*run, "--until", "model"]) == 0  # the plan leaves it to the adaptation, which counts the graphs
     assert capsys.readouterr().err.count("3 distillation steps are 3.0 passes over 2 documents") == 1
+
+
+def _documents(path, n: int):
+    """``n`` small patents of one field as JSONL (no citation between them: the build adapts)."""
+    parts = ("auger housing", "discharge chute", "impeller blade", "drive belt", "scraper bar", "skid shoe")
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"US-91000{i:02d}-B1",
+                    "title": f"Snowthrower with {parts[i % len(parts)]} {i}",
+                    "abstract": f"A snowthrower has an {parts[i % len(parts)]} and a {parts[(i + 1) % len(parts)]}.",
+                    "claims": f"1. A snowthrower comprising a {parts[i % len(parts)]} and a {parts[(i + 2) % len(parts)]}.",
+                }
+            )
+            + "\n"
+            for i in range(n)
+        )
+    )
+    return path
+
+
+@pytest.mark.timeout(300)
+def test_a_corpus_the_steps_read_few_times_adapts_on_a_seeded_sample_and_indexes_every_document(
+    tmp_path, monkeypatch, capsys
+):
+    import pyarrow.parquet as pq
+
+    import graphtx.train.adapt as adapt_io
+    from graphtx.build.sample import draw_sample
+
+    monkeypatch.setattr(adapt_io, "ADAPT_SAMPLE_MIN", 2)  # (2,000 in use) so that 8 documents are a large corpus
+    _peer(monkeypatch, tmp_path, [])
+    source, out, config = _documents(tmp_path / "docs.jsonl", 8), tmp_path / "b", _config(tmp_path)
+    base = ["build", str(source), "--out", str(out), "--config", str(config), "--device", "cpu", "--steps", "15"]
+    assert main([*base, "--plan", "--json"]) == 0  # 15 steps of 2 anchors: 3.75 passes over 8, 15 over 2
+    captured = capsys.readouterr()
+    plan = json.loads(captured.out)["plan"]
+    assert plan["documents"] == 8 and plan["model_documents"] == 2 and "sample" in plan["projected_s"]
+    assert "on a seeded uniform 2 of the 8 documents; all are indexed" in captured.err
+    assert "teacher minilm over 2 documents" in captured.err and "(15.0 passes)" in captured.err
+    assert "(--steps 60 would read all 8 15 times" in captured.err and "note:" not in captured.err
+    assert main([*base, "--json"]) == 0
+    captured = capsys.readouterr()
+    steps = json.loads((out / "build.json").read_text())["steps"]
+    assert list(steps) == ["ingest", "parse", "sample", "tokens", "model", "index"]
+    assert steps["sample"]["result"] == {"documents": 2, "of": 8, "seed": 0}
+    assert steps["index"]["result"] == {"documents": 8}  # every document indexed, not the sample only
+    corpus_ids = pq.read_table(out / "corpus" / "documents.parquet").column("id").to_pylist()
+    sample_ids = pq.read_table(out / "sample" / "corpus" / "documents.parquet").column("id").to_pylist()
+    graph_ids = set(pq.read_table(out / "sample" / "graphs" / "graphs.parquet").column("doc_id").to_pylist())
+    assert sorted(sample_ids) == draw_sample(corpus_ids, 2, 0) and graph_ids == set(sample_ids)
+    assert "2 documents' vectors" in captured.err  # the teacher encoded the sample only
+    assert json.loads((out / "run" / "summary.json").read_text())["documents_with_graphs"] == 2
+    # again: every step up to date; then another seed draws its own sample
+    assert main(base) == 0
+    assert "sample: up to date" in capsys.readouterr().err
+    assert main([*base, "--seed", "1", "--until", "sample"]) == 0
+    assert "sample: projected" in capsys.readouterr().err
+    resampled = pq.read_table(out / "sample" / "corpus" / "documents.parquet").column("id").to_pylist()
+    assert sorted(resampled) == draw_sample(corpus_ids, 2, 1)
+    # steps that read all 8 documents 5 times: no sample (adaptation helps most the documents it reads); the tokens
+    # learn from the whole corpus, and the note says the passes are few of the 15
+    assert main([*base, "--steps", "20", "--until", "tokens"]) == 0
+    err = capsys.readouterr().err
+    assert not (out / "sample").exists() and "sample" not in json.loads((out / "build.json").read_text())["steps"]
+    assert "tokens: projected" in err and "teacher minilm over 8 documents" in err and "(5.0 passes)" in err
+
+
+@pytest.mark.timeout(60)
+def test_the_sample_is_the_seeded_uniform_draw_the_measured_control_used():
+    """build's draw is subset_corpus.py's fill with no document kept (transfer-ft-42k-random measured it)."""
+    import importlib.util
+
+    from graphtx.build.sample import draw_sample
+
+    spec = importlib.util.spec_from_file_location(
+        "subset_corpus", REPO_ROOT / "benchmarks" / "studies" / "subset_corpus.py"
+    )
+    subset = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(subset)
+    choose = subset.choose
+
+    ids = [f"US-{n}" for n in (5, 3, 9, 1, 7, 2, 8, 6, 4, 0)]
+    for seed in (0, 1, 2):
+        drawn = draw_sample(ids, 4, seed)
+        assert len(drawn) == 4 and set(drawn) <= set(ids) and drawn == sorted(drawn)
+        assert set(drawn) == choose(ids, set(), 4, seed) and drawn == draw_sample(list(reversed(ids)), 4, seed)
+    assert draw_sample(ids, 10, 0) == sorted(ids) and draw_sample(ids, 12, 0) == sorted(ids)
+    assert len({tuple(draw_sample(ids, 4, s)) for s in range(6)}) > 1  # the seed matters
