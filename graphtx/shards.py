@@ -71,6 +71,27 @@ class ShardJournal:
     def path(self, shard: int, suffix: str) -> Path:
         return self.folder / f"shard-{shard:06d}{suffix}"
 
+    def peek(self) -> set[int]:
+        """The shards a previous run of this job finished, read only (nothing cleared or written: a plan's look)."""
+        try:
+            if json.loads((self.folder / KEY_FILE).read_text()) != self.key:
+                return set()
+            lines = (self.folder / JOURNAL_FILE).read_text(encoding="utf-8").splitlines()
+        except (OSError, ValueError):
+            return set()
+        done = set()
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except ValueError:  # the line a kill cut short
+                break
+            if all(
+                (self.folder / name).is_file() and (self.folder / name).stat().st_size == size
+                for name, size in record["files"].items()
+            ):
+                done.add(int(record["shard"]))
+        return done
+
     def open(self) -> dict[int, dict]:
         """The shards a previous run of this job finished, ``{shard: journal record}``; anything else is cleared."""
         self.folder.mkdir(parents=True, exist_ok=True)

@@ -68,6 +68,23 @@ def test_journal_redoes_a_shard_whose_file_changed_and_survives_a_torn_line(tmp_
     assert not (tmp_path / "j").exists()
 
 
+def test_peek_reads_the_finished_shards_and_writes_nothing(tmp_path):
+    journal = ShardJournal(tmp_path / "j", {"input": "a"})
+    assert journal.peek() == set()  # no folder yet: nothing, and none made
+    assert not (tmp_path / "j").exists()
+    journal.open()
+    _finish(journal, 0)
+    _finish(journal, 2)
+    (tmp_path / "j" / "shard-000002.bin").write_bytes(b"changed!")  # not the size recorded: not finished
+    (tmp_path / "j" / "stray.bin").write_bytes(b"x")  # open() would clear it; peek() leaves it
+    with open(tmp_path / "j" / "journal.jsonl", "a") as f:
+        f.write('{"shard": 3, "fil')
+    before = {p.name: p.read_bytes() for p in (tmp_path / "j").iterdir()}
+    assert ShardJournal(tmp_path / "j", {"input": "a"}).peek() == {0}
+    assert ShardJournal(tmp_path / "j", {"input": "b"}).peek() == set()  # another job's shards are not this one's
+    assert {p.name: p.read_bytes() for p in (tmp_path / "j").iterdir()} == before
+
+
 def test_read_rows_reads_a_row_range_across_row_groups(tmp_path):
     path = tmp_path / "t.parquet"
     pq.write_table(pa.table({"x": list(range(25))}), path, row_group_size=7)

@@ -379,6 +379,20 @@ def test_a_corpus_the_steps_read_few_times_adapts_on_a_seeded_sample_and_indexes
     assert "tokens: projected" in err and "teacher minilm over 8 documents" in err and "(5.0 passes)" in err
 
 
+@pytest.mark.timeout(300)
+def test_the_plan_counts_a_parse_the_parse_cache_holds(tmp_path, monkeypatch, capsys):
+    _peer(monkeypatch, tmp_path, [])
+    config = _config(tmp_path)  # its parse cache in tmp_path
+    first = ["build", str(GRANTS), "--out", str(tmp_path / "b1"), "--config", str(config), "--until", "parse"]
+    assert main([*first, "--json"]) == 0
+    parsed = json.loads(capsys.readouterr().out)["steps"]["parse"]["projected_s"]
+    plan = ["build", str(GRANTS), "--out", str(tmp_path / "b2"), "--config", str(config), "--plan", "--json"]
+    assert main(plan) == 0  # another build of the same documents: its parse is in the cache
+    captured = capsys.readouterr()
+    assert "(1 of its 1 shards in the parse cache)" in captured.err
+    assert json.loads(captured.out)["plan"]["projected_s"]["parse"] <= parsed
+
+
 @pytest.mark.timeout(60)
 def test_the_sample_is_the_seeded_uniform_draw_the_measured_control_used():
     """build's draw is subset_corpus.py's fill with no document kept (transfer-ft-42k-random measured it)."""
