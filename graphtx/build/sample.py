@@ -28,8 +28,8 @@ import pyarrow.parquet as pq
 
 from graphtx import integrity
 from graphtx.atomic import MANIFEST_FILE, StagedDir
-
-DOCUMENTS_FILE, CITATIONS_FILE, GRAPHS_FILE = "documents.parquet", "citations.parquet", "graphs.parquet"
+from graphtx.corpus.store import CITATIONS_FILE, DOCUMENTS_FILE, count_documents
+from graphtx.graphs.parse import GRAPHS_FILE, graphs_path
 
 
 def draw_sample(ids: list[str], size: int, seed: int) -> list[str]:
@@ -45,8 +45,6 @@ def draw_sample(ids: list[str], size: int, seed: int) -> list[str]:
 def graph_document_ids(graphs_dir: str | Path) -> list[str]:
     """The ids of the documents that have a graph in a graphs directory (a parse skips documents without text); the
     graphs file checked against its manifest's checksum first (a damaged file is not copied into a sealed sample)."""
-    from graphtx.graphs.parse import graphs_path
-
     column = pq.read_table(graphs_path(graphs_dir), columns=["doc_id"]).column("doc_id")
     return sorted(set(column.to_pylist()))
 
@@ -66,7 +64,7 @@ def write_sample(
             pc.is_in(citations.column("cited_id"), value_set=keep),
         )
         citations = citations.filter(both)
-    of = pq.ParquetFile(corpus_dir / DOCUMENTS_FILE).metadata.num_rows
+    of = count_documents(corpus_dir)
     with StagedDir(out / "corpus", "`graphtx build` sample", (DOCUMENTS_FILE, CITATIONS_FILE)) as staged:
         kept = copy_rows(corpus_dir / DOCUMENTS_FILE, staged.path(DOCUMENTS_FILE), "id", keep, lambda batch: None)
         if citations is not None:
