@@ -414,3 +414,33 @@ def test_the_sample_is_the_seeded_uniform_draw_the_measured_control_used():
         assert set(drawn) == choose(ids, set(), 4, seed) and drawn == draw_sample(list(reversed(ids)), 4, seed)
     assert draw_sample(ids, 10, 0) == sorted(ids) and draw_sample(ids, 12, 0) == sorted(ids)
     assert len({tuple(draw_sample(ids, 4, s)) for s in range(6)}) > 1  # the seed matters
+
+
+@pytest.mark.timeout(300)
+def test_the_study_script_draws_a_sample_of_another_size_as_the_build_draws(tmp_path, monkeypatch, capsys):
+    """benchmarks/studies/build_sample.py (transfer-ft-42k-passes): the build's own draw and sample layout, any size."""
+    import importlib.util
+
+    import pyarrow.parquet as pq
+
+    from graphtx.build.sample import draw_sample
+
+    spec = importlib.util.spec_from_file_location(
+        "build_sample", REPO_ROOT / "benchmarks" / "studies" / "build_sample.py"
+    )
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+
+    _peer(monkeypatch, tmp_path, [])
+    source, out = _documents(tmp_path / "docs.jsonl", 8), tmp_path / "b"
+    with pytest.raises(SystemExit):  # nothing parsed yet: refused with the command that parses
+        script.main([str(out), "--size", "3", "--seed", "1", "--out", str(tmp_path / "s")])
+    assert "--until parse" in capsys.readouterr().err
+    config = _config(tmp_path)
+    assert main(["build", str(source), "--out", str(out), "--config", str(config), "--until", "parse", "--quiet"]) == 0
+    assert script.main([str(out), "--size", "3", "--seed", "1", "--out", str(tmp_path / "s")]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == {"documents": 3, "of": 8, "seed": 1}
+    corpus_ids = pq.read_table(out / "corpus" / "documents.parquet").column("id").to_pylist()
+    sample_ids = pq.read_table(tmp_path / "s" / "corpus" / "documents.parquet").column("id").to_pylist()
+    graph_ids = set(pq.read_table(tmp_path / "s" / "graphs" / "graphs.parquet").column("doc_id").to_pylist())
+    assert sorted(sample_ids) == draw_sample(corpus_ids, 3, 1) and graph_ids == set(sample_ids)
