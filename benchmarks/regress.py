@@ -27,6 +27,7 @@ names the commit each step ran at.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import platform
@@ -103,10 +104,20 @@ def run_step(step: dict, places: dict, seed: int | None, times: dict, log) -> No
         "load": [round(load0, 2), round(os.getloadavg()[0], 2)],
         "commit": commit(),
     }
-    stamps[str(creates)] = command
-    stamps_path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(stamps_path, stamps)
+    record_stamp(stamps_path, creates, command)
     log(f"   {seconds:.0f} s, load {load0:.2f} -> {os.getloadavg()[0]:.2f}")
+
+
+def record_stamp(stamps_path: Path, creates: Path, command: str) -> None:
+    """Record the command that made ``creates``. Read again under a lock just before writing: another regression run
+    in the same work directory (a nested one, or another seed's) may have recorded its steps since this step began,
+    and a stamp lost would run that step again."""
+    stamps_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(stamps_path.with_name(stamps_path.name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        stamps = json.loads(stamps_path.read_text()) if stamps_path.is_file() else {}
+        stamps[str(creates)] = command
+        atomic_write_json(stamps_path, stamps)
 
 
 def commit() -> str:

@@ -176,3 +176,20 @@ def test_a_table_may_name_the_references_it_shows(tmp_path):
     text = results_tables.render(tmp_path / "p.md", "<!-- table: bm25-ev | TF-IDF; vs=BM25 -->\n<!-- /table -->", {})
     head = next(line for line in text.splitlines() if line.startswith("| system"))
     assert head.count("/ BM25 [95%]") == 2 and "paper" not in head
+
+
+@pytest.mark.timeout(60)
+def test_a_step_keeps_the_stamps_another_run_recorded_while_it_ran(tmp_path):
+    """Two regression runs share WORK/.regress/steps.json (a nested run, another seed's): a step's stamp is written
+    over what the file holds when the step ends, not what it held when the step began, or the other run's steps
+    would run again."""
+    work = tmp_path / "work"
+    stamps = work / ".regress" / "steps.json"
+    stamps.parent.mkdir(parents=True)
+    stamps.write_text(json.dumps({"before": "cmd0"}))
+    other = tmp_path / "other.json"  # what the other run records while this step runs
+    other.write_text(json.dumps({"before": "cmd0", "other": "cmd1"}))
+    step = {"name": "s", "run": f"cp {other} {stamps} && touch {{work}}/out", "creates": "{work}/out"}
+    regress.run_step(step, {"work": str(work)}, None, {}, lambda line: None)
+    recorded = json.loads(stamps.read_text())
+    assert recorded["before"] == "cmd0" and recorded["other"] == "cmd1" and recorded[str(work / "out")].endswith("/out")
