@@ -32,7 +32,17 @@ def main(argv: list[str] | None = None) -> int:
     for part in ("corpus", "graphs"):
         if not (args.build / part / "manifest.json").is_file():
             p.error(f"{args.build / part} is not written: run `graphtx build ... --until parse` first")
-    ids = draw_sample(graph_document_ids(args.build / "graphs"), args.size, args.seed)
+    if args.out.resolve() == (args.build / "sample").resolve():  # the build's own sample is the build's to write
+        p.error(
+            f"--out {args.out} is the build's own sample, which a resumed build would read as its own: write elsewhere"
+        )
+    every = graph_document_ids(args.build / "graphs")
+    if args.size >= len(every):
+        print(
+            f"--size {args.size:,} covers all {len(every):,} parsed documents: the sample is all of them",
+            file=sys.stderr,
+        )
+    ids = draw_sample(every, args.size, args.seed)
     result = write_sample(args.build / "corpus", args.build / "graphs", args.out, ids, args.seed)
     print(json.dumps(result))
     return 0

@@ -444,3 +444,8 @@ def test_the_study_script_draws_a_sample_of_another_size_as_the_build_draws(tmp_
     sample_ids = pq.read_table(tmp_path / "s" / "corpus" / "documents.parquet").column("id").to_pylist()
     graph_ids = set(pq.read_table(tmp_path / "s" / "graphs" / "graphs.parquet").column("doc_id").to_pylist())
     assert sorted(sample_ids) == draw_sample(corpus_ids, 3, 1) and graph_ids == set(sample_ids)
+    with pytest.raises(SystemExit):  # not into the build's own sample, which a resumed build would take for its own
+        script.main([str(out), "--size", "3", "--seed", "1", "--out", str(out / "sample")])
+    assert "the build's own sample" in capsys.readouterr().err and not (out / "sample").exists()
+    assert script.main([str(out), "--size", "9", "--seed", "1", "--out", str(tmp_path / "all")]) == 0
+    assert "covers all 8 parsed documents" in capsys.readouterr().err
