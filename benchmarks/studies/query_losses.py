@@ -21,6 +21,32 @@ from pathlib import Path
 WORD = re.compile(r"[a-z][a-z0-9]{2,}")
 
 
+def average_ranks(values):
+    """Ranks from 1, ties sharing their mean rank (as Spearman's rho wants)."""
+    import numpy as np
+
+    values = np.asarray(values, dtype=float)
+    order = np.argsort(values, kind="stable")
+    ranks = np.empty(len(values))
+    sorted_values = values[order]
+    start = 0
+    for end in range(1, len(values) + 1):
+        if end == len(values) or sorted_values[end] != sorted_values[start]:
+            ranks[order[start:end]] = (start + end + 1) / 2
+            start = end
+    return ranks
+
+
+def spearman(x, y) -> float:
+    """Spearman's rho: Pearson's correlation of the average ranks (nan when either side is constant)."""
+    import numpy as np
+
+    rx, ry = average_ranks(x), average_ranks(y)
+    if rx.std() == 0 or ry.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("per_query", type=Path)
@@ -28,36 +54,45 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("citations", type=Path, help="citations TSV (citing_id, cited_id)")
     p.add_argument("--rare-df", type=int, default=50, help="a word is rare in at most this many documents")
     args = p.parse_args(argv)
-    import pandas as pd
+    import numpy as np
     import pyarrow.parquet as pq
 
-    runs = pd.read_csv(args.per_query)
-    model = runs[runs.system.str.startswith("graphtx (") & ~runs.system.str.contains(r"\+")].set_index("query")
-    bm25 = runs[runs.system.str.startswith("BM25")].set_index("query")
-    if model.empty or bm25.empty:
+    ndcg: dict[str, dict[str, float]] = {"model": {}, "bm25": {}}  # which -> query -> nDCG@150
+    with args.per_query.open(encoding="utf-8", newline="") as f:
+        for row in csv.DictReader(f):
+            system, value = row["system"], row.get("nDCG@150", "")
+            if value == "":
+                continue
+            if system.startswith("graphtx (") and "+" not in system:
+                ndcg["model"][row["query"]] = float(value)
+            elif system.startswith("BM25"):
+                ndcg["bm25"][row["query"]] = float(value)
+    if not ndcg["model"] or not ndcg["bm25"]:
         p.error(f"{args.per_query} holds no 'graphtx (...)' or no 'BM25 (...)' rows")
-    docs = pq.read_table(args.corpus / "documents.parquet", columns=["id", "title", "abstract", "description"])
-    docs = docs.to_pandas().fillna("")
-    words, df = {}, Counter()
-    for doc_id, text in zip(docs.id, (docs.title + " " + docs.abstract + " " + docs.description).str.lower()):
-        words[doc_id] = set(WORD.findall(text))
+    table = pq.read_table(args.corpus / "documents.parquet", columns=["id", "title", "abstract", "description"])
+    columns = {name: [v or "" for v in table.column(name).to_pylist()] for name in table.column_names}
+    words, query_words, df = {}, {}, Counter()
+    for doc_id, title, abstract, description in zip(*(columns[c] for c in ("id", "title", "abstract", "description"))):
+        words[doc_id] = set(WORD.findall(f"{title} {abstract} {description}".lower()))
+        query_words[doc_id] = set(WORD.findall(f"{title} {abstract}".lower()))
         df.update(words[doc_id])
-    query_words = {d: set(WORD.findall(t)) for d, t in zip(docs.id, (docs.title + " " + docs.abstract).str.lower())}
     with args.citations.open(encoding="utf-8", newline="") as f:
         pairs = [r[:2] for r in csv.reader(f, delimiter="\t") if r and r[0] != "citing_id"]
-    loss = (bm25["nDCG@150"] - model["nDCG@150"]).dropna()  # > 0: BM25 above graphtx
-    rare = pd.Series(
-        {
-            q: max(sum(df[w] <= args.rare_df for w in query_words[q] & words[c]) for a, c in pairs if a == q)
-            for q in loss.index
-        }
+    queries = sorted(set(ndcg["model"]) & set(ndcg["bm25"]))
+    loss = np.array([ndcg["bm25"][q] - ndcg["model"][q] for q in queries])  # > 0: BM25 above graphtx
+    rare = np.array(
+        [
+            max(sum(df[w] <= args.rare_df for w in query_words[q] & words[c]) for a, c in pairs if a == q)
+            for q in queries
+        ]
     )
-    top4 = loss.sort_values(ascending=False).head(4)
+    order = np.argsort(-loss, kind="stable")[:4]
     print(f"queries {len(loss)}: BM25 above {(loss > 0).sum()}, below {(loss < 0).sum()}, level {(loss == 0).sum()}")
     print(
-        f"net loss {loss.sum():.2f} nDCG@150 summed; the four largest losses {top4.sum():.2f} ({', '.join(top4.index)})"
+        f"net loss {loss.sum():.2f} nDCG@150 summed; the four largest losses {loss[order].sum():.2f}"
+        f" ({', '.join(queries[i] for i in order)})"
     )
-    print(f"Spearman(rare shared words, loss) {rare.corr(loss, method='spearman'):+.2f}")
+    print(f"Spearman(rare shared words, loss) {spearman(rare, loss):+.2f}")
     for lo, hi in ((0, 0), (1, 2), (3, 5), (6, 10**9)):
         group = loss[(rare >= lo) & (rare <= hi)]
         if len(group):
