@@ -49,7 +49,10 @@ def main() -> None:
     p.add_argument("--data", default="../shared/data", help="the shared data folder")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
-    import pandas as pd
+    try:
+        import pandas as pd
+    except ImportError:
+        p.error("this study reads its samples with pandas, which graphtx does not install: pip install pandas")
 
     t0 = time.time()
     data = Path(args.data)
