@@ -1,14 +1,15 @@
 """The documents a build's label-free adaptation reads when the corpus is larger than its steps can read well.
 
-A distillation step reads ``train.pretrain_batch_docs`` anchors; the default's 1,500 steps read 3,200 documents 15
-times (graphtx/train/adapt.py, ``ADAPT_MAX_EPOCHS``), or 42,356 full texts 1.1 times. Measured on those full texts
+A distillation step reads ``train.pretrain_batch_docs`` anchors; the default's 1,500 steps read 3,200 documents 15 times
+(graphtx/train/adapt.py, ``ADAPT_MAX_EPOCHS``), or 42,356 full texts 1.1 times. Measured on those full texts
 (benchmarks/results/transfer.md, one seed, 49 in-text citation queries over all 42,356): 1.1 passes over all of them
-(MiniLM, a model step of 2.1 h on 2 cores) left the student 0.94x its untrained self at nDCG@150 and its fusion with BM25 0.76x / 0.91x BM25
-(Recall@3 / nDCG@150); 15 passes over a uniform 2,000 (the model step 44 min) made a model that indexed all 42,356 at
-1.27x / 1.03x its untrained self, its fusion 0.95x / 1.02x BM25 (0.81x / 0.98x with the build's own draw), and a ranker fitted on another field's citations over
-it 1.14x / 1.15x BM25. The model alone stays below BM25 there (0.67x / 0.86x): adapting on documents helps those
-documents most (a sample holding the judged documents scored 1.35x BM25 at nDCG@150). So a build on a corpus its
-steps would read fewer than ``ADAPT_FEW_PASSES`` times (5: more than 9,600 documents at the default's 1,500 steps of 32)
+(MiniLM, a model step of 2.1 h on 2 cores) left the student 0.94x its untrained self at nDCG@150 and its fusion with
+BM25 0.76x / 0.91x BM25 (Recall@3 / nDCG@150); 15 passes over a uniform 2,000 (the model step 44 min) made a model that
+indexed all 42,356 at 1.27x / 1.03x its untrained self, its fusion 0.95x / 1.02x BM25 (0.86x / 0.99x with the build's
+own draws, three seeds), and a ranker fitted on another field's citations over it 1.14x / 1.15x BM25. The model alone
+stays below BM25 there (0.67x / 0.86x; 0.62x / 0.83x over the build's three seeds): adapting on documents helps those
+documents most (a sample holding the judged documents scored 1.35x BM25 at nDCG@150). So a build on a corpus its steps
+would read fewer than ``ADAPT_FEW_PASSES`` times (5: more than 9,600 documents at the default's 1,500 steps of 32)
 adapts on a seeded uniform sample of the documents they read ``ADAPT_MAX_EPOCHS`` times (3,200; at least 2,000) (tokens,
 teacher and distillation: the teacher encodes only the sample, which is what makes mpnet affordable on a CPU) and
 indexes every document. ``--steps`` sets the sample: more steps, more documents, until all are read.
