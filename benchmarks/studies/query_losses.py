@@ -21,32 +21,6 @@ from pathlib import Path
 WORD = re.compile(r"[a-z][a-z0-9]{2,}")
 
 
-def average_ranks(values):
-    """Ranks from 1, ties sharing their mean rank (as Spearman's rho wants)."""
-    import numpy as np
-
-    values = np.asarray(values, dtype=float)
-    order = np.argsort(values, kind="stable")
-    ranks = np.empty(len(values))
-    sorted_values = values[order]
-    start = 0
-    for end in range(1, len(values) + 1):
-        if end == len(values) or sorted_values[end] != sorted_values[start]:
-            ranks[order[start:end]] = (start + end + 1) / 2
-            start = end
-    return ranks
-
-
-def spearman(x, y) -> float:
-    """Spearman's rho: Pearson's correlation of the average ranks (nan when either side is constant)."""
-    import numpy as np
-
-    rx, ry = average_ranks(x), average_ranks(y)
-    if rx.std() == 0 or ry.std() == 0:
-        return float("nan")
-    return float(np.corrcoef(rx, ry)[0, 1])
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("per_query", type=Path)
@@ -56,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     import numpy as np
     import pyarrow.parquet as pq
+
+    from graphtx.metrics import pearson_spearman
 
     ndcg: dict[str, dict[str, float]] = {"model": {}, "bm25": {}}  # which -> query -> nDCG@150
     with args.per_query.open(encoding="utf-8", newline="") as f:
@@ -92,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         f"net loss {loss.sum():.2f} nDCG@150 summed; the four largest losses {loss[order].sum():.2f}"
         f" ({', '.join(queries[i] for i in order)})"
     )
-    print(f"Spearman(rare shared words, loss) {spearman(rare, loss):+.2f}")
+    print(f"Spearman(rare shared words, loss) {pearson_spearman(rare, loss)[1]:+.2f}")
     for lo, hi in ((0, 0), (1, 2), (3, 5), (6, 10**9)):
         group = loss[(rare >= lo) & (rare <= hi)]
         if len(group):

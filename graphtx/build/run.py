@@ -592,7 +592,8 @@ def _build(
         if sampled and route == "adapt":  # what the sample means for the ranking (benchmarks/results/transfer.md)
             log(
                 f"note: the model read {model_documents:,} of the {documents:,} documents and places the others less "
-                "well (on 42,356 full texts adapted on 2,001, three seeds: alone 0.83x BM25 at nDCG@150, fused with BM25 0.99x); "
+                "well (on 42,356 full texts adapted on 2,001, three seeds: alone 0.83x BM25 at nDCG@150, fused with "
+                "BM25 0.99x); "
                 "search fuses it with BM25 by default (hybrid). --steps "
                 f"{steps_for_passes(ADAPT_MAX_EPOCHS, documents, train_cfg.pretrain_batch_docs):,} reads every "
                 "document, best on a GPU"
