@@ -65,13 +65,13 @@ def cmd_train(args, config) -> int:
     if not (args.tokens or args.init or train_cfg.init_from):
         raise ValueError("give --tokens (a graphtx pretrain directory), --init (a model directory) or train.init_from")
     config = with_overrides(config, train=train_cfg, seed=args.seed)
-    if _adapts_instead(args, train_cfg):
+    why = _adapts_instead(args, train_cfg)
+    if why:
         from graphtx.train.adapt import adapt
         from graphtx.train.adapt import summary_lines as adapt_lines
 
         print(
-            f"no citation between two documents of {args.corpus} and none given: adapting the model to its documents without labels (as `graphtx adapt`), "
-            "not training on trivial citations",
+            f"{why}: adapting the model to its documents without labels (as `graphtx adapt`), not training on trivial citations",
             file=sys.stderr,
         )
         summary = adapt(
@@ -125,17 +125,26 @@ def cmd_train(args, config) -> int:
     return EXIT_OK
 
 
-def _adapts_instead(args, train_cfg) -> bool:
-    """A corpus without a citation between two of its documents (front-page citations all pointing outside it, or none),
-    none given, and a config that distils a teacher (configs/small.yaml): the label-free route (graphtx adapt) is the
-    better one, so `graphtx train` takes it."""
+def _adapts_instead(args, train_cfg) -> str:
+    """Why `graphtx train` takes the label-free route (graphtx adapt) instead, or "" when it trains: a config that
+    distils a teacher (configs/small.yaml) and training citations none of which links two documents of the corpus (the
+    corpus's own front-page citations all pointing outside it, or none; or a ``--citations`` file of pairs outside it).
+    Training on them would learn from trivial citations alone, which the adaptation beats."""
     from graphtx.train.run import citing_documents_within
 
-    if args.citations or args.valid_citations or args.test_citations or args.engine != "local":
-        return False
+    if args.engine != "local":
+        return ""
     if "pretrain" not in train_cfg.stages or not train_cfg.pretrain_teacher or train_cfg.pretrain_teacher_weight <= 0:
-        return False
-    return citing_documents_within(args.corpus) == 0
+        return ""
+    if args.citations:
+        if citing_documents_within(args.corpus, args.citations) == 0:
+            return f"none of the training citations in {args.citations} links two documents of {args.corpus}"
+        return ""
+    if args.valid_citations or args.test_citations:
+        return ""  # held-out files given: the corpus's own citations train, and the run says if none is usable
+    if citing_documents_within(args.corpus) == 0:
+        return f"no citation between two documents of {args.corpus} and none given"
+    return ""
 
 
 def cmd_adapt(args, config) -> int:

@@ -235,7 +235,8 @@ def adapt(
         "seed": config.seed,
         "held_out": len(held_out),
         "ranker": "none: the source model's ranker was fitted on other vectors; search ranks hybrid by default "
-        "(benchmarks/results/transfer.md), or fit one with `graphtx rank-fit` where the corpus has citations",
+        "(benchmarks/results/transfer.md), or fit one over it with `graphtx rank-fit` on another corpus's citations "
+        "(docs/guide/train.md)",
     }
     atomic_write_json(out / "summary.json", summary)
     return summary

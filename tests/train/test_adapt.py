@@ -155,6 +155,45 @@ def test_train_on_a_corpus_without_citations_adapts_and_says_so(synthetic, tmp_p
 
 
 @pytest.mark.timeout(240)
+def test_train_given_citations_that_link_no_two_documents_of_the_corpus_adapts_and_says_which(
+    synthetic, tmp_path, monkeypatch, capsys
+):
+    _peer(monkeypatch, tmp_path)
+    config = _config(synthetic, tmp_path, pretrain_steps=3)
+    outside = tmp_path / "outside.tsv"  # another field's pairs: neither side is a document of this corpus
+    outside.write_text("citing_id\tcited_id\tcategory\nUS-1111111-B2\tUS-2222222-A\texaminer\n")
+    args = _args("train", synthetic, config, tmp_path / "run", "--citations", str(outside))
+    assert main([*args, "--valid-citations", str(outside), "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert f"none of the training citations in {outside} links two documents of" in captured.err
+    assert (
+        "adapting the model to its documents without labels" in captured.err and "3 distillation steps" in captured.out
+    )
+    assert (tmp_path / "run" / "model" / "model.pt").is_file() and not (tmp_path / "run" / "base").exists()
+
+
+@pytest.mark.timeout(60)
+def test_train_given_citations_within_the_corpus_trains_on_them(synthetic, tmp_path):
+    from argparse import Namespace
+
+    from graphtx.cli.training import _adapts_instead
+    from graphtx.train.config import TrainConfig
+
+    teacher = TrainConfig(stages=("pretrain", "base"), pretrain_teacher="minilm", pretrain_teacher_weight=1.0)
+    given = Namespace(
+        engine="local",
+        corpus=str(synthetic / "corpus"),
+        citations=str(synthetic / "train.tsv"),
+        valid_citations=None,
+        test_citations=None,
+    )
+    assert _adapts_instead(given, teacher) == ""  # its pairs link documents of the corpus: citation training
+    assert _adapts_instead(Namespace(**{**vars(given), "citations": None}), teacher).startswith("no citation between")
+    no_teacher = TrainConfig(stages=("pretrain", "base"), pretrain_teacher="", pretrain_teacher_weight=0.0)
+    assert _adapts_instead(Namespace(**{**vars(given), "citations": None}), no_teacher) == ""  # nothing to distil
+
+
+@pytest.mark.timeout(240)
 def test_adapt_with_a_hold_out_share_never_distils_the_held_out_documents_and_writes_their_judgements(
     synthetic, tmp_path, monkeypatch, capsys
 ):
