@@ -138,7 +138,13 @@ def _adapts_instead(args, train_cfg) -> str:
         return ""
     if args.citations:
         if citing_documents_within(args.corpus, args.citations) == 0:
-            return f"none of the training citations in {args.citations} links two documents of {args.corpus}"
+            held = [f for f in (args.valid_citations, args.test_citations) if f]
+            unscored = (
+                f" (an adaptation scores no held-out citations: evaluate {', '.join(held)} with `graphtx eval citations`)"
+                if held
+                else ""
+            )
+            return f"none of the training citations in {args.citations} links two documents of {args.corpus}{unscored}"
         return ""
     if args.valid_citations or args.test_citations:
         return ""  # held-out files given: the corpus's own citations train, and the run says if none is usable

@@ -166,6 +166,7 @@ def test_train_given_citations_that_link_no_two_documents_of_the_corpus_adapts_a
     assert main([*args, "--valid-citations", str(outside), "--quiet"]) == 0
     captured = capsys.readouterr()
     assert f"none of the training citations in {outside} links two documents of" in captured.err
+    assert f"evaluate {outside} with `graphtx eval citations`" in captured.err  # the held-out file is not scored
     assert (
         "adapting the model to its documents without labels" in captured.err and "3 distillation steps" in captured.out
     )
