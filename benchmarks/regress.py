@@ -62,6 +62,13 @@ def load(path: Path) -> dict:
     ]
     if unknown:
         raise SystemExit(f"{path}: references {unknown} are not systems of the file ({names})")
+    for part in ("setup", "per_seed"):
+        for i, step in enumerate(spec.get(part) or ()):
+            lacking = [k for k in ("name", "run", "creates") if not step.get(k)]
+            if lacking:  # a step without creates could never be skipped: a resumed run would repeat it, or fail on it
+                raise SystemExit(
+                    f"{path}: {part} step {i + 1} ({step.get('name', 'unnamed')}) lacks {', '.join(lacking)}"
+                )
     return spec
 
 

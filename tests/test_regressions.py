@@ -63,6 +63,31 @@ def _spec(tmp_path: Path, **extra) -> Path:
     return path
 
 
+@pytest.mark.timeout(60)
+def test_every_shipped_regression_file_is_well_formed():
+    files = sorted((BENCH / "regressions").glob("*.yaml"))
+    assert len(files) > 10
+    for path in files:  # each step named, with its command and the path that marks it done; references are systems
+        regress.load(path)
+
+
+@pytest.mark.timeout(60)
+def test_a_step_without_the_path_it_creates_is_refused(tmp_path):
+    spec = {
+        "title": "t",
+        "question": "quality",
+        "seeds": [0],
+        "references": ["a"],
+        "systems": [{"name": "a", "csv": "x", "label": "a"}],
+    }
+    path = tmp_path / "r.yaml"
+    path.write_text(yaml.safe_dump({**spec, "setup": [{"name": "check", "run": "true"}]}))
+    with pytest.raises(SystemExit, match=r"setup step 1 \(check\) lacks creates"):
+        regress.load(path)
+    path.write_text(yaml.safe_dump({**spec, "per_seed": [{"name": "go", "run": "true", "creates": "{work}/done"}]}))
+    assert regress.load(path)["per_seed"][0]["creates"] == "{work}/done"
+
+
 def test_a_regression_runs_each_seed_once_and_writes_its_metrics_and_ratios(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
