@@ -136,21 +136,19 @@ def _adapts_instead(args, train_cfg) -> str:
         return ""
     if "pretrain" not in train_cfg.stages or not train_cfg.pretrain_teacher or train_cfg.pretrain_teacher_weight <= 0:
         return ""
-    if args.citations:
-        if citing_documents_within(args.corpus, args.citations) == 0:
-            held = [f for f in (args.valid_citations, args.test_citations) if f]
-            unscored = (
-                f" (an adaptation scores no held-out citations: evaluate {', '.join(held)} with `graphtx eval citations`)"
-                if held
-                else ""
-            )
-            return f"none of the training citations in {args.citations} links two documents of {args.corpus}{unscored}"
-        return ""
-    if args.valid_citations or args.test_citations:
+    if not args.citations and (args.valid_citations or args.test_citations):
         return ""  # held-out files given: the corpus's own citations train, and the run says if none is usable
-    if citing_documents_within(args.corpus) == 0:
+    if citing_documents_within(args.corpus, args.citations) > 0:  # the --citations file, else the corpus's own
+        return ""
+    if not args.citations:
         return f"no citation between two documents of {args.corpus} and none given"
-    return ""
+    held = [f for f in (args.valid_citations, args.test_citations) if f]
+    unscored = (
+        f" (an adaptation scores no held-out citations: evaluate {', '.join(held)} with `graphtx eval citations`)"
+    )
+    return f"none of the training citations in {args.citations} links two documents of {args.corpus}" + (
+        unscored if held else ""
+    )
 
 
 def cmd_adapt(args, config) -> int:
