@@ -196,6 +196,33 @@ def test_without_citations_or_a_teacher_the_build_stops_before_parsing(tmp_path,
     )
 
 
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("below", [True, False])
+def test_the_build_trains_from_the_measured_number_of_citing_documents_and_adapts_below(tmp_path, capsys, below):
+    # benchmarks/results/transfer.md, "How many citations make training worth it over adapting": below the number,
+    # a ranker fitted on the few held-out queries searched below the fusion the label-free route ships
+    from graphtx.train.run import MIN_TRAINING_QUERIES
+
+    citing = MIN_TRAINING_QUERIES - 1 if below else MIN_TRAINING_QUERIES
+    docs = tmp_path / "docs.jsonl"
+    words = "battery cell cooling plate module housing terminal busbar sensor inverter".split()
+    with docs.open("w") as f:
+        for i in range(citing + 1):  # document 0 is the one every other cites
+            text = " ".join(words[(i + j) % len(words)] for j in range(12))
+            f.write(
+                json.dumps({"id": f"D{i:04d}", "year": 2000 + i % 20, "abstract": f"A {text} of document {i}."}) + "\n"
+            )
+    cites = tmp_path / "citations.tsv"
+    cites.write_text("citing_id\tcited_id\n" + "".join(f"D{i:04d}\tD0000\n" for i in range(1, citing + 1)))
+    out = tmp_path / "b"
+    args = ["build", str(docs), "--citations", str(cites), "--out", str(out), "--config", str(_config(tmp_path))]
+    assert main([*args, "--plan", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)["plan"]
+    assert plan["documents"] == citing + 1
+    assert plan["route"] == ("adapt" if below else "train")
+    assert not (out / "graphs").exists()
+
+
 def test_on_a_cpu_a_large_corpus_gets_minilm_and_is_told_what_mpnet_costs():
     from graphtx.build.plan import MPNET_CPU_HOUR_DOCUMENTS, choose_teacher, core_scale
 
