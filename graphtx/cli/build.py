@@ -57,7 +57,7 @@ def add_parsers(sub) -> None:
     )
     p.add_argument(
         "--citations",
-        help="citations between your documents (citing_id<TAB>cited_id): the model trains on them when 100 or "
+        help="citations between your documents (citing_id<TAB>cited_id): the model trains on them when 200 or "
         "more documents cite another of the corpus; fewer or none: it adapts to the documents without labels",
     )
     p.add_argument(
