@@ -3,9 +3,9 @@
     python benchmarks/studies/citation_budget.py citations_train.tsv --queries 100 --seed 0 --out train-100.tsv
 
 How many citing documents must a corpus hold before training on them beats adapting to it without labels?
-`graphtx build` trains from 200 (graphtx.train.run.MIN_TRAINING_QUERIES; 100 until measured) and `graphtx train`
-from 1; the regressions citation-budget.yaml and build-citation-budget.yaml measure both sides. The citing documents are ordered by a seeded permutation
-(numpy's ``default_rng(seed)`` over the distinct citing ids in sorted order) and the first ``--queries`` are kept
+`graphtx build` trains from 200 (graphtx.build.MIN_TRAINING_QUERIES; 100 until measured) and `graphtx train`
+from 1; the regressions citation-budget.yaml and build-citation-budget.yaml measure both sides. The citing
+documents are ordered by a seeded permutation (numpy's ``default_rng(seed)`` over the distinct citing ids in sorted order) and the first ``--queries`` are kept
 with every one of their pairs, rows unchanged and in the source's order, so for one seed a smaller budget is a
 subset of a larger one (a learning curve, not independent draws). The file is written atomically, with the
 source's header when it has one.

@@ -3,3 +3,9 @@
 # in order; `graphtx build --until STEP` stops after one ("sample" runs only where a label-free adaptation reads a
 # sample of a large corpus: graphtx/build/sample.py)
 STEPS = ("ingest", "parse", "sample", "tokens", "model", "index")
+
+# Citing documents with a cited document in the corpus from which the model step trains on the citations; fewer, and
+# it adapts without labels. Measured on EV (benchmarks/results/transfer.md, "build's own train route"): at 100 the
+# ranker fitted on the few held-out queries searched below the fusion the label-free route ships (0.95x nDCG@150),
+# from 200 level with it or above (seed 0; the stand-in of citation-budget.yaml agrees over three seeds).
+MIN_TRAINING_QUERIES = 200

@@ -34,7 +34,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from graphtx.atomic import atomic_write_json
-from graphtx.build import STEPS
+from graphtx.build import MIN_TRAINING_QUERIES, STEPS
 from graphtx.build.plan import (
     PRETRAIN_S_PER_STEP,
     TEACHER_MIN_WORDS,
@@ -196,7 +196,7 @@ def _build(
     follows), print the plan, stop. ``beside``: another build holds the directory (its lock message); the plan only
     reads, and only when the ingest is up to date."""
     from graphtx.model.chunks import resolve_device
-    from graphtx.train.run import MIN_TRAINING_QUERIES, citing_documents_within
+    from graphtx.train.run import citing_documents_within
 
     if until not in STEPS:
         raise ValueError(f"--until must be one of {', '.join(STEPS)}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from graphtx.build import STEPS
+from graphtx.build import MIN_TRAINING_QUERIES, STEPS
 from graphtx.cli.common import EXIT_OK, add_common, progress, say
 from graphtx.cli.usage import at_least
 from graphtx.text.peers import PEERS
@@ -57,8 +57,9 @@ def add_parsers(sub) -> None:
     )
     p.add_argument(
         "--citations",
-        help="citations between your documents (citing_id<TAB>cited_id): the model trains on them when 200 or "
-        "more documents cite another of the corpus; fewer or none: it adapts to the documents without labels",
+        help="citations between your documents (citing_id<TAB>cited_id): the model trains on them when "
+        f"{MIN_TRAINING_QUERIES} or more documents cite another of the corpus; fewer or none: it adapts to the "
+        "documents without labels",
     )
     p.add_argument(
         "--plan",

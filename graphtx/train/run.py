@@ -133,12 +133,6 @@ def hold_out_for_selection(data: PreparedData, share: float, docs: Documents, se
     return replace(data, train=train, selection=selection, skipped=data.skipped + skipped)
 
 
-# Citing documents with a cited document in the corpus: fewer, and `graphtx build` adapts instead. Measured on EV
-# (benchmarks/results/transfer.md, "build's own train route"): at 100 the ranker fitted on the few held-out queries
-# searched below the fusion the label-free route ships (0.95x nDCG@150), from 200 level with it or above.
-MIN_TRAINING_QUERIES = 200
-
-
 def citing_documents_within(corpus_dir: str | Path, citations: str | Path | None = None) -> int:
     """Distinct citing documents that cite another document of the corpus (what citation training learns from);
     ``citations``: a citations file, else the corpus's own."""

@@ -199,9 +199,9 @@ def test_without_citations_or_a_teacher_the_build_stops_before_parsing(tmp_path,
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("below", [True, False])
 def test_the_build_trains_from_the_measured_number_of_citing_documents_and_adapts_below(tmp_path, capsys, below):
-    # benchmarks/results/transfer.md, "How many citations make training worth it over adapting": below the number,
-    # a ranker fitted on the few held-out queries searched below the fusion the label-free route ships
-    from graphtx.train.run import MIN_TRAINING_QUERIES
+    # benchmarks/results/transfer.md, "build's own train route": below the number, a ranker fitted on the few
+    # held-out queries searched below the fusion the label-free route ships
+    from graphtx.build import MIN_TRAINING_QUERIES
 
     citing = MIN_TRAINING_QUERIES - 1 if below else MIN_TRAINING_QUERIES
     docs = tmp_path / "docs.jsonl"
