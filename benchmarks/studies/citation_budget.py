@@ -9,6 +9,9 @@ documents are ordered by a seeded permutation (numpy's ``default_rng(seed)`` ove
 with every one of their pairs, rows unchanged and in the source's order, so for one seed a smaller budget is a
 subset of a larger one (a learning curve, not independent draws). The file is written atomically, with the
 source's header when it has one.
+
+``--rest`` writes the other pairs instead: those of every citing document outside the budget, so that for one seed
+the rest of the largest budget is a query set that no budget's run was given (graded there, nothing chosen on them).
 """
 
 from __future__ import annotations
@@ -51,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--queries", type=int, required=True, help="citing documents to keep, with all their pairs")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, required=True, help="the budget's citations TSV")
+    p.add_argument(
+        "--rest", action="store_true", help="write the pairs of the citing documents outside the budget instead"
+    )
     args = p.parse_args(argv)
     header, rows = read_rows(args.citations)
     try:
@@ -58,12 +64,13 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         print(f"citation_budget: {e}", file=sys.stderr)
         return 2
-    kept = [r for r in rows if r[0] in keep]
+    kept = [r for r in rows if (r[0] in keep) != args.rest]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with replacing(args.out) as tmp, Path(tmp).open("w", encoding="utf-8", newline="") as f:
         writer = csv.writer(f, delimiter="\t", lineterminator="\n")
         writer.writerows(([header] if header else []) + kept)
-    print(f"{len(kept)} pairs of {args.queries} citing documents (of {len(rows)} pairs) to {args.out}")
+    which = f"outside the budget of {args.queries}" if args.rest else f"of {args.queries}"
+    print(f"{len(kept)} pairs of the citing documents {which} (of {len(rows)} pairs) to {args.out}")
     return 0
 
 

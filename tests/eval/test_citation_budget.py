@@ -41,3 +41,18 @@ def test_the_budget_file_keeps_every_pair_of_its_citing_documents_and_the_header
     assert len(citing) == 2 and kept == [r for r in rows if r[0] in citing]  # whole, in the source's order
     assert citation_budget.main([str(source), "--queries", "4", "--out", str(out)]) == 2  # refused, file kept
     assert out.read_text(encoding="utf-8").splitlines() == lines
+
+
+@pytest.mark.timeout(30)
+def test_the_rest_is_every_other_pair_so_budget_and_rest_split_the_file(tmp_path):
+    source = tmp_path / "c.tsv"
+    rows = [(f"US-{i % 5}", f"US-{90 + i}") for i in range(11)]
+    source.write_text("citing_id\tcited_id\n" + "".join(f"{a}\t{b}\n" for a, b in rows), encoding="utf-8")
+    budget, rest = tmp_path / "b.tsv", tmp_path / "r.tsv"
+    assert citation_budget.main([str(source), "--queries", "2", "--seed", "1", "--out", str(budget)]) == 0
+    assert citation_budget.main([str(source), "--queries", "2", "--seed", "1", "--out", str(rest), "--rest"]) == 0
+    kept = [tuple(x.split("\t")) for x in budget.read_text(encoding="utf-8").splitlines()[1:]]
+    other = [tuple(x.split("\t")) for x in rest.read_text(encoding="utf-8").splitlines()[1:]]
+    assert rest.read_text(encoding="utf-8").startswith("citing_id\tcited_id\n")
+    assert not {a for a, _ in kept} & {a for a, _ in other}  # no citing document on both sides
+    assert sorted(kept + other) == sorted(rows) and other == [r for r in rows if r not in kept]
