@@ -71,8 +71,8 @@ class FieldProfile:
         counts: Counter = Counter()
         documents = 0
         for toks in token_lists:
-            counts.update(set(toks))
-            documents += 1
+            counts.update(dict.fromkeys(toks, 1))  # each term once per document, in reading order: a set's order follows
+            documents += 1  # the process's string hashing, and the terms tied at the TOP_TERMS cut would vary with it
         vocab = {term: i for i, term in enumerate(counts)}
         return cls.from_counts(
             np.fromiter(counts.values(), dtype=np.int64, count=len(counts)), vocab, documents, tokens

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
-from graphtx.text.field import MIN_DOCUMENTS, FieldProfile, check_field
+from graphtx.text.field import MIN_DOCUMENTS, TOP_TERMS, FieldProfile, check_field
 
 
 def profile(df: dict, documents: int = 100) -> FieldProfile:
@@ -34,6 +37,29 @@ def test_profile_keeps_the_most_frequent_terms():
     assert FieldProfile.from_json(p.to_json()) == p
     assert FieldProfile.from_json({}) is None and FieldProfile.from_json(None) is None
     assert FieldProfile.from_json({"documents": 3, "df": "oops"}) is None
+
+
+@pytest.mark.timeout(60)
+def test_a_profile_of_token_lists_keeps_the_same_tied_terms_whatever_the_string_hashing():
+    code = (
+        "import json; from graphtx.text.field import FieldProfile; "
+        "docs = [[f'w{i}', f'w{i + 1}', f'w{i + 2}', 'common'] for i in range(0, 3000, 3)]; "
+        "print(json.dumps(FieldProfile.from_token_lists(docs, 'x').df))"
+    )  # 3,000 terms tied at one document each and 'common' in all 1,000: the cut at TOP_TERMS keeps 1,999 of the tied
+    outs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=50,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
+    assert len(outs) == 1  # the same terms in the same order in every process, whatever its string hashing
+    df = json.loads(outs.pop())
+    assert len(df) == TOP_TERMS and df["common"] == 1000
 
 
 def test_profile_of_bm25_and_of_token_lists_agree():
