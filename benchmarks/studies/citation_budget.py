@@ -10,8 +10,9 @@ with every one of their pairs, rows unchanged and in the source's order, so for 
 subset of a larger one (a learning curve, not independent draws). The file is written atomically, with the
 source's header when it has one.
 
-``--rest`` writes the other pairs instead: those of every citing document outside the budget, so that for one seed
-the rest of the largest budget is a query set that no budget's run was given (graded there, nothing chosen on them).
+``--rest`` writes the other pairs instead: those of every citing document outside the budget of each of ``--seeds``
+(default: ``--seed``), so that the rest of the largest budget of every seed is one query set that no budget's run was
+given, the same for each seed (graded there, nothing chosen on them; seeds are averaged per query).
 """
 
 from __future__ import annotations
@@ -57,10 +58,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--rest", action="store_true", help="write the pairs of the citing documents outside the budget instead"
     )
+    p.add_argument("--seeds", help="with --rest: comma-separated seeds, outside the budget of each (default: --seed)")
     args = p.parse_args(argv)
     header, rows = read_rows(args.citations)
+    seeds = [int(x) for x in args.seeds.split(",")] if args.rest and args.seeds else [args.seed]
     try:
-        keep = budget_citing([r[0] for r in rows], args.queries, args.seed)
+        keep = set().union(*(budget_citing([r[0] for r in rows], args.queries, seed) for seed in seeds))
     except ValueError as e:
         print(f"citation_budget: {e}", file=sys.stderr)
         return 2
@@ -69,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     with replacing(args.out) as tmp, Path(tmp).open("w", encoding="utf-8", newline="") as f:
         writer = csv.writer(f, delimiter="\t", lineterminator="\n")
         writer.writerows(([header] if header else []) + kept)
-    which = f"outside the budget of {args.queries}" if args.rest else f"of {args.queries}"
+    which = f"outside the budget of {args.queries} of seeds {seeds}" if args.rest else f"of {args.queries}"
     print(f"{len(kept)} pairs of the citing documents {which} (of {len(rows)} pairs) to {args.out}")
     return 0
 

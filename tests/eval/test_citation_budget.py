@@ -56,3 +56,14 @@ def test_the_rest_is_every_other_pair_so_budget_and_rest_split_the_file(tmp_path
     assert rest.read_text(encoding="utf-8").startswith("citing_id\tcited_id\n")
     assert not {a for a, _ in kept} & {a for a, _ in other}  # no citing document on both sides
     assert sorted(kept + other) == sorted(rows) and other == [r for r in rows if r not in kept]
+
+
+@pytest.mark.timeout(30)
+def test_the_rest_of_several_seeds_is_outside_each_seeds_budget(tmp_path):
+    source = tmp_path / "c.tsv"
+    source.write_text("".join(f"US-{i}\tUS-{50 + i}\n" for i in range(12)), encoding="utf-8")  # no header
+    rest = tmp_path / "r.tsv"
+    assert citation_budget.main([str(source), "--queries", "3", "--out", str(rest), "--rest", "--seeds", "0,1,2"]) == 0
+    left = {line.split("\t")[0] for line in rest.read_text(encoding="utf-8").splitlines()}
+    budgets = [citation_budget.budget_citing(CITING, 3, seed=s) for s in (0, 1, 2)]
+    assert left == set(CITING) - set().union(*budgets) and len(left) < 9  # the seeds' budgets differ
