@@ -69,6 +69,10 @@ def load(path: Path) -> dict:
                 raise SystemExit(
                     f"{path}: {part} step {i + 1} ({step.get('name', 'unnamed')}) lacks {', '.join(lacking)}"
                 )
+    steps = [s["name"] for part in ("setup", "per_seed") for s in spec.get(part) or ()]
+    repeated = sorted({n for n in steps if steps.count(n) > 1})
+    if repeated:  # a step's time and load are recorded under its name: one would overwrite the other's
+        raise SystemExit(f"{path}: step names {repeated} are used twice")
     return spec
 
 

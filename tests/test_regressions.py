@@ -86,6 +86,10 @@ def test_a_step_without_the_path_it_creates_is_refused(tmp_path):
         regress.load(path)
     path.write_text(yaml.safe_dump({**spec, "per_seed": [{"name": "go", "run": "true", "creates": "{work}/done"}]}))
     assert regress.load(path)["per_seed"][0]["creates"] == "{work}/done"
+    twice = [{"name": "go", "run": "true", "creates": f"{{work}}/done{i}"} for i in range(2)]
+    path.write_text(yaml.safe_dump({**spec, "per_seed": twice}))
+    with pytest.raises(SystemExit, match=r"step names \['go'\] are used twice"):
+        regress.load(path)
 
 
 def test_a_regression_runs_each_seed_once_and_writes_its_metrics_and_ratios(tmp_path):
