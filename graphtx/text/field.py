@@ -71,8 +71,10 @@ class FieldProfile:
         counts: Counter = Counter()
         documents = 0
         for toks in token_lists:
-            counts.update(dict.fromkeys(toks, 1))  # each term once per document, in reading order: a set's order follows
-            documents += 1  # the process's string hashing, and the terms tied at the TOP_TERMS cut would vary with it
+            # each term once per document, in reading order: a set's order follows the process's string hashing, and
+            # the terms tied at the TOP_TERMS cut would vary with it
+            counts.update(dict.fromkeys(toks, 1))
+            documents += 1
         vocab = {term: i for i, term in enumerate(counts)}
         return cls.from_counts(
             np.fromiter(counts.values(), dtype=np.int64, count=len(counts)), vocab, documents, tokens
