@@ -69,11 +69,18 @@ def load(path: Path) -> dict:
                 raise SystemExit(
                     f"{path}: {part} step {i + 1} ({step.get('name', 'unnamed')}) lacks {', '.join(lacking)}"
                 )
-    steps = [s["name"] for part in ("setup", "per_seed") for s in spec.get(part) or ()]
+    steps = step_names(spec)
     repeated = sorted({n for n in steps if steps.count(n) > 1})
     if repeated:  # a step's time and load are recorded under its name: one would overwrite the other's
-        raise SystemExit(f"{path}: step names {repeated} are used twice")
+        raise SystemExit(f"{path}: step names {repeated} are used twice (a per-seed name holds {{seed}})")
     return spec
+
+
+def step_names(spec: dict) -> list[str]:
+    """Every step's name as its time is recorded: the setup's once, each per-seed step's once per seed of the file."""
+    setup = [s["name"] for s in spec.get("setup") or ()]
+    per_seed = [s["name"].replace("{seed}", str(seed)) for seed in spec["seeds"] for s in spec.get("per_seed") or ()]
+    return setup + per_seed
 
 
 def expand(text: str, places: dict[str, str], seed: int | None = None) -> str:
@@ -233,7 +240,7 @@ def run(spec_path: Path, seeds: list[int] | None, work: Path | None, shared: Pat
         "references": spec.get("references") or [],
         "facts": read_facts(spec, places),
         "expected_off": off,
-        "times": times,
+        "times": {k: v for k, v in times.items() if k in set(step_names(spec))},  # a renamed or dropped step's goes
         "cost": spec.get("cost", {}),
         "machine": {
             "cores": os.cpu_count(),

@@ -90,6 +90,10 @@ def test_a_step_without_the_path_it_creates_is_refused(tmp_path):
     path.write_text(yaml.safe_dump({**spec, "per_seed": twice}))
     with pytest.raises(SystemExit, match=r"step names \['go'\] are used twice"):
         regress.load(path)
+    one_name = [{"name": "go", "run": "true", "creates": "{work}/done{seed}"}]  # the same name for seeds 0 and 1
+    path.write_text(yaml.safe_dump({**spec, "seeds": [0, 1], "per_seed": one_name}))
+    with pytest.raises(SystemExit, match=r"step names \['go'\] are used twice"):
+        regress.load(path)
 
 
 def test_a_regression_runs_each_seed_once_and_writes_its_metrics_and_ratios(tmp_path):
@@ -109,11 +113,14 @@ def test_a_regression_runs_each_seed_once_and_writes_its_metrics_and_ratios(tmp_
         r["systems"]["ours"]["vs"]["BM25"]["Recall@3"]["ratio"] == pytest.approx(3.0)
         and r["systems"]["BM25"]["vs"] == {}
     )
+    stale = {**r, "times": {**r["times"], "a step since renamed": {"seconds": 1.0}}}
+    path.with_suffix(".json").write_text(json.dumps(stale))
     assert regress.run(path, None, work, SHARED, quiet=True) == 0  # seed 0 is finished: only seed 1 runs
     assert (work / "ran.txt").read_text().split("\n")[:2] == ["run 0", "run 1"]
     r = json.loads(path.with_suffix(".json").read_text())
     ours = r["systems"]["ours"]["metrics"]["Recall@3"]
     assert r["seeds"] == [0, 1] and ours["per_seed"] == [1.0, pytest.approx(2 / 3)] and ours["sd"] > 0
+    assert set(r["times"]) == {"seed 0", "seed 1"}  # the renamed step's time is gone, each seed's kept
     # the seed-averaged per-query hits: (0.5 + 2) / (1/3 * 3 per seed): 2.5 / 1 = 2.5
     assert r["systems"]["ours"]["vs"]["BM25"]["Recall@3"]["ratio"] == pytest.approx(2.5)
 

@@ -60,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--seeds", help="with --rest: comma-separated seeds, outside the budget of each (default: --seed)")
     args = p.parse_args(argv)
+    if args.seeds and not args.rest:
+        p.error("--seeds names the budgets --rest stays outside of; a budget has one --seed")
     header, rows = read_rows(args.citations)
     seeds = [int(x) for x in args.seeds.split(",")] if args.rest and args.seeds else [args.seed]
     try:

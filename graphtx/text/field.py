@@ -62,7 +62,10 @@ class FieldProfile:
         for term, col in vocab.items():
             if 0 <= col < len(df):
                 terms[col] = term
-        keep = [c for c in np.argsort(-df, kind="stable") if df[c] > 0 and terms[c]][:top]  # (<= top,) columns
+        # most frequent first, ties by the term itself: a vocabulary's column order may follow string hashing (bm25s
+        # collects its terms in a set)
+        cols = np.array([c for c in range(len(df)) if df[c] > 0 and terms[c]], dtype=np.int64)  # (kept,) columns
+        keep = cols[np.lexsort((terms[cols].astype(str), -df[cols]))][:top] if len(cols) else cols  # (<= top,)
         return cls(int(documents), {str(terms[c]): int(df[c]) for c in keep}, tokens)
 
     @classmethod

@@ -67,3 +67,5 @@ def test_the_rest_of_several_seeds_is_outside_each_seeds_budget(tmp_path):
     left = {line.split("\t")[0] for line in rest.read_text(encoding="utf-8").splitlines()}
     budgets = [citation_budget.budget_citing(CITING, 3, seed=s) for s in (0, 1, 2)]
     assert left == set(CITING) - set().union(*budgets) and len(left) < 9  # the seeds' budgets differ
+    with pytest.raises(SystemExit):  # a budget has one seed: --seeds without --rest is refused, not ignored
+        citation_budget.main([str(source), "--queries", "3", "--out", str(rest), "--seeds", "0,1"])
