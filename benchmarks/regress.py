@@ -228,7 +228,7 @@ def run(spec_path: Path, seeds: list[int] | None, work: Path | None, shared: Pat
     done = [s for s in spec["seeds"] if seed_done(spec, places, s)]
     if not done:
         raise SystemExit(f"{spec_path.name}: no seed has finished")
-    systems = summarise(spec, places, done)
+    systems, steps = summarise(spec, places, done), set(step_names(spec))
     off = check_expected(spec, systems)
     result = {
         "name": spec_path.stem,
@@ -240,7 +240,7 @@ def run(spec_path: Path, seeds: list[int] | None, work: Path | None, shared: Pat
         "references": spec.get("references") or [],
         "facts": read_facts(spec, places),
         "expected_off": off,
-        "times": {k: v for k, v in times.items() if k in set(step_names(spec))},  # a renamed or dropped step's goes
+        "times": {k: v for k, v in times.items() if k in steps},  # a renamed or dropped step's time goes
         "cost": spec.get("cost", {}),
         "machine": {
             "cores": os.cpu_count(),

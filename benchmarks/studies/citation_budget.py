@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.seeds and not args.rest:
         p.error("--seeds names the budgets --rest stays outside of; a budget has one --seed")
     header, rows = read_rows(args.citations)
-    seeds = [int(x) for x in args.seeds.split(",")] if args.rest and args.seeds else [args.seed]
+    seeds = [int(x) for x in args.seeds.split(",")] if args.seeds else [args.seed]  # --seeds comes with --rest
     try:
         keep = set().union(*(budget_citing([r[0] for r in rows], args.queries, seed) for seed in seeds))
     except ValueError as e:

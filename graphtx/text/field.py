@@ -65,7 +65,7 @@ class FieldProfile:
         # most frequent first, ties by the term itself: a vocabulary's column order may follow string hashing (bm25s
         # collects its terms in a set)
         cols = np.array([c for c in range(len(df)) if df[c] > 0 and terms[c]], dtype=np.int64)  # (kept,) columns
-        keep = cols[np.lexsort((terms[cols].astype(str), -df[cols]))][:top] if len(cols) else cols  # (<= top,)
+        keep = cols[np.lexsort((terms[cols].astype(str), -df[cols]))][:top]  # (<= top,)
         return cls(int(documents), {str(terms[c]): int(df[c]) for c in keep}, tokens)
 
     @classmethod
@@ -74,9 +74,7 @@ class FieldProfile:
         counts: Counter = Counter()
         documents = 0
         for toks in token_lists:
-            # each term once per document, in reading order: a set's order follows the process's string hashing, and
-            # the terms tied at the TOP_TERMS cut would vary with it
-            counts.update(dict.fromkeys(toks, 1))
+            counts.update(set(toks))  # its order follows string hashing: from_counts breaks ties by the term
             documents += 1
         vocab = {term: i for i, term in enumerate(counts)}
         return cls.from_counts(
