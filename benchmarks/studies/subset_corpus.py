@@ -1,12 +1,14 @@
 """A user-sized corpus cut from a large one: every document of a citation set, then seeded random others.
 
     python benchmarks/studies/subset_corpus.py descriptions.parquet citations_all.tsv --size 2000 --seed 0 --out sub.parquet
+    python benchmarks/studies/subset_corpus.py descriptions.parquet citations_all.tsv --size 42356 --drop description --out abstracts.parquet
 
 Issue 47 asks what label-free adaptation gives on a corpus of a user's own size. The full-text development set's
 queries and cited patents (both sides of every pair of CITATIONS) are kept, so its judgements hold unchanged in the
 subset; the rest of ``--size`` is drawn uniformly, without replacement, from the other records (numpy's
 ``default_rng(seed)``, over the other ids in sorted order). The records are copied as they are (every column), in the
-source's order, to a Parquet file written atomically. Uniform filling keeps the task's difficulty neutral between
+source's order, to a Parquet file written atomically; ``--drop`` leaves columns out (``--drop description``: the same
+documents as an abstract-level corpus; ``--size`` the source's size keeps every record). Uniform filling keeps the task's difficulty neutral between
 systems: a fill chosen by one system's neighbours (BM25's, say) would make the distractors hard for that system only.
 """
 
@@ -53,8 +55,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--size", type=int, required=True, help="documents in the subset")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, required=True, help="the subset's Parquet file")
+    p.add_argument("--drop", default="", help="columns left out, comma-separated (e.g. description)")
     args = p.parse_args(argv)
     table = pq.read_table(args.source)
+    drop = [c for c in args.drop.split(",") if c]
+    unknown = sorted(set(drop) - set(table.column_names))
+    if unknown or "id" in drop:
+        print(
+            f"subset_corpus: --drop {args.drop}: {', '.join(unknown) or 'id'} cannot be left out of "
+            f"{args.source} (its columns: {', '.join(table.column_names)}; id is kept)",
+            file=sys.stderr,
+        )
+        return 2
+    table = table.drop_columns(drop)
     ids = table.column("id").to_pylist()
     if len(set(ids)) != len(ids):
         print(
@@ -71,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with replacing(args.out) as tmp:
         pq.write_table(subset, tmp)
-    print(f"{subset.num_rows} of {len(ids)} records to {args.out} ({len(cited)} from the citations)")
+    dropped = f", without {', '.join(drop)}" if drop else ""
+    print(f"{subset.num_rows} of {len(ids)} records to {args.out} ({len(cited)} from the citations{dropped})")
     return 0
 
 

@@ -47,3 +47,23 @@ def test_the_subset_file_holds_the_chosen_records_whole_and_in_order(tmp_path):
     assert all(t == f"t{i.split('-')[1]}" for i, t in zip(sub["id"], sub["title"]))
     assert subset_corpus.main([str(source), str(cites), "--size", "1", "--out", str(out)]) == 2  # refused, file kept
     assert len(pq.read_table(out)) == 6
+
+
+@pytest.mark.timeout(30)
+def test_drop_leaves_the_named_columns_out_and_refuses_unknown_ones_or_the_id(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    source = tmp_path / "docs.parquet"
+    pq.write_table(pa.table({"id": IDS, "abstract": ["a"] * 20, "description": ["d"] * 20}), source)
+    cites = tmp_path / "c.tsv"
+    cites.write_text("US-12\tUS-4\n", encoding="utf-8")
+    out = tmp_path / "abs.parquet"
+    assert (
+        subset_corpus.main([str(source), str(cites), "--size", "20", "--drop", "description", "--out", str(out)]) == 0
+    )
+    table = pq.read_table(out)
+    assert table.column_names == ["id", "abstract"] and table.column("id").to_pylist() == IDS  # every record, in order
+    for bad in ("claims", "id"):
+        assert subset_corpus.main([str(source), str(cites), "--size", "20", "--drop", bad, "--out", str(out)]) == 2
+    assert pq.read_table(out).column_names == ["id", "abstract"]  # a refused run leaves the file as it was
