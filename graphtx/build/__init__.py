@@ -7,6 +7,6 @@ STEPS = ("ingest", "parse", "sample", "tokens", "model", "index")
 # Citing documents with a cited document in the corpus from which the model step trains on the citations; fewer, and
 # it adapts without labels. Measured on EV (benchmarks/results/transfer.md, "build's own train route"): at 100 the
 # ranker fitted on the few held-out queries searched below the fusion the label-free route ships (0.96x nDCG@150 on
-# 786 training queries no build was given, 0.95x on validation; seed 0), from 200 level with it (1.00x-1.02x, seeds
-# 0-1; the stand-in of citation-budget.yaml agrees over three seeds).
+# 786 training queries no build was given, 0.95x on validation; seed 0), from 200 level with it (0.98x-1.02x, three
+# seeds; the stand-in of citation-budget.yaml agrees).
 MIN_TRAINING_QUERIES = 200
