@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--drop", default="", help="columns left out, comma-separated (e.g. description)")
     args = p.parse_args(argv)
     table = pq.read_table(args.source)
-    drop = [c for c in args.drop.split(",") if c]
+    drop = list(dict.fromkeys(c for c in args.drop.split(",") if c))  # each column once
     unknown = sorted(set(drop) - set(table.column_names))
     if unknown or "id" in drop:
         print(

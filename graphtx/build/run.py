@@ -594,7 +594,7 @@ def _build(
                 f"note: the model read {model_documents:,} of the {documents:,} documents and places the others less "
                 "well (42,356 software grants adapted on 2,001, three seeds, nDCG@150 against BM25: alone 0.83x over "
                 "their full texts, 0.67x over their abstracts; fused with BM25, search's default (hybrid), 0.99x and "
-                "0.89x): on such a corpus `graphtx search --ranker bm25` searches as well or better. --steps "
+                "0.89x): on that corpus `graphtx search --ranker bm25` searched as well or better. --steps "
                 f"{steps_for_passes(ADAPT_MAX_EPOCHS, documents, train_cfg.pretrain_batch_docs):,} reads every "
                 "document, best on a GPU"
             )
