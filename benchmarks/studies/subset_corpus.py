@@ -7,9 +7,10 @@ Issue 47 asks what label-free adaptation gives on a corpus of a user's own size.
 queries and cited patents (both sides of every pair of CITATIONS) are kept, so its judgements hold unchanged in the
 subset; the rest of ``--size`` is drawn uniformly, without replacement, from the other records (numpy's
 ``default_rng(seed)``, over the other ids in sorted order). The records are copied as they are (every column), in the
-source's order, to a Parquet file written atomically; ``--drop`` leaves columns out (``--drop description``: the same
-documents as an abstract-level corpus; ``--size`` the source's size keeps every record). Uniform filling keeps the task's difficulty neutral between
-systems: a fill chosen by one system's neighbours (BM25's, say) would make the distractors hard for that system only.
+source's order, to a Parquet file written atomically; ``--drop`` leaves columns out (``--drop description``: the
+same documents as an abstract-level corpus; ``--size`` the source's size keeps every record). Uniform filling keeps the
+task's difficulty neutral between systems: a fill chosen by one system's neighbours (BM25's, say) would make the
+distractors hard for that system only.
 """
 
 from __future__ import annotations
