@@ -143,6 +143,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("teacher", type=Path, help="a `graphtx teacher` directory or a run's teacher/")
     p.add_argument("citations", type=Path, help="citations TSV (citing_id, cited_id[, category])")
     p.add_argument("--cutoff", default="priority", choices=("none", "priority", "year"))
+    p.add_argument(
+        "--config",
+        type=Path,
+        help="a graphtx YAML config whose eval section applies (e.g. a full-text set's query and candidate fields, "
+        "benchmarks/regressions/transfer/full-text-fields.yaml); --cutoff and --fields still override it",
+    )
     p.add_argument("--per-query", type=Path, help="write the per-query CSV here")
     p.add_argument(
         "--student", type=Path, help="a graphtx model directory: add it alone and fused with the teacher (RRF)"
@@ -179,7 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     from graphtx.eval.protocols import evaluate_retrieval
     from graphtx.eval.report import write_per_query
 
-    cfg = dataclasses.replace(EvalConfig(), cutoff=args.cutoff)
+    from graphtx.config import load_config
+
+    base = load_config(args.config).eval if args.config else EvalConfig()
+    cfg = dataclasses.replace(base, cutoff=args.cutoff)
     if args.fields:
         fields = tuple(f.strip() for f in args.fields.split(",") if f.strip())
         try:

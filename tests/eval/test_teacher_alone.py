@@ -152,6 +152,30 @@ def test_fields_need_bm25_and_must_be_fields(capsys):
     assert "--fields: eval.query_fields must be" in capsys.readouterr().err
 
 
+def test_config_sets_the_fields_and_cutoff_overrides_it(tmp_path, monkeypatch):
+    """--config: the YAML's eval section (a full-text set's query and candidate fields); --cutoff still applies."""
+    config = tmp_path / "fields.yaml"
+    config.write_text("eval:\n  query_fields: [title, abstract]\n  candidate_fields: [title, abstract, description]\n")
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def load(corpus_dir, cfg):
+        seen["cfg"] = cfg
+        raise Stop
+
+    monkeypatch.setattr(EvalCorpus, "load", staticmethod(load))
+    with pytest.raises(Stop):
+        teacher_alone.main(["c", "t", "x.tsv", "--config", str(config), "--cutoff", "none"])
+    cfg = seen["cfg"]
+    assert cfg.query_fields == ("title", "abstract") and cfg.candidate_fields == ("title", "abstract", "description")
+    assert cfg.cutoff == "none"
+    with pytest.raises(Stop):
+        teacher_alone.main(["c", "t", "x.tsv"])
+    assert seen["cfg"].candidate_fields == EvalConfig().candidate_fields and seen["cfg"].cutoff == "priority"
+
+
 def _write_student_vectors(path, ids, graph, lexical, weight):
     """A `graphtx encode` file: [sqrt(1 - weight) graph ; sqrt(weight) lexical] per document (unit parts)."""
     import pyarrow as pa
