@@ -179,13 +179,12 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # machine.py: in benchmarks/, above studies/
     from machine import basics
 
+    from graphtx.config import load_config
     from graphtx.corpus.citations import read_citations
     from graphtx.eval.config import EvalConfig
     from graphtx.eval.data import EvalCorpus, judgements
     from graphtx.eval.protocols import evaluate_retrieval
     from graphtx.eval.report import write_per_query
-
-    from graphtx.config import load_config
 
     base = load_config(args.config).eval if args.config else EvalConfig()
     cfg = dataclasses.replace(base, cutoff=args.cutoff)
