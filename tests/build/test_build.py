@@ -392,9 +392,7 @@ def test_a_corpus_the_steps_read_few_times_adapts_on_a_seeded_sample_and_indexes
     assert "2 documents' vectors" in captured.err  # the teacher encoded the sample only
     assert "note: the model read 2 of the 8 documents" in captured.err and "--steps 60 reads every" in captured.err
     assert "--ranker bm25" in captured.err  # what searches as well or better on such a corpus
-    assert (
-        "build the part you search on its own" in captured.err
-    )  # a part read whole beat BM25 where the sample did not
+    assert "build the part you search on its own" in captured.err  # a part read whole beat BM25
     assert json.loads((out / "run" / "summary.json").read_text())["documents_with_graphs"] == 2
     # again: every step up to date; then another seed draws its own sample
     assert main(base) == 0
