@@ -5,7 +5,7 @@
 
 TEACHER_DIR is a `graphtx teacher` directory or a training run's ``teacher/`` (the vectors stage pretrain distils:
 all-MiniLM-L6-v2 over title + abstract by default). Its cosines go through `graphtx eval citations`'s own pieces: the
-corpus and its cut-off (``--cutoff``, default ``priority``, the searcher's protocol), the judgements (skipped pairs
+corpus and its cut-off (``--cutoff``; default ``--config``'s, else ``priority``, the searcher's protocol), the judgements (skipped pairs
 listed with their reasons) and the retrieval protocol. Reusing the vectors a run wrote, a 42k-document teacher costs
 seconds here instead of a re-encoding (`graphtx eval --baselines minilm`). Prints the machine, the load and one row;
 ``--per-query`` writes the per-query CSV of `graphtx eval citations --per-query`, which compare_runs.py pairs.
@@ -142,12 +142,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("corpus", type=Path, help="corpus directory (`graphtx ingest`)")
     p.add_argument("teacher", type=Path, help="a `graphtx teacher` directory or a run's teacher/")
     p.add_argument("citations", type=Path, help="citations TSV (citing_id, cited_id[, category])")
-    p.add_argument("--cutoff", default="priority", choices=("none", "priority", "year"))
+    p.add_argument(
+        "--cutoff", choices=("none", "priority", "year"), help="default: --config's eval.cutoff, else priority"
+    )
     p.add_argument(
         "--config",
         type=Path,
         help="a graphtx YAML config whose eval section applies (e.g. a full-text set's query and candidate fields, "
-        "benchmarks/regressions/transfer/full-text-fields.yaml); --cutoff and --fields still override it",
+        "benchmarks/regressions/transfer/full-text-fields.yaml); --cutoff and --fields override it",
     )
     p.add_argument("--per-query", type=Path, help="write the per-query CSV here")
     p.add_argument(
@@ -187,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     from graphtx.eval.report import write_per_query
 
     base = load_config(args.config).eval if args.config else EvalConfig()
-    cfg = dataclasses.replace(base, cutoff=args.cutoff)
+    cfg = dataclasses.replace(base, cutoff=args.cutoff or base.cutoff)
     if args.fields:
         fields = tuple(f.strip() for f in args.fields.split(",") if f.strip())
         try:
@@ -207,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     results = [evaluate_retrieval(s, corpus, judged, cfg) for s in systems]
     print(f"machine: {basics()}; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(
-        f"\n| system (cut-off {args.cutoff}) | queries | pairs | Recall@{cfg.recall_k} | nDCG@{cfg.ndcg_k} | without a vector |\n"
+        f"\n| system (cut-off {cfg.cutoff}) | queries | pairs | Recall@{cfg.recall_k} | nDCG@{cfg.ndcg_k} | without a vector |\n"
         f"|---|---|---|---|---|---|"
     )
     for s, result in zip(systems, results, strict=True):

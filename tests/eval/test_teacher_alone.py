@@ -153,7 +153,7 @@ def test_fields_need_bm25_and_must_be_fields(capsys):
 
 
 def test_config_sets_the_fields_and_cutoff_overrides_it(tmp_path, monkeypatch):
-    """--config: the YAML's eval section (a full-text set's query and candidate fields); --cutoff still applies."""
+    """--config: the YAML's eval section (a full-text set's query and candidate fields, its cut-off); --cutoff overrides."""
     config = tmp_path / "fields.yaml"
     config.write_text("eval:\n  query_fields: [title, abstract]\n  candidate_fields: [title, abstract, description]\n")
     seen = {}
@@ -174,6 +174,10 @@ def test_config_sets_the_fields_and_cutoff_overrides_it(tmp_path, monkeypatch):
     with pytest.raises(Stop):
         teacher_alone.main(["c", "t", "x.tsv"])
     assert seen["cfg"].candidate_fields == EvalConfig().candidate_fields and seen["cfg"].cutoff == "priority"
+    config.write_text("eval:\n  cutoff: none\n")  # without --cutoff, the config's cut-off holds
+    with pytest.raises(Stop):
+        teacher_alone.main(["c", "t", "x.tsv", "--config", str(config)])
+    assert seen["cfg"].cutoff == "none"
 
 
 def _write_student_vectors(path, ids, graph, lexical, weight):
