@@ -95,10 +95,11 @@ def main(argv: list[str] | None = None) -> int:
     series = points(data, args.metric, args.whole)
     if not any(series.values()):
         raise SystemExit(f'{args.json}: no system named by index size ("BM25, 2,000", ...): nothing to draw')
-    print(f"| system | {' | '.join(f'{n:,}' for n in [*sizes_of(data['systems']), args.whole])} |")
+    columns = [*sizes_of(data["systems"]), args.whole]
+    print(f"| system | {' | '.join(f'{n:,}' for n in columns)} |")
     for legend, rows in series.items():
         cells = {n: f"{r:.2f}x [{lo:.2f}, {hi:.2f}]" for n, r, lo, hi in rows}
-        print(f"| {legend} | {' | '.join(cells.get(n, '—') for n in [*sizes_of(data['systems']), args.whole])} |")
+        print(f"| {legend} | {' | '.join(cells.get(n, '—') for n in columns)} |")
     if args.out:
         seeds = data.get("seeds", [])
         draw(
