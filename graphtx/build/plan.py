@@ -175,20 +175,30 @@ def index_seconds(documents: int, description_nodes: float, scale: float) -> flo
 
 
 def choose_teacher(
-    configured: str, documents: int, gpu: bool, asked: bool, words: dict[str, float] | None = None
+    configured: str,
+    documents: int,
+    gpu: bool,
+    asked: bool,
+    words: dict[str, float] | None = None,
+    mpnet_cached: int = 0,
 ) -> tuple[str, str]:
     """The teacher the build uses and a line about the choice. On a CPU, above what mpnet encodes in about an hour
     (documents of the reference length: EV titles + abstracts; ``words``: teacher -> mean words a document it reads),
     the default teacher all-mpnet-base-v2 gives way to all-MiniLM-L6-v2 (ten times faster; 0.90x mpnet's student at
-    Recall@3 on EV, benchmarks/results/teacher-distillation.md), unless the teacher was asked for by name."""
+    Recall@3 on EV, benchmarks/results/teacher-distillation.md), unless the teacher was asked for by name. Only the
+    documents mpnet would still encode count: ``mpnet_cached`` of the ``documents`` whose mpnet vectors the peer
+    vector cache already holds (an earlier build, `graphtx teacher`, an evaluation) cost nothing."""
     words = words or {}
     length = {t: max(TEACHER_MIN_WORDS, words.get(t, TEACHER_REFERENCE_WORDS)) for t in ("mpnet", "minilm")}
     hour = MPNET_CPU_HOUR_DOCUMENTS / core_scale()
-    if configured != "mpnet" or gpu or asked or documents * length["mpnet"] / TEACHER_REFERENCE_WORDS <= hour:
+    to_encode = max(0, documents - mpnet_cached)
+    if configured != "mpnet" or gpu or asked or to_encode * length["mpnet"] / TEACHER_REFERENCE_WORDS <= hour:
         return configured, ""
-    cost = duration(teacher_seconds(documents, "mpnet", False, length["mpnet"]))
+    cost = duration(teacher_seconds(to_encode, "mpnet", False, length["mpnet"]))
+    held = f" ({mpnet_cached:,} more are in the peer vector cache)" if mpnet_cached else ""
     return "minilm", (
         f"teacher: all-MiniLM-L6-v2, not all-mpnet-base-v2: mpnet would take about {cost} on this CPU for "
-        f"{documents:,} documents (MiniLM about {duration(teacher_seconds(documents, 'minilm', False, length['minilm']))}; "
+        f"{to_encode:,} documents{held} (MiniLM about "
+        f"{duration(teacher_seconds(documents, 'minilm', False, length['minilm']))}; "
         "its student scored 0.90x mpnet's at Recall@3 on EV). Ask for mpnet with --teacher mpnet, or build on a GPU."
     )

@@ -313,12 +313,14 @@ def _build(
         if state["steps"].get("tokens", {}).get("fingerprint") == keys["tokens"]
         else None
     )
+    asked = teacher is not None or before is not None
     chosen, note = choose_teacher(
         config.train.pretrain_teacher,
         model_documents,
         gpu,
-        asked=teacher is not None or before is not None,
+        asked=asked,
         words=size.teacher_words,
+        mpnet_cached=0 if asked or gpu else mpnet_cached_share(config, layout, model_documents, sampled, up_to_date),
     )
     chosen = teacher or before or chosen
     weight = config.train.pretrain_teacher_weight or (1.0 if teacher else 0.0)  # naming a teacher turns distillation on
@@ -332,14 +334,7 @@ def _build(
     scale = core_scale()
     teach, cached = 0.0, 0
     if chosen and "pretrain" in train_cfg.stages:
-        from graphtx.train.run_teacher import cached_share
-
-        if sampled and up_to_date("sample"):
-            read, cached = cached_share(config, layout.sample / "corpus")
-        else:  # before the sample is drawn: the whole corpus's cached share, scaled to the sample
-            read, cached = cached_share(config, layout.corpus)
-            if sampled:
-                read, cached = model_documents, round(cached * model_documents / max(read or documents, 1))
+        read, cached = teacher_cached_share(config, layout, model_documents, sampled, up_to_date)
         uncached = max(0, (read or model_documents) - cached)
         teach = (
             teacher_seconds(uncached, chosen, gpu, size.teacher_words.get(chosen, TEACHER_REFERENCE_WORDS))
@@ -605,6 +600,31 @@ def _build(
         log(f"serve it:   graphtx serve --index {layout.index}   (then http://127.0.0.1:{config.serve.port}/)")
     summary["until"] = until
     return summary
+
+
+def teacher_cached_share(
+    config: GraphtxConfig, layout: Layout, model_documents: int, sampled: bool, up_to_date: Callable[[str], bool]
+) -> tuple[int, int]:
+    """(documents the teacher ``config.train.pretrain_teacher`` reads, how many of their vectors the peer vector cache
+    holds): the sample's once it is drawn; before, the whole corpus's share scaled to the sample. Read only."""
+    from graphtx.train.run_teacher import cached_share
+
+    if sampled and up_to_date("sample"):
+        return cached_share(config, layout.sample / "corpus")
+    read, cached = cached_share(config, layout.corpus)
+    if sampled:
+        return model_documents, round(cached * model_documents / max(read, 1))
+    return read, cached
+
+
+def mpnet_cached_share(
+    config: GraphtxConfig, layout: Layout, model_documents: int, sampled: bool, up_to_date: Callable[[str], bool]
+) -> int:
+    """How many of the documents the teacher would read have mpnet vectors in the peer vector cache (0 unless the
+    config's teacher is mpnet): what the CPU teacher choice leaves out of mpnet's cost."""
+    if config.train.pretrain_teacher != "mpnet":
+        return 0
+    return teacher_cached_share(config, layout, model_documents, sampled, up_to_date)[1]
 
 
 def cached_shards(corpus_dir: Path, cfg) -> tuple[int, int]:

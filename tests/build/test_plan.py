@@ -154,3 +154,15 @@ def test_short_documents_keep_mpnet_where_long_ones_get_minilm():
     large = int(MPNET_CPU_HOUR_DOCUMENTS / core_scale()) + 1  # at the reference length: over an hour of mpnet
     assert choose_teacher("mpnet", large, gpu=False, asked=False)[0] == "minilm"
     assert choose_teacher("mpnet", large, gpu=False, asked=False, words={"mpnet": 40.0, "minilm": 40.0})[0] == "mpnet"
+
+
+def test_mpnet_vectors_already_in_the_peer_cache_do_not_count_towards_its_cpu_cost():
+    from graphtx.build.plan import MPNET_CPU_HOUR_DOCUMENTS, core_scale
+
+    hour = int(MPNET_CPU_HOUR_DOCUMENTS / core_scale())
+    large = 10 * hour  # ten hours of mpnet at the reference length
+    assert choose_teacher("mpnet", large, gpu=False, asked=False, mpnet_cached=large - hour) == ("mpnet", "")
+    teacher, note = choose_teacher("mpnet", large, gpu=False, asked=False, mpnet_cached=large - hour - 10)
+    assert teacher == "minilm"
+    assert f"for {hour + 10:,} documents ({large - hour - 10:,} more are in the peer vector cache)" in note
+    assert choose_teacher("minilm", large, gpu=False, asked=False, mpnet_cached=large)[0] == "minilm"
