@@ -592,8 +592,8 @@ def _build(
                 "0.89x): on that corpus `graphtx search --ranker bm25` searched as well or better. --steps "
                 f"{steps_for_passes(ADAPT_MAX_EPOCHS, documents, train_cfg.pretrain_batch_docs):,} reads every "
                 "document, best on a GPU; or build the part you search on its own, which its model reads whole (2,000 "
-                "of those abstracts built alone: 1.09x BM25 at nDCG@150, where the large build's model scored 0.81x "
-                "over the same 2,000, one seed)"
+                "of those abstracts built alone: 1.08x BM25 at nDCG@150, where the large build's model scored 0.82x "
+                "over the same 2,000, three seeds)"
             )
         # search's default ranker: the learned one when fitted, else RRF of BM25 and the model (search.hybrid)
         log(f"search it:  graphtx search --index {layout.index} --text '1. A ...' --explain")
