@@ -52,7 +52,9 @@ def test_an_ev_abstract_step_is_the_reference_and_a_full_text_step_costs_about_t
     assert step_factor(ev, ev) == pytest.approx(1.0, abs=0.03)
     full_text = step_factor(35, 161)  # the 42,356 full texts ran at 2.95-3.05 s a step against EV's 1.0
     assert 2.7 < full_text < 3.3
-    assert step_factor(0, 0) == 0.3  # tiny graphs: a step's fixed cost remains
+    # the software abstracts' graphs (22 + 22 nodes) ran at 0.74-0.75 s a step, not the 0.59 s of the line above EV
+    assert step_factor(22, 22) == pytest.approx(0.745, abs=0.01)
+    assert 0.3 <= step_factor(0, 0) < 0.35  # tiny graphs: a step's fixed cost remains
     # a corpus smaller than a batch (32 anchors + 3 neighbours each): every step encodes all of it, no more
     assert step_factor(22, 158, batch_documents=50) < 0.4 * step_factor(22, 158)
     assert 170 < graph_nodes(1_000_000, "description", SMALL_CAP) < 180  # full texts level off at 175-179
