@@ -314,13 +314,18 @@ def _build(
         else None
     )
     asked = teacher is not None or before is not None
+    weighed = (  # (documents mpnet reads, how many of their vectors are cached): what a CPU's choice weighs; kept below
+        teacher_cached_share(config, layout, model_documents, sampled, up_to_date)
+        if config.train.pretrain_teacher == "mpnet" and not (asked or gpu)
+        else None
+    )
     chosen, note = choose_teacher(
         config.train.pretrain_teacher,
         model_documents,
         gpu,
         asked=asked,
         words=size.teacher_words,
-        mpnet_cached=0 if asked or gpu else mpnet_cached_share(config, layout, model_documents, sampled, up_to_date),
+        mpnet_cached=weighed[1] if weighed else 0,
     )
     chosen = teacher or before or chosen
     weight = config.train.pretrain_teacher_weight or (1.0 if teacher else 0.0)  # naming a teacher turns distillation on
@@ -334,7 +339,11 @@ def _build(
     scale = core_scale()
     teach, cached = 0.0, 0
     if chosen and "pretrain" in train_cfg.stages:
-        read, cached = teacher_cached_share(config, layout, model_documents, sampled, up_to_date)
+        read, cached = (
+            weighed
+            if weighed and chosen == "mpnet"
+            else teacher_cached_share(config, layout, model_documents, sampled, up_to_date)
+        )
         uncached = max(0, (read or model_documents) - cached)
         teach = (
             teacher_seconds(uncached, chosen, gpu, size.teacher_words.get(chosen, TEACHER_REFERENCE_WORDS))
@@ -615,16 +624,6 @@ def teacher_cached_share(
     if sampled:
         return model_documents, round(cached * model_documents / max(read, 1))
     return read, cached
-
-
-def mpnet_cached_share(
-    config: GraphtxConfig, layout: Layout, model_documents: int, sampled: bool, up_to_date: Callable[[str], bool]
-) -> int:
-    """How many of the documents the teacher would read have mpnet vectors in the peer vector cache (0 unless the
-    config's teacher is mpnet): what the CPU teacher choice leaves out of mpnet's cost."""
-    if config.train.pretrain_teacher != "mpnet":
-        return 0
-    return teacher_cached_share(config, layout, model_documents, sampled, up_to_date)[1]
 
 
 def cached_shards(corpus_dir: Path, cfg) -> tuple[int, int]:

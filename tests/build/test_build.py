@@ -479,3 +479,27 @@ def test_the_study_script_draws_a_sample_of_another_size_as_the_build_draws(tmp_
     assert "the build's own sample" in capsys.readouterr().err and not (out / "sample").exists()
     assert script.main([str(out), "--size", "9", "--seed", "1", "--out", str(tmp_path / "all")]) == 0
     assert "covers all 8 parsed documents" in capsys.readouterr().err
+
+
+@pytest.mark.timeout(300)
+def test_mpnet_vectors_a_build_left_in_the_peer_cache_keep_mpnet_where_encoding_them_would_cost_too_much(
+    tmp_path, monkeypatch, capsys
+):
+    from graphtx.build import plan as build_plan
+
+    _peer(monkeypatch, tmp_path, [])
+    # on this CPU any document left to encode with mpnet is too many
+    monkeypatch.setattr(build_plan, "MPNET_CPU_HOUR_DOCUMENTS", 0)
+    config = tmp_path / "mpnet.yaml"
+    config.write_text(yaml.safe_dump({"extends": str(_config(tmp_path)), "train": {"pretrain_teacher": "mpnet"}}))
+    base = ["build", str(GRANTS), "--config", str(config), "--device", "cpu"]
+    assert main([*base, "--out", str(tmp_path / "plan1"), "--plan"]) == 0
+    err = capsys.readouterr().err
+    assert "teacher: all-MiniLM-L6-v2, not all-mpnet-base-v2" in err and "for 2 documents (" in err  # none cached
+    # mpnet asked for by name: the build encodes both grants with it, and its vectors stay in the peer vector cache
+    assert main([*base, "--out", str(tmp_path / "b1"), "--teacher", "mpnet", "--until", "model"]) == 0
+    capsys.readouterr()
+    assert main([*base, "--out", str(tmp_path / "plan2"), "--plan"]) == 0
+    err = capsys.readouterr().err
+    assert "not all-mpnet-base-v2" not in err and "; teacher: mpnet" in err
+    assert "teacher mpnet over 2 documents (0 s; 2 of their vectors cached)" in err
