@@ -102,19 +102,27 @@ class PerfectStudent(DenseSystem):
         from reweight_vectors import join_parts, split_parts
 
         super().fit(corpus)
-        _, lexical = split_parts(
-            self.student.query_vectors.astype(np.float32), self.out_dim, self.student_weight
-        )  # (docs, L)
-        joined = join_parts(
-            self.teacher.query_vectors.astype(np.float32), lexical, self.weight
-        )  # (docs, D_teacher + L)
-        known = self.teacher.query_known & self.student.query_known  # (docs,)
-        self.set_vectors(joined, joined, known, known)
+        sides = []
+        for side in ("query", "candidate"):  # each side its own: a query's lexical part from the query's vectors
+            _, lexical = split_parts(
+                getattr(self.student, f"{side}_vectors").astype(np.float32), self.out_dim, self.student_weight
+            )  # (docs, L)
+            joined = join_parts(
+                getattr(self.teacher, f"{side}_vectors").astype(np.float32), lexical, self.weight
+            )  # (docs, D_teacher + L)
+            known = getattr(self.teacher, f"{side}_known") & getattr(self.student, f"{side}_known")  # (docs,)
+            sides.append((joined, known))
+        (query, query_known), (candidate, candidate_known) = sides
+        self.set_vectors(query, candidate, query_known, candidate_known)
         return self
 
 
-def perfect_student_systems(teacher, vectors_path, model_dir, corpus, weight: float | None = None) -> list:
-    """[the student's vectors, the perfect student], fitted; ``model_dir``: the model that wrote the vectors (checked)."""
+def perfect_student_systems(
+    teacher, vectors_path, model_dir, corpus, weight: float | None = None, query_vectors_path=None
+) -> list:
+    """[the student's vectors, the perfect student], fitted; ``model_dir``: the model that wrote the vectors (checked).
+    ``query_vectors_path``: the queries' own vectors when they are other graphs than the candidates' (a full-text
+    set's queries are their title + abstract, its candidates whole texts); default: ``vectors_path`` for both."""
     from reweight_vectors import check_written_by
 
     from graphtx.eval.systems import VectorSystem
@@ -123,8 +131,10 @@ def perfect_student_systems(teacher, vectors_path, model_dir, corpus, weight: fl
     config = load_config_file(model_dir)
     if not config.lexical_dim:
         raise SystemExit(f"--model {model_dir} has no lexical channel: the perfect student is the teacher alone")
-    student = VectorSystem(vectors_path, label=f"student ({Path(vectors_path).name})").fit(corpus)
-    check_written_by(student.meta["query"], model_dir, str(vectors_path))
+    student = VectorSystem(
+        query_vectors_path or vectors_path, vectors_path, label=f"student ({Path(vectors_path).name})"
+    ).fit(corpus)  # both files of one model: VectorSystem checks their fingerprints agree
+    check_written_by(student.meta["candidate"], model_dir, str(vectors_path))
     return [student, PerfectStudent(teacher, student, config.out_dim, config.lexical_weight, weight).fit(corpus)]
 
 
@@ -166,11 +176,21 @@ def main(argv: list[str] | None = None) -> int:
         metavar="VECTORS",
         help="a student's `graphtx encode` vectors: add them and a student equal to the teacher (needs --model)",
     )
+    p.add_argument(
+        "--perfect-student-queries",
+        type=Path,
+        metavar="VECTORS",
+        help="with --perfect-student: the queries' own vectors from the same model (e.g. their first_claim graphs "
+        "where the candidates are description graphs: a query is never read through a candidate's text); default: "
+        "--perfect-student's for both",
+    )
     p.add_argument("--model", type=Path, help="with --perfect-student: the model that wrote the vectors")
     p.add_argument("--weight", type=float, help="with --perfect-student: its lexical weight (default: the model's)")
     args = p.parse_args(argv)
     if bool(args.perfect_student) != bool(args.model):
         p.error("--perfect-student and --model go together")
+    if args.perfect_student_queries and not args.perfect_student:
+        p.error("--perfect-student-queries goes with --perfect-student")
     if args.weight is not None and not (args.perfect_student and 0.0 < args.weight < 1.0):
         p.error("--weight is the perfect student's: give --perfect-student, and a weight in (0, 1)")
     if bool(args.student) != bool(args.graphs):
@@ -205,7 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.bm25:
         systems += bm25_systems(system, cfg, corpus)
     if args.perfect_student:
-        systems += perfect_student_systems(system, args.perfect_student, args.model, corpus, args.weight)
+        systems += perfect_student_systems(
+            system, args.perfect_student, args.model, corpus, args.weight, args.perfect_student_queries
+        )
     results = [evaluate_retrieval(s, corpus, judged, cfg) for s in systems]
     print(f"machine: {basics()}; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(

@@ -258,3 +258,41 @@ def test_perfect_student_needs_the_model(capsys):
     with pytest.raises(SystemExit):
         teacher_alone.main(["c", "t", "x.tsv", "--perfect-student", "v.parquet"])
     assert "--perfect-student and --model go together" in capsys.readouterr().err
+
+
+def test_perfect_student_reads_each_query_through_its_own_vectors(teacher_dir, tmp_path):
+    """--perfect-student-queries: the queries' lexical part comes from their own file (a full-text set's queries are
+    title + abstract graphs, its candidates whole texts), the candidates' from --perfect-student's; one model's."""
+    from graphtx.eval.systems import VectorSystem
+
+    weight = 0.5
+    graph = [[1.0, 0.0]] * 4
+    candidate_lexical = [[1.0, 0.0], [0.0, 1.0], [0.0, 1.0], [0.0, 1.0]]  # A, B, LATE, Q as candidates
+    query_lexical = [[0.0, 1.0], [0.0, 1.0], [0.0, 1.0], [1.0, 0.0]]  # Q as a query reads like A
+    corpus = EvalCorpus(
+        ids=IDS,
+        query_texts=IDS,
+        candidate_texts=IDS,
+        codes=((),) * 4,
+        dates=("2005",) * 4,
+        priority=("",) * 4,
+        cutoff_policy="none",
+    )
+    _write_student_vectors(tmp_path / "cand.parquet", IDS, graph, candidate_lexical, weight)
+    _write_student_vectors(tmp_path / "query.parquet", IDS, graph, query_lexical, weight)
+    teacher = teacher_alone.TeacherSystem("unused").fit(corpus)
+    student = VectorSystem(tmp_path / "query.parquet", tmp_path / "cand.parquet").fit(corpus)
+    perfect = teacher_alone.PerfectStudent(teacher, student, out_dim=2, student_weight=weight).fit(corpus)
+    t = np.array([VECTORS[d] for d in IDS])
+    expected = 0.5 * t[3] @ t.T + 0.5 * np.array(query_lexical[3]) @ np.array(candidate_lexical).T
+    assert np.allclose(perfect.scores(np.array([3]))[0], expected)
+    same = teacher_alone.PerfectStudent(
+        teacher, VectorSystem(tmp_path / "cand.parquet").fit(corpus), out_dim=2, student_weight=weight
+    ).fit(corpus)  # one file for both sides: Q's own candidate row, which reads like B, not A
+    assert not np.allclose(same.scores(np.array([3]))[0], expected)
+
+
+def test_perfect_student_queries_need_the_perfect_student(capsys):
+    with pytest.raises(SystemExit):
+        teacher_alone.main(["c", "t", "x.tsv", "--perfect-student-queries", "q.parquet"])
+    assert "--perfect-student-queries goes with --perfect-student" in capsys.readouterr().err
