@@ -195,6 +195,19 @@ def _write_student_vectors(path, ids, graph, lexical, weight):
     )
 
 
+def _uncut_corpus():
+    """The four documents, all of one date, no cut-off: every other document is a candidate."""
+    return EvalCorpus(
+        ids=IDS,
+        query_texts=IDS,
+        candidate_texts=IDS,
+        codes=((),) * 4,
+        dates=("2005",) * 4,
+        priority=("",) * 4,
+        cutoff_policy="none",
+    )
+
+
 def _perfect(tmp_path, graph, lexical, weight, corpus, order=IDS[::-1]):
     """The perfect student over a student file written in ``order`` (not the corpus's: rows are matched by id)."""
     from graphtx.eval.systems import VectorSystem
@@ -239,15 +252,7 @@ def test_perfect_student_is_the_teacher_beside_the_students_lexical_part(teacher
 
 def test_perfect_student_leaves_out_documents_the_teacher_has_no_vector_for(teacher_dir, tmp_path):
     teacher_dir.without = {"A"}
-    corpus = EvalCorpus(
-        ids=IDS,
-        query_texts=IDS,
-        candidate_texts=IDS,
-        codes=((),) * 4,
-        dates=("2005",) * 4,
-        priority=("",) * 4,
-        cutoff_policy="none",
-    )
+    corpus = _uncut_corpus()
     perfect = _perfect(tmp_path, [[1.0, 0.0]] * 4, [[1.0, 0.0]] * 4, 0.4, corpus)
     assert perfect.coverage() == {"queries_without_vector": 1, "candidates_without_vector": 1}
     scores = perfect.scores(np.array([3]))[0]  # Q against A, B, LATE, Q
@@ -269,15 +274,7 @@ def test_perfect_student_reads_each_query_through_its_own_vectors(teacher_dir, t
     graph = [[1.0, 0.0]] * 4
     candidate_lexical = [[1.0, 0.0], [0.0, 1.0], [0.0, 1.0], [0.0, 1.0]]  # A, B, LATE, Q as candidates
     query_lexical = [[0.0, 1.0], [0.0, 1.0], [0.0, 1.0], [1.0, 0.0]]  # Q as a query reads like A
-    corpus = EvalCorpus(
-        ids=IDS,
-        query_texts=IDS,
-        candidate_texts=IDS,
-        codes=((),) * 4,
-        dates=("2005",) * 4,
-        priority=("",) * 4,
-        cutoff_policy="none",
-    )
+    corpus = _uncut_corpus()
     _write_student_vectors(tmp_path / "cand.parquet", IDS, graph, candidate_lexical, weight)
     _write_student_vectors(tmp_path / "query.parquet", IDS, graph, query_lexical, weight)
     teacher = teacher_alone.TeacherSystem("unused").fit(corpus)
