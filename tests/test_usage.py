@@ -35,6 +35,11 @@ def test_unknown_flags_and_choices_suggest_the_closest(argv, expected, capsys):
         (["search", "--index", "x", "--text", "a", "--rerank-depth", "0"], "the re-rank depth must be at least 1"),
         (["index", "--out", "x", "--batch-size", "-3"], "the batch size must be at least 1 (got -3)"),
         (["ingest", "a", "--out", "b", "--workers", "0"], "the number of workers must be at least 1"),
+        (["build", "a", "--out", "b", "--steps", "0"], "the number of steps must be at least 1 (got 0), or 'all'"),
+        (
+            ["build", "a", "--out", "b", "--steps", "every"],
+            "the number of steps must be a whole number (got 'every'), or",
+        ),
         (["ingest", "a", "--out", "b", "--max-record-mb", "0"], "the record size limit must be a positive number"),
         (["serve", "--index", "x", "--port", "70000"], "the port must be at most 65535"),
         (["eval", "citations", "c", "--ndcg-k", "0"], "the nDCG cut-off must be at least 1"),

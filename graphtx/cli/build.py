@@ -6,7 +6,7 @@ import sys
 
 from graphtx.build import MIN_TRAINING_QUERIES, STEPS
 from graphtx.cli.common import EXIT_OK, add_common, progress, say
-from graphtx.cli.usage import at_least
+from graphtx.cli.usage import at_least, at_least_or
 from graphtx.text.peers import PEERS
 from graphtx.train.adapt import ADAPT_MAX_EPOCHS
 
@@ -21,7 +21,7 @@ def cmd_build(args, config) -> int:
             REPO_ROOT / "configs" / "small.yaml"
         )  # the shipped default (mpnet taught, selection on held-out queries)
     config = with_overrides(config, seed=args.seed)
-    if args.steps:
+    if isinstance(args.steps, int):
         config = with_overrides(config, train=with_overrides(config.train, pretrain_steps=args.steps))
     log = lambda line: print(line, file=sys.stderr)  # noqa: E731  (the steps' lines are few; --quiet drops the progress bars)
     summary = build(
@@ -33,6 +33,7 @@ def cmd_build(args, config) -> int:
         plan_only=args.plan,
         teacher=args.teacher,
         device=args.device,
+        read_every_document=args.steps == "all",
         progress=progress(args),
         log=log,
     )
@@ -74,10 +75,12 @@ def add_parsers(sub) -> None:
     )
     p.add_argument(
         "--steps",
-        type=at_least(1, "the number of steps"),
-        help=f"distillation steps (default: train.pretrain_steps; adapting, at most {ADAPT_MAX_EPOCHS} passes over the "
-        f"corpus, and a corpus larger than they read {ADAPT_MAX_EPOCHS} times adapts on a seeded uniform sample of "
-        "that many documents, every document indexed; the plan says how many passes and documents)",
+        type=at_least_or("all", 1, "the number of steps"),
+        help=f"distillation steps, or `all`: the steps that read every document {ADAPT_MAX_EPOCHS} times (default: "
+        f"train.pretrain_steps; adapting, at most {ADAPT_MAX_EPOCHS} passes over the corpus, and a corpus larger than "
+        f"they read {ADAPT_MAX_EPOCHS} times adapts on a seeded uniform sample of that many documents, every document "
+        "indexed; the plan says how many passes and documents). On a large corpus `all` costs hours on a CPU and "
+        "places the documents the sample leaves out better (benchmarks/results/transfer.md)",
     )
     p.add_argument("--seed", type=at_least(0, "the seed"), help="default: the config's seed")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda (default auto: a GPU when PyTorch sees one)")

@@ -99,6 +99,22 @@ def at_least(low: int, what: str | None = None) -> Callable[[str], int]:
     return parse
 
 
+def at_least_or(word: str, low: int, what: str | None = None) -> Callable[[str], int | str]:
+    """``at_least(low, what)``, or the one ``word`` itself (``--steps all``)."""
+    number = at_least(low, what)
+
+    def parse(text: str) -> int | str:
+        if text.strip().lower() == word:
+            return word
+        try:
+            return number(text)
+        except argparse.ArgumentTypeError as refused:
+            raise argparse.ArgumentTypeError(f"{refused}, or {word!r}") from None
+
+    parse.__name__ = f"at_least_{low}_or_{word}"
+    return parse
+
+
 def positive_float(what: str | None = None) -> Callable[[str], float]:
     """A ``float`` argument type refusing zero, negative and non-finite values in words."""
 

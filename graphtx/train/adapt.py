@@ -77,9 +77,15 @@ def adapt_sample_size(steps: int, documents: int, batch_docs: int) -> int:
     return min(documents, max(ADAPT_SAMPLE_MIN, steps * batch_docs // ADAPT_MAX_EPOCHS))
 
 
+def steps_reading_every_document(documents: int, batch_docs: int) -> int:
+    """The steps of ``--steps all``: the most adapt_steps runs on ``documents``, ADAPT_MAX_EPOCHS passes over every
+    one (at least ADAPT_MIN_STEPS), so no build samples with them."""
+    return max(ADAPT_MIN_STEPS, steps_for_passes(ADAPT_MAX_EPOCHS, documents, batch_docs))
+
+
 def adapt_steps(configured: int, documents: int, batch_docs: int) -> int:
     """``train.pretrain_steps``, or fewer for a small corpus: at most ADAPT_MAX_EPOCHS passes (and at least ADAPT_MIN_STEPS)."""
-    return min(configured, max(ADAPT_MIN_STEPS, steps_for_passes(ADAPT_MAX_EPOCHS, documents, batch_docs)))
+    return min(configured, steps_reading_every_document(documents, batch_docs))
 
 
 def few_passes_warning(steps: int, documents: int, batch_docs: int) -> str:

@@ -378,7 +378,7 @@ def test_a_corpus_the_steps_read_few_times_adapts_on_a_seeded_sample_and_indexes
     assert plan["documents"] == 8 and plan["model_documents"] == 2 and "sample" in plan["projected_s"]
     assert "on a seeded uniform 2 of the 8 documents; all are indexed" in captured.err
     assert "teacher minilm over 2 documents" in captured.err and "(15.0 passes)" in captured.err
-    assert "(--steps 60 would read all 8 15 times" in captured.err and "note:" not in captured.err
+    assert "(--steps all would read all 8 15 times: 60 steps" in captured.err and "note:" not in captured.err
     assert main([*base, "--json"]) == 0
     captured = capsys.readouterr()
     steps = json.loads((out / "build.json").read_text())["steps"]
@@ -390,7 +390,10 @@ def test_a_corpus_the_steps_read_few_times_adapts_on_a_seeded_sample_and_indexes
     graph_ids = set(pq.read_table(out / "sample" / "graphs" / "graphs.parquet").column("doc_id").to_pylist())
     assert sorted(sample_ids) == draw_sample(corpus_ids, 2, 0) and graph_ids == set(sample_ids)
     assert "2 documents' vectors" in captured.err  # the teacher encoded the sample only
-    assert "note: the model read 2 of the 8 documents" in captured.err and "--steps 60 reads every" in captured.err
+    assert (
+        "note: the model read 2 of the 8 documents" in captured.err
+        and "--steps all reads every document 15 times (60 steps" in captured.err
+    )
     assert "--ranker bm25" in captured.err  # what searches as well or better on such a corpus
     assert "build the part you search on its own" in captured.err  # a part read whole beat BM25
     assert json.loads((out / "run" / "summary.json").read_text())["documents_with_graphs"] == 2
@@ -407,6 +410,14 @@ def test_a_corpus_the_steps_read_few_times_adapts_on_a_seeded_sample_and_indexes
     err = capsys.readouterr().err
     assert not (out / "sample").exists() and "sample" not in json.loads((out / "build.json").read_text())["steps"]
     assert "tokens: projected" in err and "teacher minilm over 8 documents" in err and "(5.0 passes)" in err
+    # --steps all: the steps that read every one of the 8 documents 15 times, counted from the corpus; no sample
+    assert main([*base[:-2], "--steps", "all", "--plan", "--json"]) == 0
+    captured = capsys.readouterr()
+    plan = json.loads(captured.out)["plan"]
+    assert (plan["steps"], plan["passes"], plan["model_documents"]) == (60, 15.0, 8) and "sample" not in plan[
+        "projected_s"
+    ]
+    assert "60 distillation steps (15.0 passes)" in captured.err
 
 
 @pytest.mark.timeout(300)
