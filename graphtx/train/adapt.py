@@ -105,7 +105,7 @@ def few_passes_warning(steps: int, documents: int, batch_docs: int) -> str:
         f"short of its teacher (1.1 passes over 42,356 full texts left it below its untrained self; "
         f"{ADAPT_MAX_EPOCHS} passes over 2,000 of them brought it level with its teacher: "
         f"benchmarks/results/transfer.md). {ADAPT_MAX_EPOCHS} passes here are {full:,} steps "
-        f"(build or adapt --steps {full}, or train.pretrain_steps), best on a GPU"
+        f"(build --steps all, adapt --steps {full}, or train.pretrain_steps), best on a GPU"
     )
 
 

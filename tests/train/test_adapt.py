@@ -268,4 +268,4 @@ def test_few_passes_are_told_with_the_steps_fifteen_would_take():
     assert few_passes_warning(938, 2_000, 32) == ""  # taught to the cap: nothing to say
     assert few_passes_warning(625, 4_000, 32) == ""  # 5 passes: the floor itself is enough
     warning = few_passes_warning(1_500, 42_356, 32)  # the full-text build: 1.1 passes
-    assert "are 1.1 passes over 42,356 documents" in warning and "(build or adapt --steps 19855" in warning
+    assert "are 1.1 passes over 42,356 documents" in warning and "(build --steps all, adapt --steps 19855," in warning
