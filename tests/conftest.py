@@ -42,6 +42,7 @@ def builder(parse_config):
 def _own_peer_vector_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("GRAPHTX_PEER_VECTOR_CACHE", str(tmp_path_factory.mktemp("peer-vectors")))
     monkeypatch.setenv("GRAPHTX_MODEL_VECTOR_CACHE", str(tmp_path_factory.mktemp("model-vectors")))
+    monkeypatch.setenv("GRAPHTX_PARSE_CACHE", str(tmp_path_factory.mktemp("parse-cache")))  # parse and build's default
 
 
 # --- one torch thread ---------------------------------------------------------------------

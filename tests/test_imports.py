@@ -30,6 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
         "links",
         "metrics",
         "progress",
+        "cache_home",
     ),
     ("corpus",),  # ingest
     ("graphs",),  # parse

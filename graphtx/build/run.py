@@ -652,8 +652,11 @@ def cached_shards(corpus_dir: Path, cfg) -> tuple[int, int]:
 
 
 def parse_cache_dir(config: GraphtxConfig) -> str:
-    """The parse cache a build's parse uses: parse.cache_dir, else ~/.cache/graphtx."""
-    return config.parse.cache_dir or str(Path.home() / ".cache" / "graphtx")
+    """The parse cache a build's parse uses, as `graphtx parse`'s (graphtx/cache_home.py): parse.cache_dir, else
+    $GRAPHTX_PARSE_CACHE, else ~/.cache/graphtx."""
+    from graphtx.cache_home import parse_cache_dir as default_dir
+
+    return default_dir(config.parse.cache_dir)
 
 
 def parsed_graph_nodes(graphs: Path) -> dict[str, float]:

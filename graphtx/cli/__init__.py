@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -48,6 +49,16 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_parsers(sub)
     build.add_parsers(sub)
     return parser
+
+
+def kept_parse_shards(args) -> bool:
+    """Whether an interrupted `graphtx parse` kept its finished shards: in a parse cache, the default unless --cache ''
+    or $GRAPHTX_PARSE_CACHE="" turned it off (graphtx/cache_home.py)."""
+    from graphtx.cache_home import ENV_PARSE_CACHE
+
+    return getattr(args, "cache", None) != "" and (
+        bool(getattr(args, "cache", None)) or os.environ.get(ENV_PARSE_CACHE) != ""
+    )
 
 
 class Terminated(KeyboardInterrupt):
@@ -100,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         why = " (SIGTERM)" if isinstance(err, Terminated) else ""
         resume = (
             "; the shards finished so far are kept: the same command continues"
-            if getattr(args, "engine", "local") == "ray" and args.command in ("parse", "encode", "index")
+            if (getattr(args, "engine", "local") == "ray" and args.command in ("parse", "encode", "index"))
+            or (args.command == "parse" and kept_parse_shards(args))
             else ""
         )
         print(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from graphtx.cli.common import EXIT_OK, EXIT_SKIPPED, KIND_CHOICES, add_common, add_engine, progress, say
@@ -20,6 +21,7 @@ def cmd_ingest(args, config) -> int:
 
 
 def cmd_parse(args, config) -> int:
+    from graphtx.cache_home import parse_cache_dir
     from graphtx.from_dict import with_overrides
     from graphtx.graphs.parse import parse_corpus
 
@@ -29,8 +31,14 @@ def cmd_parse(args, config) -> int:
         spacy_model=args.spacy_model,
         rules_dir=args.rules,
         shard_size=args.shard_size,
-        cache_dir=args.cache,
-    )
+        cache_dir=args.cache if args.cache is not None else parse_cache_dir(config.parse.cache_dir),
+    )  # the build's parse cache by default: a killed parse resumes, a build of the same documents reads it back
+    if cfg.cache_dir and not args.quiet:
+        print(
+            f"parse: finished shards kept in {cfg.cache_dir} (a killed parse resumes with the same command; "
+            "--cache '' keeps none)",
+            file=sys.stderr,
+        )
     report = parse_corpus(
         args.corpus, args.out, cfg, progress=progress(args), engine=args.engine, ray_address=args.ray_address
     )
@@ -226,8 +234,10 @@ def add_parsers(sub) -> None:
     p.add_argument(
         "--cache",
         metavar="DIR",
-        help="keep finished shards in DIR under the parse's fingerprint (corpus file, settings, rules, "
-        "spaCy and parse code): a killed parse resumes there, the same parse again reads them (default: config parse.cache_dir)",
+        help="keep finished shards in DIR under the parse's fingerprint (the documents, settings, rules, "
+        "spaCy and parse code): a killed parse resumes there, the same parse again (or a build's) reads them "
+        "(default: config parse.cache_dir, else $GRAPHTX_PARSE_CACHE, else ~/.cache/graphtx, as graphtx build; "
+        "--cache '' parses in one piece, keeping nothing)",
     )
     add_common(p)
     p.set_defaults(func=cmd_parse)

@@ -21,9 +21,10 @@ class ParseConfig:
     workers: int = 1  # parsing processes
     batch_size: int = 32  # texts per spaCy nlp.pipe batch
     chunk_size: int = 4  # documents per task sent to a worker
-    shard_size: int = 512  # documents per shard (--engine ray, or with cache_dir): committed as it finishes; a killed run redoes only unfinished shards
-    # a folder outside the output (e.g. ~/.cache/graphtx) where finished shards are kept under the parse's fingerprint (corpus file,
-    # settings, rules, spaCy version): a killed parse resumes from it, and the same parse again reads it instead of parsing; "" = none
+    shard_size: int = 512  # documents per shard (--engine ray, or with a parse cache): committed as it finishes; a killed run redoes only unfinished shards
+    # a folder outside the output where finished shards are kept under the parse's fingerprint (the documents, settings,
+    # rules, spaCy version, parse code): a killed parse resumes from it, and the same parse again reads it instead of
+    # parsing; "" = the default of `graphtx parse` and `graphtx build`: $GRAPHTX_PARSE_CACHE, else ~/.cache/graphtx
     cache_dir: str = ""
     # documents in a language other than English are skipped (and listed) unless this maps their language to
     # an installed spaCy pipeline, e.g. {de: de_core_news_sm}: the relation rules are English, so check its graphs

@@ -327,7 +327,10 @@ def test_the_plan_says_how_many_passes_the_distillation_makes_and_warns_when_the
     assert main([*base, "--steps", "3"]) == 0  # 3 passes: the user is told, with the steps 15 passes would take
     err = capsys.readouterr().err
     assert "3 distillation steps (3.0 passes)" in err
-    assert "note: 3 distillation steps are 3.0 passes over 2 documents" in err and "(build --steps all, adapt --steps 15," in err
+    assert (
+        "note: 3 distillation steps are 3.0 passes over 2 documents" in err
+        and "(build --steps all, adapt --steps 15," in err
+    )
 
 
 @pytest.mark.timeout(300)

@@ -112,3 +112,43 @@ def test_the_cli_takes_a_cache(tiny_pretrained, tmp_path, capsys):
         == 0
     )
     assert [p.name.startswith("parse-") for p in (tmp_path / "c").iterdir()] == [True]
+
+
+def test_the_cli_parse_uses_the_builds_parse_cache_by_default_and_a_killed_one_resumes(
+    tiny_pretrained, tmp_path, monkeypatch, capsys
+):
+    """No --cache, no parse.cache_dir: `graphtx parse` keeps its shards where `graphtx build` does ($GRAPHTX_PARSE_CACHE
+    here, ~/.cache/graphtx for a user), so Ctrl-C loses only the shard it interrupted; --cache '' keeps none."""
+    from graphtx.cli import main
+    from graphtx.config import load_config
+
+    home = tmp_path / "home-cache"
+    monkeypatch.setenv("GRAPHTX_PARSE_CACHE", str(home))
+    config = tmp_path / "one-per-shard.yaml"
+    config.write_text("parse:\n  shard_size: 1\n")
+    real, calls = parse_module._build_one, []
+
+    def dies_on_the_third(doc):
+        calls.append(doc.id)
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # as Ctrl-C
+        return real(doc)
+
+    monkeypatch.setattr(parse_module, "_build_one", dies_on_the_third)
+    run = ["parse", str(tiny_pretrained / "corpus"), "--out", str(tmp_path / "g"), "--config", str(config)]
+    assert main(run) == 1
+    err = capsys.readouterr().err
+    assert f"finished shards kept in {home}" in err and "the shards finished so far are kept" in err
+    calls.clear()
+    monkeypatch.setattr(parse_module, "_build_one", lambda doc: calls.append(doc.id) or real(doc))
+    assert main([*run, "--quiet"]) == 0
+    assert calls == ["D-2"]  # only the shard the kill interrupted
+    assert _graphs(tmp_path / "g") == _graphs(tiny_pretrained / "graphs")
+    cfg = load_config(config).parse
+    assert cache_folder(tiny_pretrained / "corpus", ParseConfig(**{**cfg.__dict__, "cache_dir": str(home)})).is_dir()
+    # --cache '': one piece, nothing kept
+    calls.clear()
+    assert main([*run, "--out", str(tmp_path / "h"), "--cache", "", "--quiet"]) == 0
+    assert len(calls) == 3 and [p.name for p in home.iterdir()] == [
+        cache_folder(tiny_pretrained / "corpus", ParseConfig(**{**cfg.__dict__, "cache_dir": str(home)})).name
+    ]
