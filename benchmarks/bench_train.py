@@ -112,7 +112,18 @@ def main() -> int:
         timings["ingest"] = run(gx + ["ingest", str(data / "docs.jsonl"), "--out", str(out / "corpus"), "--quiet"])
     if not (out / "graphs" / "graphs.parquet").exists():
         timings["parse"] = run(
-            gx + ["parse", str(out / "corpus"), "--out", str(out / "graphs"), "--config", args.config, "--quiet"]
+            gx
+            + [
+                "parse",
+                str(out / "corpus"),
+                "--out",
+                str(out / "graphs"),
+                "--config",
+                args.config,
+                "--cache",
+                "",
+                "--quiet",
+            ]
         )
     run_dir = Path(args.run) if args.run else out / "run"
     if not args.run:

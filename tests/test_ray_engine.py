@@ -337,6 +337,8 @@ def test_parse_on_ray_killed_outright_continues_from_its_journal(corpus, tmp_pat
         "2",
         "--shard-size",
         "1",
+        "--cache",
+        "",  # its shards in .partial/shards/ (by default they go to the parse cache)
         "--quiet",
     ]
     proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

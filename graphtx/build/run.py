@@ -442,8 +442,9 @@ def _build(
             "parse": f"three invention graphs a document into {layout.graphs}"
             + (f" ({parse_cached:,} of its {parse_shards:,} shards in the parse cache)" if parse_cached else ""),
             "sample": f"a seeded uniform {model_documents:,} of the documents, for tokens and model, into {layout.sample} "
-            f"(--steps all would read all {documents:,} {ADAPT_MAX_EPOCHS} times: {every_steps:,} steps, their "
-            f"distillation about {duration((model_s - teach) * every_steps / max(steps, 1))} here; best on a GPU)",
+            f"(--steps all would read all {documents:,} {ADAPT_MAX_EPOCHS} times: {every_steps:,} steps, a "
+            f"distillation of about {duration((model_s - teach) * every_steps / max(steps, 1))} here besides the "
+            "teacher's vectors of the documents the sample leaves out; best on a GPU)",
             "tokens": f"BPE + FastText over the {'sample' if sampled else 'corpus'} into {layout.tokens}",
             "model": (
                 f"teacher {chosen} over {model_documents:,} documents ({duration(teach)}"
@@ -473,7 +474,7 @@ def _build(
             "words": words,
             "route": route,
             "model_documents": model_documents,  # the sample tokens and model read when fewer than documents
-            "steps": steps,  # the distillation's (or pre-training's) steps and their passes over model_documents
+            "distillation_steps": steps,  # the distillation's (or pre-training's), and their passes over model_documents
             "passes": round(passes, 2),
             "citing_documents": queries,
             "teacher": chosen,
@@ -485,17 +486,10 @@ def _build(
         return summary
 
     def do_parse():
+        from graphtx.cache_home import writable_parse_cache
         from graphtx.graphs.parse import parse_corpus
 
-        cache = parse_cache_dir(config)
-        try:
-            Path(cache).expanduser().mkdir(parents=True, exist_ok=True)
-        except OSError:
-            log(
-                f"parse: the parse cache {cache} cannot be written: parsing without it (a killed parse then starts over)"
-            )
-            cache = ""
-        cfg = with_overrides(config.parse, cache_dir=cache)
+        cfg = with_overrides(config.parse, cache_dir=writable_parse_cache(config.parse.cache_dir, log))
         report = parse_corpus(layout.corpus, layout.graphs, cfg, progress=progress)
         return {"graphs": report.graphs, "skipped": report.skipped}
 

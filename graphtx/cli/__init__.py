@@ -51,16 +51,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def kept_parse_shards(args) -> bool:
-    """Whether an interrupted `graphtx parse` kept its finished shards: in a parse cache, the default unless --cache ''
-    or $GRAPHTX_PARSE_CACHE="" turned it off (graphtx/cache_home.py)."""
-    from graphtx.cache_home import ENV_PARSE_CACHE
-
-    return getattr(args, "cache", None) != "" and (
-        bool(getattr(args, "cache", None)) or os.environ.get(ENV_PARSE_CACHE) != ""
-    )
-
-
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised in the main thread so it unwinds like Ctrl-C (workers stopped, partial output removed)."""
 
@@ -111,8 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         why = " (SIGTERM)" if isinstance(err, Terminated) else ""
         resume = (
             "; the shards finished so far are kept: the same command continues"
-            if (getattr(args, "engine", "local") == "ray" and args.command in ("parse", "encode", "index"))
-            or (args.command == "parse" and kept_parse_shards(args))
+            if (getattr(args, "engine", "local") == "ray" and args.command in ("encode", "index"))
+            or (args.command == "parse" and getattr(args, "kept_shards", False))
             else ""
         )
         print(

@@ -21,7 +21,7 @@ def cmd_ingest(args, config) -> int:
 
 
 def cmd_parse(args, config) -> int:
-    from graphtx.cache_home import parse_cache_dir
+    from graphtx.cache_home import writable_parse_cache
     from graphtx.from_dict import with_overrides
     from graphtx.graphs.parse import parse_corpus
 
@@ -31,8 +31,11 @@ def cmd_parse(args, config) -> int:
         spacy_model=args.spacy_model,
         rules_dir=args.rules,
         shard_size=args.shard_size,
-        cache_dir=args.cache if args.cache is not None else parse_cache_dir(config.parse.cache_dir),
-    )  # the build's parse cache by default: a killed parse resumes, a build of the same documents reads it back
+        cache_dir=args.cache
+        if args.cache is not None
+        else writable_parse_cache(config.parse.cache_dir, lambda line: print(line, file=sys.stderr)),
+    )  # the build's parse cache by default: a killed parse resumes, the same parse again reads it back
+    args.kept_shards = bool(cfg.cache_dir) or args.engine == "ray"  # what an interrupted parse says it kept
     if cfg.cache_dir and not args.quiet:
         print(
             f"parse: finished shards kept in {cfg.cache_dir} (a killed parse resumes with the same command; "
@@ -229,13 +232,14 @@ def add_parsers(sub) -> None:
     p.add_argument(
         "--shard-size",
         type=at_least(1, "the shard size"),
-        help="documents per resumable shard with --engine ray or --cache (default: config parse.shard_size, 512)",
+        help="documents per resumable shard (default: config parse.shard_size, 512)",
     )
     p.add_argument(
         "--cache",
         metavar="DIR",
         help="keep finished shards in DIR under the parse's fingerprint (the documents, settings, rules, "
-        "spaCy and parse code): a killed parse resumes there, the same parse again (or a build's) reads them "
+        "spaCy and parse code): a killed parse resumes there, the same parse again reads them, and so does a build "
+        "of the same documents with the same parse settings (a build without --config uses configs/small.yaml) "
         "(default: config parse.cache_dir, else $GRAPHTX_PARSE_CACHE, else ~/.cache/graphtx, as graphtx build; "
         "--cache '' parses in one piece, keeping nothing)",
     )

@@ -11,7 +11,8 @@ The files are staged in ``.partial/`` and committed whole, manifest last (:mod:`
 an interrupted or disk-full re-run leaves the previous graphs byte-identical.
 
 ``--engine ray`` parses in shards of ``parse.shard_size`` documents (row ranges of documents.parquet),
-one Ray task each; a finished shard's results are committed into ``.partial/shards/`` with a journal
+one Ray task each; a finished shard's results are committed into the parse cache (``cfg.cache_dir``; `graphtx parse`
+gives it a default), else ``.partial/shards/``, with a journal
 (:mod:`graphtx.shards`) and the same command re-run after a kill redoes only the unfinished shards.
 The results are then read back in corpus order through the same writer as the local engine, so both
 engines write the same files.

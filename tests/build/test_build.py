@@ -417,9 +417,11 @@ def test_a_corpus_the_steps_read_few_times_adapts_on_a_seeded_sample_and_indexes
     assert main([*base[:-2], "--steps", "all", "--plan", "--json"]) == 0
     captured = capsys.readouterr()
     plan = json.loads(captured.out)["plan"]
-    assert (plan["steps"], plan["passes"], plan["model_documents"]) == (60, 15.0, 8) and "sample" not in plan[
-        "projected_s"
-    ]
+    assert (plan["distillation_steps"], plan["passes"], plan["model_documents"]) == (
+        60,
+        15.0,
+        8,
+    ) and "sample" not in plan["projected_s"]
     assert "60 distillation steps (15.0 passes)" in captured.err
 
 
