@@ -6,9 +6,10 @@ import dataclasses
 import sys
 
 from graphtx.cli.common import EXIT_OK, KIND_CHOICES, add_common, add_engine, add_ray_gpus, progress, say
-from graphtx.cli.usage import at_least, share
+from graphtx.cli.usage import at_least, at_least_or, share
 from graphtx.model.config import WORD_ORDERS
 from graphtx.text.peers import PEERS
+from graphtx.train.adapt import ADAPT_MAX_EPOCHS
 
 
 def cmd_init_model(args, config) -> int:
@@ -160,7 +161,7 @@ def cmd_adapt(args, config) -> int:
         train_cfg = with_overrides(
             train_cfg, pretrain_teacher=args.teacher, pretrain_teacher_weight=train_cfg.pretrain_teacher_weight or 1.0
         )
-    if args.steps:
+    if isinstance(args.steps, int):
         train_cfg = with_overrides(train_cfg, pretrain_steps=args.steps)
     config = with_overrides(config, train=train_cfg, seed=args.seed)
     summary = adapt(
@@ -173,6 +174,7 @@ def cmd_adapt(args, config) -> int:
         device=args.device,
         progress=progress(args),
         hold_out_share=args.hold_out_share,
+        read_every_document=args.steps == "all",
     )
     say(args, summary, summary_lines(summary, args.out))
     return EXIT_OK
@@ -422,7 +424,10 @@ def add_parsers(sub) -> None:
         help="a `graphtx teacher` directory, or a peer (minilm, mpnet) whose vectors the run writes to OUT/teacher (default: train.pretrain_teacher)",
     )
     p.add_argument(
-        "--steps", type=at_least(1, "the number of steps"), help="distillation steps (default: train.pretrain_steps)"
+        "--steps",
+        type=at_least_or("all", 1, "the number of steps"),
+        help=f"distillation steps, at most {ADAPT_MAX_EPOCHS} passes over the documents, or `all`: the steps that read "
+        f"every one {ADAPT_MAX_EPOCHS} times (default: train.pretrain_steps)",
     )
     p.add_argument(
         "--hold-out-share",

@@ -105,7 +105,7 @@ def few_passes_warning(steps: int, documents: int, batch_docs: int) -> str:
         f"short of its teacher (1.1 passes over 42,356 full texts left it below its untrained self; "
         f"{ADAPT_MAX_EPOCHS} passes over 2,000 of them brought it level with its teacher: "
         f"benchmarks/results/transfer.md). {ADAPT_MAX_EPOCHS} passes here are {full:,} steps "
-        f"(build --steps all, adapt --steps {full}, or train.pretrain_steps), best on a GPU"
+        f"(build or adapt --steps all, or train.pretrain_steps {full}), best on a GPU"
     )
 
 
@@ -120,8 +120,11 @@ def adapt(
     progress: bool | None = None,
     stop_after_steps: int = 0,
     hold_out_share: float = 0.0,
+    read_every_document: bool = False,
 ) -> dict:
-    """Adapt (or resume adapting) a model to the corpus; returns the summary written to RUN/summary.json."""
+    """Adapt (or resume adapting) a model to the corpus; returns the summary written to RUN/summary.json.
+    ``read_every_document`` (``--steps all``): the steps that read every document ADAPT_MAX_EPOCHS times, whatever
+    train.pretrain_steps says."""
     import torch
 
     from graphtx.model.chunks import resolve_device
@@ -164,8 +167,12 @@ def adapt(
             raise ValueError(
                 f"--hold-out-share {hold_out_share} leaves {len(store.doc_ids)} document(s) to adapt to: give a smaller share"
             )
-    steps = adapt_steps(cfg.pretrain_steps, len(store.doc_ids), cfg.pretrain_batch_docs)
-    if steps < cfg.pretrain_steps:
+    steps = (
+        steps_reading_every_document(len(store.doc_ids), cfg.pretrain_batch_docs)
+        if read_every_document
+        else adapt_steps(cfg.pretrain_steps, len(store.doc_ids), cfg.pretrain_batch_docs)
+    )
+    if steps < cfg.pretrain_steps and not read_every_document:
         print(
             f"adapt: {steps} steps, not {cfg.pretrain_steps}: at most {ADAPT_MAX_EPOCHS} passes over {len(store.doc_ids):,} documents",
             file=sys.stderr,

@@ -329,7 +329,7 @@ def test_the_plan_says_how_many_passes_the_distillation_makes_and_warns_when_the
     assert "3 distillation steps (3.0 passes)" in err
     assert (
         "note: 3 distillation steps are 3.0 passes over 2 documents" in err
-        and "(build --steps all, adapt --steps 15," in err
+        and "(build or adapt --steps all, or train.pretrain_steps 15)" in err
     )
 
 

@@ -268,4 +268,40 @@ def test_few_passes_are_told_with_the_steps_fifteen_would_take():
     assert few_passes_warning(938, 2_000, 32) == ""  # taught to the cap: nothing to say
     assert few_passes_warning(625, 4_000, 32) == ""  # 5 passes: the floor itself is enough
     warning = few_passes_warning(1_500, 42_356, 32)  # the full-text build: 1.1 passes
-    assert "are 1.1 passes over 42,356 documents" in warning and "(build --steps all, adapt --steps 19855," in warning
+    assert (
+        "are 1.1 passes over 42,356 documents" in warning
+        and "(build or adapt --steps all, or train.pretrain_steps 19855)" in warning
+    )
+
+
+class _Stopped(Exception):
+    pass
+
+
+@pytest.mark.timeout(120)
+def test_adapt_steps_all_runs_the_steps_that_read_every_document_fifteen_times(synthetic, tmp_path, monkeypatch):
+    import graphtx.train.run as run
+    from graphtx.cli import build_parser
+    from graphtx.config import load_config
+    from graphtx.train.adapt import adapt, steps_reading_every_document
+
+    args = build_parser().parse_args(_args("adapt", synthetic, tmp_path / "c.yaml", tmp_path / "r", "--steps", "all"))
+    assert args.steps == "all"
+    _peer(monkeypatch, tmp_path)
+    config = load_config(_config(synthetic, tmp_path))  # train.pretrain_steps 6: `all` ignores it
+
+    def stop(*a, **k):
+        raise _Stopped  # the job is written before the distillation starts
+
+    monkeypatch.setattr(run, "run_pretrain_stage", stop)
+    with pytest.raises(_Stopped):
+        adapt(
+            config,
+            synthetic / "corpus",
+            synthetic / "graphs",
+            tmp_path / "run",
+            tokens_dir=str(synthetic / "tokens"),
+            read_every_document=True,
+        )
+    steps = json.loads((tmp_path / "run" / "adapt.json").read_text())["steps"]
+    assert steps == steps_reading_every_document(96, config.train.pretrain_batch_docs) and steps > 6
