@@ -53,6 +53,7 @@ from graphtx.build.plan import (
     teacher_document_words,
     teacher_seconds,
 )
+from graphtx.cache_home import parse_cache_dir
 from graphtx.config import GraphtxConfig
 from graphtx.errors import LockedError
 from graphtx.from_dict import with_overrides
@@ -402,7 +403,7 @@ def _build(
     parse_cached, parse_shards = 0, 1
     if not up_to_date("parse"):
         parse_cached, parse_shards = cached_shards(
-            layout.corpus, with_overrides(config.parse, cache_dir=parse_cache_dir(config))
+            layout.corpus, with_overrides(config.parse, cache_dir=parse_cache_dir(config.parse.cache_dir))
         )
         parse_shards = max(parse_shards, 1)
     projections = {
@@ -643,14 +644,6 @@ def cached_shards(corpus_dir: Path, cfg) -> tuple[int, int]:
     if folder is None or not folder.is_dir():
         return 0, shards
     return len(ShardJournal(folder, parse_fingerprint(corpus_dir, cfg)).peek()), shards
-
-
-def parse_cache_dir(config: GraphtxConfig) -> str:
-    """The parse cache a build's parse uses, as `graphtx parse`'s (graphtx/cache_home.py): parse.cache_dir, else
-    $GRAPHTX_PARSE_CACHE, else ~/.cache/graphtx."""
-    from graphtx.cache_home import parse_cache_dir as default_dir
-
-    return default_dir(config.parse.cache_dir)
 
 
 def parsed_graph_nodes(graphs: Path) -> dict[str, float]:

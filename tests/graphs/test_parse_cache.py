@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pyarrow.parquet as pq
 import pytest
@@ -16,6 +17,20 @@ pytestmark = pytest.mark.timeout(240)
 
 def _graphs(folder):
     return pq.read_table(folder / GRAPHS_FILE).to_pylist()
+
+
+def _dies_on_the_third(monkeypatch):
+    """Parsing raises Ctrl-C at its third document; returns (the real parse of one document, the ids parsed)."""
+    real, calls = parse_module._build_one, []
+
+    def dies_on_the_third(doc):
+        calls.append(doc.id)
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # as Ctrl-C
+        return real(doc)
+
+    monkeypatch.setattr(parse_module, "_build_one", dies_on_the_third)
+    return real, calls
 
 
 def test_a_cached_parse_gives_the_same_graphs_and_the_second_run_parses_nothing(tiny_pretrained, tmp_path, monkeypatch):
@@ -37,15 +52,7 @@ def test_a_cached_parse_gives_the_same_graphs_and_the_second_run_parses_nothing(
 def test_a_killed_cached_parse_resumes_from_its_finished_shards(tiny_pretrained, tmp_path, monkeypatch):
     corpus = tiny_pretrained / "corpus"
     cfg = ParseConfig(cache_dir=str(tmp_path / "cache"), shard_size=1)
-    real, calls = parse_module._build_one, []
-
-    def dies_on_the_third(doc):
-        calls.append(doc.id)
-        if len(calls) == 3:
-            raise KeyboardInterrupt  # as Ctrl-C
-        return real(doc)
-
-    monkeypatch.setattr(parse_module, "_build_one", dies_on_the_third)
+    real, calls = _dies_on_the_third(monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         parse_corpus(corpus, tmp_path / "out", cfg, progress=False)
     assert not (tmp_path / "out" / GRAPHS_FILE).exists()
@@ -126,15 +133,7 @@ def test_the_cli_parse_uses_the_builds_parse_cache_by_default_and_a_killed_one_r
     monkeypatch.setenv("GRAPHTX_PARSE_CACHE", str(home))
     config = tmp_path / "one-per-shard.yaml"
     config.write_text("parse:\n  shard_size: 1\n")
-    real, calls = parse_module._build_one, []
-
-    def dies_on_the_third(doc):
-        calls.append(doc.id)
-        if len(calls) == 3:
-            raise KeyboardInterrupt  # as Ctrl-C
-        return real(doc)
-
-    monkeypatch.setattr(parse_module, "_build_one", dies_on_the_third)
+    real, calls = _dies_on_the_third(monkeypatch)
     run = ["parse", str(tiny_pretrained / "corpus"), "--out", str(tmp_path / "g"), "--config", str(config)]
     assert main(run) == 1
     err = capsys.readouterr().err
@@ -144,11 +143,9 @@ def test_the_cli_parse_uses_the_builds_parse_cache_by_default_and_a_killed_one_r
     assert main([*run, "--quiet"]) == 0
     assert calls == ["D-2"]  # only the shard the kill interrupted
     assert _graphs(tmp_path / "g") == _graphs(tiny_pretrained / "graphs")
-    cfg = load_config(config).parse
-    assert cache_folder(tiny_pretrained / "corpus", ParseConfig(**{**cfg.__dict__, "cache_dir": str(home)})).is_dir()
+    kept = cache_folder(tiny_pretrained / "corpus", replace(load_config(config).parse, cache_dir=str(home)))
+    assert kept.is_dir()
     # --cache '': one piece, nothing kept
     calls.clear()
     assert main([*run, "--out", str(tmp_path / "h"), "--cache", "", "--quiet"]) == 0
-    assert len(calls) == 3 and [p.name for p in home.iterdir()] == [
-        cache_folder(tiny_pretrained / "corpus", ParseConfig(**{**cfg.__dict__, "cache_dir": str(home)})).name
-    ]
+    assert len(calls) == 3 and list(home.iterdir()) == [kept]
