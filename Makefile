@@ -72,7 +72,7 @@ docs: setup
 	$(BIN)/python -m graphtx.cli.reference docs
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
-# the tables and figures of README.md, benchmarks/RESULTS.md and docs/results.md, from benchmarks/regressions/*.json
+# the tables and figures of README.md, benchmarks/RESULTS.md, docs/results.md and docs/howto/own-corpus.md, from benchmarks/regressions/*.json
 # (run a regression first: python benchmarks/regress.py benchmarks/regressions/NAME.yaml)
 results: setup
 	$(BIN)/python benchmarks/results_tables.py

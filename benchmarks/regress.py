@@ -15,8 +15,9 @@ what a run costs on 2 cores and on a GPU. Running it:
   each step's time;
 * exits 1 when an expected metric is off by more than its tolerance (the JSON says which), 3 when the data is absent.
 
-The tables of README.md, benchmarks/RESULTS.md and docs/results.md are generated from those JSON files
-(``make results``: benchmarks/results_tables.py); tests/test_regressions.py fails when a page differs from them.
+The tables and figures of README.md, benchmarks/RESULTS.md, docs/results.md and docs/howto/own-corpus.md are
+generated from those JSON files (``make results``: benchmarks/results_tables.py); tests/test_regressions.py fails
+when a page differs from them.
 
 A step records the command it ran (``WORK/.regress/steps.json``): when the file changes the command (another config,
 another flag), the step runs again even though its output exists. A change of graphtx's code does not rerun a step by

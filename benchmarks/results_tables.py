@@ -1,6 +1,6 @@
 """The results pages' tables and figures, generated from the regressions' result JSON (``make results``).
 
-    python benchmarks/results_tables.py            # rewrite README.md, benchmarks/RESULTS.md, docs/results.md in place
+    python benchmarks/results_tables.py            # rewrite README.md, benchmarks/RESULTS.md, docs/results.md, docs/howto/own-corpus.md in place
     python benchmarks/results_tables.py --check    # exit 1 and name each place that differs (tests/test_regressions.py)
 
 A page holds generated parts between markers; everything between them is replaced:
@@ -29,7 +29,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 REGRESSIONS = REPO / "benchmarks" / "regressions"
-PAGES = (REPO / "README.md", REPO / "benchmarks" / "RESULTS.md", REPO / "docs" / "results.md")
+PAGES = (
+    REPO / "README.md",
+    REPO / "benchmarks" / "RESULTS.md",
+    REPO / "docs" / "results.md",
+    REPO / "docs" / "howto" / "own-corpus.md",
+)
 TABLE = re.compile(
     r"(<!-- table: (?P<name>[\w.-]+)(?:\s*\|(?P<only>[^>]*?))? -->\n)(?P<body>.*?)(<!-- /table -->)", re.S
 )
