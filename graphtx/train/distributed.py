@@ -15,8 +15,10 @@ averaged gradient equals the single-process gradient on the global batch
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
@@ -42,6 +44,26 @@ class DistContext:
 def bf16_autocast(device: torch.device, enabled: bool):
     """The forward's context: bf16 autocast on a CUDA device when ``enabled`` (``train.amp``), a no-op on the CPU."""
     return torch.autocast("cuda", dtype=torch.bfloat16, enabled=enabled and device.type == "cuda")
+
+
+CPU_THREADS_BESIDE_GPU = 4  # torch's CPU threads while a GPU trains (an explicit OMP_NUM_THREADS wins)
+
+
+@contextlib.contextmanager
+def cpu_threads_beside_gpu(device: torch.device) -> Iterator[None]:
+    """While a model trains on a CUDA device, at most CPU_THREADS_BESIDE_GPU threads for torch's CPU ops (the collate,
+    node dropout, the teacher's targets: small tensors, one batch at a time); the CPU and an explicit OMP_NUM_THREADS
+    are left alone. Measured on the H200 machine (16 cores), `graphtx adapt` over 4,000 abstracts: 0.20 s a step at
+    torch's default of one thread a core, 0.073 s at 4 and 0.075 s at 1 (benchmarks/RESULTS.md, GPU)."""
+    if device.type != "cuda" or "OMP_NUM_THREADS" in os.environ:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(min(before, CPU_THREADS_BESIDE_GPU))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def rng_devices(device: torch.device) -> list[int]:

@@ -46,6 +46,7 @@ from graphtx.train.distributed import (
     barrier,
     bf16_autocast,
     broadcast_object,
+    cpu_threads_beside_gpu,
     gather_rows,
     rng_devices,
 )
@@ -144,8 +145,9 @@ class StageTrainer:
         if (self.out_dir / DONE_FILE).exists():
             self.state = StageState(**json.loads((self.out_dir / DONE_FILE).read_text())["state"])
             return self.state
-        with torch.random.fork_rng(
-            devices=rng_devices(self.ctx.device)
+        with (
+            torch.random.fork_rng(devices=rng_devices(self.ctx.device)),
+            cpu_threads_beside_gpu(self.ctx.device),
         ):  # model dropout draws from a seeded RNG; the caller's is left alone
             torch.manual_seed(self.seed * 1_000 + STAGE_INDEX[self.stage] * 100 + self.ctx.rank)
             return self._run(stop_after_steps)

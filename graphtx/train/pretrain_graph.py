@@ -66,7 +66,7 @@ from graphtx.text.teacher import load_teacher_vectors
 from graphtx.train.augment import node_dropout
 from graphtx.train.config import TrainConfig
 from graphtx.train.data import GraphStore
-from graphtx.train.distributed import bf16_autocast, rng_devices
+from graphtx.train.distributed import bf16_autocast, cpu_threads_beside_gpu, rng_devices
 from graphtx.train.loss import contrastive_loss
 
 STAGE = "pretrain"
@@ -392,7 +392,7 @@ class PretrainTrainer:
         if (self.out_dir / DONE_FILE).exists():
             self.state = PretrainState(**json.loads((self.out_dir / DONE_FILE).read_text())["state"])
             return self.state
-        with torch.random.fork_rng(devices=rng_devices(self.device)):
+        with torch.random.fork_rng(devices=rng_devices(self.device)), cpu_threads_beside_gpu(self.device):
             torch.manual_seed(self.seed * 1_000 + 900)
             return self._run(stop_after_steps)
 

@@ -1,0 +1,51 @@
+"""Training on a GPU caps torch's CPU threads (the feeding work is small tensors); the CPU and OMP_NUM_THREADS are left alone."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from graphtx.train.distributed import CPU_THREADS_BESIDE_GPU, cpu_threads_beside_gpu
+
+
+@pytest.fixture
+def eight_threads():
+    before = torch.get_num_threads()
+    torch.set_num_threads(8)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_a_cuda_device_caps_the_cpu_threads_and_restores_them(eight_threads, monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    with cpu_threads_beside_gpu(torch.device("cuda")):  # a device object: no GPU needed to build it
+        assert torch.get_num_threads() == CPU_THREADS_BESIDE_GPU
+    assert torch.get_num_threads() == 8
+
+
+def test_the_cap_is_restored_when_training_fails(eight_threads, monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    with pytest.raises(RuntimeError), cpu_threads_beside_gpu(torch.device("cuda", 0)):
+        raise RuntimeError("a failed step")
+    assert torch.get_num_threads() == 8
+
+
+def test_fewer_threads_than_the_cap_are_kept(monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with cpu_threads_beside_gpu(torch.device("cuda")):
+            assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("device, env", [("cpu", None), ("cuda", "12")])
+def test_the_cpu_and_an_explicit_omp_num_threads_are_left_alone(eight_threads, monkeypatch, device, env):
+    if env is None:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OMP_NUM_THREADS", env)
+    with cpu_threads_beside_gpu(torch.device(device)):
+        assert torch.get_num_threads() == 8
