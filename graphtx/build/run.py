@@ -374,7 +374,7 @@ def _build(
             steps
             * PRETRAIN_S_PER_STEP
             * step_factor(*(nodes.get(k, 0.0) for k in kinds), batch_documents)
-            * (0.1 if gpu else scale)
+            * (0.1 if gpu else scale)  # an H200: 0.073 s a step against 0.67 s on 2 cores (0.11; benchmarks/RESULTS.md)
         )
         return teach + steps_s * (1.4 if route == "train" else 1.0) + (120 * scale if route == "train" else 0)
 
