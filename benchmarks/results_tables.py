@@ -14,7 +14,8 @@ A page holds generated parts between markers; everything between them is replace
   ``<!-- v: NAME|fact|KEY.KEY -->``: a value of the regression's ``facts`` (``:%`` after the key: as a percentage;
   ``:int``: rounded to a whole number; ``KEY/KEY`` divides two of them);
   ``<!-- v: NAME|seeds -->``: how many seeds the regression's JSON holds; ``<!-- v: NAME|SYSTEM|queries -->``: the
-  queries a system was scored on.
+  queries a system was scored on. In a table row write the separators ``\\|`` (``<!-- v: NAME\\|seeds -->``): Markdown
+  splits a row's cells at every bare ``|``, a comment's too.
 
 A result JSON that a page names and that is absent is an error: no number on those pages is typed by hand.
 """
@@ -102,7 +103,7 @@ def table(page: Path, name: str, cache: dict, only: str | None = None) -> str:
 
 
 def value(spec: str, cache: dict) -> str:
-    parts = [p.strip() for p in spec.split("|")]
+    parts = [p.strip() for p in spec.replace("\\|", "|").split("|")]  # in a table row the separators are \|
     r = result(parts[0], cache)
     if parts[1:] == ["seeds"]:
         return str(len(r["seeds"]))

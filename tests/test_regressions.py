@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -187,6 +188,33 @@ def test_a_page_number_differing_from_its_json_is_found(tmp_path):
     assert good == f"BM25 scores <!-- v: {name}|BM25|Recall@3 -->0.1089<!-- /v -->."
     table = results_tables.render(page, f"<!-- table: {name} -->\nold\n<!-- /table -->", cache)
     assert "| TF-IDF | 1 | 257 | 0.0787 | 0.2450 | 0.72x [" in table and "regressions/bm25-ev.yaml" in table
+
+
+def test_a_value_in_a_table_row_takes_escaped_separators(tmp_path):
+    text = results_tables.render(tmp_path / "p.md", "| BM25 | <!-- v: bm25-ev\\|BM25\\|Recall@3 -->x<!-- /v --> |", {})
+    assert text == "| BM25 | <!-- v: bm25-ev\\|BM25\\|Recall@3 -->0.1089<!-- /v --> |"
+
+
+def _cells(row: str) -> int:
+    """A Markdown table row's cells: split at every | not escaped as \\| (a comment's | splits too)."""
+    body = row.strip()
+    body = body[1:] if body.startswith("|") else body
+    body = body[:-1] if body.endswith("|") and not body.endswith("\\|") else body
+    return len(re.split(r"(?<!\\)\|", body))
+
+
+def test_every_table_row_of_the_results_pages_has_its_header_s_cells():
+    """A bare | inside a generated value's comment would split its cell: the value would not show where it belongs."""
+    for page in results_tables.PAGES:
+        header = None
+        for number, line in enumerate(page.read_text().splitlines(), 1):
+            if not line.lstrip().startswith("|"):
+                header = None
+                continue
+            if header is None:
+                header = _cells(line)
+            else:
+                assert _cells(line) == header, f"{page.name}:{number} has {_cells(line)} cells, its header {header}"
 
 
 def test_seed_and_query_counts_are_read_from_the_json(tmp_path):

@@ -374,7 +374,7 @@ def _build(
             steps
             * PRETRAIN_S_PER_STEP
             * step_factor(*(nodes.get(k, 0.0) for k in kinds), batch_documents)
-            * (0.1 if gpu else scale)  # an H200: 0.073 s a step against 0.67 s on 2 cores (0.11; benchmarks/RESULTS.md)
+            * (0.1 if gpu else scale)  # an H200: 0.073-0.079 s a step against 0.67 s on 2 cores (benchmarks/RESULTS.md)
         )
         return teach + steps_s * (1.4 if route == "train" else 1.0) + (120 * scale if route == "train" else 0)
 
@@ -606,8 +606,7 @@ def _build(
                 f"every document {ADAPT_MAX_EPOCHS} times ({every_steps:,} steps; reading all 42,356 of those abstracts "
                 "so, taught by mpnet, took about 4 h on 2 cores and made graphtx alone 1.01x BM25, 1.49x the sampled "
                 "build, fused 1.08x, one seed), best on a GPU (a distillation step took 0.073 s on one H200, 0.67 s on "
-                "2 cores); or build the part you search on its own, which its model "
-                "reads whole "
+                "2 cores); or build the part you search on its own, which its model reads whole "
                 "(2,000 of those abstracts built alone: 1.08x BM25 at nDCG@150, where the large build's model scored "
                 "0.82x over the same 2,000, three seeds)"
             )

@@ -53,8 +53,10 @@ CPU_THREADS_BESIDE_GPU = 4  # torch's CPU threads while a GPU trains (an explici
 def cpu_threads_beside_gpu(device: torch.device) -> Iterator[None]:
     """While a model trains on a CUDA device, at most CPU_THREADS_BESIDE_GPU threads for torch's CPU ops (the collate,
     node dropout, the teacher's targets: small tensors, one batch at a time); the CPU and an explicit OMP_NUM_THREADS
-    are left alone. Measured on the H200 machine (16 cores), `graphtx adapt` over 4,000 abstracts: 0.20 s a step at
-    torch's default of one thread a core, 0.073 s at 4 and 0.075 s at 1 (benchmarks/RESULTS.md, GPU)."""
+    are left alone (torchrun and Ray set it to 1 a worker). Measured on the H200 machine (16 cores), `graphtx adapt`
+    over 4,000 abstracts: 0.20 s a step at torch's default of one thread a core, 0.079 s with this cap, 0.073 s and
+    0.075 s with OMP_NUM_THREADS 4 and 1 (benchmarks/RESULTS.md, Speed). The count is process-wide: trainers run one
+    after another, never in threads side by side (two would restore each other's count out of order)."""
     if device.type != "cuda" or "OMP_NUM_THREADS" in os.environ:
         yield
         return

@@ -145,10 +145,8 @@ class StageTrainer:
         if (self.out_dir / DONE_FILE).exists():
             self.state = StageState(**json.loads((self.out_dir / DONE_FILE).read_text())["state"])
             return self.state
-        with (
-            torch.random.fork_rng(devices=rng_devices(self.ctx.device)),
-            cpu_threads_beside_gpu(self.ctx.device),
-        ):  # model dropout draws from a seeded RNG; the caller's is left alone
+        # model dropout draws from a seeded RNG, the caller's left alone; beside a GPU, few CPU threads
+        with torch.random.fork_rng(devices=rng_devices(self.ctx.device)), cpu_threads_beside_gpu(self.ctx.device):
             torch.manual_seed(self.seed * 1_000 + STAGE_INDEX[self.stage] * 100 + self.ctx.rank)
             return self._run(stop_after_steps)
 

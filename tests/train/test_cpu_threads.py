@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import pytest
 import torch
 
+from graphtx.cli import main
 from graphtx.train.distributed import CPU_THREADS_BESIDE_GPU, cpu_threads_beside_gpu
+from tests.train.test_loop import _train_args
 
 
 @pytest.fixture
@@ -49,3 +54,27 @@ def test_the_cpu_and_an_explicit_omp_num_threads_are_left_alone(eight_threads, m
         monkeypatch.setenv("OMP_NUM_THREADS", env)
     with cpu_threads_beside_gpu(torch.device(device)):
         assert torch.get_num_threads() == 8
+
+
+@pytest.mark.timeout(300)
+def test_both_training_stages_run_inside_the_cap(synthetic, tmp_path, monkeypatch):
+    """Stage pretrain (PretrainTrainer) and stage base (StageTrainer) each train inside cpu_threads_beside_gpu, given
+    the run's device: a trainer that skipped it would keep torch's one thread a core beside a GPU."""
+    import graphtx.train.loop as loop
+    import graphtx.train.pretrain_graph as pretrain_graph
+
+    entered: list[tuple[str, str]] = []
+
+    def recording(stage: str):
+        @contextlib.contextmanager
+        def cap(device: torch.device) -> Iterator[None]:
+            entered.append((stage, device.type))
+            yield
+
+        return cap
+
+    monkeypatch.setattr(pretrain_graph, "cpu_threads_beside_gpu", recording("pretrain"))
+    monkeypatch.setattr(loop, "cpu_threads_beside_gpu", recording("base"))
+    args = _train_args(synthetic, tmp_path / "run", "--stages", "pretrain,base", "--max-epochs", "1", "--no-rank-fit")
+    assert main([*args, "--device", "cpu"]) == 0
+    assert ("pretrain", "cpu") in entered and ("base", "cpu") in entered, entered
