@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, ...]] = [
         "metrics",
         "progress",
         "cache_home",
+        "threads",
     ),
     ("corpus",),  # ingest
     ("graphs",),  # parse

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
+from graphtx.threads import torch_threads
+
 
 @dataclass(frozen=True)
 class DistContext:
@@ -55,17 +57,13 @@ def cpu_threads_beside_gpu(device: torch.device) -> Iterator[None]:
     node dropout, the teacher's targets: small tensors, one batch at a time); the CPU and an explicit OMP_NUM_THREADS
     are left alone (torchrun and Ray set it to 1 a worker). Measured on the H200 machine (16 cores), `graphtx adapt`
     over 4,000 abstracts: 0.20 s a step at torch's default of one thread a core, 0.079 s with this cap, 0.073 s and
-    0.075 s with OMP_NUM_THREADS 4 and 1 (benchmarks/RESULTS.md, Speed). The count is process-wide: trainers run one
-    after another, never in threads side by side (two would restore each other's count out of order)."""
+    0.075 s with OMP_NUM_THREADS 4 and 1 (benchmarks/RESULTS.md, Speed). The count is process-wide (graphtx/threads.py):
+    trainers run one after another."""
     if device.type != "cuda" or "OMP_NUM_THREADS" in os.environ:
         yield
         return
-    before = torch.get_num_threads()
-    torch.set_num_threads(min(before, CPU_THREADS_BESIDE_GPU))
-    try:
+    with torch_threads(min(torch.get_num_threads(), CPU_THREADS_BESIDE_GPU)):
         yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def rng_devices(device: torch.device) -> list[int]:

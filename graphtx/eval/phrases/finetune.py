@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -15,6 +14,7 @@ from graphtx.eval.phrases.model import PhraseSimilarityModel, _new_model, score
 from graphtx.metrics import pearson_spearman
 from graphtx.model.batch import Tokenizer
 from graphtx.text.phrase_pairs import PhrasePairs, split_by_anchor
+from graphtx.threads import torch_threads
 from graphtx.train.loss import cosent_loss, mse_loss
 
 LOSSES: dict[str, Callable[[torch.Tensor, torch.Tensor, float], torch.Tensor]] = {
@@ -66,7 +66,7 @@ def fine_tune(
         return {"epoch": epoch, "train_loss": train_loss, "dev_pearson": p, "dev_spearman": s}
 
     steps = math.ceil(len(fit) / cfg.batch_size)
-    with _torch_threads(cfg.threads), torch.random.fork_rng(devices=[]):
+    with torch_threads(cfg.threads), torch.random.fork_rng(devices=[]):
         history = [evaluate(0, math.nan)]
         best_key, best_state, best_epoch = _selection_key(history[0]), copy.deepcopy(model.state_dict()), 0
         torch.manual_seed(seed)  # embedding dropout draws from the global generator
@@ -108,16 +108,6 @@ def _optimizer(model: PhraseSimilarityModel, cfg: PhraseConfig) -> torch.optim.A
     return torch.optim.AdamW(
         groups, lr=cfg.lr, weight_decay=cfg.weight_decay, fused=True
     )  # fused: 5x faster steps on CPU
-
-
-@contextlib.contextmanager
-def _torch_threads(n: int) -> Iterator[None]:
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def _selection_key(row: dict) -> float:
