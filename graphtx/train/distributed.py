@@ -59,7 +59,7 @@ def cpu_threads_beside_gpu(device: torch.device) -> Iterator[None]:
     over 4,000 abstracts: 0.20 s a step at torch's default of one thread a core, 0.079 s with this cap, 0.073 s and
     0.075 s with OMP_NUM_THREADS 4 and 1 (benchmarks/RESULTS.md, Speed). The count is process-wide (graphtx/threads.py):
     trainers run one after another."""
-    if device.type != "cuda" or "OMP_NUM_THREADS" in os.environ:
+    if device.type != "cuda" or os.environ.get("OMP_NUM_THREADS", "").strip():  # set but empty: as unset
         yield
         return
     with torch_threads(min(torch.get_num_threads(), CPU_THREADS_BESIDE_GPU)):

@@ -28,6 +28,12 @@ def test_a_cuda_device_caps_the_cpu_threads_and_restores_them(eight_threads, mon
     assert torch.get_num_threads() == 8
 
 
+def test_an_empty_omp_num_threads_counts_as_unset(eight_threads, monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "")
+    with cpu_threads_beside_gpu(torch.device("cuda")):
+        assert torch.get_num_threads() == CPU_THREADS_BESIDE_GPU
+
+
 def test_the_cap_is_restored_when_training_fails(eight_threads, monkeypatch):
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     with pytest.raises(RuntimeError), cpu_threads_beside_gpu(torch.device("cuda", 0)):
