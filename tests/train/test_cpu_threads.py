@@ -9,16 +9,15 @@ import pytest
 import torch
 
 from graphtx.cli import main
+from graphtx.threads import torch_threads
 from graphtx.train.distributed import CPU_THREADS_BESIDE_GPU, cpu_threads_beside_gpu
 from tests.train.test_loop import _train_args
 
 
 @pytest.fixture
 def eight_threads():
-    before = torch.get_num_threads()
-    torch.set_num_threads(8)
-    yield
-    torch.set_num_threads(before)
+    with torch_threads(8):
+        yield
 
 
 def test_a_cuda_device_caps_the_cpu_threads_and_restores_them(eight_threads, monkeypatch):
@@ -43,13 +42,8 @@ def test_the_cap_is_restored_when_training_fails(eight_threads, monkeypatch):
 
 def test_fewer_threads_than_the_cap_are_kept(monkeypatch):
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with cpu_threads_beside_gpu(torch.device("cuda")):
-            assert torch.get_num_threads() == 1
-    finally:
-        torch.set_num_threads(before)
+    with torch_threads(1), cpu_threads_beside_gpu(torch.device("cuda")):
+        assert torch.get_num_threads() == 1
 
 
 @pytest.mark.parametrize("device, env", [("cpu", None), ("cuda", "12")])
