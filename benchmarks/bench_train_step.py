@@ -1,7 +1,7 @@
 """One training step of the graph transformer, the model alone: fp32 against bf16 autocast, small and paper shapes.
 
 The batch is built once from real graphs (collate is CPU work, measured apart), then the forward + backward + AdamW
-step is repeated on ``--device``. Separates what the GPU does from what the CPU feeds it: ``graphtx train`` on a GPU
+step is repeated on ``--device``; bf16 as the distillation runs it (a GPU, or a CPU with bf16 in hardware). Separates what the GPU does from what the CPU feeds it: ``graphtx train`` on a GPU
 is bounded by the collate when the model is small.
 
     python benchmarks/bench_train_step.py --graphs EV/graphs --tokens TOKENS --device cuda --graphs-per-batch 160 320
@@ -19,11 +19,13 @@ import time
 import torch
 from machine import basics
 
+from graphtx.hardware import trains_in_bf16
 from graphtx.model.batch import collate
 from graphtx.model.config import ModelConfig
 from graphtx.model.encoder import GraphEncoder
 from graphtx.text.pretrain import load_tokens
 from graphtx.train.data import GraphStore
+from graphtx.train.distributed import bf16_autocast
 
 
 def machine(device: str) -> str:
@@ -43,7 +45,7 @@ def step_ms(model: GraphEncoder, batch, device: torch.device, amp: bool, repeats
     for i in range(repeats + 5):
         sync(device)
         t0 = time.perf_counter()
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp and device.type == "cuda"):
+        with bf16_autocast(device, amp, on_cpu=True):  # as the distillation trains: bf16 on a GPU or a CPU that has it
             vectors = model(batch).float()  # (graphs, D)
         loss = (vectors @ vectors.T).logsumexp(1).mean()
         opt.zero_grad(set_to_none=True)
@@ -82,12 +84,13 @@ def main() -> None:
             collate_ms = (time.perf_counter() - t0) * 1000
             batch = batch.to(device)
             row = {}
-            for amp in (False, True):
+            for amp in (False, True) if trains_in_bf16(device.type, True, on_cpu=True) else (False,):
                 model = GraphEncoder(config, seed=0).to(device).train()
                 row[amp] = step_ms(model, batch, device, amp, args.repeats)
+            bf16 = (f"{row[True]:.1f}", f"{n / row[True] * 1000:.0f}") if True in row else ("- (no bf16 here)", "-")
             print(
-                f"| {name} | {n} | {batch.num_nodes} | {collate_ms:.0f} | {row[False]:.1f} | {row[True]:.1f} | "
-                f"{n / row[False] * 1000:.0f} | {n / row[True] * 1000:.0f} |",
+                f"| {name} | {n} | {batch.num_nodes} | {collate_ms:.0f} | {row[False]:.1f} | {bf16[0]} | "
+                f"{n / row[False] * 1000:.0f} | {bf16[1]} |",
                 flush=True,
             )
 

@@ -32,6 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
         "progress",
         "cache_home",
         "threads",
+        "hardware",
     ),
     ("corpus",),  # ingest
     ("graphs",),  # parse

@@ -33,6 +33,13 @@ STEP_COST_PER_WORK = 2.0 / (128 * 126.0)
 # steps; the build of all 42,356: 0.74 s; load 1.8-2.1), where the line said 0.59 s. Below the reference, the line
 # through EV and that point.
 STEP_COST_PER_WORK_BELOW = (1.0 - 0.745) / (128 * (70.0 - 44.0))
+# the step of today's code against the code those constants were measured with, on 2 cores: gathers by index_select
+# (fp32), and the distillation under bf16 autocast where the CPU has bf16 in hardware (graphtx.hardware). Measured
+# on one machine by benchmarks/bench_adapt_step.py (200 steps over 4,000 software abstracts, two rounds interleaved,
+# median s a step): the older code 0.443 / 0.465, fp32 0.416 / 0.405, bf16 0.289 / 0.256; a run by hand before it
+# 0.450 / 0.436, 0.396 / 0.417, 0.261 / 0.282 (load 0.1-2.7; benchmarks/RESULTS.md, Speed); the shares pool both.
+# The citation stage's steps take the fp32 share: the same model code, not timed there.
+CPU_STEP_SHARE = {"fp32": 0.91, "bf16": 0.61}
 # a graph's nodes against the words of the text it is parsed from, measured on the 371 shared USPTO grants' graphs
 # (first claims of 12 to 406 words: about 0.17 nodes a word; claims + description: 0.14 up to ~1,300 words) and EV
 # abstracts (120 words, 35 nodes). A graph levels off a little below the parse's cap (max_feature_nodes +

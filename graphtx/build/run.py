@@ -36,6 +36,7 @@ import pyarrow.parquet as pq
 from graphtx.atomic import atomic_write_json
 from graphtx.build import MIN_TRAINING_QUERIES, STEPS
 from graphtx.build.plan import (
+    CPU_STEP_SHARE,
     PRETRAIN_S_PER_STEP,
     TEACHER_MIN_WORDS,
     TEACHER_REFERENCE_WORDS,
@@ -57,6 +58,7 @@ from graphtx.cache_home import parse_cache_dir
 from graphtx.config import GraphtxConfig
 from graphtx.errors import LockedError
 from graphtx.from_dict import with_overrides
+from graphtx.hardware import trains_in_bf16
 
 STATE_FILE = "build.json"
 # settings that change how a step runs, not what it writes: left out of the fingerprints
@@ -369,14 +371,17 @@ def _build(
         float(model_documents), train_cfg.pretrain_batch_docs * (1.0 + train_cfg.pretrain_teacher_neighbours)
     )  # the documents a distillation step encodes
 
+    precision = "bf16" if trains_in_bf16("cpu", train_cfg.amp, on_cpu=True) else "fp32"  # the distillation's, on a CPU
+
     def model_seconds(nodes: dict[str, float]) -> float:
-        steps_s = (
-            steps
-            * PRETRAIN_S_PER_STEP
-            * step_factor(*(nodes.get(k, 0.0) for k in kinds), batch_documents)
-            * (0.1 if gpu else scale)  # an H200: 0.073-0.079 s a step against 0.67 s on 2 cores (benchmarks/RESULTS.md)
-        )
-        return teach + steps_s * (1.4 if route == "train" else 1.0) + (120 * scale if route == "train" else 0)
+        reference_s = (
+            steps * PRETRAIN_S_PER_STEP * step_factor(*(nodes.get(k, 0.0) for k in kinds), batch_documents)
+        )  # the distillation's steps as calibrated (fp32, the older code, 2 cores)
+        if gpu:  # an H200: 0.073-0.079 s a step against 0.67 s on 2 cores (benchmarks/RESULTS.md)
+            pretrain_s = base_s = reference_s * 0.1
+        else:  # the citation stage stays fp32 on a CPU
+            pretrain_s, base_s = (reference_s * scale * CPU_STEP_SHARE[p] for p in (precision, "fp32"))
+        return teach + pretrain_s + (0.4 * base_s + 120 * scale if route == "train" else 0)
 
     graphs_known = False  # the plan's graph sizes are the parsed graphs' (parse up to date), not a guess from words
     if up_to_date("parse"):
@@ -450,7 +455,7 @@ def _build(
             "model": (
                 f"teacher {chosen} over {model_documents:,} documents ({duration(teach)}"
                 + (f"; {cached:,} of their vectors cached" if cached else "")
-                + f"), {steps:,} distillation steps ({passes:.1f} passes)"
+                + f"), {steps:,} distillation steps ({passes:.1f} passes{'' if gpu else f', {precision} on the CPU'})"
                 + (", then the citations and the ranker" if route == "train" else ", no citation")
                 + f" into {layout.run}"
             ),
@@ -606,7 +611,8 @@ def _build(
                 f"every document {ADAPT_MAX_EPOCHS} times ({every_steps:,} steps; reading all 42,356 of those abstracts "
                 "so, taught by mpnet, took about 4 h on 2 cores and made graphtx alone 1.01x BM25, 1.49x the sampled "
                 "build, fused 1.08x, one seed), best on a GPU (a distillation step took 0.073 s on one H200, 0.67 s on "
-                "2 cores); or build the part you search on its own, which its model reads whole "
+                "2 cores in fp32; a CPU with bf16 in hardware makes it about 1.5x as fast); or build the part you "
+                "search on its own, which its model reads whole "
                 "(2,000 of those abstracts built alone: 1.08x BM25 at nDCG@150, where the large build's model scored "
                 "0.82x over the same 2,000, three seeds)"
             )

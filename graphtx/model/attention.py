@@ -98,16 +98,18 @@ class SparseGraphAttention(nn.Module):
         q = self.q(x).view(n, h, d)  # (n, h, d)
         k = self.k(x).view(n, h, d)  # (n, h, d)
         v = self.v(x).view(n, h, d)  # (n, h, d)
+        # Gathers by index_select, not q[dst]: the same values, and a backward that sums into the rows with index_add
+        # (about 2x as fast on 2 CPU cores as advanced indexing's index_put, which took a tenth of a training step).
         if self.qk_norm:
             q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
-            logits = (q[dst] * k[src]).sum(-1) * self.qk_scale  # (e, h)
+            logits = (q.index_select(0, dst) * k.index_select(0, src)).sum(-1) * self.qk_scale  # (e, h)
         else:
-            logits = (q[dst] * k[src]).sum(-1) * d**-0.5  # (e, h)
+            logits = (q.index_select(0, dst) * k.index_select(0, src)).sum(-1) * d**-0.5  # (e, h)
         if self.edge_bias is not None:
-            logits = logits + self.edge_bias[kind]  # (e, h)
+            logits = logits + self.edge_bias.index_select(0, kind)  # (e, h)
 
         alpha = softmax(logits, index=dst, num_nodes=n)  # (e, h); sums to 1 over each target's in-edges
-        messages = self.attn_drop(alpha).unsqueeze(-1) * v[src]  # (e, h, d)
+        messages = self.attn_drop(alpha).unsqueeze(-1) * v.index_select(0, src)  # (e, h, d)
         out = scatter(messages, dst, dim=0, dim_size=n, reduce="sum")  # (n, h, d)
         out = self.out(out.reshape(n, h * d))  # (n, h*d)
         return (out, alpha, index) if return_attention else out

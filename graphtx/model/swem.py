@@ -174,9 +174,10 @@ class SWEMNodeEncoder(nn.Module):
         inside = (
             token_node[width - 1 :] == token_node[: t - width + 1]
         )  # (t-w+1,) the window starting at i lies in one node
-        window = torch.cat([e[k : t - width + 1 + k][inside] for k in range(width)], dim=-1)  # (p, w*c)
+        start = inside.nonzero().squeeze(1)  # (p,) first token of each window; index_select's backward is the fast one
+        window = torch.cat([e.index_select(0, start + k) for k in range(width)], dim=-1)  # (p, w*c)
         g = F.gelu(layer(window))  # (p, c)
-        window_node = token_node[: t - width + 1][inside]  # (p,)
+        window_node = token_node.index_select(0, start)  # (p,)
         return [scatter(g, window_node, dim=0, dim_size=num_nodes, reduce=r) for r in ("mean", "max")]  # (n, c) each
 
     def extra_repr(self) -> str:

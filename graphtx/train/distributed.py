@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
+from graphtx.hardware import trains_in_bf16
 from graphtx.threads import torch_threads
 
 
@@ -43,9 +44,11 @@ class DistContext:
         return self.world_size > 1
 
 
-def bf16_autocast(device: torch.device, enabled: bool):
-    """The forward's context: bf16 autocast on a CUDA device when ``enabled`` (``train.amp``), a no-op on the CPU."""
-    return torch.autocast("cuda", dtype=torch.bfloat16, enabled=enabled and device.type == "cuda")
+def bf16_autocast(device: torch.device, enabled: bool, on_cpu: bool = False):
+    """The forward's context: bf16 autocast where graphtx.hardware.trains_in_bf16 says (a CUDA device; with ``on_cpu``
+    a CPU with bf16 in hardware), fp32 elsewhere."""
+    kind = "cuda" if device.type == "cuda" else "cpu"
+    return torch.autocast(kind, dtype=torch.bfloat16, enabled=trains_in_bf16(device.type, enabled, on_cpu))
 
 
 CPU_THREADS_BESIDE_GPU = 4  # torch's CPU threads while a GPU trains (an explicit OMP_NUM_THREADS wins)

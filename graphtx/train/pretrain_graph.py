@@ -59,6 +59,7 @@ import torch.nn.functional as F
 
 from graphtx.atomic import atomic_write_json, atomic_write_text, replacing
 from graphtx.graphs.graph import InventionGraph
+from graphtx.hardware import trains_in_bf16
 from graphtx.model.batch import collate
 from graphtx.model.io import save_model
 from graphtx.progress import progress_bar
@@ -442,6 +443,7 @@ class PretrainTrainer:
             "two_view_documents": len(self.pool.two_views),
             "teacher": self.pool.peer.label if self.pool.peer else "",
             "teacher_documents": len(self.pool.peer.doc_ids) if self.pool.peer else 0,
+            "precision": "bf16" if trains_in_bf16(self.device.type, self.cfg.amp, on_cpu=True) else "fp32",
         }
         atomic_write_json(self.out_dir / DONE_FILE, summary)
         (self.out_dir / CHECKPOINT_FILE).unlink(missing_ok=True)
@@ -468,7 +470,7 @@ class PretrainTrainer:
         g = torch.Generator().manual_seed(int(rng.integers(2**62)))
         gb = node_dropout(gb, cfg.node_dropout_max, cfg.node_dropout_half, g).to(self.device)
         dev = self.device
-        with bf16_autocast(dev, cfg.amp):  # bf16 on a GPU, as stage base
+        with bf16_autocast(dev, cfg.amp, on_cpu=True):  # bf16 on a GPU, and on a CPU that has it in hardware
             vectors = self.model(gb).float()  # (S + A + T + M, D)
         s, a, t = len(inp["spans"]), len(inp["anchors"]), len(inp["taught"])
         spans, anchors = vectors[:s], vectors[s : s + a]  # (S, D), (A, D)

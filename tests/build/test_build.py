@@ -318,15 +318,37 @@ def test_documents_added_to_a_corpus_are_the_only_ones_the_teacher_encodes(tmp_p
 
 
 @pytest.mark.timeout(120)
+def test_the_plan_says_the_distillations_precision_on_a_cpu_and_projects_bf16_shorter(tmp_path, monkeypatch, capsys):
+    """A CPU with bf16 in hardware distils in bf16 (train.amp on), so the plan says so and projects the model step at
+    CPU_STEP_SHARE's bf16 share; without it, or with train.amp off, fp32."""
+    import graphtx.hardware as hardware
+
+    config = _config(tmp_path)
+    fp32 = tmp_path / "fp32.yaml"
+    fp32.write_text(f"extends: {config}\ntrain:\n  amp: false\n")
+    model_s = {}
+    for native, cfg, expect in ((True, config, "bf16"), (False, config, "fp32"), (True, fp32, "fp32")):
+        monkeypatch.setattr(hardware, "cpu_has_native_bf16", lambda native=native: native)
+        out = tmp_path / f"b-{native}-{cfg.stem}"
+        args = ["build", str(GRANTS), "--out", str(out), "--config", str(cfg), "--device", "cpu", "--plan", "--json"]
+        assert main(args) == 0
+        captured = capsys.readouterr()
+        assert f"passes, {expect} on the CPU)" in captured.err
+        model_s[native, cfg.stem] = json.loads(captured.out)["plan"]["projected_s"]["model"]
+    assert model_s[True, fp32.stem] == pytest.approx(model_s[False, config.stem])  # fp32 either way
+    assert model_s[True, config.stem] < model_s[False, config.stem]
+
+
+@pytest.mark.timeout(120)
 def test_the_plan_says_how_many_passes_the_distillation_makes_and_warns_when_they_are_few(tmp_path, capsys):
     out, config = tmp_path / "b", _config(tmp_path)
     base = ["build", str(GRANTS), "--out", str(out), "--config", str(config), "--device", "cpu", "--plan"]
     assert main(base) == 0  # 2 documents, 2 anchors a step: the default steps capped at ADAPT_MIN_STEPS, 50 passes
     err = capsys.readouterr().err
-    assert "50 distillation steps (50.0 passes)" in err and "note:" not in err
+    assert "50 distillation steps (50.0 passes, " in err and "note:" not in err
     assert main([*base, "--steps", "3"]) == 0  # 3 passes: the user is told, with the steps 15 passes would take
     err = capsys.readouterr().err
-    assert "3 distillation steps (3.0 passes)" in err
+    assert "3 distillation steps (3.0 passes, " in err
     assert (
         "note: 3 distillation steps are 3.0 passes over 2 documents" in err
         and "(build or adapt --steps all, or train.pretrain_steps 15)" in err
@@ -380,7 +402,7 @@ def test_a_corpus_the_steps_read_few_times_adapts_on_a_seeded_sample_and_indexes
     plan = json.loads(captured.out)["plan"]
     assert plan["documents"] == 8 and plan["model_documents"] == 2 and "sample" in plan["projected_s"]
     assert "on a seeded uniform 2 of the 8 documents; all are indexed" in captured.err
-    assert "teacher minilm over 2 documents" in captured.err and "(15.0 passes)" in captured.err
+    assert "teacher minilm over 2 documents" in captured.err and "(15.0 passes, " in captured.err
     assert "(--steps all would read all 8 15 times: 60 steps" in captured.err and "note:" not in captured.err
     assert main([*base, "--json"]) == 0
     captured = capsys.readouterr()
@@ -412,7 +434,7 @@ def test_a_corpus_the_steps_read_few_times_adapts_on_a_seeded_sample_and_indexes
     assert main([*base, "--steps", "20", "--until", "tokens"]) == 0
     err = capsys.readouterr().err
     assert not (out / "sample").exists() and "sample" not in json.loads((out / "build.json").read_text())["steps"]
-    assert "tokens: projected" in err and "teacher minilm over 8 documents" in err and "(5.0 passes)" in err
+    assert "tokens: projected" in err and "teacher minilm over 8 documents" in err and "(5.0 passes, " in err
     # --steps all: the steps that read every one of the 8 documents 15 times, counted from the corpus; no sample
     assert main([*base[:-2], "--steps", "all", "--plan", "--json"]) == 0
     captured = capsys.readouterr()
@@ -422,7 +444,7 @@ def test_a_corpus_the_steps_read_few_times_adapts_on_a_seeded_sample_and_indexes
         15.0,
         8,
     ) and "sample" not in plan["projected_s"]
-    assert "60 distillation steps (15.0 passes)" in captured.err
+    assert "60 distillation steps (15.0 passes, " in captured.err
 
 
 @pytest.mark.timeout(300)

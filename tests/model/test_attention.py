@@ -32,15 +32,9 @@ def test_attention_edges_both_directions_and_one_self_loop():
     assert kind.tolist() == [0, 2, 3, 5, 6, 6, 6]
 
 
-@pytest.mark.parametrize("qk_norm", [True, False])
-def test_sparse_attention_equals_dense_masked_attention(qk_norm):
-    b = _batch()
-    attn = _attention(qk_norm)
+def _dense_attention(attn, b, x, qk_norm):
+    """The dense reference: i attends to j iff j → i is a graph edge (either direction) or i == j."""
     n, h, d = b.num_nodes, attn.heads, attn.head_dim
-    x = torch.randn(n, 12, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
-    out = attn(x, b.edge_index, b.edge_type)
-
-    # dense reference: i attends to j iff j → i is a graph edge (either direction) or i == j
     index, kind = attention_edges(b.edge_index, b.edge_type, n)
     src, dst = index
     mask = torch.zeros(n, n, dtype=torch.bool)
@@ -54,8 +48,36 @@ def test_sparse_attention_equals_dense_masked_attention(qk_norm):
     else:
         logits = q @ k.transpose(1, 2) / d**0.5
     logits = (logits + bias).masked_fill(~mask, float("-inf"))
-    dense = attn.out((logits.softmax(-1) @ v).transpose(0, 1).reshape(n, h * d))
-    torch.testing.assert_close(out, dense, rtol=0, atol=1e-12)
+    return attn.out((logits.softmax(-1) @ v).transpose(0, 1).reshape(n, h * d))
+
+
+@pytest.mark.parametrize("qk_norm", [True, False])
+def test_sparse_attention_equals_dense_masked_attention(qk_norm):
+    b = _batch()
+    attn = _attention(qk_norm)
+    x = torch.randn(b.num_nodes, 12, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    out = attn(x, b.edge_index, b.edge_type)
+    torch.testing.assert_close(out, _dense_attention(attn, b, x, qk_norm), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("qk_norm", [True, False])
+def test_sparse_attention_gradients_equal_the_dense_references(qk_norm):
+    """The sparse gathers' backward (index_select: rows summed by index_add) gives the dense attention's gradients,
+    for the input, every projection, the QK scale and the edge-kind bias."""
+    b = _batch()
+    attn = _attention(qk_norm)
+    x = torch.randn(b.num_nodes, 12, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    weight = torch.randn(b.num_nodes, 12, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    grads = []
+    for forward in (lambda xx: attn(xx, b.edge_index, b.edge_type), lambda xx: _dense_attention(attn, b, xx, qk_norm)):
+        attn.zero_grad(set_to_none=True)
+        xx = x.clone().requires_grad_(True)
+        (forward(xx) * weight).sum().backward()
+        grads.append([xx.grad] + [p.grad for p in attn.parameters()])
+    assert len(grads[0]) == len(grads[1]) > 5
+    for sparse, dense in zip(*grads):
+        assert sparse is not None and float(sparse.abs().sum()) > 0
+        torch.testing.assert_close(sparse, dense, rtol=1e-9, atol=1e-12)
 
 
 def test_attention_weights_sum_to_one_over_incoming_edges():

@@ -141,6 +141,23 @@ def test_word_order_pooling_matches_per_node_reference(order):
     torch.testing.assert_close(out, _ngram_reference(enc, b.token_ids, b.token_node, b.node_type), rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("order", ["bigram", "trigram"])
+def test_word_order_gradients_match_the_per_node_reference(order):
+    """The windows' gathers (index_select) send every gradient to the token rows and layers the reference's do."""
+    torch.manual_seed(0)
+    enc = SWEMNodeEncoder(vocab_size=64, token_dim=5, node_dim=7, word_order=order).double().eval()
+    b = collate([snowthrower(), lamp()], HashTokenizer(), max_tokens_per_node=4)
+    weight = torch.randn(b.num_nodes, 7, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    grads = []
+    for forward in (enc, lambda *a: _ngram_reference(enc, *a)):
+        enc.zero_grad(set_to_none=True)
+        (forward(b.token_ids, b.token_node, b.node_type) * weight).sum().backward()
+        grads.append({name: p.grad for name, p in enc.named_parameters()})
+    assert all(float(grads[0][f"ngram.{i}.weight"].abs().sum()) > 0 for i in range(len(enc.widths)))
+    for name, dense in grads[1].items():
+        torch.testing.assert_close(grads[0][name], dense, rtol=1e-9, atol=1e-12, msg=name)
+
+
 def test_word_order_tells_reordered_tokens_apart_and_never_reads_across_nodes():
     torch.manual_seed(0)
     bag, ordered = SWEMNodeEncoder(16, 4, 6).eval(), SWEMNodeEncoder(16, 4, 6, word_order="bigram").eval()
