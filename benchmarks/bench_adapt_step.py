@@ -58,9 +58,8 @@ def main() -> None:
     ap.add_argument("--older", type=Path, help="an older checkout of graphtx to time beside this one")
     args = ap.parse_args()
     print("machine:", basics(), "; load average (1 min)", f"{load():.2f}")
+    fp32 = REPO / "benchmarks" / "regressions" / "transfer" / "fp32.yaml"  # configs/small.yaml, train.amp off
     with tempfile.TemporaryDirectory() as tmp:
-        fp32 = Path(tmp) / "fp32.yaml"
-        fp32.write_text(f"extends: {REPO / 'configs' / 'small.yaml'}\ntrain:\n  amp: false\n")
         variants = [("this code, fp32 (train.amp: false)", REPO, fp32)]
         variants.append(("this code, its default (bf16 where the CPU has it)", REPO, REPO / "configs" / "small.yaml"))
         if args.older:

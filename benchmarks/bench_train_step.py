@@ -1,8 +1,9 @@
 """One training step of the graph transformer, the model alone: fp32 against bf16 autocast, small and paper shapes.
 
 The batch is built once from real graphs (collate is CPU work, measured apart), then the forward + backward + AdamW
-step is repeated on ``--device``; bf16 as the distillation runs it (a GPU, or a CPU with bf16 in hardware). Separates what the GPU does from what the CPU feeds it: ``graphtx train`` on a GPU
-is bounded by the collate when the model is small.
+step is repeated on ``--device``; bf16 as the distillation runs it (a GPU, or a CPU with bf16 in hardware).
+Separates what the GPU does from what the CPU feeds it: ``graphtx train`` on a GPU is bounded by the collate when
+the model is small.
 
     python benchmarks/bench_train_step.py --graphs EV/graphs --tokens TOKENS --device cuda --graphs-per-batch 160 320
 
