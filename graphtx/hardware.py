@@ -4,6 +4,7 @@ bf16 in hardware: oneDNN multiplies bf16 matrices several times as fast as fp32 
 (on 2 cores of an AVX512-BF16 machine a (5,324 x 256) by (256 x 2,048) product took 7-10 ms against 38-40 ms:
 benchmarks/studies/cpu_kernels.py); without them bf16 is emulated and no faster. ``trains_in_bf16`` is the one rule of where a model trains under bf16 autocast:
 graphtx/train/distributed.py applies it, graphtx/build/run.py projects the model step's time with it.
+``teacher_in_bf16`` is the one rule of where a peer encodes a teacher's vectors under bf16 autocast (graphtx/text/teacher.py).
 """
 
 from __future__ import annotations
@@ -32,3 +33,14 @@ def trains_in_bf16(device_type: str, enabled: bool, on_cpu: bool = False) -> boo
     if not enabled:
         return False
     return device_type == "cuda" or (on_cpu and device_type == "cpu" and cpu_has_native_bf16())
+
+
+TEACHER_BF16 = "bf16-autocast"  # a teacher's vectors encoded under bf16 autocast: the peer vector cache's dtype name
+
+
+def teacher_in_bf16(device_type: str, enabled: bool) -> bool:
+    """Whether a peer encodes a teacher's vectors under bf16 autocast when ``enabled`` (``train.amp``): on a CPU with bf16
+    in hardware. There the matrix products run in bf16 and the rest in fp32, and the vectors are renormalised in fp32:
+    all-mpnet-base-v2 over 2,000 software abstracts gave cosines of at least 0.9999 to fp32's at a fraction of the time
+    (benchmarks/results/cpu-bf16.md). On a GPU the teacher keeps fp32 (not measured there; it is fast already)."""
+    return enabled and device_type == "cpu" and cpu_has_native_bf16()

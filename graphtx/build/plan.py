@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from graphtx.hardware import TEACHER_BF16
+
 # measured rates, 2 CPU cores (the studies of benchmarks/results/): per second unless named otherwise
 PARSE_WORDS_PER_S_PER_WORKER = 8_400  # spaCy en_core_web_sm + rules (speed-parse.md; full-text dev set: 8,400 a worker)
 TOKENS_WORDS_PER_S = 51_000.0  # BPE + FastText over the corpus: 83.0 M words of the 42,356 full texts in 1,624 s (load 1-2.6); 14,006 abstracts in 41 s
@@ -58,6 +60,10 @@ ENCODE_GRAPHS_PER_S, ENCODE_REFERENCE_NODES = 110.0, 161.0  # a graph's encoding
 INDEX_FIXED_S = 1.0  # loading the model and writing the index files (371 grants of 83-node graphs: 2.2 s in all)
 BYTES_PER_DOCUMENT = {"corpus": 1.2, "graphs": 3.0, "index": 1.5}  # x the document's text bytes, on disk
 MPNET_CPU_HOUR_DOCUMENTS = int(TEACHER_DOCS_PER_S["mpnet"] * 3600)  # what 2 cores encode with mpnet in about an hour
+# a teacher's time on a CPU under bf16 autocast (graphtx.hardware.teacher_in_bf16) against fp32's, the same texts:
+# mpnet over 512 software abstracts on 2 cores with AVX512-BF16, two rounds interleaved, 117.9 s against 55.5 s
+# (median; load 2.0-2.1; benchmarks/bench_teacher_precision.py, benchmarks/results/cpu-bf16.md)
+TEACHER_CPU_SHARE = {"float32": 1.0, TEACHER_BF16: 0.47}
 
 
 @dataclass
@@ -171,13 +177,22 @@ def parse_seconds(words: int, workers: int) -> float:
 
 
 def teacher_seconds(
-    documents: int, teacher: str, gpu: bool, words_per_document: float = TEACHER_REFERENCE_WORDS
+    documents: int,
+    teacher: str,
+    gpu: bool,
+    words_per_document: float = TEACHER_REFERENCE_WORDS,
+    precision: str = "float32",
 ) -> float:
     """The teacher's time for ``documents`` new documents of ``words_per_document`` words read on average (cut as it
-    cuts: teacher_document_words): its rate scales with the words, down to a floor of fixed cost (TEACHER_MIN_WORDS)."""
+    cuts: teacher_document_words): its rate scales with the words, down to a floor of fixed cost (TEACHER_MIN_WORDS).
+    ``precision``: the CPU encoding's (TEACHER_CPU_SHARE)."""
     if teacher not in TEACHER_DOCS_PER_S:
         return 0.0  # a directory: written already
-    rate = TEACHER_GPU_DOCS_PER_S[teacher] if gpu else TEACHER_DOCS_PER_S[teacher] / core_scale()
+    rate = (
+        TEACHER_GPU_DOCS_PER_S[teacher]
+        if gpu
+        else TEACHER_DOCS_PER_S[teacher] / core_scale() / TEACHER_CPU_SHARE[precision]
+    )
     return TEACHER_LOAD_S + documents * max(TEACHER_MIN_WORDS, words_per_document) / TEACHER_REFERENCE_WORDS / rate
 
 
@@ -194,24 +209,27 @@ def choose_teacher(
     asked: bool,
     words: dict[str, float] | None = None,
     mpnet_cached: int = 0,
+    precision: str = "float32",
 ) -> tuple[str, str]:
     """The teacher the build uses and a line about the choice. On a CPU, above what mpnet encodes in about an hour
     (documents of the reference length: EV titles + abstracts; ``words``: teacher -> mean words a document it reads),
     the default teacher all-mpnet-base-v2 gives way to all-MiniLM-L6-v2 (ten times faster; 0.90x mpnet's student at
     Recall@3 on EV, benchmarks/results/teacher-distillation.md), unless the teacher was asked for by name. Only the
     documents mpnet would still encode count: ``mpnet_cached`` of the ``documents`` whose mpnet vectors the peer
-    vector cache already holds (an earlier build, `graphtx teacher`, an evaluation) cost nothing."""
+    vector cache already holds (an earlier build, `graphtx teacher`, an evaluation) cost nothing. ``precision``: the
+    teacher's on this CPU (under bf16 autocast an hour holds more documents: TEACHER_CPU_SHARE)."""
     words = words or {}
     length = {t: max(TEACHER_MIN_WORDS, words.get(t, TEACHER_REFERENCE_WORDS)) for t in ("mpnet", "minilm")}
     hour = MPNET_CPU_HOUR_DOCUMENTS / core_scale()
     to_encode = max(0, documents - mpnet_cached)
-    if configured != "mpnet" or gpu or asked or to_encode * length["mpnet"] / TEACHER_REFERENCE_WORDS <= hour:
+    share = TEACHER_CPU_SHARE[precision]
+    if configured != "mpnet" or gpu or asked or to_encode * length["mpnet"] / TEACHER_REFERENCE_WORDS * share <= hour:
         return configured, ""
-    cost = duration(teacher_seconds(to_encode, "mpnet", False, length["mpnet"]))
+    cost = duration(teacher_seconds(to_encode, "mpnet", False, length["mpnet"], precision))
     held = f" ({mpnet_cached:,} more are in the peer vector cache)" if mpnet_cached else ""
     return "minilm", (
         f"teacher: all-MiniLM-L6-v2, not all-mpnet-base-v2: mpnet would take about {cost} on this CPU for "
         f"{to_encode:,} documents{held} (MiniLM about "
-        f"{duration(teacher_seconds(documents, 'minilm', False, length['minilm']))}; "
+        f"{duration(teacher_seconds(documents, 'minilm', False, length['minilm'], precision))}; "
         "its student scored 0.90x mpnet's at Recall@3 on EV). Ask for mpnet with --teacher mpnet, or build on a GPU."
     )

@@ -300,6 +300,7 @@ def _build(
         few_passes_warning,
         steps_reading_every_document,
     )
+    from graphtx.train.run_teacher import teacher_precision
 
     if read_every_document:  # --steps all: no sample; the same steps as --steps N for that N (the same fingerprint)
         every = steps_reading_every_document(documents, config.train.pretrain_batch_docs)
@@ -328,6 +329,7 @@ def _build(
         if config.train.pretrain_teacher == "mpnet" and not (asked or gpu)
         else None
     )
+    teacher_on_cpu = teacher_precision(config, "cuda" if gpu else "cpu")  # the peer's precision (fp32 on a GPU)
     chosen, note = choose_teacher(
         config.train.pretrain_teacher,
         model_documents,
@@ -335,6 +337,7 @@ def _build(
         asked=asked,
         words=size.teacher_words,
         mpnet_cached=weighed[1] if weighed else 0,
+        precision=teacher_on_cpu,
     )
     chosen = teacher or before or chosen
     weight = config.train.pretrain_teacher_weight or (1.0 if teacher else 0.0)  # naming a teacher turns distillation on
@@ -355,7 +358,9 @@ def _build(
         )
         uncached = max(0, (read or model_documents) - cached)
         teach = (
-            teacher_seconds(uncached, chosen, gpu, size.teacher_words.get(chosen, TEACHER_REFERENCE_WORDS))
+            teacher_seconds(
+                uncached, chosen, gpu, size.teacher_words.get(chosen, TEACHER_REFERENCE_WORDS), teacher_on_cpu
+            )
             if uncached
             else 0.0
         )  # all cached: the peer is not even loaded
@@ -455,6 +460,7 @@ def _build(
             "model": (
                 f"teacher {chosen} over {model_documents:,} documents ({duration(teach)}"
                 + (f"; {cached:,} of their vectors cached" if cached else "")
+                + ("; bf16 autocast" if teacher_on_cpu != "float32" and teach else "")
                 + f"), {steps:,} distillation steps ({passes:.1f} passes{'' if gpu else f', {precision} on the CPU'})"
                 + (", then the citations and the ranker" if route == "train" else ", no citation")
                 + f" into {layout.run}"

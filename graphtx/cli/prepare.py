@@ -111,11 +111,13 @@ def cmd_mine_citations(args, config) -> int:
 def cmd_teacher(args, config) -> int:
     from graphtx.model.chunks import resolve_device
     from graphtx.text.teacher import write_teacher_vectors
+    from graphtx.train.run_teacher import teacher_precision
 
     fields = tuple(f.strip() for f in args.fields.split(",") if f.strip())
     max_tokens = args.max_tokens or (
         config.eval.minilm_max_tokens if args.peer == "minilm" else config.eval.mpnet_max_tokens
     )  # as the baselines
+    device = resolve_device(args.device)
     report = write_teacher_vectors(
         args.corpora,
         args.out,
@@ -127,7 +129,8 @@ def cmd_teacher(args, config) -> int:
         progress=progress(args),
         vector_cache_dir=config.eval.peer_vector_cache_dir,
         passages=args.passages,
-        device=resolve_device(args.device),
+        device=device,
+        precision=teacher_precision(config, device),
     )
     say(args, report.to_json(), report.lines())
     return EXIT_OK
@@ -215,7 +218,10 @@ def add_parsers(sub) -> None:
         "only); with --fields title,abstract,description the teacher reads the description beyond its start",
     )
     p.add_argument(
-        "--device", default="auto", help="auto (a GPU when PyTorch sees one), cpu, cuda or cuda:N (default auto)"
+        "--device",
+        default="auto",
+        help="auto (a GPU when PyTorch sees one), cpu, cuda or cuda:N (default auto); on a CPU with bf16 in hardware "
+        "the peer runs under bf16 autocast (a config's train.amp: false keeps fp32)",
     )
     add_common(p)
     p.set_defaults(func=cmd_teacher)

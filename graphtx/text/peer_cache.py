@@ -140,25 +140,36 @@ def cached_keys(cache_dir: str | Path, namespace: str) -> set[bytes]:
 
 
 def encode_cached(
-    texts: Sequence[str], encode: Callable[[list[str]], np.ndarray], cache: PeerVectorCache | None
+    texts: Sequence[str],
+    encode: Callable[[list[str]], np.ndarray],
+    cache: PeerVectorCache | None,
+    exact: PeerVectorCache | None = None,
 ) -> tuple[np.ndarray, int]:
-    """(len(texts), dim) float32 vectors of ``texts`` and how many came from ``cache``.
+    """(len(texts), dim) float32 vectors of ``texts`` and how many came from the caches.
 
-    ``encode(list of texts) -> (m, dim)`` is called once, on the texts the cache lacks (each distinct text once),
-    and only if some are missing; without a cache it encodes everything and keeps nothing.
+    ``encode(list of texts) -> (m, dim)`` is called once, on the texts the caches lack (each distinct text once),
+    and only if some are missing; its vectors go into ``cache``; without a cache it encodes everything and keeps
+    nothing. ``exact``, read only and looked at first, holds the same peer's fp32 vectors where ``cache`` holds an
+    approximation of them (a teacher's bf16-autocast namespace): an fp32 vector is never the worse one.
     """
     texts = list(texts)
     if cache is None or not texts:
         return np.asarray(encode(texts), dtype=np.float32), 0
+    exact_known = exact.known if exact is not None else {}
+
+    def held(key: bytes) -> np.ndarray | None:
+        found = exact_known.get(key)
+        return found if found is not None else cache.known.get(key)
+
     keys = [text_key(t) for t in texts]
-    hits = sum(k in cache.known for k in keys)
+    hits = sum(held(k) is not None for k in keys)
     missing: dict[bytes, str] = {}
     for key, text in zip(keys, texts):
-        if key not in cache.known:
+        if held(key) is None:
             missing.setdefault(key, text)
     if missing:
         fresh = np.asarray(encode(list(missing.values())), dtype=np.float32)  # (len(missing), dim)
         if fresh.ndim != 2 or fresh.shape[0] != len(missing):
             raise ValueError(f"the peer gave {fresh.shape[0]} vectors for {len(missing)} texts")
         cache.add(list(missing), fresh)
-    return np.stack([cache.known[k] for k in keys]), hits
+    return np.stack([held(k) for k in keys]), hits

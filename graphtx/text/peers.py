@@ -142,11 +142,23 @@ def load_peer(path: str | Path, max_tokens: int, dtype: str = "float32", device:
     return model
 
 
-def encode_texts(model, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
-    """(len(texts), dim) float32 L2-normalised vectors."""
+def bf16_context(model, autocast_bf16: bool):
+    """The peer's forward under bf16 autocast (matrix products in bf16, the rest in fp32) when ``autocast_bf16``."""
+    import contextlib
+
     import torch
 
-    with torch.inference_mode():
+    if not autocast_bf16:
+        return contextlib.nullcontext()
+    return torch.autocast(model.device.type, dtype=torch.bfloat16)
+
+
+def encode_texts(model, texts: Sequence[str], batch_size: int = 64, autocast_bf16: bool = False) -> np.ndarray:
+    """(len(texts), dim) float32 L2-normalised vectors; ``autocast_bf16``: the forward under bf16 autocast, the vectors
+    normalised again in fp32."""
+    import torch
+
+    with torch.inference_mode(), bf16_context(model, autocast_bf16):
         v = model.encode(
             list(texts),
             batch_size=batch_size,
@@ -154,7 +166,10 @@ def encode_texts(model, texts: Sequence[str], batch_size: int = 64) -> np.ndarra
             normalize_embeddings=True,
             show_progress_bar=False,
         )
-    return v.float().cpu().numpy()
+    v = v.float()
+    if autocast_bf16:
+        v = torch.nn.functional.normalize(v, dim=-1)
+    return v.cpu().numpy()
 
 
 CHARS_PER_TOKEN_BOUND = 12  # a word piece of patent English spans well under 12 characters on average
@@ -181,7 +196,9 @@ def passage_windows(token_ids: Sequence[Sequence[int]], window: int, passages: i
     return out
 
 
-def encode_passages(model, texts: Sequence[str], passages: int, batch_size: int = 64) -> np.ndarray:
+def encode_passages(
+    model, texts: Sequence[str], passages: int, batch_size: int = 64, autocast_bf16: bool = False
+) -> np.ndarray:
     """(len(texts), dim) float32 unit vectors: the renormalised mean of each text's passage vectors (``passage_windows``
     over the peer's tokens, windows of its ``max_seq_length`` less the two special tokens). ``passages`` 1 is
     ``encode_texts`` up to float noise: the same tokens, the same cut."""
@@ -200,7 +217,7 @@ def encode_passages(model, texts: Sequence[str], passages: int, batch_size: int 
     )()  # renamed in sentence-transformers 6.1
     sums = np.zeros((len(texts), dim), dtype=np.float64)  # (texts, dim)
     device = model.device
-    with torch.inference_mode():
+    with torch.inference_mode(), bf16_context(model, autocast_bf16):
         for lo in range(0, len(order), batch_size):
             batch = [windows[j] for j in order[lo : lo + batch_size]]
             width = max(len(c) for _, c in batch) + 2
@@ -220,10 +237,17 @@ def encode_passages(model, texts: Sequence[str], passages: int, batch_size: int 
 
 
 def lazy_encoder(
-    path: str | Path, max_tokens: int, batch_size: int, dtype: str = "float32", device: str = "cpu", passages: int = 1
+    path: str | Path,
+    max_tokens: int,
+    batch_size: int,
+    dtype: str = "float32",
+    device: str = "cpu",
+    passages: int = 1,
+    autocast_bf16: bool = False,
 ):
     """``encode(texts) -> (len(texts), dim)`` that loads the peer at its first call: a run whose texts all come from
-    the peer vector cache (graphtx/text/peer_cache.py) never loads the model. ``passages`` > 1: ``encode_passages``."""
+    the peer vector cache (graphtx/text/peer_cache.py) never loads the model. ``passages`` > 1: ``encode_passages``.
+    ``autocast_bf16``: float32 weights, the forward under bf16 autocast (a teacher's, graphtx.hardware.teacher_in_bf16)."""
     model = None
 
     def encode(texts: list[str]) -> np.ndarray:
@@ -231,7 +255,7 @@ def lazy_encoder(
         if model is None:
             model = load_peer(path, max_tokens, dtype, device)
         if passages > 1:
-            return encode_passages(model, texts, passages, batch_size)
-        return encode_texts(model, texts, batch_size)
+            return encode_passages(model, texts, passages, batch_size, autocast_bf16)
+        return encode_texts(model, texts, batch_size, autocast_bf16)
 
     return encode

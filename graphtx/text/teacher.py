@@ -13,7 +13,11 @@ with no text at all is skipped and listed in the manifest. With ``--passages N``
 to N consecutive windows of ``--max-tokens`` tokens and its vector is their renormalised mean (a teacher over
 descriptions then sees more than their start; ``--device`` puts the peer on a GPU). A document id seen in two corpora: the
 first corpus wins. The encoding is done in chunks kept in ``DIR/.partial/``: a killed run continues
-where it stopped (the same command), a different job (corpora, peer, fields, tokens, passages) starts over.
+where it stopped (the same command), a different job (corpora, peer, fields, tokens, passages, precision) starts over.
+
+Precision: on a CPU with bf16 in hardware the peer's forward runs under bf16 autocast (graphtx.hardware.teacher_in_bf16;
+``train.amp: false`` keeps fp32), its vectors normalised again in fp32 and kept in the peer vector cache under their
+own name (dtype ``bf16-autocast``). The cache's fp32 vectors of the same peer and cut, an evaluation's, are used first.
 
 The stage ``pretrain`` reads the file (``train.pretrain_teacher``) and distils the teacher's
 document-to-document similarities into the graph encoder (graphtx/train/pretrain_graph.py, (c)).
@@ -34,6 +38,7 @@ from graphtx import integrity
 from graphtx.atomic import StagedDir, atomic_write_json, atomic_write_table
 from graphtx.corpus.schema import PatentDocument
 from graphtx.corpus.store import documents_path, iter_documents
+from graphtx.hardware import TEACHER_BF16
 from graphtx.progress import progress_bar
 from graphtx.text.peer_cache import PeerVectorCache, encode_cached, peer_namespace
 from graphtx.text.peers import PEER_NAMES, TEACHER_FIELDS, lazy_encoder, peer_path, peer_sha256
@@ -55,6 +60,9 @@ class TeacherReport:
     resumed_chunks: int
     from_cache: int = 0  # documents whose vectors the peer vector cache held (eval.peer_vector_cache_dir)
     cache_dir: str = ""
+    precision: str = (
+        "float32"  # the encoding's: float32, or TEACHER_BF16 (bf16 autocast on a CPU with bf16 in hardware)
+    )
 
     def lines(self) -> list[str]:
         resumed = (
@@ -67,9 +75,14 @@ class TeacherReport:
             if self.cache_dir
             else "no peer vector cache (eval.peer_vector_cache_dir is empty)"
         )
+        precision = (
+            "; encoded under bf16 autocast (a CPU with bf16 in hardware; train.amp: false keeps fp32)"
+            if self.precision == TEACHER_BF16
+            else ""
+        )
         return [
             f"wrote {self.documents:,} documents' vectors of {PEER_NAMES[self.peer]} ({self.dim}-d) into {self.out} in {self.seconds:.1f} s{resumed}",
-            cached,
+            cached + precision,
             f"skipped (no text): {self.skipped:,}" + (f" (each in {self.out / MANIFEST_FILE})" if self.skipped else ""),
         ]
 
@@ -84,6 +97,7 @@ class TeacherReport:
             "resumed_chunks": self.resumed_chunks,
             "from_cache": self.from_cache,
             "cache_dir": self.cache_dir,
+            "precision": self.precision,
         }
 
 
@@ -125,10 +139,17 @@ def collect_texts(corpus_dirs: Sequence[str | Path], fields: Sequence[str]) -> t
 
 
 def teacher_job(
-    corpus_dirs: Sequence[str | Path], peer: str, sha: str, fields: Sequence[str], max_tokens: int, passages: int = 1
+    corpus_dirs: Sequence[str | Path],
+    peer: str,
+    sha: str,
+    fields: Sequence[str],
+    max_tokens: int,
+    passages: int = 1,
+    precision: str = "float32",
 ) -> dict:
     """What the vectors are made of: each corpus's documents file (resolved path, size, mtime), the peer, its weights, the input
-    (``passages`` named only when > 1, so the vectors written before passages existed stay valid)."""
+    (``passages`` named only when > 1 and ``precision`` only when not float32, so the vectors written before either
+    existed stay valid)."""
     files = []
     for c in corpus_dirs:
         p = documents_path(c)
@@ -143,7 +164,11 @@ def teacher_job(
         "chunk_docs": CHUNK_DOCS,
         "text": "fields joined by newlines",
     }
-    return job | ({"passages": passages} if passages > 1 else {})
+    return (
+        job
+        | ({"passages": passages} if passages > 1 else {})
+        | ({"precision": precision} if precision != "float32" else {})
+    )
 
 
 def write_teacher_vectors(
@@ -158,15 +183,19 @@ def write_teacher_vectors(
     vector_cache_dir: str = "",
     passages: int = 1,
     device: str = "cpu",
+    precision: str = "float32",
 ) -> TeacherReport:
     """Encode every document of ``corpus_dirs`` with ``peer``, inputs cut at ``max_tokens``, into ``out`` (see the module docstring).
     ``passages`` > 1: a document's vector is the mean of its first ``passages`` windows of ``max_tokens`` tokens
-    (graphtx/text/peers.py ``encode_passages``), so a teacher reading descriptions sees more than their start."""
+    (graphtx/text/peers.py ``encode_passages``), so a teacher reading descriptions sees more than their start.
+    ``precision``: float32, or TEACHER_BF16 (the forward under bf16 autocast; the caller asks graphtx.hardware.teacher_in_bf16)."""
     import pyarrow as pa
 
     bad = [f for f in fields if f not in TEACHER_FIELDS]
     if bad or not fields:
         raise ValueError(f"teacher fields must be some of {', '.join(TEACHER_FIELDS)}; got {', '.join(bad) or 'none'}")
+    if precision not in ("float32", TEACHER_BF16):
+        raise ValueError(f"teacher precision must be float32 or {TEACHER_BF16}, got {precision}")
     if batch_size < 1 or max_tokens < 1 or passages < 1:
         raise ValueError("--batch-size, --max-tokens and --passages must be >= 1")
     if passages > 1 and max_tokens <= 2:
@@ -179,7 +208,7 @@ def write_teacher_vectors(
     ids, texts, skipped = collect_texts(corpus_dirs, fields)
     if not ids:
         raise ValueError(f"no document with text in {', '.join(map(str, corpus_dirs))}: nothing to encode")
-    job = teacher_job(corpus_dirs, peer, sha, fields, max_tokens, passages)
+    job = teacher_job(corpus_dirs, peer, sha, fields, max_tokens, passages, precision)
     with StagedDir(out, "`graphtx teacher`", (VECTORS_FILE,), resumable=True) as staged:
         chunks_dir = staged.path("chunks")
         job_path = staged.path(JOB_FILE)
@@ -192,17 +221,22 @@ def write_teacher_vectors(
         n_chunks = (len(ids) + CHUNK_DOCS - 1) // CHUNK_DOCS
         done = {int(f.stem) for f in chunks_dir.glob("*.npy")}
         encode = lazy_encoder(
-            path, max_tokens, batch_size, device=device, passages=passages
+            path, max_tokens, batch_size, device=device, passages=passages, autocast_bf16=precision == TEACHER_BF16
         )  # loaded at the first text not cached
         cache = PeerVectorCache.open(
-            vector_cache_dir, peer_namespace(peer, sha, max_tokens, "float32", passages)
-        )  # the baselines' for 1
+            vector_cache_dir, peer_namespace(peer, sha, max_tokens, precision, passages)
+        )  # float32 and one passage: the baselines'
+        exact = (
+            PeerVectorCache.open(vector_cache_dir, peer_namespace(peer, sha, max_tokens, "float32", passages))
+            if precision != "float32"
+            else None
+        )  # read first: fp32 vectors already there
         from_cache = 0
         with progress_bar(total=len(ids), desc=f"teacher {peer}", unit="doc", enabled=progress) as bar:
             for k in range(n_chunks):
                 lo, hi = k * CHUNK_DOCS, min(len(ids), (k + 1) * CHUNK_DOCS)
                 if k not in done:
-                    vectors, hits = encode_cached(texts[lo:hi], encode, cache)  # (hi - lo, dim)
+                    vectors, hits = encode_cached(texts[lo:hi], encode, cache, exact)  # (hi - lo, dim)
                     from_cache += hits
                     tmp = chunks_dir / f"{k:05d}.tmp.npy"
                     np.save(tmp, vectors)
@@ -226,6 +260,7 @@ def write_teacher_vectors(
                 "fields": list(fields),
                 "max_tokens": max_tokens,
                 "passages": passages,
+                "precision": precision,
                 "corpora": [str(c) for c in corpus_dirs],
                 "documents": len(ids),
                 "dim": dim,
@@ -248,6 +283,7 @@ def write_teacher_vectors(
         len(done),
         from_cache,
         str(cache.folder.parent) if cache else "",
+        precision,
     )
 
 

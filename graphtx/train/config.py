@@ -97,7 +97,7 @@ class TrainConfig:
     plateau_patience: int = 2  # evaluations without Recall@k gain before the LR is halved
     plateau_factor: float = 0.5  # LR multiplier applied at a plateau
     min_lr: float = 1e-6  # the LR is never cut below this
-    amp: bool = True  # bf16 autocast on CUDA; on a CPU with bf16 in hardware (AVX512-BF16, AMX) the distillation's too
+    amp: bool = True  # bf16 autocast on CUDA; on a CPU with bf16 in hardware (AVX512-BF16, AMX) the distillation's and the teacher's too
     # --- loop -------------------------------------------------------------------------
     stages: tuple[str, ...] = (
         "base",

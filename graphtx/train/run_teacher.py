@@ -6,9 +6,10 @@ the teacher vectors itself, once, into ``RUN_DIR/teacher/``: every document of `
 corpora behind ``train.pretrain_graphs`` (read from their graphs manifests), encoded as ``graphtx teacher``
 does: ``train.pretrain_teacher_fields`` (title + abstract by default) at the eval's token cut, in
 ``train.pretrain_teacher_passages`` windows of it (one by default; four read a full text's description far
-beyond its start), on the training device (a GPU encodes in minutes what two CPU cores take hours for).
+beyond its start), on the training device (a GPU encodes in minutes what two CPU cores take hours for), under bf16
+autocast on a CPU with bf16 in hardware unless ``train.amp`` is off (graphtx.hardware.teacher_in_bf16).
 A killed run continues the encoding; a finished one is reused while its job is the same (the corpora's
-documents files, unchanged; the peer and its weights; the fields, the cut and the passages).
+documents files, unchanged; the peer and its weights; the fields, the cut, the passages and the precision).
 
 What it gives the stage: the directory the pre-training reads (see graphtx/train/pretrain_graph.py, (c)).
 """
@@ -79,9 +80,17 @@ def pool_corpora(corpus_dir: str | Path, extra_graphs: list[str | Path]) -> list
     return corpora
 
 
+def teacher_precision(config, device: str = "cpu") -> str:
+    """The precision a run's teacher encodes in on ``device`` (cpu, cuda, cuda:N): graphtx.hardware.teacher_in_bf16."""
+    from graphtx.hardware import TEACHER_BF16, teacher_in_bf16
+
+    return TEACHER_BF16 if teacher_in_bf16(str(device).split(":")[0], config.train.amp) else "float32"
+
+
 def cached_share(config, corpus_dir: str | Path) -> tuple[int, int]:
     """(documents the run's teacher would read, how many of their vectors the peer vector cache already holds) for a
-    named peer, without loading it: what `graphtx build --plan` projects the teacher's time from."""
+    named peer, without loading it: what `graphtx build --plan` projects the teacher's time from. Held means in the
+    namespace the teacher reads: fp32's, and on a CPU it encodes in bf16 on, that one's too."""
     from graphtx.text.peer_cache import cached_keys, peer_namespace, text_key
     from graphtx.text.peers import peer_sha256
     from graphtx.text.teacher import collect_texts
@@ -92,9 +101,11 @@ def cached_share(config, corpus_dir: str | Path) -> tuple[int, int]:
     max_tokens = config.eval.minilm_max_tokens if peer == "minilm" else config.eval.mpnet_max_tokens
     fields, passages = tuple(config.train.pretrain_teacher_fields), config.train.pretrain_teacher_passages
     _, texts, _ = collect_texts([corpus_dir], fields)
-    known = cached_keys(
-        config.eval.peer_vector_cache_dir, peer_namespace(peer, peer_sha256(peer), max_tokens, "float32", passages)
-    )
+    known = set()
+    for precision in {"float32", teacher_precision(config)}:
+        known |= cached_keys(
+            config.eval.peer_vector_cache_dir, peer_namespace(peer, peer_sha256(peer), max_tokens, precision, passages)
+        )
     return len(texts), sum(text_key(t) in known for t in texts)
 
 
@@ -118,7 +129,8 @@ def run_teacher_dir(
     corpora = pool_corpora(corpus_dir, extra_graphs)
     max_tokens = config.eval.minilm_max_tokens if peer == "minilm" else config.eval.mpnet_max_tokens
     fields, passages = tuple(config.train.pretrain_teacher_fields), config.train.pretrain_teacher_passages
-    job = teacher_job(corpora, peer, peer_sha256(peer), fields, max_tokens, passages)
+    precision = teacher_precision(config, device)
+    job = teacher_job(corpora, peer, peer_sha256(peer), fields, max_tokens, passages, precision)
     done = integrity.read_manifest(directory / MANIFEST_FILE, what="teacher vectors", mend=MEND)
     if done is not None and done.get("job") == job:
         log(f"teacher: {done.get('documents', 0):,} {peer} vectors already in {directory}")
@@ -128,7 +140,9 @@ def run_teacher_dir(
         f", {passages} passages of {max_tokens} tokens" if passages > 1 else f", {max_tokens} tokens"
     )
     log(
-        f"teacher: encoding the pool's documents with {peer} ({read}, on {device}) into {directory} (once; a killed run continues)"
+        f"teacher: encoding the pool's documents with {peer} ({read}, on {device}"
+        + (", bf16 autocast" if precision != "float32" else "")
+        + f") into {directory} (once; a killed run continues)"
     )
     report = write_teacher_vectors(
         corpora,
@@ -141,6 +155,7 @@ def run_teacher_dir(
         vector_cache_dir=config.eval.peer_vector_cache_dir,
         passages=passages,
         device=device,
+        precision=precision,
     )
     for line in report.lines():
         log(f"teacher: {line}")

@@ -319,8 +319,8 @@ def test_documents_added_to_a_corpus_are_the_only_ones_the_teacher_encodes(tmp_p
 
 @pytest.mark.timeout(120)
 def test_the_plan_says_the_distillations_precision_on_a_cpu_and_projects_bf16_shorter(tmp_path, monkeypatch, capsys):
-    """A CPU with bf16 in hardware distils in bf16 (train.amp on), so the plan says so and projects the model step at
-    CPU_STEP_SHARE's bf16 share; without it, or with train.amp off, fp32."""
+    """A CPU with bf16 in hardware distils in bf16 (train.amp on), and its teacher encodes under bf16 autocast, so the
+    plan says so and projects the model step at CPU_STEP_SHARE's bf16 share; without it, or with train.amp off, fp32."""
     import graphtx.hardware as hardware
 
     config = _config(tmp_path)
@@ -334,6 +334,7 @@ def test_the_plan_says_the_distillations_precision_on_a_cpu_and_projects_bf16_sh
         assert main(args) == 0
         captured = capsys.readouterr()
         assert f"passes, {expect} on the CPU)" in captured.err
+        assert ("; bf16 autocast)" in captured.err) is (expect == "bf16")  # the teacher's encoding: the same rule
         model_s[native, cfg.stem] = json.loads(captured.out)["plan"]["projected_s"]["model"]
     assert model_s[True, fp32.stem] == pytest.approx(model_s[False, config.stem])  # fp32 either way
     assert model_s[True, config.stem] < model_s[False, config.stem]

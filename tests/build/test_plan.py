@@ -168,3 +168,19 @@ def test_mpnet_vectors_already_in_the_peer_cache_do_not_count_towards_its_cpu_co
     assert teacher == "minilm"
     assert f"for {hour + 10:,} documents ({large - hour - 10:,} more are in the peer vector cache)" in note
     assert choose_teacher("minilm", large, gpu=False, asked=False, mpnet_cached=large)[0] == "minilm"
+
+
+def test_a_teacher_in_bf16_on_the_cpu_is_projected_faster_and_an_hour_of_it_holds_more_documents():
+    from graphtx.build.plan import MPNET_CPU_HOUR_DOCUMENTS, TEACHER_CPU_SHARE, core_scale
+    from graphtx.hardware import TEACHER_BF16
+
+    fp32 = teacher_seconds(1000, "mpnet", gpu=False) - TEACHER_LOAD_S
+    bf16 = teacher_seconds(1000, "mpnet", gpu=False, precision=TEACHER_BF16) - TEACHER_LOAD_S
+    assert bf16 == pytest.approx(fp32 * TEACHER_CPU_SHARE[TEACHER_BF16]) and bf16 < fp32
+    assert teacher_seconds(1000, "mpnet", gpu=True, precision=TEACHER_BF16) == teacher_seconds(1000, "mpnet", gpu=True)
+    over_an_hour = int(MPNET_CPU_HOUR_DOCUMENTS / core_scale()) + 1  # of fp32 mpnet
+    assert choose_teacher("mpnet", over_an_hour, gpu=False, asked=False)[0] == "minilm"
+    assert choose_teacher("mpnet", over_an_hour, gpu=False, asked=False, precision=TEACHER_BF16) == ("mpnet", "")
+    twice = 3 * over_an_hour  # over an hour in bf16 too: MiniLM, and the note's cost is bf16's
+    teacher, note = choose_teacher("mpnet", twice, gpu=False, asked=False, precision=TEACHER_BF16)
+    assert teacher == "minilm" and "mpnet would take about" in note

@@ -113,7 +113,9 @@ def test_the_evaluation_peer_reads_the_cache_and_loads_no_model(tmp_path, monkey
 
     loads = []
     monkeypatch.setattr(peers, "load_peer", lambda *a, **k: loads.append(a) or object())
-    monkeypatch.setattr(peers, "encode_texts", lambda model, texts, batch_size: CountingEncoder()(list(texts)))
+    monkeypatch.setattr(
+        peers, "encode_texts", lambda model, texts, batch_size, autocast_bf16=False: CountingEncoder()(list(texts))
+    )
     monkeypatch.setattr(baselines.MiniLMSystem, "model_path", lambda self: tmp_path)
     monkeypatch.setattr(DenseSystem, "fit", lambda self, corpus: self)
     monkeypatch.setattr(DenseSystem, "set_vectors", lambda self, q, c: setattr(self, "vectors", (q, c)))
@@ -140,7 +142,9 @@ def test_the_evaluation_peer_encodes_on_eval_peer_device(tmp_path, monkeypatch):
     monkeypatch.setattr(
         peers, "load_peer", lambda path, max_tokens, dtype="float32", device="cpu": devices.append(device) or object()
     )
-    monkeypatch.setattr(peers, "encode_texts", lambda model, texts, batch_size: CountingEncoder()(list(texts)))
+    monkeypatch.setattr(
+        peers, "encode_texts", lambda model, texts, batch_size, autocast_bf16=False: CountingEncoder()(list(texts))
+    )
     monkeypatch.setattr(baselines.MiniLMSystem, "model_path", lambda self: tmp_path)
     monkeypatch.setattr(DenseSystem, "fit", lambda self, corpus: self)
     monkeypatch.setattr(DenseSystem, "set_vectors", lambda self, q, c: None)

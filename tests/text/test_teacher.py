@@ -31,6 +31,7 @@ class _HashPeer:
     """A deterministic stand-in for a sentence embedder: the unit vector of a text's word hashes."""
 
     calls = 0
+    device = type("Device", (), {"type": "cpu"})()  # what bf16_context reads
 
     def encode(self, texts, **_):
         import torch
@@ -93,10 +94,10 @@ def test_a_killed_run_continues_from_its_chunks(tmp_path, fake_peer, monkeypatch
     monkeypatch.setattr(teacher, "CHUNK_DOCS", 2)
     a = _corpus(tmp_path / "a", [_doc(f"D{i}", abstract=f"pump part {i}") for i in range(5)])
 
-    def dies_on_third_chunk(model, texts, batch_size=64):
+    def dies_on_third_chunk(model, texts, batch_size=64, autocast_bf16=False):
         if fake_peer.calls == 2:
             raise KeyboardInterrupt
-        return teacher_encode(model, texts, batch_size)
+        return teacher_encode(model, texts, batch_size, autocast_bf16)
 
     teacher_encode = peers.encode_texts
     monkeypatch.setattr(peers, "encode_texts", dies_on_third_chunk)
@@ -117,7 +118,9 @@ def test_a_killed_run_continues_from_its_chunks(tmp_path, fake_peer, monkeypatch
     assert teacher.write_teacher_vectors([a], tmp_path / "t", fields=("abstract",), progress=False).resumed_chunks == 0
     # nor does a run over passages: its chunks are another job's
     monkeypatch.setattr(
-        peers, "encode_passages", lambda model, texts, passages, batch_size=64: dies_on_third_chunk(model, texts)
+        peers,
+        "encode_passages",
+        lambda model, texts, passages, batch_size=64, autocast_bf16=False: dies_on_third_chunk(model, texts),
     )
     fake_peer.calls = 0
     with pytest.raises(KeyboardInterrupt):
@@ -241,7 +244,9 @@ def test_passages_are_part_of_the_job_and_the_manifest(tmp_path, fake_peer, monk
     monkeypatch.setattr(
         peers,
         "encode_passages",
-        lambda model, texts, passages, batch_size=64: seen.append(passages) or model.encode(texts).numpy(),
+        lambda model, texts, passages, batch_size=64, autocast_bf16=False: (
+            seen.append(passages) or model.encode(texts).numpy()
+        ),
     )
     a = _corpus(tmp_path / "a", [_doc("A", abstract="rotary pump", description="a long description")])
     teacher.write_teacher_vectors([a], tmp_path / "t", fields=("abstract", "description"), passages=3, progress=False)
