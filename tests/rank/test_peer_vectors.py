@@ -24,6 +24,8 @@ RANK_YAML = (
 class _HashPeer:
     """A deterministic stand-in for all-MiniLM-L6-v2 (no weights in the default suite): unit vectors of word hashes."""
 
+    device = type("Device", (), {"type": "cpu"})()  # what bf16 autocast would read (a CPU with bf16 in hardware)
+
     def encode(self, texts, **_):
         import torch
 
@@ -43,7 +45,9 @@ def vectors_of(ranked, tmp_path, monkeypatch):
     monkeypatch.setattr(teacher, "peer_path", lambda name, cache_dir="": tmp_path)
     monkeypatch.setattr(peers, "load_peer", lambda path, max_tokens, dtype="float32", device="cpu": _HashPeer())
     monkeypatch.setattr(
-        peers, "encode_passages", lambda model, texts, passages, batch_size=64: model.encode(texts).numpy()
+        peers,
+        "encode_passages",
+        lambda model, texts, passages, batch_size=64, autocast_bf16=False: model.encode(texts).numpy(),
     )  # windows: tested in tests/text
 
     def make(name: str, passages: int = 1):

@@ -109,6 +109,8 @@ def test_a_pool_without_teacher_vectors_or_directory_is_refused(monkeypatch):
 class _TopicPeer:
     """A stand-in teacher that knows the synthetic topics: the unit vector of a text's word hashes (64-d)."""
 
+    device = torch.device("cpu")  # where bf16 autocast would run it (a CPU with bf16 in hardware)
+
     def encode(self, texts, **_):
         out = np.zeros((len(texts), 64), dtype=np.float32)
         for r, t in enumerate(texts):
@@ -326,7 +328,9 @@ def test_the_run_teacher_reads_its_fields_and_passages_on_the_training_device(sy
     monkeypatch.setattr(
         peers_io,
         "encode_passages",
-        lambda model, texts, passages, batch_size=64: read.append(passages) or model.encode(texts).numpy(),
+        lambda model, texts, passages, batch_size=64, autocast_bf16=False: (
+            read.append(passages) or model.encode(texts).numpy()
+        ),
     )
     config = load_config(synthetic / "tiny.yaml")
     config = replace(
