@@ -60,10 +60,11 @@ ENCODE_GRAPHS_PER_S, ENCODE_REFERENCE_NODES = 110.0, 161.0  # a graph's encoding
 INDEX_FIXED_S = 1.0  # loading the model and writing the index files (371 grants of 83-node graphs: 2.2 s in all)
 BYTES_PER_DOCUMENT = {"corpus": 1.2, "graphs": 3.0, "index": 1.5}  # x the document's text bytes, on disk
 MPNET_CPU_HOUR_DOCUMENTS = int(TEACHER_DOCS_PER_S["mpnet"] * 3600)  # what 2 cores encode with mpnet in about an hour
-# a teacher's time on a CPU under bf16 autocast (graphtx.hardware.teacher_in_bf16) against fp32's, the same texts:
-# mpnet over 512 software abstracts on 2 cores with AVX512-BF16, two rounds interleaved, 117.9 s against 55.5 s
-# (median; load 2.0-2.1; benchmarks/bench_teacher_precision.py, benchmarks/results/cpu-bf16.md)
-TEACHER_CPU_SHARE = {"float32": 1.0, TEACHER_BF16: 0.47}
+# a teacher's time on a CPU under bf16 autocast (graphtx.hardware.teacher_in_bf16) against fp32's, the same texts, 512
+# software abstracts on 2 cores with AVX512-BF16, two rounds interleaved (median; benchmarks/bench_teacher_precision.py,
+# benchmarks/results/cpu-bf16.md): mpnet 117.9 s against 55.5 s (load 2.0-2.1); MiniLM 30.8 s against 20.1 s (load
+# 2.0-3.7, beside another job)
+TEACHER_CPU_BF16_SHARE = {"mpnet": 0.47, "minilm": 0.65}
 
 
 @dataclass
@@ -185,14 +186,11 @@ def teacher_seconds(
 ) -> float:
     """The teacher's time for ``documents`` new documents of ``words_per_document`` words read on average (cut as it
     cuts: teacher_document_words): its rate scales with the words, down to a floor of fixed cost (TEACHER_MIN_WORDS).
-    ``precision``: the CPU encoding's (TEACHER_CPU_SHARE)."""
+    ``precision``: the CPU encoding's (float32, or TEACHER_BF16 at TEACHER_CPU_BF16_SHARE of fp32's time)."""
     if teacher not in TEACHER_DOCS_PER_S:
         return 0.0  # a directory: written already
-    rate = (
-        TEACHER_GPU_DOCS_PER_S[teacher]
-        if gpu
-        else TEACHER_DOCS_PER_S[teacher] / core_scale() / TEACHER_CPU_SHARE[precision]
-    )
+    share = TEACHER_CPU_BF16_SHARE[teacher] if precision == TEACHER_BF16 else 1.0
+    rate = TEACHER_GPU_DOCS_PER_S[teacher] if gpu else TEACHER_DOCS_PER_S[teacher] / core_scale() / share
     return TEACHER_LOAD_S + documents * max(TEACHER_MIN_WORDS, words_per_document) / TEACHER_REFERENCE_WORDS / rate
 
 
@@ -217,12 +215,12 @@ def choose_teacher(
     Recall@3 on EV, benchmarks/results/teacher-distillation.md), unless the teacher was asked for by name. Only the
     documents mpnet would still encode count: ``mpnet_cached`` of the ``documents`` whose mpnet vectors the peer
     vector cache already holds (an earlier build, `graphtx teacher`, an evaluation) cost nothing. ``precision``: the
-    teacher's on this CPU (under bf16 autocast an hour holds more documents: TEACHER_CPU_SHARE)."""
+    teacher's on this CPU (under bf16 autocast an hour holds more documents: TEACHER_CPU_BF16_SHARE)."""
     words = words or {}
     length = {t: max(TEACHER_MIN_WORDS, words.get(t, TEACHER_REFERENCE_WORDS)) for t in ("mpnet", "minilm")}
     hour = MPNET_CPU_HOUR_DOCUMENTS / core_scale()
     to_encode = max(0, documents - mpnet_cached)
-    share = TEACHER_CPU_SHARE[precision]
+    share = TEACHER_CPU_BF16_SHARE["mpnet"] if precision == TEACHER_BF16 else 1.0
     if configured != "mpnet" or gpu or asked or to_encode * length["mpnet"] / TEACHER_REFERENCE_WORDS * share <= hour:
         return configured, ""
     cost = duration(teacher_seconds(to_encode, "mpnet", False, length["mpnet"], precision))

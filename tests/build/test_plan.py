@@ -171,12 +171,15 @@ def test_mpnet_vectors_already_in_the_peer_cache_do_not_count_towards_its_cpu_co
 
 
 def test_a_teacher_in_bf16_on_the_cpu_is_projected_faster_and_an_hour_of_it_holds_more_documents():
-    from graphtx.build.plan import MPNET_CPU_HOUR_DOCUMENTS, TEACHER_CPU_SHARE, core_scale
+    from graphtx.build.plan import MPNET_CPU_HOUR_DOCUMENTS, TEACHER_CPU_BF16_SHARE, core_scale
     from graphtx.hardware import TEACHER_BF16
 
     fp32 = teacher_seconds(1000, "mpnet", gpu=False) - TEACHER_LOAD_S
     bf16 = teacher_seconds(1000, "mpnet", gpu=False, precision=TEACHER_BF16) - TEACHER_LOAD_S
-    assert bf16 == pytest.approx(fp32 * TEACHER_CPU_SHARE[TEACHER_BF16]) and bf16 < fp32
+    assert bf16 == pytest.approx(fp32 * TEACHER_CPU_BF16_SHARE["mpnet"]) and bf16 < fp32
+    assert teacher_seconds(1000, "minilm", gpu=False, precision=TEACHER_BF16) < teacher_seconds(
+        1000, "minilm", gpu=False
+    )
     assert teacher_seconds(1000, "mpnet", gpu=True, precision=TEACHER_BF16) == teacher_seconds(1000, "mpnet", gpu=True)
     over_an_hour = int(MPNET_CPU_HOUR_DOCUMENTS / core_scale()) + 1  # of fp32 mpnet
     assert choose_teacher("mpnet", over_an_hour, gpu=False, asked=False)[0] == "minilm"
