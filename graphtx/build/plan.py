@@ -62,8 +62,8 @@ BYTES_PER_DOCUMENT = {"corpus": 1.2, "graphs": 3.0, "index": 1.5}  # x the docum
 MPNET_CPU_HOUR_DOCUMENTS = int(TEACHER_DOCS_PER_S["mpnet"] * 3600)  # what 2 cores encode with mpnet in about an hour
 # a teacher's time on a CPU under bf16 autocast (graphtx.hardware.teacher_in_bf16) against fp32's, the same texts, 512
 # software abstracts on 2 cores with AVX512-BF16, two rounds interleaved (median; benchmarks/bench_teacher_precision.py,
-# benchmarks/results/cpu-bf16.md): mpnet 117.9 s against 55.5 s (load 2.0-2.1); MiniLM 30.8 s against 20.1 s (load
-# 2.0-3.7, beside another job)
+# benchmarks/results/cpu-bf16.md): mpnet 55.5 s in bf16 against 117.9 s in fp32 (load 2.0-2.1); MiniLM 20.1 s against
+# 30.8 s (load 2.0-3.7, beside another job)
 TEACHER_CPU_BF16_SHARE = {"mpnet": 0.47, "minilm": 0.65}
 
 

@@ -325,11 +325,11 @@ def _build(
     )
     asked = teacher is not None or before is not None
     weighed = (  # (documents mpnet reads, how many of their vectors are cached): what a CPU's choice weighs; kept below
-        teacher_cached_share(config, layout, model_documents, sampled, up_to_date)
+        teacher_cached_share(config, layout, model_documents, sampled, up_to_date)  # on a CPU only
         if config.train.pretrain_teacher == "mpnet" and not (asked or gpu)
         else None
     )
-    teacher_on_cpu = teacher_precision(config, "cuda" if gpu else "cpu")  # the peer's precision (fp32 on a GPU)
+    teacher_precision_here = teacher_precision(config, "cuda" if gpu else "cpu")  # the peer's precision (fp32 on a GPU)
     chosen, note = choose_teacher(
         config.train.pretrain_teacher,
         model_documents,
@@ -337,7 +337,7 @@ def _build(
         asked=asked,
         words=size.teacher_words,
         mpnet_cached=weighed[1] if weighed else 0,
-        precision=teacher_on_cpu,
+        precision=teacher_precision_here,
     )
     chosen = teacher or before or chosen
     weight = config.train.pretrain_teacher_weight or (1.0 if teacher else 0.0)  # naming a teacher turns distillation on
@@ -354,12 +354,12 @@ def _build(
         read, cached = (
             weighed
             if weighed and chosen == "mpnet"
-            else teacher_cached_share(config, layout, model_documents, sampled, up_to_date)
+            else teacher_cached_share(config, layout, model_documents, sampled, up_to_date, "cuda" if gpu else "cpu")
         )
         uncached = max(0, (read or model_documents) - cached)
         teach = (
             teacher_seconds(
-                uncached, chosen, gpu, size.teacher_words.get(chosen, TEACHER_REFERENCE_WORDS), teacher_on_cpu
+                uncached, chosen, gpu, size.teacher_words.get(chosen, TEACHER_REFERENCE_WORDS), teacher_precision_here
             )
             if uncached
             else 0.0
@@ -460,7 +460,7 @@ def _build(
             "model": (
                 f"teacher {chosen} over {model_documents:,} documents ({duration(teach)}"
                 + (f"; {cached:,} of their vectors cached" if cached else "")
-                + ("; bf16 autocast" if teacher_on_cpu != "float32" and teach else "")
+                + ("; bf16 autocast" if teacher_precision_here != "float32" and teach else "")
                 + f"), {steps:,} distillation steps ({passes:.1f} passes{'' if gpu else f', {precision} on the CPU'})"
                 + (", then the citations and the ranker" if route == "train" else ", no citation")
                 + f" into {layout.run}"
@@ -630,15 +630,21 @@ def _build(
 
 
 def teacher_cached_share(
-    config: GraphtxConfig, layout: Layout, model_documents: int, sampled: bool, up_to_date: Callable[[str], bool]
+    config: GraphtxConfig,
+    layout: Layout,
+    model_documents: int,
+    sampled: bool,
+    up_to_date: Callable[[str], bool],
+    device: str = "cpu",
 ) -> tuple[int, int]:
     """(documents the teacher ``config.train.pretrain_teacher`` reads, how many of their vectors the peer vector cache
-    holds): the sample's once it is drawn; before, the whole corpus's share scaled to the sample. Read only."""
+    holds): the sample's once it is drawn; before, the whole corpus's share scaled to the sample. Read only. ``device``:
+    where the teacher encodes (its precision decides the namespaces it reads)."""
     from graphtx.train.run_teacher import cached_share
 
     if sampled and up_to_date("sample"):
-        return cached_share(config, layout.sample / "corpus")
-    read, cached = cached_share(config, layout.corpus)
+        return cached_share(config, layout.sample / "corpus", device)
+    read, cached = cached_share(config, layout.corpus, device)
     if sampled:
         return model_documents, round(cached * model_documents / max(read, 1))
     return read, cached

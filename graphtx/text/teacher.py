@@ -17,7 +17,8 @@ where it stopped (the same command), a different job (corpora, peer, fields, tok
 
 Precision: on a CPU with bf16 in hardware the peer's forward runs under bf16 autocast (graphtx.hardware.teacher_in_bf16;
 ``train.amp: false`` keeps fp32), its vectors normalised again in fp32 and kept in the peer vector cache under their
-own name (dtype ``bf16-autocast``). The cache's fp32 vectors of the same peer and cut, an evaluation's, are used first.
+own name (dtype ``bf16-autocast``). The cache's fp32 vectors of the same peer and cut, an evaluation's, are used first,
+and so are a killed fp32 run's chunks and a finished fp32 directory (graphtx/train/run_teacher.py): ``job_serves``.
 
 The stage ``pretrain`` reads the file (``train.pretrain_teacher``) and distils the teacher's
 document-to-document similarities into the graph encoder (graphtx/train/pretrain_graph.py, (c)).
@@ -171,6 +172,16 @@ def teacher_job(
     )
 
 
+def job_serves(found: dict | None, job: dict) -> bool:
+    """Whether vectors made by job ``found`` (a finished directory's or a killed run's chunks) serve ``job``: the same
+    job, or the same job in fp32 where ``job`` asks for bf16 autocast (fp32 vectors are never the worse ones)."""
+    if found is None:
+        return False
+    return found == job or (
+        job.get("precision") == TEACHER_BF16 and found == {k: v for k, v in job.items() if k != "precision"}
+    )
+
+
 def write_teacher_vectors(
     corpus_dirs: Sequence[str | Path],
     out: str | Path,
@@ -196,6 +207,10 @@ def write_teacher_vectors(
         raise ValueError(f"teacher fields must be some of {', '.join(TEACHER_FIELDS)}; got {', '.join(bad) or 'none'}")
     if precision not in ("float32", TEACHER_BF16):
         raise ValueError(f"teacher precision must be float32 or {TEACHER_BF16}, got {precision}")
+    if precision == TEACHER_BF16 and str(device).split(":")[0] != "cpu":
+        raise ValueError(
+            f"teacher precision {TEACHER_BF16} is a CPU's (graphtx.hardware.teacher_in_bf16); on {device} use float32"
+        )
     if batch_size < 1 or max_tokens < 1 or passages < 1:
         raise ValueError("--batch-size, --max-tokens and --passages must be >= 1")
     if passages > 1 and max_tokens <= 2:
@@ -212,10 +227,12 @@ def write_teacher_vectors(
     with StagedDir(out, "`graphtx teacher`", (VECTORS_FILE,), resumable=True) as staged:
         chunks_dir = staged.path("chunks")
         job_path = staged.path(JOB_FILE)
-        if not job_path.exists() or json.loads(job_path.read_text()) != job:  # another job: its chunks are not ours
+        found = json.loads(job_path.read_text()) if job_path.exists() else None
+        if not job_serves(found, job):  # another job: its chunks are not ours
             if chunks_dir.exists():
                 for f in chunks_dir.iterdir():
                     f.unlink()
+        if found != job:  # a killed fp32 run's chunks, taken by a bf16 one, are kept: fp32 vectors serve it
             atomic_write_json(job_path, job)
         chunks_dir.mkdir(exist_ok=True)
         n_chunks = (len(ids) + CHUNK_DOCS - 1) // CHUNK_DOCS
@@ -301,10 +318,12 @@ class TeacherVectors:
 
 
 def teacher_label(manifest: dict) -> str:
-    """What a teacher vectors directory holds, in words: its peer, the fields read and (when > 1) the passages."""
+    """What a teacher vectors directory holds, in words: its peer, the fields read, (when > 1) the passages and (when
+    not fp32) the precision."""
     passages = int(manifest.get("passages", 1) or 1)
     read = f"; {passages} passages of {manifest.get('max_tokens', '?')} tokens" if passages > 1 else ""
-    return f"{manifest.get('model', '?')} ({', '.join(manifest.get('fields', []))}{read})"
+    precision = "; bf16 autocast" if manifest.get("precision") == TEACHER_BF16 else ""
+    return f"{manifest.get('model', '?')} ({', '.join(manifest.get('fields', []))}{read}{precision})"
 
 
 def load_teacher_vectors(directory: str | Path) -> TeacherVectors:

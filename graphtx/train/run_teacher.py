@@ -87,10 +87,10 @@ def teacher_precision(config, device: str = "cpu") -> str:
     return TEACHER_BF16 if teacher_in_bf16(str(device).split(":")[0], config.train.amp) else "float32"
 
 
-def cached_share(config, corpus_dir: str | Path) -> tuple[int, int]:
+def cached_share(config, corpus_dir: str | Path, device: str = "cpu") -> tuple[int, int]:
     """(documents the run's teacher would read, how many of their vectors the peer vector cache already holds) for a
-    named peer, without loading it: what `graphtx build --plan` projects the teacher's time from. Held means in the
-    namespace the teacher reads: fp32's, and on a CPU it encodes in bf16 on, that one's too."""
+    named peer, without loading it: what `graphtx build --plan` projects the teacher's time from. Held means in a
+    namespace the teacher on ``device`` reads: fp32's, and where it encodes under bf16 autocast, that one's too."""
     from graphtx.text.peer_cache import cached_keys, peer_namespace, text_key
     from graphtx.text.peers import peer_sha256
     from graphtx.text.teacher import collect_texts
@@ -102,7 +102,7 @@ def cached_share(config, corpus_dir: str | Path) -> tuple[int, int]:
     fields, passages = tuple(config.train.pretrain_teacher_fields), config.train.pretrain_teacher_passages
     _, texts, _ = collect_texts([corpus_dir], fields)
     known = set()
-    for precision in {"float32", teacher_precision(config)}:
+    for precision in {"float32", teacher_precision(config, device)}:
         known |= cached_keys(
             config.eval.peer_vector_cache_dir, peer_namespace(peer, peer_sha256(peer), max_tokens, precision, passages)
         )
@@ -122,7 +122,7 @@ def run_teacher_dir(
     ``device``: where the peer encodes (the training's)."""
     from graphtx import integrity
     from graphtx.text.peers import peer_sha256
-    from graphtx.text.teacher import MANIFEST_FILE, MEND, teacher_job, write_teacher_vectors
+    from graphtx.text.teacher import MANIFEST_FILE, MEND, job_serves, teacher_job, write_teacher_vectors
 
     peer = config.train.pretrain_teacher
     directory = out / TEACHER_DIR
@@ -132,7 +132,7 @@ def run_teacher_dir(
     precision = teacher_precision(config, device)
     job = teacher_job(corpora, peer, peer_sha256(peer), fields, max_tokens, passages, precision)
     done = integrity.read_manifest(directory / MANIFEST_FILE, what="teacher vectors", mend=MEND)
-    if done is not None and done.get("job") == job:
+    if done is not None and job_serves(done.get("job"), job):  # the same job, or its fp32 vectors where bf16 is asked
         log(f"teacher: {done.get('documents', 0):,} {peer} vectors already in {directory}")
         return directory
     require_run_teacher(config)

@@ -184,6 +184,6 @@ def test_a_teacher_in_bf16_on_the_cpu_is_projected_faster_and_an_hour_of_it_hold
     over_an_hour = int(MPNET_CPU_HOUR_DOCUMENTS / core_scale()) + 1  # of fp32 mpnet
     assert choose_teacher("mpnet", over_an_hour, gpu=False, asked=False)[0] == "minilm"
     assert choose_teacher("mpnet", over_an_hour, gpu=False, asked=False, precision=TEACHER_BF16) == ("mpnet", "")
-    twice = 3 * over_an_hour  # over an hour in bf16 too: MiniLM, and the note's cost is bf16's
-    teacher, note = choose_teacher("mpnet", twice, gpu=False, asked=False, precision=TEACHER_BF16)
+    thrice = 3 * over_an_hour  # over an hour in bf16 too: MiniLM, and the note's cost is bf16's
+    teacher, note = choose_teacher("mpnet", thrice, gpu=False, asked=False, precision=TEACHER_BF16)
     assert teacher == "minilm" and "mpnet would take about" in note

@@ -24,8 +24,6 @@ RANK_YAML = (
 class _HashPeer:
     """A deterministic stand-in for all-MiniLM-L6-v2 (no weights in the default suite): unit vectors of word hashes."""
 
-    device = type("Device", (), {"type": "cpu"})()  # what bf16 autocast would read (a CPU with bf16 in hardware)
-
     def encode(self, texts, **_):
         import torch
 

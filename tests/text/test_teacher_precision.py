@@ -74,22 +74,59 @@ def test_a_bf16_teacher_is_its_own_job_reads_fp32_first_and_says_so(tmp_path, fa
     assert names == {peer_namespace("minilm", "0" * 64, 256, ns) for ns in ("float32", TEACHER_BF16)}
     with pytest.raises(ValueError, match="precision"):
         teacher.write_teacher_vectors([a], tmp_path / "v", progress=False, precision="float16")
+    with pytest.raises(ValueError, match="a CPU's"):  # autocast on a GPU is not this rule
+        teacher.write_teacher_vectors([a], tmp_path / "v", progress=False, precision=TEACHER_BF16, device="cuda:0")
+    assert tv.label.endswith("; bf16 autocast)")
 
 
-@pytest.mark.parametrize("native, amp", [(True, True), (True, False), (False, True)])
+def test_a_killed_fp32_teachers_chunks_serve_a_bf16_run_and_not_the_reverse(tmp_path, fake_peer, monkeypatch):  # noqa: F811
+    monkeypatch.setattr(teacher, "CHUNK_DOCS", 1)
+    a = _corpus(tmp_path / "a", [_doc(f"D{i}", abstract=f"pump part {i}") for i in range(3)])
+    encode_texts = peers.encode_texts
+
+    def dies_on_second_chunk(model, texts, batch_size=64, autocast_bf16=False):
+        if fake_peer.calls == 1:
+            raise KeyboardInterrupt
+        return encode_texts(model, texts, batch_size, autocast_bf16)
+
+    monkeypatch.setattr(peers, "encode_texts", dies_on_second_chunk)
+    with pytest.raises(KeyboardInterrupt):
+        teacher.write_teacher_vectors([a], tmp_path / "t", progress=False, vector_cache_dir="")  # fp32
+    monkeypatch.setattr(peers, "encode_texts", encode_texts)
+    report = teacher.write_teacher_vectors(
+        [a], tmp_path / "t", progress=False, vector_cache_dir="", precision=TEACHER_BF16
+    )
+    assert report.resumed_chunks == 1 and report.precision == TEACHER_BF16  # the fp32 chunk kept
+    job = teacher.teacher_job([a], "minilm", "0" * 64, ("title", "abstract"), 256, precision=TEACHER_BF16)
+    fp32_job = teacher.teacher_job([a], "minilm", "0" * 64, ("title", "abstract"), 256)
+    assert teacher.job_serves(fp32_job, job) and teacher.job_serves(job, job)
+    assert not teacher.job_serves(job, fp32_job) and not teacher.job_serves(None, job)  # bf16 never stands for fp32
+
+
+@pytest.mark.parametrize(
+    "native, amp, asked, expected",
+    [
+        (True, True, "auto", TEACHER_BF16),
+        (True, False, "auto", "float32"),
+        (False, True, "auto", "float32"),
+        (True, True, "float32", "float32"),
+    ],
+)
 def test_the_teacher_command_encodes_in_bf16_where_the_cpu_has_it_unless_amp_is_off(
     tmp_path,
     fake_peer,  # noqa: F811 (the fixture imported above)
     monkeypatch,
     native,
     amp,
+    asked,
+    expected,
 ):
     monkeypatch.setattr(hardware, "cpu_has_native_bf16", lambda: native)
     config = tmp_path / "c.yaml"
     config.write_text(f"train:\n  amp: {str(amp).lower()}\neval:\n  peer_vector_cache_dir: ''\n")
     a = _corpus(tmp_path / "a", [_doc("A", title="Pump", abstract="rotary pump vane")])
-    assert main(["teacher", str(a), "--out", str(tmp_path / "t"), "--device", "cpu", "--config", str(config)]) == 0
-    expected = TEACHER_BF16 if native and amp else "float32"
+    args = ["teacher", str(a), "--out", str(tmp_path / "t"), "--device", "cpu", "--config", str(config)]
+    assert main([*args, "--precision", asked]) == 0
     assert teacher.load_teacher_vectors(tmp_path / "t").manifest["precision"] == expected
 
 
@@ -110,3 +147,5 @@ def test_autocast_vectors_of_a_real_peer_are_unit_and_close_to_fp32():
     assert bf16.dtype == np.float32 and np.allclose(np.linalg.norm(bf16, axis=1), 1.0, atol=1e-5)
     assert float((fp32 * bf16).sum(1).min()) > 0.995
     assert (np.argsort(-(fp32 @ fp32.T), 1)[:, :3] == np.argsort(-(bf16 @ bf16.T), 1)[:, :3]).all()
+    two = peers.encode_passages(model, texts, passages=2, autocast_bf16=True)  # (5, 384): short texts, one passage
+    assert float((two * peers.encode_passages(model, texts, passages=2)).sum(1).min()) > 0.995

@@ -543,3 +543,53 @@ def test_a_killed_distillation_resumes_from_its_checkpoint_to_identical_weights(
         assert torch.equal(p, q), name
     lines = lambda d: [json.loads(x)["loss"] for x in (d / "pretrain" / "log.jsonl").read_text().splitlines()]  # noqa: E731
     assert lines(tmp_path / "full") == lines(tmp_path / "killed") and len(lines(tmp_path / "full")) == 9
+
+
+def test_the_run_teacher_follows_the_precision_rule_and_a_finished_fp32_teacher_serves_a_bf16_run(
+    synthetic, tmp_path, monkeypatch
+):
+    """On a CPU with bf16 in hardware a run's teacher encodes under bf16 autocast (train.amp on), in fp32 on a GPU or
+    with train.amp off; a finished fp32 teacher is reused by a run that would encode in bf16 (fp32 is never the worse
+    vector), not encoded again; the plan's count of cached vectors reads the namespaces of the device's precision."""
+    import graphtx.hardware as hardware
+    from graphtx.config import load_config
+    from graphtx.hardware import TEACHER_BF16
+    from graphtx.train.run_teacher import cached_share, run_teacher_dir
+
+    monkeypatch.setattr(hardware, "cpu_has_native_bf16", lambda: True)
+    monkeypatch.setattr(peers_io, "require_peer", lambda name, cache_dir="": tmp_path)
+    monkeypatch.setattr(teacher_io, "peer_path", lambda name, cache_dir="": tmp_path)
+    monkeypatch.setattr(peers_io, "load_peer", lambda path, max_tokens, dtype="float32", device="cpu": _TopicPeer())
+    autocast = []
+    encode_texts = peers_io.encode_texts
+    monkeypatch.setattr(
+        peers_io,
+        "encode_texts",
+        lambda model, texts, batch_size=64, autocast_bf16=False: (
+            autocast.append(autocast_bf16) or encode_texts(model, texts, batch_size, autocast_bf16)
+        ),
+    )
+    base = load_config(synthetic / "tiny.yaml")
+
+    def config(amp: bool, cache: str = ""):
+        return replace(
+            base,
+            train=replace(base.train, pretrain_teacher="minilm", amp=amp),
+            eval=replace(base.eval, peer_vector_cache_dir=cache),
+        )
+
+    def run(cfg, out, device="cpu"):
+        lines = []
+        directory = run_teacher_dir(cfg, synthetic / "corpus", [], tmp_path / out, False, lines.append, device=device)
+        return json.loads((directory / "manifest.json").read_text())["precision"], " ".join(lines)
+
+    assert run(config(amp=False), "fp32")[0] == "float32" and autocast == [False]
+    precision, said = run(config(amp=True), "fp32")  # the same run directory, now asking for bf16
+    assert precision == "float32" and "already in" in said and autocast == [False]  # reused, not encoded again
+    assert run(config(amp=True), "gpu", device="cuda:0")[0] == "float32" and autocast[-1] is False
+    cache = str(tmp_path / "cache")
+    precision, said = run(config(amp=True, cache=cache), "bf16")
+    assert precision == TEACHER_BF16 and autocast[-1] is True and "bf16 autocast" in said
+    documents, held = cached_share(config(amp=True, cache=cache), synthetic / "corpus", "cpu")
+    assert documents > 0 and held == documents  # the bf16 namespace counts where the teacher encodes in bf16
+    assert cached_share(config(amp=True, cache=cache), synthetic / "corpus", "cuda") == (documents, 0)  # fp32 on a GPU
