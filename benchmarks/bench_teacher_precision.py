@@ -37,6 +37,12 @@ def neighbour_overlap(a: np.ndarray, b: np.ndarray, k: int = 10) -> float:
     return float(np.mean([len(set(x) & set(y)) / k for x, y in zip(ta, tb)]))
 
 
+def cosine_summary(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
+    """Min, 1st percentile and median of each row's cosine between two (n, dim) unit-vector sets."""
+    cos = (a * b).sum(1)  # (n,)
+    return {"min": float(cos.min()), "p1": float(np.percentile(cos, 1)), "median": float(np.median(cos))}
+
+
 def main() -> None:
     from graphtx.corpus.store import iter_documents
     from graphtx.hardware import cpu_has_native_bf16
@@ -76,7 +82,6 @@ def main() -> None:
             print(
                 f"  round {r + 1} {name:14s} {took:7.1f} s  {len(texts) / took:6.2f} docs/s  load {before:.2f} -> {load():.2f}"
             )
-    cos = (vectors["fp32"] * vectors["bf16 autocast"]).sum(1)  # (n,)
     fp32_s, bf16_s = statistics.median(seconds["fp32"]), statistics.median(seconds["bf16 autocast"])
     figures = {
         "documents": len(texts),
@@ -85,7 +90,7 @@ def main() -> None:
         "seconds": seconds,
         "median_seconds": {"fp32": fp32_s, "bf16 autocast": bf16_s},
         "share": bf16_s / fp32_s,
-        "cosine": {"min": float(cos.min()), "p1": float(np.percentile(cos, 1)), "median": float(np.median(cos))},
+        "cosine": cosine_summary(vectors["fp32"], vectors["bf16 autocast"]),
         "top10_overlap": neighbour_overlap(vectors["fp32"], vectors["bf16 autocast"]),
         "machine": basics(),
     }

@@ -2,8 +2,9 @@
 
 bf16 in hardware: oneDNN multiplies bf16 matrices several times as fast as fp32 on a CPU with AVX512-BF16 or AMX
 (on 2 cores of an AVX512-BF16 machine a (5,324 x 256) by (256 x 2,048) product took 7-10 ms against 38-40 ms:
-benchmarks/studies/cpu_kernels.py); without them bf16 is emulated and no faster. ``trains_in_bf16`` is the one rule of where a model trains under bf16 autocast:
-graphtx/train/distributed.py applies it, graphtx/build/run.py projects the model step's time with it.
+benchmarks/studies/cpu_kernels.py); without them bf16 is emulated and no faster. ``trains_in_bf16`` is the one rule
+of where a model trains under bf16 autocast: graphtx/train/distributed.py applies it, graphtx/build/run.py projects
+the model step's time with it.
 ``teacher_in_bf16`` is the one rule of where a peer encodes a teacher's vectors under bf16 autocast
 (graphtx/train/run_teacher.py ``teacher_precision`` applies it; graphtx/text/teacher.py encodes as told).
 """

@@ -14,11 +14,9 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: machine.py, bench_teacher_precision.py
 
-from bench_teacher_precision import neighbour_overlap  # noqa: E402
+from bench_teacher_precision import cosine_summary, neighbour_overlap  # noqa: E402
 from machine import basics  # noqa: E402
 
 from graphtx.text.teacher import load_teacher_vectors  # noqa: E402
@@ -32,12 +30,11 @@ def agreement(a_dir: Path, b_dir: Path) -> dict:
         raise SystemExit(f"{a_dir} and {b_dir} hold no document in common")
     va = a.vectors[[i for i, _ in both]]  # (n, dim)
     vb = b.vectors[[j for _, j in both]]  # (n, dim)
-    cos = (va * vb).sum(1)  # (n,)
     return {
         "documents": len(both),
         "a": {"dir": str(a_dir), "label": a.label, "precision": a.manifest.get("precision", "float32")},
         "b": {"dir": str(b_dir), "label": b.label, "precision": b.manifest.get("precision", "float32")},
-        "cosine": {"min": float(cos.min()), "p1": float(np.percentile(cos, 1)), "median": float(np.median(cos))},
+        "cosine": cosine_summary(va, vb),
         "top10_overlap": neighbour_overlap(va, vb),
     }
 

@@ -67,6 +67,11 @@ MPNET_CPU_HOUR_DOCUMENTS = int(TEACHER_DOCS_PER_S["mpnet"] * 3600)  # what 2 cor
 TEACHER_CPU_BF16_SHARE = {"mpnet": 0.47, "minilm": 0.65}
 
 
+def teacher_cpu_share(teacher: str, precision: str) -> float:
+    """A teacher's CPU time in ``precision`` against its fp32 time (TEACHER_CPU_BF16_SHARE; 1 for float32)."""
+    return TEACHER_CPU_BF16_SHARE[teacher] if precision == TEACHER_BF16 else 1.0
+
+
 @dataclass
 class PlannedStep:
     name: str
@@ -189,7 +194,7 @@ def teacher_seconds(
     ``precision``: the CPU encoding's (float32, or TEACHER_BF16 at TEACHER_CPU_BF16_SHARE of fp32's time)."""
     if teacher not in TEACHER_DOCS_PER_S:
         return 0.0  # a directory: written already
-    share = TEACHER_CPU_BF16_SHARE[teacher] if precision == TEACHER_BF16 else 1.0
+    share = teacher_cpu_share(teacher, precision)
     rate = TEACHER_GPU_DOCS_PER_S[teacher] if gpu else TEACHER_DOCS_PER_S[teacher] / core_scale() / share
     return TEACHER_LOAD_S + documents * max(TEACHER_MIN_WORDS, words_per_document) / TEACHER_REFERENCE_WORDS / rate
 
@@ -220,7 +225,7 @@ def choose_teacher(
     length = {t: max(TEACHER_MIN_WORDS, words.get(t, TEACHER_REFERENCE_WORDS)) for t in ("mpnet", "minilm")}
     hour = MPNET_CPU_HOUR_DOCUMENTS / core_scale()
     to_encode = max(0, documents - mpnet_cached)
-    share = TEACHER_CPU_BF16_SHARE["mpnet"] if precision == TEACHER_BF16 else 1.0
+    share = teacher_cpu_share("mpnet", precision)
     if configured != "mpnet" or gpu or asked or to_encode * length["mpnet"] / TEACHER_REFERENCE_WORDS * share <= hour:
         return configured, ""
     cost = duration(teacher_seconds(to_encode, "mpnet", False, length["mpnet"], precision))

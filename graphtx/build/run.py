@@ -329,7 +329,8 @@ def _build(
         if config.train.pretrain_teacher == "mpnet" and not (asked or gpu)
         else None
     )
-    teacher_precision_here = teacher_precision(config, "cuda" if gpu else "cpu")  # the peer's precision (fp32 on a GPU)
+    teacher_device = "cuda" if gpu else "cpu"
+    teacher_precision_here = teacher_precision(config, teacher_device)  # the peer's precision (fp32 on a GPU)
     chosen, note = choose_teacher(
         config.train.pretrain_teacher,
         model_documents,
@@ -354,7 +355,7 @@ def _build(
         read, cached = (
             weighed
             if weighed and chosen == "mpnet"
-            else teacher_cached_share(config, layout, model_documents, sampled, up_to_date, "cuda" if gpu else "cpu")
+            else teacher_cached_share(config, layout, model_documents, sampled, up_to_date, teacher_device)
         )
         uncached = max(0, (read or model_documents) - cached)
         teach = (

@@ -119,9 +119,8 @@ class PeerVectorsSystem(DenseSystem):
             "fields": m.get("fields"),
             "max_tokens": m.get("max_tokens"),
             "passages": self.passages,
-            "precision": m.get(
-                "precision", "float32"
-            ),  # not in the fingerprint: bf16-autocast vectors are fp32's to 1e-4
+            # not in the fingerprint: bf16-autocast vectors are fp32's to within a cosine of 1e-4
+            "precision": m.get("precision", "float32"),
             "documents": m.get("documents"),
             "vectors_fingerprint": m.get("fingerprint"),
             **self.coverage(),

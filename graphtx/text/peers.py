@@ -143,7 +143,8 @@ def load_peer(path: str | Path, max_tokens: int, dtype: str = "float32", device:
 
 
 def bf16_context(model, autocast_bf16: bool):
-    """The peer's forward under bf16 autocast (matrix products in bf16, the rest in fp32) when ``autocast_bf16``."""
+    """The peer's forward under bf16 autocast when ``autocast_bf16`` (torch casts the matrix products to bf16; the
+    weights stay float32)."""
     import contextlib
 
     import torch

@@ -61,9 +61,8 @@ class TeacherReport:
     resumed_chunks: int
     from_cache: int = 0  # documents whose vectors the peer vector cache held (eval.peer_vector_cache_dir)
     cache_dir: str = ""
-    precision: str = (
-        "float32"  # the encoding's: float32, or TEACHER_BF16 (bf16 autocast on a CPU with bf16 in hardware)
-    )
+    # the encoding's: float32, or TEACHER_BF16 (bf16 autocast on a CPU with bf16 in hardware)
+    precision: str = "float32"
 
     def lines(self) -> list[str]:
         resumed = (

@@ -45,6 +45,19 @@ class _HashPeer:
         return torch.from_numpy(out)
 
 
+def record_autocast(monkeypatch) -> list[bool]:
+    """Each ``encode_texts`` call's ``autocast_bf16``, in order (the real encoder still runs)."""
+    seen: list[bool] = []
+    encode_texts = peers.encode_texts
+
+    def recording(model, texts, batch_size=64, autocast_bf16=False):
+        seen.append(autocast_bf16)
+        return encode_texts(model, texts, batch_size, autocast_bf16)
+
+    monkeypatch.setattr(peers, "encode_texts", recording)
+    return seen
+
+
 @pytest.fixture
 def fake_peer(monkeypatch, tmp_path):
     monkeypatch.setattr(teacher, "peer_path", lambda name, cache_dir="": tmp_path)

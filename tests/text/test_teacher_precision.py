@@ -11,7 +11,7 @@ import graphtx.text.teacher as teacher
 from graphtx.cli import main
 from graphtx.hardware import TEACHER_BF16, teacher_in_bf16
 from graphtx.text.peer_cache import PeerVectorCache, encode_cached, peer_namespace, text_key
-from tests.text.test_teacher import _corpus, _doc, fake_peer  # noqa: F401 (a fixture)
+from tests.text.test_teacher import _corpus, _doc, fake_peer, record_autocast  # noqa: F401 (a fixture)
 
 
 @pytest.mark.parametrize("native", [True, False])
@@ -41,15 +41,7 @@ def test_the_fp32_vectors_are_read_first_and_new_ones_go_to_the_approximate_name
 
 
 def test_a_bf16_teacher_is_its_own_job_reads_fp32_first_and_says_so(tmp_path, fake_peer, monkeypatch):  # noqa: F811
-    autocast = []
-    encode_texts = peers.encode_texts
-    monkeypatch.setattr(
-        peers,
-        "encode_texts",
-        lambda model, texts, batch_size=64, autocast_bf16=False: (
-            autocast.append(autocast_bf16) or encode_texts(model, texts, batch_size, autocast_bf16)
-        ),
-    )
+    autocast = record_autocast(monkeypatch)
     docs = [_doc("A", title="Pump", abstract="rotary pump vane"), _doc("B", title="Valve", abstract="valve spring")]
     a = _corpus(tmp_path / "a", docs)
     cache = tmp_path / "cache"

@@ -555,20 +555,13 @@ def test_the_run_teacher_follows_the_precision_rule_and_a_finished_fp32_teacher_
     from graphtx.config import load_config
     from graphtx.hardware import TEACHER_BF16
     from graphtx.train.run_teacher import cached_share, run_teacher_dir
+    from tests.text.test_teacher import record_autocast
 
     monkeypatch.setattr(hardware, "cpu_has_native_bf16", lambda: True)
     monkeypatch.setattr(peers_io, "require_peer", lambda name, cache_dir="": tmp_path)
     monkeypatch.setattr(teacher_io, "peer_path", lambda name, cache_dir="": tmp_path)
     monkeypatch.setattr(peers_io, "load_peer", lambda path, max_tokens, dtype="float32", device="cpu": _TopicPeer())
-    autocast = []
-    encode_texts = peers_io.encode_texts
-    monkeypatch.setattr(
-        peers_io,
-        "encode_texts",
-        lambda model, texts, batch_size=64, autocast_bf16=False: (
-            autocast.append(autocast_bf16) or encode_texts(model, texts, batch_size, autocast_bf16)
-        ),
-    )
+    autocast = record_autocast(monkeypatch)
     base = load_config(synthetic / "tiny.yaml")
 
     def config(amp: bool, cache: str = ""):
