@@ -14,7 +14,7 @@ python benchmarks/studies/subset_corpus.py "$W/ftabs/abstracts.parquet" "$W/ft/m
 graphtx ingest gpu/sub4k.parquet --out gpu/corpus --quiet
 graphtx parse gpu/corpus --out gpu/graphs --config configs/small.yaml --cache '' --quiet
 graphtx teacher gpu/corpus --peer mpnet --out gpu/teacher --quiet
-cp -r "$W/ftabs/read-all-s0/tokens" gpu/tokens
+cp -r "${TOKENS:-$W/ftabs/read-all-s0/tokens}" gpu/tokens  # TOKENS: another read-all seed's tokens
 python -m pip download -q --no-deps --only-binary=:all: --python-version "$PYTHON_ON_GPU" --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 --platform manylinux1_x86_64 -d .whl \
-    PyStemmer==3.1.0 bm25s==0.3.16
+    PyStemmer==3.1.0 bm25s==0.3.16 gensim==4.4.0 smart_open==9.0.2  # gensim: the CUDA tests' token pretraining

@@ -37,6 +37,7 @@ from graphtx.atomic import atomic_write_json
 from graphtx.build import MIN_TRAINING_QUERIES, STEPS
 from graphtx.build.plan import (
     CPU_STEP_SHARE,
+    GPU_STEP_SHARE,
     PRETRAIN_S_PER_STEP,
     TEACHER_MIN_WORDS,
     TEACHER_REFERENCE_WORDS,
@@ -65,7 +66,7 @@ STATE_FILE = "build.json"
 NOT_OUTPUT = {
     "ingest": ("workers", "chunk_size", "rows_per_group"),
     "parse": ("workers", "cache_dir", "shard_size"),
-    "train": ("checkpoint_every_steps", "log_every_steps", "encode_batch_size", "amp"),
+    "train": ("checkpoint_every_steps", "log_every_steps", "encode_batch_size", "amp", "pretrain_batch_workers"),
     "index": ("batch_size", "use_gpu", "copy_model", "chunk_size"),
 }
 
@@ -383,8 +384,8 @@ def _build(
         reference_s = (
             steps * PRETRAIN_S_PER_STEP * step_factor(*(nodes.get(k, 0.0) for k in kinds), batch_documents)
         )  # the distillation's steps as calibrated (fp32, the older code, 2 cores)
-        if gpu:  # an H200: 0.073-0.079 s a step against 0.67 s on 2 cores (benchmarks/RESULTS.md)
-            pretrain_s = base_s = reference_s * 0.1
+        if gpu:  # one H200 (plan.py GPU_STEP_SHARE)
+            pretrain_s, base_s = (reference_s * GPU_STEP_SHARE[stage] for stage in ("pretrain", "base"))
         else:  # the citation stage stays fp32 on a CPU
             pretrain_s, base_s = (reference_s * scale * CPU_STEP_SHARE[p] for p in (precision, "fp32"))
         return teach + pretrain_s + (0.4 * base_s + 120 * scale if route == "train" else 0)

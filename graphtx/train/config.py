@@ -120,6 +120,7 @@ class TrainConfig:
     pretrain_batch_docs: int = (
         32  # pool documents per step (each gives a span, a candidate graph and maybe a view anchor)
     )
+    pretrain_batch_workers: int = -1  # processes building the next steps' batches ahead (graphtx/train/prefetch.py); -1 auto: 4 beside a GPU, none on a CPU; the same batches either way
     pretrain_lr: float = 1e-3  # AdamW peak learning rate (warm-up, then cosine decay to min_lr)
     pretrain_evals: int = 5  # evaluations on the selection split (zero-shot); the best is kept
     pretrain_views_weight: float = (
@@ -225,6 +226,8 @@ class TrainConfig:
             raise ValueError(
                 "train.pretrain_steps, pretrain_evals must be >= 1, pretrain_bm25_candidates >= 0, pretrain_batch_docs >= 2"
             )
+        if self.pretrain_batch_workers < -1:
+            raise ValueError("train.pretrain_batch_workers must be -1 (auto), 0 (in line) or a number of processes")
         if self.split == "year" and not self.valid_from_year:
             raise ValueError("train.split = year needs train.valid_from_year")
         if "unknown" not in self.margins or any(m < 0 for m in self.margins.values()):

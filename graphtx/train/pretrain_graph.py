@@ -60,7 +60,7 @@ import torch.nn.functional as F
 from graphtx.atomic import atomic_write_json, atomic_write_text, replacing
 from graphtx.graphs.graph import InventionGraph
 from graphtx.hardware import trains_in_bf16
-from graphtx.model.batch import collate
+from graphtx.model.batch import GraphBatch, collate
 from graphtx.model.io import save_model
 from graphtx.progress import progress_bar
 from graphtx.text.teacher import load_teacher_vectors
@@ -69,6 +69,7 @@ from graphtx.train.config import TrainConfig
 from graphtx.train.data import GraphStore
 from graphtx.train.distributed import bf16_autocast, cpu_threads_beside_gpu, rng_devices
 from graphtx.train.loss import contrastive_loss
+from graphtx.train.prefetch import batch_workers, prefetched
 
 STAGE = "pretrain"
 CHECKPOINT_FILE, LOG_FILE, EVALS_FILE, DONE_FILE, BEST_DIR = (
@@ -360,6 +361,53 @@ def pretrain_step_inputs(pool: PretrainPool, docs: list[str], rng: np.random.Gen
     }
 
 
+@dataclass(frozen=True)
+class StepBatch:
+    """One step's model inputs, built on the CPU from (seed, step) alone (graphtx/train/prefetch.py builds them ahead).
+    The batch's graphs are the spans (S), view anchors (A), teacher queries (T) and candidates (M), in that order."""
+
+    batch: GraphBatch  # S + A + T + M graphs, after node dropout
+    spans: int  # S
+    anchors: int  # A
+    taught: int  # T
+    candidates: int  # M (0 when no query needs them)
+    graphs: int  # S + A + T + M
+    view_positive: torch.Tensor | None  # (A, M) bool, the anchor's own candidate view
+    view_allowed: torch.Tensor | None  # (A, M) bool
+    targets: torch.Tensor | None  # (S, M) BM25's distribution
+    valid: torch.Tensor | None  # (S,) a span with a BM25 match
+    peer_targets: torch.Tensor | None  # (T, M) the teacher's distribution
+    peer_allowed: torch.Tensor | None  # (T, M)
+
+
+def prepare_step(pool: PretrainPool, tokenizer, max_tokens_per_node: int, seed: int, step: int) -> StepBatch:
+    """Step ``step``'s batch: its documents, spans and targets (``pretrain_step_inputs``), collated, node dropout
+    applied; everything drawn from generators seeded by (seed, step), so it can be built anywhere, in any order."""
+    cfg = pool.cfg
+    rng = np.random.default_rng([seed, 900, step])
+    inp = pretrain_step_inputs(pool, pool.batch_docs(seed, step), rng)
+    graphs = inp["spans"] + inp["anchor_graphs"] + inp["taught_graphs"] + inp["candidate_graphs"]
+    gb = collate(graphs, tokenizer, max_tokens_per_node)
+    g = torch.Generator().manual_seed(int(rng.integers(2**62)))
+    positive = allowed = None
+    if inp["anchors"]:
+        positive, allowed = view_pairs(inp["anchors"], inp["candidates"])  # (A, M), (A, M)
+    return StepBatch(
+        batch=node_dropout(gb, cfg.node_dropout_max, cfg.node_dropout_half, g),
+        spans=len(inp["spans"]),
+        anchors=len(inp["anchors"]),
+        taught=len(inp["taught"]),
+        candidates=len(inp["candidate_graphs"]),
+        graphs=len(graphs),
+        view_positive=positive,
+        view_allowed=allowed,
+        targets=inp["targets"],
+        valid=inp["valid"],
+        peer_targets=inp["peer_targets"],
+        peer_allowed=inp["peer_allowed"],
+    )
+
+
 class PretrainTrainer:
     def __init__(
         self,
@@ -397,6 +445,10 @@ class PretrainTrainer:
             torch.manual_seed(self.seed * 1_000 + 900)
             return self._run(stop_after_steps)
 
+    def batch_at(self, step: int) -> StepBatch:
+        """Step ``step``'s batch (built on the CPU, in this process or a prefetching worker)."""
+        return prepare_step(self.pool, self.tokenizer, self.model.config.max_tokens_per_node, self.seed, step)
+
     def load_best(self):
         from graphtx.model.io import load_model
 
@@ -417,20 +469,24 @@ class PretrainTrainer:
         )
         bar = progress_bar(total=total, initial=st.step, desc="train pretrain", unit="step", enabled=self.progress)
         steps_run = 0
-        while st.step < total:
-            record = self._step()
-            st.step += 1
-            steps_run += 1
-            bar.update(1)
-            bar.set_postfix(loss=f"{record['loss']:.4f}")
-            self._append(LOG_FILE, record)
-            if st.step in eval_at:
-                self._evaluate()
-            if (st.step in eval_at or st.step % cfg.checkpoint_every_steps == 0) and st.step < total:
-                self._save_checkpoint()
-            if stop_after_steps and steps_run >= stop_after_steps and st.step < total:
-                bar.close()
-                return st
+        workers = batch_workers(cfg.pretrain_batch_workers, self.device)
+        with prefetched(self.batch_at, range(st.step, total), workers) as batches:
+            while st.step < total:
+                t0 = time.perf_counter()
+                prepared = next(batches)
+                record = self._step(prepared, time.perf_counter() - t0)
+                st.step += 1
+                steps_run += 1
+                bar.update(1)
+                bar.set_postfix(loss=f"{record['loss']:.4f}")
+                self._append(LOG_FILE, record)
+                if st.step in eval_at:
+                    self._evaluate()
+                if (st.step in eval_at or st.step % cfg.checkpoint_every_steps == 0) and st.step < total:
+                    self._save_checkpoint()
+                if stop_after_steps and steps_run >= stop_after_steps and st.step < total:
+                    bar.close()
+                    return st
         bar.close()
         st.stopped = "max steps"
         if not self.evaluator:  # nothing to select by: the last weights
@@ -455,42 +511,36 @@ class PretrainTrainer:
         cosine = 0.5 * (1 + math.cos(math.pi * min(1.0, step / max(1, cfg.pretrain_steps))))
         return max(cfg.min_lr, cfg.pretrain_lr * warm * cosine)
 
-    def _step(self) -> dict:
-        cfg, st = self.cfg, self.state
+    def _step(self, prepared: StepBatch, waited: float) -> dict:
+        """One optimiser step on a prepared batch; ``waited``: the seconds spent getting it (building it, in line)."""
+        cfg, st, dev = self.cfg, self.state, self.device
         t0 = time.perf_counter()
         self.model.train()
         lr = self._lr()
         for group in self.optimizer.param_groups:
             group["lr"] = lr
-        rng = np.random.default_rng([self.seed, 900, st.step])
-        docs = self.pool.batch_docs(self.seed, st.step)
-        inp = pretrain_step_inputs(self.pool, docs, rng)
-        graphs = inp["spans"] + inp["anchor_graphs"] + inp["taught_graphs"] + inp["candidate_graphs"]
-        gb = collate(graphs, self.tokenizer, self.model.config.max_tokens_per_node)
-        g = torch.Generator().manual_seed(int(rng.integers(2**62)))
-        gb = node_dropout(gb, cfg.node_dropout_max, cfg.node_dropout_half, g).to(self.device)
-        dev = self.device
+        gb = prepared.batch.to(dev)
         with bf16_autocast(dev, cfg.amp, on_cpu=True):  # bf16 on a GPU, and on a CPU that has it in hardware
             vectors = self.model(gb).float()  # (S + A + T + M, D)
-        s, a, t = len(inp["spans"]), len(inp["anchors"]), len(inp["taught"])
+        s, a, t = prepared.spans, prepared.anchors, prepared.taught
         spans, anchors = vectors[:s], vectors[s : s + a]  # (S, D), (A, D)
         taught, cands = vectors[s + a : s + a + t], vectors[s + a + t :]  # (T, D), (M, D)
         loss = vectors.new_zeros(())
         views = bm25 = peer = float("nan")
         if a:
-            positive, allowed = view_pairs(inp["anchors"], inp["candidates"])
-            total, denom, _ = contrastive_loss(anchors, cands, positive.to(dev), allowed.to(dev), cfg.temperature)
+            positive, allowed = prepared.view_positive.to(dev), prepared.view_allowed.to(dev)  # (A, M), (A, M)
+            total, denom, _ = contrastive_loss(anchors, cands, positive, allowed, cfg.temperature)
             views_loss = total / denom.clamp(min=1.0)
             loss = loss + cfg.pretrain_views_weight * views_loss
             views = float(views_loss.detach())
-        if s and bool(inp["valid"].any()):
-            total, denom = distill_loss(spans, cands, inp["targets"].to(dev), inp["valid"].to(dev), cfg.temperature)
+        if s and bool(prepared.valid.any()):
+            total, denom = distill_loss(spans, cands, prepared.targets.to(dev), prepared.valid.to(dev), cfg.temperature)
             bm25_loss = total / denom.clamp(min=1.0)
             loss = loss + cfg.pretrain_bm25_weight * bm25_loss
             bm25 = float(bm25_loss.detach())
         if t:
             total, denom = masked_distill_loss(
-                taught, cands, inp["peer_targets"].to(dev), inp["peer_allowed"].to(dev), cfg.temperature
+                taught, cands, prepared.peer_targets.to(dev), prepared.peer_allowed.to(dev), cfg.temperature
             )
             peer_loss = total / denom.clamp(min=1.0)
             loss = loss + cfg.pretrain_teacher_weight * peer_loss
@@ -502,7 +552,7 @@ class PretrainTrainer:
             self.model.parameters(), cfg.grad_clip if cfg.grad_clip > 0 else float("inf")
         )
         self.optimizer.step()
-        seconds = time.perf_counter() - t0
+        seconds = waited + time.perf_counter() - t0  # the step's wall time, its batch's wait included
         return {
             "stage": STAGE,
             "step": st.step + 1,
@@ -514,11 +564,12 @@ class PretrainTrainer:
             "teacher_queries": t,
             "view_anchors": a,
             "spans": s,
-            "candidates": len(inp["candidate_graphs"]),
-            "graphs": len(graphs),
+            "candidates": prepared.candidates,
+            "graphs": prepared.graphs,
             "nodes": gb.num_nodes,
             "grad_norm": float(grad_norm),
             "seconds": seconds,
+            "batch_seconds": waited,
         }
 
     def _evaluate(self) -> None:

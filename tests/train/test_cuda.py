@@ -40,7 +40,7 @@ def _step_record(device: str, amp: bool, tmp_path) -> tuple[dict, torch.nn.Modul
         out_dir=tmp_path / f"{device}-{amp}",
         device=device,
     )
-    return trainer._step(), trainer.model
+    return trainer._step(trainer.batch_at(0), 0.0), trainer.model
 
 
 @pytest.mark.timeout(120)
