@@ -1,4 +1,5 @@
-"""The label-free distillation's step on this machine: fp32 against bf16 autocast, and optionally an older checkout.
+"""The label-free distillation's step on this machine: fp32 against bf16 autocast, optionally an older checkout and
+the batches built ahead by N processes (``--batch-workers N``).
 
 Each variant is its own ``graphtx adapt --steps N --seed 0`` process over the same prepared corpus (the same seed: the
 same batches), the variants interleaved for ``--rounds`` rounds so a drifting load falls on all of them; the median
@@ -11,6 +12,7 @@ code (a ``git worktree add DIR COMMIT``), run with its own default config.
     graphtx ingest P/sub4k.parquet --out P/corpus && graphtx parse P/corpus --out P/graphs --config configs/small.yaml
     graphtx pretrain P/corpus --out P/tokens --config configs/small.yaml && graphtx teacher P/corpus --peer mpnet --out P/teacher
     python benchmarks/bench_adapt_step.py --prepared P --steps 200 --rounds 2 --older /tmp/gx-old
+    python benchmarks/bench_adapt_step.py --prepared P --steps 200 --rounds 2 --no-fp32 --batch-workers 1
 
 Prints the machine, the load at each run's start and end, and a table of median seconds a step by round.
 """
@@ -56,12 +58,27 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--older", type=Path, help="an older checkout of graphtx to time beside this one")
+    ap.add_argument(
+        "--batch-workers",
+        type=int,
+        default=0,
+        help="add this code's default with N processes building the batches ahead",
+    )
+    ap.add_argument("--no-fp32", action="store_true", help="leave out the fp32 row")
     args = ap.parse_args()
     print("machine:", basics(), "; load average (1 min)", f"{load():.2f}")
     fp32 = REPO / "benchmarks" / "regressions" / "transfer" / "fp32.yaml"  # configs/small.yaml, train.amp off
     with tempfile.TemporaryDirectory() as tmp:
-        variants = [("this code, fp32 (train.amp: false)", REPO, fp32)]
+        variants = [] if args.no_fp32 else [("this code, fp32 (train.amp: false)", REPO, fp32)]
         variants.append(("this code, its default (bf16 where the CPU has it)", REPO, REPO / "configs" / "small.yaml"))
+        if args.batch_workers:
+            ahead = (
+                Path(tmp) / "workers.yaml"
+            )  # configs/small.yaml, the batches built ahead (graphtx/train/prefetch.py)
+            ahead.write_text(
+                f"extends: {REPO / 'configs' / 'small.yaml'}\ntrain:\n  pretrain_batch_workers: {args.batch_workers}\n"
+            )
+            variants.append((f"this code, its default, {args.batch_workers} batch workers", REPO, ahead))
         if args.older:
             variants.insert(0, (f"older checkout {args.older}", args.older, args.older / "configs" / "small.yaml"))
         medians: dict[str, list[float]] = {name: [] for name, _, _ in variants}
