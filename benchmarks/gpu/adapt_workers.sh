@@ -1,7 +1,7 @@
 #!/bin/bash
 # One change, the processes that build stage pretrain's batches ahead of the model (train.pretrain_batch_workers,
 # graphtx/train/prefetch.py) while graphtx adapt trains on cuda (bf16 autocast, the trainer's cap of 4 torch threads):
-# 300 steps over the 4,000 abstracts of prepare.sh for each count given (default: 0 2 4 8), the same seed, so the
+# 300 steps over the 4,000 abstracts of prepare.sh for each count given (default: 0 2 4 8; -1: auto), the same seed, so the
 # same batches. First the suite's CUDA and prefetch tests. Prints a row a count: the exit status, the steps, the median
 # seconds a step after step 20, the median seconds of it spent waiting for the batch, and whether every step's batch
 # (its graphs and nodes) is the in-line run's.

@@ -3,7 +3,9 @@
     python benchmarks/studies/profile_adapt_steps.py P [--config CONFIG]
 
 P holds corpus/, graphs/, tokens/ and teacher/ (benchmarks/bench_adapt_step.py's docstring prepares it). Prints the
-ops by self CPU time (forward and backward), the table benchmarks/results/cpu-bf16.md reads its shares from.
+ops by self CPU time (forward and backward), the table benchmarks/results/cpu-bf16.md reads its shares from. Since the
+batches are built outside the trainer's step (graphtx/train/prefetch.py; in line on a CPU), the window holds the
+batch builds of steps FIRST + 1 to LAST; when that table was made the step built its own, FIRST to LAST.
 """
 
 from __future__ import annotations
@@ -27,12 +29,12 @@ def main() -> int:
     args = ap.parse_args()
     step, state = pretrain_graph.PretrainTrainer._step, {"n": 0, "profile": None}
 
-    def profiled_step(self):
+    def profiled_step(self, *args):  # (prepared batch, seconds waited for it)
         state["n"] += 1
         if state["n"] == FIRST:
             state["profile"] = profile(activities=[ProfilerActivity.CPU])
             state["profile"].__enter__()
-        record = step(self)
+        record = step(self, *args)
         if state["n"] == LAST:
             state["profile"].__exit__(None, None, None)
             table = state["profile"].key_averages().table(sort_by="self_cpu_time_total", row_limit=30)

@@ -42,11 +42,12 @@ STEP_COST_PER_WORK_BELOW = (1.0 - 0.745) / (128 * (70.0 - 44.0))
 # 0.450 / 0.436, 0.396 / 0.417, 0.261 / 0.282 (load 0.1-2.7; benchmarks/RESULTS.md, Speed); the shares pool both.
 # The citation stage's steps take the fp32 share: the same model code, not timed there.
 CPU_STEP_SHARE = {"fp32": 0.91, "bf16": 0.61}
-# one H200 (the device tool's machine, 16 cores) against that calibration: the distillation over 4,000 of the software
-# abstracts at 0.0489 s a step with its batches built ahead by 4 processes (0.0856 s in line; graphtx/train/prefetch.py),
-# where the 42,356 ran at 0.67 s a step on 2 cores with the older code (benchmarks/RESULTS.md, Speed). The citation
-# stage builds its batches in line, as the distillation did at 0.073-0.079 s a step (0.11): about 0.1, not timed
-GPU_STEP_SHARE = {"pretrain": 0.073, "base": 0.1}
+# one H200 (the device tool's machine, 16 cores) against that calibration's step for the same graphs (the 42,356
+# software abstracts: 0.745 s): the distillation over 4,000 of them at 0.0367 / 0.0434 s a step (two runs) with its
+# batches built ahead by 4 processes, 0.0730 / 0.0912 s built in line (graphtx/train/prefetch.py;
+# benchmarks/RESULTS.md, Speed). The citation stage builds its batches in line: taken as the distillation in line,
+# not timed
+GPU_STEP_SHARE = {"ahead": 0.040 / 0.745, "in line": 0.082 / 0.745}
 # a graph's nodes against the words of the text it is parsed from, measured on the 371 shared USPTO grants' graphs
 # (first claims of 12 to 406 words: about 0.17 nodes a word; claims + description: 0.14 up to ~1,300 words) and EV
 # abstracts (120 words, 35 nodes). A graph levels off a little below the parse's cap (max_feature_nodes +

@@ -301,6 +301,7 @@ def _build(
         few_passes_warning,
         steps_reading_every_document,
     )
+    from graphtx.train.prefetch import batch_workers
     from graphtx.train.run_teacher import teacher_precision
 
     if read_every_document:  # --steps all: no sample; the same steps as --steps N for that N (the same fingerprint)
@@ -384,8 +385,10 @@ def _build(
         reference_s = (
             steps * PRETRAIN_S_PER_STEP * step_factor(*(nodes.get(k, 0.0) for k in kinds), batch_documents)
         )  # the distillation's steps as calibrated (fp32, the older code, 2 cores)
-        if gpu:  # one H200 (plan.py GPU_STEP_SHARE)
-            pretrain_s, base_s = (reference_s * GPU_STEP_SHARE[stage] for stage in ("pretrain", "base"))
+        if gpu:  # one H200 (plan.py GPU_STEP_SHARE); the distillation's batches built ahead where workers run
+            ahead = batch_workers(train_cfg.pretrain_batch_workers, "cuda") > 0
+            pretrain_s = reference_s * GPU_STEP_SHARE["ahead" if ahead else "in line"]
+            base_s = reference_s * GPU_STEP_SHARE["in line"]
         else:  # the citation stage stays fp32 on a CPU
             pretrain_s, base_s = (reference_s * scale * CPU_STEP_SHARE[p] for p in (precision, "fp32"))
         return teach + pretrain_s + (0.4 * base_s + 120 * scale if route == "train" else 0)
@@ -618,7 +621,7 @@ def _build(
                 "0.89x): on that corpus `graphtx search --ranker bm25` searched as well or better. --steps all reads "
                 f"every document {ADAPT_MAX_EPOCHS} times ({every_steps:,} steps; reading all 42,356 of those abstracts "
                 "so, taught by mpnet, took about 4 h on 2 cores and made graphtx alone 1.01x BM25, 1.49x the sampled "
-                "build, fused 1.08x, one seed), best on a GPU (a distillation step took 0.073 s on one H200, 0.67 s on "
+                "build, fused 1.08x, one seed), best on a GPU (a distillation step took 0.04 s on one H200, 0.67 s on "
                 "2 cores in fp32; a CPU with bf16 in hardware makes it about 1.5x as fast); or build the part you "
                 "search on its own, which its model reads whole "
                 "(2,000 of those abstracts built alone: 1.08x BM25 at nDCG@150, where the large build's model scored "

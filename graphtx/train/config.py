@@ -120,7 +120,8 @@ class TrainConfig:
     pretrain_batch_docs: int = (
         32  # pool documents per step (each gives a span, a candidate graph and maybe a view anchor)
     )
-    pretrain_batch_workers: int = -1  # processes building the next steps' batches ahead (graphtx/train/prefetch.py); -1 auto: 4 beside a GPU, none on a CPU; the same batches either way
+    # processes building the next steps' batches ahead (graphtx/train/prefetch.py); the same batches either way
+    pretrain_batch_workers: int = -1  # -1 auto: 4 beside a GPU where the cores allow, none on a CPU; 0 in line
     pretrain_lr: float = 1e-3  # AdamW peak learning rate (warm-up, then cosine decay to min_lr)
     pretrain_evals: int = 5  # evaluations on the selection split (zero-shot); the best is kept
     pretrain_views_weight: float = (

@@ -372,7 +372,7 @@ class StepBatch:
     taught: int  # T
     candidates: int  # M (0 when no query needs them)
     graphs: int  # S + A + T + M
-    view_positive: torch.Tensor | None  # (A, M) bool, the anchor's own candidate view
+    view_positive: torch.Tensor | None  # (A,) long, the column of the anchor's own candidate view
     view_allowed: torch.Tensor | None  # (A, M) bool
     targets: torch.Tensor | None  # (S, M) BM25's distribution
     valid: torch.Tensor | None  # (S,) a span with a BM25 match
@@ -391,7 +391,7 @@ def prepare_step(pool: PretrainPool, tokenizer, max_tokens_per_node: int, seed: 
     g = torch.Generator().manual_seed(int(rng.integers(2**62)))
     positive = allowed = None
     if inp["anchors"]:
-        positive, allowed = view_pairs(inp["anchors"], inp["candidates"])  # (A, M), (A, M)
+        positive, allowed = view_pairs(inp["anchors"], inp["candidates"])  # (A,), (A, M)
     return StepBatch(
         batch=node_dropout(gb, cfg.node_dropout_max, cfg.node_dropout_half, g),
         spans=len(inp["spans"]),
@@ -469,7 +469,7 @@ class PretrainTrainer:
         )
         bar = progress_bar(total=total, initial=st.step, desc="train pretrain", unit="step", enabled=self.progress)
         steps_run = 0
-        workers = batch_workers(cfg.pretrain_batch_workers, self.device)
+        workers = batch_workers(cfg.pretrain_batch_workers, self.device.type)
         with prefetched(self.batch_at, range(st.step, total), workers) as batches:
             while st.step < total:
                 t0 = time.perf_counter()
@@ -528,7 +528,7 @@ class PretrainTrainer:
         loss = vectors.new_zeros(())
         views = bm25 = peer = float("nan")
         if a:
-            positive, allowed = prepared.view_positive.to(dev), prepared.view_allowed.to(dev)  # (A, M), (A, M)
+            positive, allowed = prepared.view_positive.to(dev), prepared.view_allowed.to(dev)  # (A,), (A, M)
             total, denom, _ = contrastive_loss(anchors, cands, positive, allowed, cfg.temperature)
             views_loss = total / denom.clamp(min=1.0)
             loss = loss + cfg.pretrain_views_weight * views_loss
@@ -552,12 +552,13 @@ class PretrainTrainer:
             self.model.parameters(), cfg.grad_clip if cfg.grad_clip > 0 else float("inf")
         )
         self.optimizer.step()
+        loss_value, grad_norm_value = float(loss.detach()), float(grad_norm)  # on a GPU: waits for the step's work
         seconds = waited + time.perf_counter() - t0  # the step's wall time, its batch's wait included
         return {
             "stage": STAGE,
             "step": st.step + 1,
             "lr": lr,
-            "loss": float(loss.detach()),
+            "loss": loss_value,
             "views_loss": views,
             "bm25_loss": bm25,
             "teacher_loss": peer,
@@ -567,7 +568,7 @@ class PretrainTrainer:
             "candidates": prepared.candidates,
             "graphs": prepared.graphs,
             "nodes": gb.num_nodes,
-            "grad_norm": float(grad_norm),
+            "grad_norm": grad_norm_value,
             "seconds": seconds,
             "batch_seconds": waited,
         }

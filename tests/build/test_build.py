@@ -341,6 +341,31 @@ def test_the_plan_says_the_distillations_precision_on_a_cpu_and_projects_bf16_sh
 
 
 @pytest.mark.timeout(120)
+def test_a_gpu_plan_projects_the_distillation_at_the_share_of_its_batches_built_ahead(tmp_path, capsys, monkeypatch):
+    """On a GPU the distillation's batches are built ahead where workers run (auto: 4 where the cores allow), and the
+    plan takes plan.py GPU_STEP_SHARE's share for that; with pretrain_batch_workers 0, the in-line share."""
+    import graphtx.build.run as build_run
+    import graphtx.model.chunks as chunks
+    from graphtx.build.plan import GPU_STEP_SHARE
+    from graphtx.train import prefetch
+
+    monkeypatch.setattr(chunks, "resolve_device", lambda device: "cuda")  # the plan only: nothing runs on it
+    monkeypatch.setattr(prefetch, "usable_cores", lambda: 16)
+    monkeypatch.setattr(prefetch, "can_fork", lambda: True)
+    config = _config(tmp_path)
+    model_s = {}
+    for workers in (-1, 0):
+        cfg = tmp_path / f"w{workers}.yaml"
+        cfg.write_text(f"extends: {config}\ntrain:\n  pretrain_batch_workers: {workers}\n")
+        args = ["build", str(GRANTS), "--out", str(tmp_path / f"b{workers}"), "--config", str(cfg), "--plan", "--json"]
+        assert main(args) == 0
+        model_s[workers] = json.loads(capsys.readouterr().out)["plan"]["projected_s"]["model"]
+    assert GPU_STEP_SHARE["ahead"] < GPU_STEP_SHARE["in line"]
+    assert model_s[-1] < model_s[0]
+    assert build_run.GPU_STEP_SHARE is GPU_STEP_SHARE
+
+
+@pytest.mark.timeout(120)
 def test_the_plan_says_how_many_passes_the_distillation_makes_and_warns_when_they_are_few(tmp_path, capsys):
     out, config = tmp_path / "b", _config(tmp_path)
     base = ["build", str(GRANTS), "--out", str(out), "--config", str(config), "--device", "cpu", "--plan"]

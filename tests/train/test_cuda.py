@@ -56,6 +56,33 @@ def test_a_pretrain_step_on_the_gpu_gives_the_cpu_loss(tmp_path):
     assert gpu["graphs"] == cpu["graphs"] and gpu["nodes"] == cpu["nodes"]  # the same batch, built on the CPU
 
 
+@pytest.mark.timeout(180)
+def test_batches_built_ahead_by_forked_workers_beside_cuda(tmp_path):
+    """Workers forked after CUDA is up (auto: 4 where the cores allow) build the in-line run's batches."""
+    store = _fixed_batch()[0].store
+    logs = []
+    for workers in (0, 2):
+        cfg = TrainConfig(
+            pretrain_steps=3,
+            pretrain_batch_docs=4,
+            pretrain_bm25_candidates=2,
+            pretrain_query_min_share=0.5,
+            pretrain_query_max_share=1.0,
+            pretrain_views_weight=1.0,
+            pretrain_bm25_weight=1.0,
+            node_dropout_max=0.5,
+            pretrain_batch_workers=workers,
+        )
+        out = tmp_path / f"w{workers}"
+        trainer = PretrainTrainer(
+            copy.deepcopy(_tiny_model()), _CharTokenizer(), PretrainPool(store, cfg), None, cfg, 0, out, device="cuda"
+        )
+        trainer.run()
+        logs.append([json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()])
+    assert [(r["graphs"], r["nodes"]) for r in logs[1]] == [(r["graphs"], r["nodes"]) for r in logs[0]]
+    assert len(logs[1]) == 3
+
+
 @pytest.mark.timeout(300)
 def test_train_on_the_gpu_learns_and_writes_a_cpu_loadable_model(synthetic, tmp_path, capsys):
     """Both stages on --device cuda (bf16): the model beats the untrained one, loads on the CPU, and encodes there as on the GPU."""
