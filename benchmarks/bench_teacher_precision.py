@@ -7,6 +7,8 @@ of the last round are compared: each document's cosine between its two vectors, 
 nearest others (by each precision's cosines) are the same.
 
     python benchmarks/bench_teacher_precision.py W/ftabs/size-2000/corpus --peer mpnet --documents 512 --rounds 2
+    python benchmarks/bench_teacher_precision.py W/ftabs/size-2000/corpus --peer mpnet --documents 300 --rounds 1 \
+        --bf16-weights       # and the weights themselves in bf16
 
 Prints the machine, the load at each encoding's start and end, and a table; ``--json F`` writes the figures.
 """
@@ -29,7 +31,9 @@ def load() -> float:
 
 
 def neighbour_overlap(a: np.ndarray, b: np.ndarray, k: int = 10) -> float:
-    """Mean share of each row's k nearest other rows (by cosine) that two (n, dim) unit-vector sets agree on."""
+    """Mean share of each row's k nearest other rows (by cosine) that two (n, dim) vector sets agree on."""
+    a = a / np.linalg.norm(a, axis=1, keepdims=True)  # (n, dim)
+    b = b / np.linalg.norm(b, axis=1, keepdims=True)  # (n, dim)
     sa, sb = a @ a.T, b @ b.T  # (n, n)
     np.fill_diagonal(sa, -np.inf)
     np.fill_diagonal(sb, -np.inf)
@@ -38,7 +42,10 @@ def neighbour_overlap(a: np.ndarray, b: np.ndarray, k: int = 10) -> float:
 
 
 def cosine_summary(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
-    """Min, 1st percentile and median of each row's cosine between two (n, dim) unit-vector sets."""
+    """Min, 1st percentile and median of each row's cosine between two (n, dim) vector sets (each row normalised here
+    first: bf16 weights give vectors normalised in bf16, a few thousandths off unit length)."""
+    a = a / np.linalg.norm(a, axis=1, keepdims=True)  # (n, dim)
+    b = b / np.linalg.norm(b, axis=1, keepdims=True)  # (n, dim)
     cos = (a * b).sum(1)  # (n,)
     return {"min": float(cos.min()), "p1": float(np.percentile(cos, 1)), "median": float(np.median(cos))}
 
@@ -57,6 +64,11 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--json", type=Path, help="write the figures here")
+    ap.add_argument(
+        "--bf16-weights",
+        action="store_true",
+        help="add a third encoding with the weights themselves in bf16 (load_peer dtype bfloat16), the road not taken",
+    )
     args = ap.parse_args()
     import torch
 
@@ -70,13 +82,18 @@ def main() -> None:
             break
     model = load_peer(peer_path(args.peer), args.max_tokens)
     encode_texts(model, texts[:8], args.batch_size)  # warm-up: the first forward's one-off costs
-    seconds: dict[str, list[float]] = {"fp32": [], "bf16 autocast": []}
+    variants = [("fp32", model, False), ("bf16 autocast", model, True)]
+    if args.bf16_weights:
+        weights_bf16 = load_peer(peer_path(args.peer), args.max_tokens, dtype="bfloat16")
+        encode_texts(weights_bf16, texts[:8], args.batch_size)
+        variants.append(("bf16 weights", weights_bf16, False))
+    seconds: dict[str, list[float]] = {name: [] for name, _, _ in variants}
     vectors: dict[str, np.ndarray] = {}
     print(f"{len(texts)} documents of {args.corpus}, {args.peer}, cut at {args.max_tokens} tokens")
     for r in range(args.rounds):
-        for name, autocast in (("fp32", False), ("bf16 autocast", True)):
+        for name, peer, autocast in variants:
             before, start = load(), time.perf_counter()
-            vectors[name] = encode_texts(model, texts, args.batch_size, autocast_bf16=autocast)  # (n, dim)
+            vectors[name] = encode_texts(peer, texts, args.batch_size, autocast_bf16=autocast)  # (n, dim)
             took = time.perf_counter() - start
             seconds[name].append(took)
             print(
@@ -94,16 +111,27 @@ def main() -> None:
         "top10_overlap": neighbour_overlap(vectors["fp32"], vectors["bf16 autocast"]),
         "machine": basics(),
     }
+    if args.bf16_weights:
+        w_s = statistics.median(seconds["bf16 weights"])
+        figures["median_seconds"]["bf16 weights"] = w_s
+        figures["bf16_weights"] = {
+            "share": w_s / fp32_s,
+            "cosine": cosine_summary(vectors["fp32"], vectors["bf16 weights"]),
+            "top10_overlap": neighbour_overlap(vectors["fp32"], vectors["bf16 weights"]),
+        }
     print()
     print("| precision | median s | docs/s | share of fp32's time |")
     print("|---|---|---|---|")
     for name, s in figures["median_seconds"].items():
         print(f"| {name} | {s:.1f} | {len(texts) / s:.2f} | {s / fp32_s:.2f} |")
-    c = figures["cosine"]
-    print(
-        f"\ncosine of a document's two vectors: min {c['min']:.5f}, 1st percentile {c['p1']:.5f}, median {c['median']:.5f}; "
-        f"ten nearest others in common: {figures['top10_overlap']:.3f}"
-    )
+    compared = [("bf16 autocast", figures["cosine"], figures["top10_overlap"])]
+    if args.bf16_weights:
+        compared.append(("bf16 weights", figures["bf16_weights"]["cosine"], figures["bf16_weights"]["top10_overlap"]))
+    for name, c, overlap in compared:
+        print(
+            f"\n{name} against fp32, cosine of a document's two vectors: min {c['min']:.5f}, 1st percentile "
+            f"{c['p1']:.5f}, median {c['median']:.5f}; ten nearest others in common: {overlap:.3f}"
+        )
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1) + "\n")
 

