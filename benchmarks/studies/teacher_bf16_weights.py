@@ -14,6 +14,7 @@ autocast's; its manifest says ``precision: bf16-weights``. A build reads it with
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -51,6 +52,14 @@ def main() -> int:
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
+    if args.out.exists() and any(args.out.iterdir()):  # never reuse another run's chunks as bf16-weights vectors
+        found = args.out / teacher_module.MANIFEST_FILE
+        if found.exists() and json.loads(found.read_text()).get("precision") == PRECISION:
+            print(f"{args.out} already holds this study's vectors")
+            return 0
+        sys.exit(
+            f"{args.out} holds other vectors or an unfinished run (this study's too): delete it or give a fresh --out"
+        )
     started = time.perf_counter()
     teacher_module.lazy_encoder = bf16_weights_encoder  # this process only: the writer's encoder
     report = teacher_module.write_teacher_vectors(

@@ -321,7 +321,8 @@ def teacher_label(manifest: dict) -> str:
     not fp32) the precision."""
     passages = int(manifest.get("passages", 1) or 1)
     read = f"; {passages} passages of {manifest.get('max_tokens', '?')} tokens" if passages > 1 else ""
-    precision = "; bf16 autocast" if manifest.get("precision") == TEACHER_BF16 else ""
+    named = manifest.get("precision", "float32")
+    precision = "; bf16 autocast" if named == TEACHER_BF16 else (f"; {named}" if named != "float32" else "")
     return f"{manifest.get('model', '?')} ({', '.join(manifest.get('fields', []))}{read}{precision})"
 
 

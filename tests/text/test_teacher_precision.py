@@ -152,3 +152,11 @@ def test_a_peer_with_bf16_weights_gives_unit_vectors():
     fp32 = peers.encode_texts(peers.load_peer(peers.minilm_path(), max_tokens=64), texts)  # (2, 384)
     assert bf16.dtype == np.float32 and np.allclose(np.linalg.norm(bf16, axis=1), 1.0, atol=1e-5)
     assert float((fp32 * bf16).sum(1).min()) > 0.99
+
+
+def test_a_teachers_label_names_any_precision_but_fp32():
+    base = {"model": "all-mpnet-base-v2", "fields": ["title", "abstract"]}
+    assert teacher.teacher_label(base) == "all-mpnet-base-v2 (title, abstract)"
+    assert teacher.teacher_label({**base, "precision": "float32"}) == "all-mpnet-base-v2 (title, abstract)"
+    assert teacher.teacher_label({**base, "precision": "bf16-autocast"}).endswith("; bf16 autocast)")
+    assert teacher.teacher_label({**base, "precision": "bf16-weights"}).endswith("; bf16-weights)")  # a study's
