@@ -30,10 +30,14 @@ def load() -> float:
     return os.getloadavg()[0]
 
 
+def unit(a: np.ndarray) -> np.ndarray:
+    """Each row of (n, dim) ``a`` normalised: bf16 weights give vectors normalised in bf16, a little off unit length."""
+    return a / np.linalg.norm(a, axis=1, keepdims=True)
+
+
 def neighbour_overlap(a: np.ndarray, b: np.ndarray, k: int = 10) -> float:
     """Mean share of each row's k nearest other rows (by cosine) that two (n, dim) vector sets agree on."""
-    a = a / np.linalg.norm(a, axis=1, keepdims=True)  # (n, dim)
-    b = b / np.linalg.norm(b, axis=1, keepdims=True)  # (n, dim)
+    a, b = unit(a), unit(b)  # (n, dim) each
     sa, sb = a @ a.T, b @ b.T  # (n, n)
     np.fill_diagonal(sa, -np.inf)
     np.fill_diagonal(sb, -np.inf)
@@ -42,10 +46,8 @@ def neighbour_overlap(a: np.ndarray, b: np.ndarray, k: int = 10) -> float:
 
 
 def cosine_summary(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
-    """Min, 1st percentile and median of each row's cosine between two (n, dim) vector sets (each row normalised here
-    first: bf16 weights give vectors normalised in bf16, a few thousandths off unit length)."""
-    a = a / np.linalg.norm(a, axis=1, keepdims=True)  # (n, dim)
-    b = b / np.linalg.norm(b, axis=1, keepdims=True)  # (n, dim)
+    """Min, 1st percentile and median of each row's cosine between two (n, dim) vector sets."""
+    a, b = unit(a), unit(b)  # (n, dim) each
     cos = (a * b).sum(1)  # (n,)
     return {"min": float(cos.min()), "p1": float(np.percentile(cos, 1)), "median": float(np.median(cos))}
 

@@ -109,7 +109,4 @@ def prefetched(prepare: Callable[[int], Item], steps: range, workers: int) -> It
     try:
         yield items
     finally:
-        shutdown = getattr(items, "_shutdown_workers", None)  # torch's own clean-up, private: called where it is
-        if shutdown is not None:
-            shutdown()
-        del items  # and otherwise the iterator's own __del__ ends them
+        items._shutdown_workers()  # torch's own clean-up (private; its __del__ calls the same), now, not at collection

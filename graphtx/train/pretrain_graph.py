@@ -371,13 +371,16 @@ class StepBatch:
     anchors: int  # A
     taught: int  # T
     candidates: int  # M (0 when no query needs them)
-    graphs: int  # S + A + T + M
     view_positive: torch.Tensor | None  # (A,) long, the column of the anchor's own candidate view
     view_allowed: torch.Tensor | None  # (A, M) bool
     targets: torch.Tensor | None  # (S, M) BM25's distribution
     valid: torch.Tensor | None  # (S,) a span with a BM25 match
     peer_targets: torch.Tensor | None  # (T, M) the teacher's distribution
     peer_allowed: torch.Tensor | None  # (T, M)
+
+    @property
+    def graphs(self) -> int:  # S + A + T + M
+        return self.spans + self.anchors + self.taught + self.candidates
 
 
 def prepare_step(pool: PretrainPool, tokenizer, max_tokens_per_node: int, seed: int, step: int) -> StepBatch:
@@ -398,7 +401,6 @@ def prepare_step(pool: PretrainPool, tokenizer, max_tokens_per_node: int, seed: 
         anchors=len(inp["anchors"]),
         taught=len(inp["taught"]),
         candidates=len(inp["candidate_graphs"]),
-        graphs=len(graphs),
         view_positive=positive,
         view_allowed=allowed,
         targets=inp["targets"],

@@ -14,6 +14,7 @@ from graphtx.cli import main
 from graphtx.model.io import load_model
 from graphtx.train.config import TrainConfig
 from graphtx.train.pretrain_graph import PretrainPool, PretrainTrainer
+from tests.train.test_prefetch import stage_config
 from tests.train.test_pretrain_graph import _CharTokenizer, _fixed_batch, _tiny_model
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (the bf16 GPU path)")
@@ -62,17 +63,7 @@ def test_batches_built_ahead_by_forked_workers_beside_cuda(tmp_path):
     store = _fixed_batch()[0].store
     logs = []
     for workers in (0, 2):
-        cfg = TrainConfig(
-            pretrain_steps=3,
-            pretrain_batch_docs=4,
-            pretrain_bm25_candidates=2,
-            pretrain_query_min_share=0.5,
-            pretrain_query_max_share=1.0,
-            pretrain_views_weight=1.0,
-            pretrain_bm25_weight=1.0,
-            node_dropout_max=0.5,
-            pretrain_batch_workers=workers,
-        )
+        cfg = stage_config(workers, steps=3)
         out = tmp_path / f"w{workers}"
         trainer = PretrainTrainer(
             copy.deepcopy(_tiny_model()), _CharTokenizer(), PretrainPool(store, cfg), None, cfg, 0, out, device="cuda"

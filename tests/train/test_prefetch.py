@@ -96,20 +96,26 @@ def test_the_config_refuses_a_negative_count_other_than_auto():
         TrainConfig(pretrain_batch_workers=-2)
 
 
-def _run(tmp_path, monkeypatch, workers: int, stop_after_steps: int = 0) -> tuple[list[dict], dict]:
-    store = _fixed_batch()[0].store
-    cfg = TrainConfig(
-        pretrain_steps=6,
+def stage_config(workers: int, steps: int) -> TrainConfig:
+    """A tiny stage pretrain over _fixed_batch's 8 documents, two objectives, heavy node dropout (it draws from the
+    step's generator: built elsewhere, the same nodes must go)."""
+    return TrainConfig(
+        pretrain_steps=steps,
         pretrain_batch_docs=4,
         pretrain_bm25_candidates=2,
         pretrain_query_min_share=0.5,
         pretrain_query_max_share=1.0,
         pretrain_views_weight=1.0,
         pretrain_bm25_weight=1.0,
-        node_dropout_max=0.5,  # dropout draws from the step's generator: built elsewhere, the same nodes must go
+        node_dropout_max=0.5,
         checkpoint_every_steps=2,
         pretrain_batch_workers=workers,
     )
+
+
+def _run(tmp_path, monkeypatch, workers: int, stop_after_steps: int = 0) -> tuple[list[dict], dict]:
+    store = _fixed_batch()[0].store
+    cfg = stage_config(workers, steps=6)
     out = tmp_path / f"w{workers}"
     trainer = PretrainTrainer(_tiny_model(), _CharTokenizer(), PretrainPool(store, cfg), None, cfg, seed=3, out_dir=out)
     used = []
