@@ -14,8 +14,10 @@ from its cache, training from its checkpoints, the index from its finished parts
 
 Route: with citations between documents of the corpus (in the XML, or a ``--citations`` file) the model trains on
 them as the config says (selection on held-out training queries, the learned ranker fitted at the end); without,
-the label-free route: the config's teacher distilled on the corpus's own documents (graphtx/train/adapt.py), on a
-seeded uniform sample of them when the steps cannot read them all ADAPT_MAX_EPOCHS times; every document is indexed.
+the label-free route: the config's teacher distilled on the corpus's own documents (graphtx/train/adapt.py). When the
+steps would read them fewer than ADAPT_FEW_PASSES times, the default reads every one ADAPT_MAX_EPOCHS times if the
+plan projects that model step within READ_ALL_WITHIN_S on this machine (with the teacher a sample would get), else a
+seeded uniform sample of them; every document is indexed.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from graphtx.build.plan import (
     CPU_STEP_SHARE,
     GPU_STEP_SHARE,
     PRETRAIN_S_PER_STEP,
+    READ_ALL_WITHIN_S,
     TEACHER_MIN_WORDS,
     TEACHER_REFERENCE_WORDS,
     TOKENS_FIXED_S,
@@ -73,6 +76,23 @@ NOT_OUTPUT = {
 
 def settings(section, step: str) -> dict:
     return {k: v for k, v in asdict(section).items() if k not in NOT_OUTPUT.get(step, ())}
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """What the model step reads and runs under one choice of its steps: the configured ones (a sample of a large
+    corpus when adapting) or those that read every document ADAPT_MAX_EPOCHS times."""
+
+    config: GraphtxConfig  # its steps, teacher and teacher weight set
+    documents: int  # the documents tokens, teacher and distillation read
+    sampled: bool  # fewer than the corpus's
+    sample_key: str  # the sample step's fingerprint ("" without a sample)
+    tokens_key: str
+    teacher: str
+    teacher_note: str  # why a CPU took MiniLM for mpnet ("" otherwise)
+    teacher_s: float  # the teacher's projected seconds (0 when its vectors are all cached)
+    cached: int  # of its documents' teacher vectors, those the peer vector cache holds
+    steps: int  # the distillation's (or pre-training's) steps
 
 
 @dataclass(frozen=True)
@@ -193,14 +213,17 @@ def _build(
     beside: str = "",
     teacher: str | None = None,
     device: str = "auto",
-    read_every_document: bool = False,
+    read_every_document: bool | None = None,
     progress: bool | None = None,
     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
 ) -> dict:
     """Run (or resume) the build; returns its summary (also DIR/build.json). ``plan_only``: ingest (to count what
     follows), print the plan, stop. ``beside``: another build holds the directory (its lock message); the plan only
-    reads, and only when the ingest is up to date. ``read_every_document`` (``--steps all``): the distillation steps
-    are those that read every document ADAPT_MAX_EPOCHS times, counted once the corpus is ingested."""
+    reads, and only when the ingest is up to date. ``read_every_document``: True (``--steps all``), the distillation
+    steps are those that read every document ADAPT_MAX_EPOCHS times, counted once the corpus is ingested; False
+    (``--steps N``), the configured steps, on a sample of a corpus larger than they read that often; None (the
+    default), as False unless that would sample and reading every document is projected within READ_ALL_WITHIN_S on
+    this machine with the same teacher (a build begun either way goes on so)."""
     from graphtx.model.chunks import resolve_device
     from graphtx.train.run import citing_documents_within
 
@@ -304,86 +327,102 @@ def _build(
     from graphtx.train.prefetch import batch_workers
     from graphtx.train.run_teacher import teacher_precision
 
-    if read_every_document:  # --steps all: no sample; the same steps as --steps N for that N (the same fingerprint)
-        every = steps_reading_every_document(documents, config.train.pretrain_batch_docs)
-        config = with_overrides(config, train=with_overrides(config.train, pretrain_steps=every))
-
-    model_documents = (  # the documents tokens, teacher and distillation read: a sample of a large corpus when adapting
-        adapt_sample_size(config.train.pretrain_steps, documents, config.train.pretrain_batch_docs)
-        if route == "adapt"
-        else documents
-    )
-    sampled = model_documents < documents
-    if sampled:
-        keys["sample"] = fingerprint("sample", keys["parse"], model_documents, config.seed)
-    keys["tokens"] = fingerprint(
-        "tokens", keys["sample"] if sampled else keys["ingest"], settings(config.pretrain, "tokens"), config.seed
-    )
-    before = (  # a model begun over these tokens keeps its teacher (another machine would choose anew); over others
-        # (another sample, seed or corpus) the teacher is chosen again for the documents it will read
-        state["steps"].get("model", {}).get("teacher")
-        if state["steps"].get("tokens", {}).get("fingerprint") == keys["tokens"]
-        else None
-    )
-    asked = teacher is not None or before is not None
-    weighed = (  # (documents mpnet reads, how many of their vectors are cached): what a CPU's choice weighs; kept below
-        teacher_cached_share(config, layout, model_documents, sampled, up_to_date)  # on a CPU only
-        if config.train.pretrain_teacher == "mpnet" and not (asked or gpu)
-        else None
-    )
+    graphs_known = False  # the plan's graph sizes are the parsed graphs' (parse up to date), not a guess from words
+    if up_to_date("parse"):
+        parsed = parsed_graph_nodes(layout.graphs)
+        if parsed:
+            size = dataclasses.replace(size, nodes={**size.nodes, **parsed})
+            graphs_known = True
     teacher_device = "cuda" if gpu else "cpu"
     teacher_precision_here = teacher_precision(config, teacher_device)  # the peer's precision (fp32 on a GPU)
-    chosen, note = choose_teacher(
-        config.train.pretrain_teacher,
-        model_documents,
-        gpu,
-        asked=asked,
-        words=size.teacher_words,
-        mpnet_cached=weighed[1] if weighed else 0,
-        precision=teacher_precision_here,
-    )
-    chosen = teacher or before or chosen
-    weight = config.train.pretrain_teacher_weight or (1.0 if teacher else 0.0)  # naming a teacher turns distillation on
-    if route == "adapt" and (not chosen or weight <= 0):
-        raise ValueError(
-            f"{queries} documents of the corpus cite another of them (training needs {MIN_TRAINING_QUERIES}), and the config has "
-            "no teacher to adapt with: give --teacher minilm or mpnet, or a config with train.pretrain_teacher (configs/small.yaml)"
-        )
-    train_cfg = with_overrides(config.train, pretrain_teacher=chosen, pretrain_teacher_weight=weight, split="files")
-    config = with_overrides(config, train=train_cfg)
     scale = core_scale()
-    teach, cached = 0.0, 0
-    if chosen and "pretrain" in train_cfg.stages:
-        read, cached = (
-            weighed
-            if weighed and chosen == "mpnet"
-            else teacher_cached_share(config, layout, model_documents, sampled, up_to_date, teacher_device)
+    every_steps = steps_reading_every_document(documents, config.train.pretrain_batch_docs)  # what --steps all runs
+    counted: dict = {}  # the peer vector cache's share of a corpus, counted once (both choices below read it)
+
+    def model_choice(read_all: bool) -> ModelChoice:
+        """What the model step reads and runs with the configured steps (``read_all`` False: a sample of a large
+        corpus when adapting) or with the steps that read every document ADAPT_MAX_EPOCHS times (no sample; the same
+        fingerprint as ``--steps N`` for that N)."""
+        cfg = (
+            with_overrides(config, train=with_overrides(config.train, pretrain_steps=every_steps))
+            if read_all
+            else config
         )
-        uncached = max(0, (read or model_documents) - cached)
-        teach = (
-            teacher_seconds(
-                uncached, chosen, gpu, size.teacher_words.get(chosen, TEACHER_REFERENCE_WORDS), teacher_precision_here
+        read = (  # the documents tokens, teacher and distillation read: a sample of a large corpus when adapting
+            adapt_sample_size(cfg.train.pretrain_steps, documents, cfg.train.pretrain_batch_docs)
+            if route == "adapt"
+            else documents
+        )
+        sampled = read < documents
+        sample_key = fingerprint("sample", keys["parse"], read, cfg.seed) if sampled else ""
+        tokens_key = fingerprint(
+            "tokens", sample_key if sampled else keys["ingest"], settings(cfg.pretrain, "tokens"), cfg.seed
+        )
+        before = (  # a model begun over these tokens keeps its teacher (another machine would choose anew); over
+            # others (another sample, seed or corpus) the teacher is chosen again for the documents it will read
+            state["steps"].get("model", {}).get("teacher")
+            if state["steps"].get("tokens", {}).get("fingerprint") == tokens_key
+            else None
+        )
+        asked = teacher is not None or before is not None
+        weighed = (  # (documents mpnet reads, how many of their vectors are cached): what a CPU's choice weighs
+            teacher_cached_share(cfg, layout, read, sampled, up_to_date, counted=counted)  # on a CPU only
+            if cfg.train.pretrain_teacher == "mpnet" and not (asked or gpu)
+            else None
+        )
+        chosen, note = choose_teacher(
+            cfg.train.pretrain_teacher,
+            read,
+            gpu,
+            asked=asked,
+            words=size.teacher_words,
+            mpnet_cached=weighed[1] if weighed else 0,
+            precision=teacher_precision_here,
+        )
+        chosen = teacher or before or chosen
+        # naming a teacher turns distillation on
+        weight = cfg.train.pretrain_teacher_weight or (1.0 if teacher else 0.0)
+        if route == "adapt" and (not chosen or weight <= 0):
+            raise ValueError(
+                f"{queries} documents of the corpus cite another of them (training needs {MIN_TRAINING_QUERIES}), and the config has "
+                "no teacher to adapt with: give --teacher minilm or mpnet, or a config with train.pretrain_teacher (configs/small.yaml)"
             )
-            if uncached
-            else 0.0
-        )  # all cached: the peer is not even loaded
-    steps = (
-        adapt_steps(train_cfg.pretrain_steps, model_documents, train_cfg.pretrain_batch_docs)
-        if route == "adapt"
-        else train_cfg.pretrain_steps
-    )
-    passes = adapt_passes(steps, model_documents, train_cfg.pretrain_batch_docs)
-    kinds = (train_cfg.query_kind, train_cfg.candidate_kind)
+        train_cfg = with_overrides(cfg.train, pretrain_teacher=chosen, pretrain_teacher_weight=weight, split="files")
+        cfg = with_overrides(cfg, train=train_cfg)
+        teach, cached = 0.0, 0
+        if chosen and "pretrain" in train_cfg.stages:
+            encoded, cached = (
+                weighed
+                if weighed and chosen == "mpnet"
+                else teacher_cached_share(cfg, layout, read, sampled, up_to_date, teacher_device, counted)
+            )
+            uncached = max(0, (encoded or read) - cached)
+            teach = (
+                teacher_seconds(
+                    uncached,
+                    chosen,
+                    gpu,
+                    size.teacher_words.get(chosen, TEACHER_REFERENCE_WORDS),
+                    teacher_precision_here,
+                )
+                if uncached
+                else 0.0
+            )  # all cached: the peer is not even loaded
+        steps = (
+            adapt_steps(train_cfg.pretrain_steps, read, train_cfg.pretrain_batch_docs)
+            if route == "adapt"
+            else train_cfg.pretrain_steps
+        )
+        return ModelChoice(cfg, read, sampled, sample_key, tokens_key, chosen, note, teach, cached, steps)
 
-    batch_documents = min(
-        float(model_documents), train_cfg.pretrain_batch_docs * (1.0 + train_cfg.pretrain_teacher_neighbours)
-    )  # the documents a distillation step encodes
-
-    precision = "bf16" if trains_in_bf16("cpu", train_cfg.amp, on_cpu=True) else "fp32"  # the distillation's, on a CPU
-
-    def model_seconds(nodes: dict[str, float]) -> float:
+    def model_seconds(choice: ModelChoice, nodes: dict[str, float]) -> float:
+        train_cfg = choice.config.train
+        batch_documents = min(
+            float(choice.documents), train_cfg.pretrain_batch_docs * (1.0 + train_cfg.pretrain_teacher_neighbours)
+        )  # the documents a distillation step encodes
+        kinds = (train_cfg.query_kind, train_cfg.candidate_kind)
         reference_s = (
-            steps * PRETRAIN_S_PER_STEP * step_factor(*(nodes.get(k, 0.0) for k in kinds), batch_documents)
+            choice.steps * PRETRAIN_S_PER_STEP * step_factor(*(nodes.get(k, 0.0) for k in kinds), batch_documents)
         )  # the distillation's steps as calibrated (fp32, the older code, 2 cores)
         if gpu:  # one H200 (plan.py GPU_STEP_SHARE); the distillation's batches built ahead where workers run
             ahead = batch_workers(train_cfg.pretrain_batch_workers, "cuda") > 0
@@ -391,15 +430,41 @@ def _build(
             base_s = reference_s * GPU_STEP_SHARE["in line"]
         else:  # the citation stage stays fp32 on a CPU
             pretrain_s, base_s = (reference_s * scale * CPU_STEP_SHARE[p] for p in (precision, "fp32"))
-        return teach + pretrain_s + (0.4 * base_s + 120 * scale if route == "train" else 0)
+        return choice.teacher_s + pretrain_s + (0.4 * base_s + 120 * scale if route == "train" else 0)
 
-    graphs_known = False  # the plan's graph sizes are the parsed graphs' (parse up to date), not a guess from words
-    if up_to_date("parse"):
-        parsed = parsed_graph_nodes(layout.graphs)
-        if parsed:
-            size = dataclasses.replace(size, nodes={**size.nodes, **parsed})
-            graphs_known = True
-    model_s = model_seconds(size.nodes)
+    precision = (  # the distillation's, on a CPU
+        "bf16" if trains_in_bf16("cpu", config.train.amp, on_cpu=True) else "fp32"
+    )
+    choice = model_choice(bool(read_every_document))
+    whole = model_choice(True) if choice.sampled else choice  # every document read: the default's other choice
+    whole_s = model_seconds(whole, size.nodes)
+    read_all_note = ""
+    begun = state["steps"].get("tokens", {}).get("fingerprint")  # a build goes on the way its tokens began
+    kept_sample = read_every_document is None and choice.sampled and begun == choice.tokens_key
+    if read_every_document is None and choice.sampled:  # the default: every document when it fits the hour
+        if begun == whole.tokens_key or (
+            begun != choice.tokens_key and whole.teacher == choice.teacher and whole_s <= READ_ALL_WITHIN_S
+        ):
+            read_all_note = (
+                f"the model reads every one of the {documents:,} documents {ADAPT_MAX_EPOCHS} times: "
+                + (
+                    "the build began so"
+                    if begun == whole.tokens_key
+                    else f"projected {duration(whole_s)}, within the {duration(READ_ALL_WITHIN_S)} the default allows"
+                )
+                + f" (--steps {choice.steps} would sample {choice.documents:,} of them)"
+            )
+            choice = whole
+    config, model_documents, sampled = choice.config, choice.documents, choice.sampled
+    if sampled:
+        keys["sample"] = choice.sample_key
+    keys["tokens"] = choice.tokens_key
+    chosen, note, steps = choice.teacher, choice.teacher_note, choice.steps
+    teach, cached = choice.teacher_s, choice.cached
+    train_cfg = config.train
+    passes = adapt_passes(steps, model_documents, train_cfg.pretrain_batch_docs)
+    kinds = (train_cfg.query_kind, train_cfg.candidate_kind)
+    model_s = model_seconds(choice, size.nodes)
     plan = BuildPlan(
         documents,
         words,
@@ -451,16 +516,24 @@ def _build(
         config.seed,
     )
     keys["index"] = fingerprint("index", keys["model"], keys["parse"], settings(config.index, "index"))
-    every_steps = steps_reading_every_document(documents, train_cfg.pretrain_batch_docs)  # what --steps all runs
     for name in (s for s in STEPS if s != "sample" or sampled):
         what = {
             "ingest": f"{documents:,} documents into {layout.corpus}",
             "parse": f"three invention graphs a document into {layout.graphs}"
             + (f" ({parse_cached:,} of its {parse_shards:,} shards in the parse cache)" if parse_cached else ""),
             "sample": f"a seeded uniform {model_documents:,} of the documents, for tokens and model, into {layout.sample} "
-            f"(--steps all would read all {documents:,} {ADAPT_MAX_EPOCHS} times: {every_steps:,} steps, a "
-            f"distillation of about {duration((model_s - teach) * every_steps / max(steps, 1))} here besides the "
-            "teacher's vectors of the documents the sample leaves out; best on a GPU)",
+            f"(--steps all would read all {documents:,} {ADAPT_MAX_EPOCHS} times: {every_steps:,} steps, the model "
+            f"step about {duration(whole_s)} here"
+            + (
+                "; the build began on the sample"
+                if kept_sample
+                else f" with {whole.teacher} as the teacher"
+                if whole.teacher != chosen
+                else f", more than the {duration(READ_ALL_WITHIN_S)} the default spends"
+                if whole_s > READ_ALL_WITHIN_S
+                else ""
+            )
+            + "; best on a GPU)",
             "tokens": f"BPE + FastText over the {'sample' if sampled else 'corpus'} into {layout.tokens}",
             "model": (
                 f"teacher {chosen} over {model_documents:,} documents ({duration(teach)}"
@@ -475,6 +548,8 @@ def _build(
         plan.steps.append(PlannedStep(name, what, projections.get(name, 0.0), up_to_date(name)))
     for line in plan.lines():
         log(line)
+    if read_all_note:
+        log(f"  {read_all_note}")
     few = few_passes_warning(steps, model_documents, train_cfg.pretrain_batch_docs) if route == "adapt" else ""
     model_runs_now = not plan_only and STEPS.index(until) >= STEPS.index("model")
     if few and not up_to_date("model") and not model_runs_now:  # when it runs, adapt says it (once, over the graphs)
@@ -491,6 +566,7 @@ def _build(
             "words": words,
             "route": route,
             "model_documents": model_documents,  # the sample tokens and model read when fewer than documents
+            "read_all_by_default": bool(read_all_note),  # a corpus --steps N would sample, read whole by the default
             "distillation_steps": steps,  # the distillation's (or pre-training's), and their passes over model_documents
             "passes": round(passes, 2),
             "citing_documents": queries,
@@ -610,7 +686,7 @@ def _build(
                     f"(the plan guessed {describe_nodes(size.nodes, kinds)} from the words)"
                 )
             nodes = {**size.nodes, **parsed}
-            projections["model"] = model_seconds(nodes)
+            projections["model"] = model_seconds(choice, nodes)
             projections["index"] = index_seconds(documents, nodes["description"], scale)
     if until == "index":
         if sampled and route == "adapt":  # what the sample means for the ranking (benchmarks/results/transfer.md)
@@ -641,15 +717,25 @@ def teacher_cached_share(
     sampled: bool,
     up_to_date: Callable[[str], bool],
     device: str = "cpu",
+    counted: dict | None = None,
 ) -> tuple[int, int]:
     """(documents the teacher ``config.train.pretrain_teacher`` reads, how many of their vectors the peer vector cache
     holds): the sample's once it is drawn; before, the whole corpus's share scaled to the sample. Read only. ``device``:
-    where the teacher encodes (its precision decides the namespaces it reads)."""
+    where the teacher encodes (its precision decides the namespaces it reads). ``counted``: the counts already made in
+    this build, by (teacher, corpus, device) (each reads every text of the corpus and the cache's keys)."""
     from graphtx.train.run_teacher import cached_share
 
+    counted = {} if counted is None else counted
+
+    def share(corpus: Path) -> tuple[int, int]:
+        key = (config.train.pretrain_teacher, str(corpus), device)
+        if key not in counted:
+            counted[key] = cached_share(config, corpus, device)
+        return counted[key]
+
     if sampled and up_to_date("sample"):
-        return cached_share(config, layout.sample / "corpus", device)
-    read, cached = cached_share(config, layout.corpus, device)
+        return share(layout.sample / "corpus")
+    read, cached = share(layout.corpus)
     if sampled:
         return model_documents, round(cached * model_documents / max(read, 1))
     return read, cached

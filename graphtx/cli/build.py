@@ -5,10 +5,11 @@ from __future__ import annotations
 import sys
 
 from graphtx.build import MIN_TRAINING_QUERIES, STEPS
+from graphtx.build.plan import READ_ALL_WITHIN_S
 from graphtx.cli.common import EXIT_OK, add_common, progress, say
 from graphtx.cli.usage import at_least, at_least_or
 from graphtx.text.peers import PEERS
-from graphtx.train.adapt import ADAPT_MAX_EPOCHS
+from graphtx.train.adapt import ADAPT_FEW_PASSES, ADAPT_MAX_EPOCHS
 
 
 def cmd_build(args, config) -> int:
@@ -33,7 +34,7 @@ def cmd_build(args, config) -> int:
         plan_only=args.plan,
         teacher=args.teacher,
         device=args.device,
-        read_every_document=args.steps == "all",
+        read_every_document=True if args.steps == "all" else None if args.steps is None else False,
         progress=progress(args),
         log=log,
     )
@@ -76,11 +77,14 @@ def add_parsers(sub) -> None:
     p.add_argument(
         "--steps",
         type=at_least_or("all", 1, "the number of steps"),
-        help=f"distillation steps, or `all`: the steps that read every document {ADAPT_MAX_EPOCHS} times (default: "
-        f"train.pretrain_steps; adapting, at most {ADAPT_MAX_EPOCHS} passes over the corpus, and a corpus larger than "
-        f"they read {ADAPT_MAX_EPOCHS} times adapts on a seeded uniform sample of that many documents, every document "
-        "indexed; the plan says how many passes and documents). On a large corpus `all` costs hours on a CPU and "
-        "places the documents the sample leaves out better (benchmarks/results/transfer.md)",
+        help=f"distillation steps, or `all`: the steps that read every document {ADAPT_MAX_EPOCHS} times. Default: "
+        f"train.pretrain_steps, adapting at most {ADAPT_MAX_EPOCHS} passes over the corpus; on a corpus they would read "
+        f"fewer than {ADAPT_FEW_PASSES:.0f} times, `all` when the plan projects the model step (teacher and "
+        f"distillation) within {READ_ALL_WITHIN_S / 3600:.0f} h on this machine with the same teacher (a GPU, for "
+        "tens of thousands of abstracts), else a seeded uniform sample of as many documents as the steps read "
+        f"{ADAPT_MAX_EPOCHS} times, every document indexed; the plan says which, and a resumed build keeps its way. "
+        "With `--steps N` the default never reads all: N steps sample as the default's do. Reading every document "
+        "placed them better than the sample did (benchmarks/results/transfer.md)",
     )
     p.add_argument("--seed", type=at_least(0, "the seed"), help="default: the config's seed")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda (default auto: a GPU when PyTorch sees one)")

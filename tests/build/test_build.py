@@ -474,6 +474,61 @@ def test_a_corpus_the_steps_read_few_times_adapts_on_a_seeded_sample_and_indexes
 
 
 @pytest.mark.timeout(300)
+def test_by_default_a_corpus_the_steps_would_sample_is_read_whole_when_the_plan_projects_it_within_the_hour(
+    tmp_path, monkeypatch, capsys
+):
+    import graphtx.build.run as run_io
+    import graphtx.train.adapt as adapt_io
+
+    monkeypatch.setattr(adapt_io, "ADAPT_SAMPLE_MIN", 2)  # (2,000 in use) so that 8 documents are a large corpus
+    _peer(monkeypatch, tmp_path, [])
+    source, out, config = _documents(tmp_path / "docs.jsonl", 8), tmp_path / "b", tmp_path / "steps.yaml"
+    config.write_text(yaml.safe_dump({"extends": str(_config(tmp_path)), "train": {"pretrain_steps": 15}}))
+    base = ["build", str(source), "--out", str(out), "--config", str(config), "--device", "cpu"]
+
+    def plan_of(*extra: str) -> tuple[dict, str]:
+        assert main([*base, *extra, "--plan", "--json"]) == 0
+        captured = capsys.readouterr()
+        return json.loads(captured.out)["plan"], captured.err
+
+    # 15 steps of 2 anchors would read the 8 documents 3.75 times: a sample of 2; all 8 read 15 times fit the hour
+    plan, err = plan_of()
+    assert (plan["model_documents"], plan["distillation_steps"], plan["passes"]) == (8, 60, 15.0)
+    assert "sample" not in plan["projected_s"] and "reads every one of the 8 documents 15 times: projected" in err
+    assert "(--steps 15 would sample 2 of them)" in err
+    plan, err = plan_of("--steps", "15")  # steps named: the sample, as before
+    assert (plan["model_documents"], plan["distillation_steps"]) == (2, 15) and "reads every one" not in err
+    monkeypatch.setattr(run_io, "READ_ALL_WITHIN_S", 0.0)  # beyond the hour: the sample, and the plan says why
+    plan, err = plan_of()
+    assert plan["model_documents"] == 2 and "the model step about" in err and "more than the 0 s the default" in err
+    monkeypatch.setattr(run_io, "READ_ALL_WITHIN_S", 3600.0)
+    chosen = run_io.choose_teacher  # another teacher for every document (a CPU's MiniLM for mpnet): the sample
+    monkeypatch.setattr(
+        run_io,
+        "choose_teacher",
+        lambda configured, documents, *a, **k: (
+            ("mpnet", "") if documents > 2 else chosen(configured, documents, *a, **k)
+        ),
+    )
+    plan, err = plan_of()
+    assert (plan["model_documents"], plan["teacher"]) == (2, "minilm") and "with mpnet as the teacher" in err
+    monkeypatch.setattr(run_io, "choose_teacher", chosen)
+    # a build begun reading every document goes on so where the default would now sample (another machine)
+    assert main([*base, "--until", "tokens"]) == 0
+    assert "reads every one of the 8 documents" in capsys.readouterr().err and not (out / "sample").exists()
+    monkeypatch.setattr(run_io, "READ_ALL_WITHIN_S", 0.0)
+    plan, err = plan_of()
+    assert plan["model_documents"] == 8 and "the build began so" in err and plan["read_all_by_default"]
+    # and one begun on the sample keeps it where the default would now read every document
+    assert main([*base, "--steps", "15", "--until", "tokens"]) == 0
+    assert (out / "sample").is_dir()
+    capsys.readouterr()
+    monkeypatch.setattr(run_io, "READ_ALL_WITHIN_S", 3600.0)
+    plan, err = plan_of()
+    assert plan["model_documents"] == 2 and "the build began on the sample" in err and not plan["read_all_by_default"]
+
+
+@pytest.mark.timeout(300)
 def test_the_plan_counts_a_parse_the_parse_cache_holds(tmp_path, monkeypatch, capsys):
     _peer(monkeypatch, tmp_path, [])
     config = _config(tmp_path)  # its parse cache in tmp_path
