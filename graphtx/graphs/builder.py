@@ -154,6 +154,10 @@ def plan_texts(doc: PatentDocument, cfg: ParseConfig) -> TextPlan:
             "all_claims": lead_source,
             "description": f"{lead_source}+description" if rest else lead_source,
         }
+    title = doc.title.strip()
+    if cfg.title_text and title and title not in texts:  # the title first, into the graphs the lead text feeds
+        texts.insert(0, title)
+        feeds.insert(0, ("description",) if claim_texts else ("first_claim", "all_claims", "description"))
     keep = [i for i, t in enumerate(texts) if t.strip()]
     return TextPlan(tuple(texts[i] for i in keep), tuple(feeds[i] for i in keep), sources)
 

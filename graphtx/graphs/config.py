@@ -18,6 +18,9 @@ class ParseConfig:
     max_description_chars: int = 60_000  # description text read per document (cut at a paragraph end)
     max_claims_chars: int = 60_000  # claims text read per document for the all-claims graph
     max_snippet_tokens: int = 16  # a relation snippet longer than this is cut (its features still link)
+    # the title parsed as a text of its own, first, into the graphs the lead text feeds: all three for a document
+    # without claims (its abstract's), the description graph for one with claims (the claims' graphs stay the claims')
+    title_text: bool = False
     workers: int = 1  # parsing processes
     batch_size: int = 32  # texts per spaCy nlp.pipe batch
     chunk_size: int = 4  # documents per task sent to a worker

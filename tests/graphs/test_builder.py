@@ -6,7 +6,7 @@ import pytest
 
 from graphtx.config import ParseConfig
 from graphtx.corpus.schema import Claim, PatentDocument
-from graphtx.graphs.builder import NoText, plan_texts
+from graphtx.graphs.builder import GraphBuilder, NoText, plan_texts
 
 CLAIM_1 = "A snowthrower comprising: an auger housing; and a chute mounted on the auger housing."
 CLAIM_2 = "The snowthrower of claim 1, wherein the chute is rotatable about a vertical axis."
@@ -46,6 +46,34 @@ def test_abstract_only_document_says_which_text_was_used(builder):
     )
     assert {g.text_source for g in graphs.values()} == {"abstract"}
     assert "traction battery" in graphs["first_claim"].node_text
+
+
+def test_the_title_is_parsed_first_into_the_graphs_its_lead_text_feeds_when_asked():
+    title = "Snowthrower with a rotatable chute"
+    bare = _doc(title=title, abstract="An electric vehicle has a traction battery.", description="A charger.")
+    assert plan_texts(bare, ParseConfig()).texts[0] == "An electric vehicle has a traction battery."  # off: not read
+    asked = ParseConfig(title_text=True)
+    plan = plan_texts(bare, asked)
+    assert plan.texts[:2] == (title, "An electric vehicle has a traction battery.")
+    assert plan.feeds[0] == ("first_claim", "all_claims", "description")  # without claims: every graph, as the abstract
+    assert plan.sources == plan_texts(bare, ParseConfig()).sources  # the text sources the evaluation reads, unchanged
+    claimed = plan_texts(_doc(title=title, claims=_claims(), description="A charger."), asked)
+    assert claimed.texts[0] == title and claimed.feeds[0] == ("description",)  # the claims' graphs stay the claims'
+    only_title = plan_texts(_doc(title=title), asked)  # the title is the lead text: read once
+    assert only_title.texts == (title,)
+
+
+def test_a_title_read_first_adds_its_features_to_an_abstract_graph(builder):
+    doc = _doc(
+        title="Method and system for charging a battery of an electric vehicle",
+        abstract="A snowthrower comprises an auger housing and a chute mounted on the auger housing.",
+    )
+    plain = builder.build(doc)["first_claim"]
+    with_title = GraphBuilder(dataclasses.replace(builder.cfg, title_text=True), nlp=builder.nlp, rules=builder.rules)
+    titled = with_title.build(doc)["first_claim"]
+    assert "electric vehicle" not in plain.node_text and {"electric vehicle", "chute"} <= set(titled.node_text)
+    assert titled.node_text.index("electric vehicle") < titled.node_text.index("chute")  # first mention: the title
+    assert titled.text_source == plain.text_source == "abstract"
 
 
 def test_document_without_text_is_refused(builder):
