@@ -19,7 +19,9 @@ class ParseConfig:
     max_claims_chars: int = 60_000  # claims text read per document for the all-claims graph
     max_snippet_tokens: int = 16  # a relation snippet longer than this is cut (its features still link)
     # the title parsed as a text of its own, first, into the graphs the lead text feeds: all three for a document
-    # without claims (its abstract's), the description graph for one with claims (the claims' graphs stay the claims')
+    # without claims (its abstract's), the description graph for one with claims (the claims' graphs stay the claims').
+    # Off: on 2,000 software abstracts it measured 1.02x [0.99, 1.05] the graphs without it at nDCG@150, three seeds
+    # (benchmarks/regressions/title-text-2k.yaml), on queries later reports use; switching it re-parses every corpus
     title_text: bool = False
     workers: int = 1  # parsing processes
     batch_size: int = 32  # texts per spaCy nlp.pipe batch
