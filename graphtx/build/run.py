@@ -74,8 +74,18 @@ NOT_OUTPUT = {
 }
 
 
+# settings added after builds were made, at the value that writes what those builds wrote: left out of the fingerprints
+# at that value, so a build made before the setting existed stays up to date (a new option, off, redoes nothing)
+UNCHANGED_AT = {"parse": {"title_text": False}}
+
+
 def settings(section, step: str) -> dict:
-    return {k: v for k, v in asdict(section).items() if k not in NOT_OUTPUT.get(step, ())}
+    unchanged = UNCHANGED_AT.get(step, {})
+    return {
+        k: v
+        for k, v in asdict(section).items()
+        if k not in NOT_OUTPUT.get(step, ()) and not (k in unchanged and v == unchanged[k])
+    }
 
 
 @dataclass(frozen=True)

@@ -187,3 +187,21 @@ def test_a_teacher_in_bf16_on_the_cpu_is_projected_faster_and_an_hour_of_it_hold
     thrice = 3 * over_an_hour  # over an hour in bf16 too: MiniLM, and the note's cost is bf16's
     teacher, note = choose_teacher("mpnet", thrice, gpu=False, asked=False, precision=TEACHER_BF16)
     assert teacher == "minilm" and "mpnet would take about" in note
+
+
+def test_a_setting_added_later_leaves_the_fingerprints_of_earlier_builds_at_the_value_that_changes_nothing():
+    """parse.title_text came after builds were made: off, the parse's fingerprint is the one those builds recorded
+    (a build made before it stays up to date); on, it is another, and the parse and what follows run again."""
+    import dataclasses
+
+    from graphtx.build.run import UNCHANGED_AT, fingerprint, settings
+    from graphtx.config import ParseConfig
+
+    off, on = ParseConfig(), ParseConfig(title_text=True)
+    assert "title_text" not in settings(off, "parse") and settings(on, "parse")["title_text"] is True
+    before = {k: v for k, v in dataclasses.asdict(off).items() if k != "title_text"}  # the settings before the field
+    assert settings(off, "parse") == {
+        k: v for k, v in before.items() if k not in ("workers", "cache_dir", "shard_size")
+    }
+    assert fingerprint("parse", "x", settings(off, "parse")) != fingerprint("parse", "x", settings(on, "parse"))
+    assert all(getattr(ParseConfig(), k) == v for k, v in UNCHANGED_AT["parse"].items())  # the default changes nothing
