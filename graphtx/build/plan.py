@@ -53,9 +53,8 @@ GPU_STEP_SHARE = {"ahead": 0.040 / 0.745, "in line": 0.082 / 0.745}
 # abstracts (19,855 steps: 12-14 min of distillation by the H200's measured steps; the plan, guessing their graphs'
 # sizes from the words, says 18 min of model step), not on 2 cores (3.2 h projected, about 2.5 h measured). The choice
 # is made from the plan's projection before the parse (the parsed sizes where the graphs are parsed already). Reading all of them against a seeded
-# 2,001, the same seed, nDCG@150 over the 42,356 (benchmarks/results/transfer.md, transfer-ftabs-42k-read): 1.49x
-# [1.22, 1.97] (seed 0, the older fp32 code), 1.23x [1.02, 1.55] (seed 1). The hour is the one choose_teacher gives
-# mpnet on a CPU
+# 2,001, the same seed, nDCG@150 over the 42,356 (benchmarks/results/transfer.md, transfer-ftabs-42k-read): 1.45x
+# [1.22, 1.85] over three seeds (1.54x, 1.23x, 1.63x). The hour is the one choose_teacher gives mpnet on a CPU
 READ_ALL_WITHIN_S = 3600.0
 # a graph's nodes against the words of the text it is parsed from, measured on the 371 shared USPTO grants' graphs
 # (first claims of 12 to 406 words: about 0.17 nodes a word; claims + description: 0.14 up to ~1,300 words) and EV
