@@ -40,12 +40,11 @@ def mixed_vectors(
     same document, how many had no source row and kept their own graph part)."""
     from reweight_vectors import join_parts, split_parts
 
-    graph, lexical = split_parts(candidates.astype(np.float32), graph_dim, weight)  # (n, D), (n, L)
+    graph, lexical = split_parts(candidates.astype(np.float32), graph_dim, weight)  # (n, D), (n, L): new arrays
     source_graph, _ = split_parts(source.astype(np.float32), graph_dim, weight)  # (m, D)
     row = {doc_id: i for i, doc_id in enumerate(source_ids)}
     at = np.array([row.get(doc_id, -1) for doc_id in candidate_ids])  # (n,) source row or -1
     have = at >= 0
-    graph = graph.copy()
     graph[have] = source_graph[at[have]]
     return join_parts(graph, lexical, weight), int((~have).sum())
 
