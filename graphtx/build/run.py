@@ -15,7 +15,7 @@ from its cache, training from its checkpoints, the index from its finished parts
 Route: with citations between documents of the corpus (in the XML, or a ``--citations`` file) the model trains on
 them as the config says (selection on held-out training queries, the learned ranker fitted at the end); without,
 the label-free route: the config's teacher distilled on the corpus's own documents (graphtx/train/adapt.py). When the
-steps would read them fewer than ADAPT_FEW_PASSES times, the default reads every one ADAPT_MAX_EPOCHS times if the
+steps would read them fewer than ADAPT_FEW_PASSES times, the default reads every one train.adapt_max_passes times if the
 plan projects that model step within READ_ALL_WITHIN_S on this machine (with the teacher a sample would get), else a
 seeded uniform sample of them; every document is indexed.
 """
@@ -76,7 +76,7 @@ NOT_OUTPUT = {
 
 # settings added after builds were made, at the value that writes what those builds wrote: left out of the fingerprints
 # at that value, so a build made before the setting existed stays up to date (a new option, off, redoes nothing)
-UNCHANGED_AT = {"parse": {"title_text": False}}
+UNCHANGED_AT = {"parse": {"title_text": False}, "train": {"adapt_max_passes": 15.0}}
 
 
 def settings(section, step: str) -> dict:
@@ -91,7 +91,7 @@ def settings(section, step: str) -> dict:
 @dataclass(frozen=True)
 class ModelChoice:
     """What the model step reads and runs under one choice of its steps: the configured ones (a sample of a large
-    corpus when adapting) or those that read every document ADAPT_MAX_EPOCHS times."""
+    corpus when adapting) or those that read every document train.adapt_max_passes times."""
 
     config: GraphtxConfig  # its steps, teacher and teacher weight set
     documents: int  # the documents tokens, teacher and distillation read
@@ -230,7 +230,7 @@ def _build(
     """Run (or resume) the build; returns its summary (also DIR/build.json). ``plan_only``: ingest (to count what
     follows), print the plan, stop. ``beside``: another build holds the directory (its lock message); the plan only
     reads, and only when the ingest is up to date. ``read_every_document``: True (``--steps all``), the distillation
-    steps are those that read every document ADAPT_MAX_EPOCHS times, counted once the corpus is ingested; False
+    steps are those that read every document train.adapt_max_passes times, counted once the corpus is ingested; False
     (``--steps N``), the configured steps, on a sample of a corpus larger than they read that often; None (the
     default), as False unless that would sample and reading every document is projected within READ_ALL_WITHIN_S on
     this machine with the same teacher (a build begun either way goes on so)."""
@@ -327,7 +327,6 @@ def _build(
     queries = citing_documents_within(layout.corpus)
     route = "train" if queries >= MIN_TRAINING_QUERIES else "adapt"
     from graphtx.train.adapt import (
-        ADAPT_MAX_EPOCHS,
         adapt_passes,
         adapt_sample_size,
         adapt_steps,
@@ -346,12 +345,15 @@ def _build(
     teacher_device = "cuda" if gpu else "cpu"
     teacher_precision_here = teacher_precision(config, teacher_device)  # the peer's precision (fp32 on a GPU)
     scale = core_scale()
-    every_steps = steps_reading_every_document(documents, config.train.pretrain_batch_docs)  # what --steps all runs
+    max_passes = config.train.adapt_max_passes  # the most passes adapting makes over the documents it reads
+    every_steps = steps_reading_every_document(
+        documents, config.train.pretrain_batch_docs, max_passes
+    )  # what --steps all runs
     counted: dict = {}  # the peer vector cache's share of a corpus, counted once (both choices below read it)
 
     def model_choice(read_all: bool) -> ModelChoice:
         """What the model step reads and runs with the configured steps (``read_all`` False: a sample of a large
-        corpus when adapting) or with the steps that read every document ADAPT_MAX_EPOCHS times (no sample; the same
+        corpus when adapting) or with the steps that read every document train.adapt_max_passes times (no sample; the same
         fingerprint as ``--steps N`` for that N)."""
         cfg = (
             with_overrides(config, train=with_overrides(config.train, pretrain_steps=every_steps))
@@ -359,7 +361,7 @@ def _build(
             else config
         )
         read = (  # the documents tokens, teacher and distillation read: a sample of a large corpus when adapting
-            adapt_sample_size(cfg.train.pretrain_steps, documents, cfg.train.pretrain_batch_docs)
+            adapt_sample_size(cfg.train.pretrain_steps, documents, cfg.train.pretrain_batch_docs, max_passes)
             if route == "adapt"
             else documents
         )
@@ -419,7 +421,7 @@ def _build(
                 else 0.0
             )  # all cached: the peer is not even loaded
         steps = (
-            adapt_steps(train_cfg.pretrain_steps, read, train_cfg.pretrain_batch_docs)
+            adapt_steps(train_cfg.pretrain_steps, read, train_cfg.pretrain_batch_docs, max_passes)
             if route == "adapt"
             else train_cfg.pretrain_steps
         )
@@ -456,7 +458,7 @@ def _build(
             begun != choice.tokens_key and whole.teacher == choice.teacher and whole_s <= READ_ALL_WITHIN_S
         ):
             read_all_note = (
-                f"the model reads every one of the {documents:,} documents {ADAPT_MAX_EPOCHS} times: "
+                f"the model reads every one of the {documents:,} documents {max_passes:g} times: "
                 + (
                     "the build began so"
                     if begun == whole.tokens_key
@@ -532,7 +534,7 @@ def _build(
             "parse": f"three invention graphs a document into {layout.graphs}"
             + (f" ({parse_cached:,} of its {parse_shards:,} shards in the parse cache)" if parse_cached else ""),
             "sample": f"a seeded uniform {model_documents:,} of the documents, for tokens and model, into {layout.sample} "
-            f"(--steps all would read all {documents:,} {ADAPT_MAX_EPOCHS} times: {every_steps:,} steps, the model "
+            f"(--steps all would read all {documents:,} {max_passes:g} times: {every_steps:,} steps, the model "
             f"step about {duration(whole_s)} here"
             + (
                 "; the build began on the sample"
@@ -560,7 +562,11 @@ def _build(
         log(line)
     if read_all_note:
         log(f"  {read_all_note}")
-    few = few_passes_warning(steps, model_documents, train_cfg.pretrain_batch_docs) if route == "adapt" else ""
+    few = (
+        few_passes_warning(steps, model_documents, train_cfg.pretrain_batch_docs, max_passes)
+        if route == "adapt"
+        else ""
+    )
     model_runs_now = not plan_only and STEPS.index(until) >= STEPS.index("model")
     if few and not up_to_date("model") and not model_runs_now:  # when it runs, adapt says it (once, over the graphs)
         log(f"  note: {few}")
@@ -677,7 +683,7 @@ def _build(
         ("model", do_model),
         ("index", do_index),
     ):
-        if name == "sample" and not sampled:  # the steps read every document ADAPT_MAX_EPOCHS times: no sample
+        if name == "sample" and not sampled:  # the steps read every document train.adapt_max_passes times: no sample
             if layout.sample.exists():  # an earlier build's sample of other settings is not read again
                 shutil.rmtree(layout.sample)
             if state["steps"].pop("sample", None):
@@ -705,7 +711,7 @@ def _build(
                 "well (42,356 software grants adapted on 2,001, three seeds, nDCG@150 against BM25: alone 0.83x over "
                 "their full texts, 0.67x over their abstracts; fused with BM25, search's default (hybrid), 0.99x and "
                 "0.89x): on that corpus `graphtx search --ranker bm25` searched as well or better. --steps all reads "
-                f"every document {ADAPT_MAX_EPOCHS} times ({every_steps:,} steps; reading all 42,356 of those abstracts "
+                f"every document {max_passes:g} times ({every_steps:,} steps; reading all 42,356 of those abstracts "
                 "so, taught by mpnet, made graphtx alone 1.54x, 1.23x and 1.63x the sampled build of the same seed, "
                 "three seeds, 0.99x, 0.93x and 1.05x BM25, fused 1.13x, 1.06x and 1.12x; on 2 cores with bf16 "
                 "1.5-1.6 h of steps at the median step, 2.1-2.7 h as logged), best on a GPU (a distillation step took 0.04 s on one H200, 0.29 s on 2 cores with bf16; the "

@@ -77,12 +77,12 @@ def add_parsers(sub) -> None:
     p.add_argument(
         "--steps",
         type=at_least_or("all", 1, "the number of steps"),
-        help=f"distillation steps, or `all`: the steps that read every document {ADAPT_MAX_EPOCHS} times. Default: "
-        f"train.pretrain_steps, adapting at most {ADAPT_MAX_EPOCHS} passes over the corpus; on a corpus they would read "
+        help="distillation steps, or `all`: the steps that read every document train.adapt_max_passes times "
+        f"({ADAPT_MAX_EPOCHS} by default). Default: train.pretrain_steps, adapting at most that many passes over the corpus; on a corpus they would read "
         f"fewer than {ADAPT_FEW_PASSES:.0f} times, `all` when the plan projects the model step (teacher and "
         f"distillation) within {READ_ALL_WITHIN_S / 3600:.0f} h on this machine with the same teacher (a GPU, for "
         "tens of thousands of abstracts), else a seeded uniform sample of as many documents as the steps read "
-        f"{ADAPT_MAX_EPOCHS} times, every document indexed; the plan says which, and a resumed build keeps its way. "
+        "that many times, every document indexed; the plan says which, and a resumed build keeps its way. "
         "With `--steps N` the default never reads all: N steps sample as the default's do. Reading every document "
         "placed them better than the sample did (benchmarks/results/transfer.md)",
     )

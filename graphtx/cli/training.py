@@ -426,8 +426,8 @@ def add_parsers(sub) -> None:
     p.add_argument(
         "--steps",
         type=at_least_or("all", 1, "the number of steps"),
-        help=f"distillation steps, at most {ADAPT_MAX_EPOCHS} passes over the documents, or `all`: the steps that read "
-        f"every one {ADAPT_MAX_EPOCHS} times (default: train.pretrain_steps)",
+        help="distillation steps, at most train.adapt_max_passes passes over the documents (default "
+        f"{ADAPT_MAX_EPOCHS}), or `all`: the steps that read every one that many times (default: train.pretrain_steps)",
     )
     p.add_argument(
         "--hold-out-share",

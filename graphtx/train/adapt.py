@@ -4,7 +4,7 @@ Stage ``pretrain`` on the target corpus's own documents (graphtx/train/pretrain_
 similarities (``train.pretrain_teacher``, a peer whose vectors of the corpus the run writes once, or a ``graphtx
 teacher`` directory) distilled into the graph encoder, starting from a trained model (``--model``) or from a fresh
 one over a tokens directory (``--tokens``). With nothing to select on, the last weights ship: the number of steps is
-``train.pretrain_steps``, set before the run, never tuned on the corpus, and at most ``ADAPT_MAX_EPOCHS`` passes over
+``train.pretrain_steps``, set before the run, never tuned on the corpus, and at most ``train.adapt_max_passes`` passes over
 a small corpus (``adapt_steps``: the default's 1,500 steps are 13 passes over the 3,603 EV-battery documents, and
 would be 960 over 50).
 
@@ -44,7 +44,7 @@ from graphtx.text.field import learned_corpus_profile
 from graphtx.train.config import ExperimentConfig
 
 ADAPT_STAGES = ("pretrain",)
-ADAPT_MAX_EPOCHS = 15  # passes over the corpus's documents at most (EV-battery: 1,500 steps of 32 are 13.3 passes)
+ADAPT_MAX_EPOCHS = 15  # train.adapt_max_passes's default: passes over the corpus's documents at most (EV-battery: 1,500 steps of 32 are 13.3 passes)
 ADAPT_MIN_STEPS = 50
 
 
@@ -63,10 +63,10 @@ def adapt_passes(steps: int, documents: int, batch_docs: int) -> float:
     return steps * batch_docs / max(documents, 1)
 
 
-def adapt_sample_size(steps: int, documents: int, batch_docs: int) -> int:
+def adapt_sample_size(steps: int, documents: int, batch_docs: int, max_passes: float = ADAPT_MAX_EPOCHS) -> int:
     """The documents a build adapts on (graphtx/build/sample.py): all of a corpus that ``steps`` read at least
     ADAPT_FEW_PASSES times (adaptation helps most the documents it reads), else as many as they read
-    ADAPT_MAX_EPOCHS times (at least ADAPT_SAMPLE_MIN). The default's 1,500 steps of 32
+    ``max_passes`` times (train.adapt_max_passes; at least ADAPT_SAMPLE_MIN). The default's 1,500 steps of 32
     anchors read 3,200 documents 15 times. Over the 42,356 full texts (benchmarks/results/transfer.md, one seed): 1.1
     passes over all of them left the student 0.94x its untrained self at nDCG@150 (MiniLM); 15 passes over a uniform
     2,000 (mpnet) made a model 1.03x its untrained self, whose fusion with BM25 (search's default) was 1.25x / 1.07x the
@@ -74,21 +74,22 @@ def adapt_sample_size(steps: int, documents: int, batch_docs: int) -> int:
     steps as 5 passes over 6,000 did no better (1.01x the 2,001's model at nDCG@150, one seed: transfer-ft-42k-passes)."""
     if adapt_passes(steps, documents, batch_docs) >= ADAPT_FEW_PASSES:
         return documents
-    return min(documents, max(ADAPT_SAMPLE_MIN, steps * batch_docs // ADAPT_MAX_EPOCHS))
+    return min(documents, max(ADAPT_SAMPLE_MIN, int(steps * batch_docs // max_passes)))
 
 
-def steps_reading_every_document(documents: int, batch_docs: int) -> int:
-    """The steps of ``--steps all``: the most adapt_steps runs on ``documents``, ADAPT_MAX_EPOCHS passes over every
-    one (at least ADAPT_MIN_STEPS), so no build samples with them."""
-    return max(ADAPT_MIN_STEPS, steps_for_passes(ADAPT_MAX_EPOCHS, documents, batch_docs))
+def steps_reading_every_document(documents: int, batch_docs: int, max_passes: float = ADAPT_MAX_EPOCHS) -> int:
+    """The steps of ``--steps all``: the most adapt_steps runs on ``documents``, ``max_passes`` (train.adapt_max_passes)
+    passes over every one (at least ADAPT_MIN_STEPS), so no build samples with them."""
+    return max(ADAPT_MIN_STEPS, steps_for_passes(max_passes, documents, batch_docs))
 
 
-def adapt_steps(configured: int, documents: int, batch_docs: int) -> int:
-    """``train.pretrain_steps``, or fewer for a small corpus: at most ADAPT_MAX_EPOCHS passes (and at least ADAPT_MIN_STEPS)."""
-    return min(configured, steps_reading_every_document(documents, batch_docs))
+def adapt_steps(configured: int, documents: int, batch_docs: int, max_passes: float = ADAPT_MAX_EPOCHS) -> int:
+    """``train.pretrain_steps``, or fewer for a small corpus: at most ``max_passes`` passes (train.adapt_max_passes;
+    at least ADAPT_MIN_STEPS)."""
+    return min(configured, steps_reading_every_document(documents, batch_docs, max_passes))
 
 
-def few_passes_warning(steps: int, documents: int, batch_docs: int) -> str:
+def few_passes_warning(steps: int, documents: int, batch_docs: int, max_passes: float = ADAPT_MAX_EPOCHS) -> str:
     """What a user should know when the distillation reads each document only a few times; empty when it does not.
 
     The floor of ADAPT_FEW_PASSES is a judgement, not a measured threshold. What was measured (benchmarks/results/
@@ -99,13 +100,17 @@ def few_passes_warning(steps: int, documents: int, batch_docs: int) -> str:
     passes = adapt_passes(steps, documents, batch_docs)
     if passes >= ADAPT_FEW_PASSES:
         return ""
-    full = steps_for_passes(ADAPT_MAX_EPOCHS, documents, batch_docs)
+    full = steps_for_passes(max_passes, documents, batch_docs)
     return (
         f"{steps:,} distillation steps are {passes:.1f} passes over {documents:,} documents: the student is likely "
         f"short of its teacher (1.1 passes over 42,356 full texts left it below its untrained self; "
         f"{ADAPT_MAX_EPOCHS} passes over 2,000 of them brought it level with its teacher: "
         f"benchmarks/results/transfer.md). {ADAPT_MAX_EPOCHS} passes here are {full:,} steps "
         f"(build or adapt --steps all, or train.pretrain_steps {full}), best on a GPU"
+        if max_passes == ADAPT_MAX_EPOCHS
+        else f"{steps:,} distillation steps are {passes:.1f} passes over {documents:,} documents: the student is likely "
+        f"short of its teacher (benchmarks/results/transfer.md). {max_passes:g} passes (train.adapt_max_passes) here "
+        f"are {full:,} steps (build or adapt --steps all), best on a GPU"
     )
 
 
@@ -123,7 +128,7 @@ def adapt(
     read_every_document: bool = False,
 ) -> dict:
     """Adapt (or resume adapting) a model to the corpus; returns the summary written to RUN/summary.json.
-    ``read_every_document`` (``--steps all``): the steps that read every document ADAPT_MAX_EPOCHS times, whatever
+    ``read_every_document`` (``--steps all``): the steps that read every document train.adapt_max_passes times, whatever
     train.pretrain_steps says."""
     import torch
 
@@ -167,17 +172,19 @@ def adapt(
             raise ValueError(
                 f"--hold-out-share {hold_out_share} leaves {len(store.doc_ids)} document(s) to adapt to: give a smaller share"
             )
+    max_passes = cfg.adapt_max_passes
     steps = (
-        steps_reading_every_document(len(store.doc_ids), cfg.pretrain_batch_docs)
+        steps_reading_every_document(len(store.doc_ids), cfg.pretrain_batch_docs, max_passes)
         if read_every_document
-        else adapt_steps(cfg.pretrain_steps, len(store.doc_ids), cfg.pretrain_batch_docs)
+        else adapt_steps(cfg.pretrain_steps, len(store.doc_ids), cfg.pretrain_batch_docs, max_passes)
     )
     if steps < cfg.pretrain_steps and not read_every_document:
         print(
-            f"adapt: {steps} steps, not {cfg.pretrain_steps}: at most {ADAPT_MAX_EPOCHS} passes over {len(store.doc_ids):,} documents",
+            f"adapt: {steps} steps, not {cfg.pretrain_steps}: at most {max_passes:g} passes over {len(store.doc_ids):,} "
+            "documents (train.adapt_max_passes)",
             file=sys.stderr,
         )
-    warning = few_passes_warning(steps, len(store.doc_ids), cfg.pretrain_batch_docs)
+    warning = few_passes_warning(steps, len(store.doc_ids), cfg.pretrain_batch_docs, max_passes)
     if warning:
         print(f"adapt: {warning}", file=sys.stderr)
     config = with_overrides(config, train=with_overrides(config.train, pretrain_steps=steps))

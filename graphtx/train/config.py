@@ -117,6 +117,9 @@ class TrainConfig:
     # --- stage pretrain (graphtx/train/pretrain_graph.py): no citations, unlabelled graphs ---------------
     pretrain_graphs: tuple[str, ...] = ()  # more graphs directories pooled with --graphs (any `graphtx parse` output)
     pretrain_steps: int = 400  # optimiser steps of the stage
+    # label-free adaptation (graphtx/train/adapt.py, `graphtx build` without citations): the most passes its steps make
+    # over the corpus's documents; a smaller corpus gets fewer steps than pretrain_steps
+    adapt_max_passes: float = 15.0
     pretrain_batch_docs: int = (
         32  # pool documents per step (each gives a span, a candidate graph and maybe a view anchor)
     )
@@ -227,6 +230,8 @@ class TrainConfig:
             raise ValueError(
                 "train.pretrain_steps, pretrain_evals must be >= 1, pretrain_bm25_candidates >= 0, pretrain_batch_docs >= 2"
             )
+        if self.adapt_max_passes <= 0:
+            raise ValueError(f"train.adapt_max_passes must be > 0, not {self.adapt_max_passes}")
         if self.pretrain_batch_workers < -1:
             raise ValueError("train.pretrain_batch_workers must be -1 (auto), 0 (in line) or a number of processes")
         if self.split == "year" and not self.valid_from_year:

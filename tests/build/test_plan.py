@@ -205,3 +205,14 @@ def test_a_setting_added_later_leaves_the_fingerprints_of_earlier_builds_at_the_
     }
     assert fingerprint("parse", "x", settings(off, "parse")) != fingerprint("parse", "x", settings(on, "parse"))
     assert all(getattr(ParseConfig(), k) == v for k, v in UNCHANGED_AT["parse"].items())  # the default changes nothing
+
+
+def test_the_adaptation_cap_at_its_default_leaves_the_model_fingerprint_as_before_and_changed_it_redoes_the_model():
+    """train.adapt_max_passes came after builds were made: at 15 the train settings are those builds recorded."""
+    from graphtx.build.run import UNCHANGED_AT, fingerprint, settings
+    from graphtx.train.config import TrainConfig
+
+    shipped, doubled = TrainConfig(), TrainConfig(adapt_max_passes=30)
+    assert "adapt_max_passes" not in settings(shipped, "train") and settings(doubled, "train")["adapt_max_passes"] == 30
+    assert fingerprint("model", "x", settings(shipped, "train")) != fingerprint("model", "x", settings(doubled, "train"))
+    assert all(getattr(TrainConfig(), k) == v for k, v in UNCHANGED_AT["train"].items())

@@ -274,6 +274,19 @@ def test_few_passes_are_told_with_the_steps_fifteen_would_take():
     )
 
 
+@pytest.mark.timeout(30)
+def test_the_cap_of_passes_is_a_setting_that_bounds_the_steps_the_sample_and_the_warning():
+    from graphtx.train.adapt import adapt_sample_size, adapt_steps, few_passes_warning, steps_reading_every_document
+    from graphtx.train.config import TrainConfig
+
+    assert adapt_steps(1_500, 2_000, 32) == 938 and adapt_steps(1_500, 2_000, 32, max_passes=30) == 1_500
+    assert adapt_steps(5_000, 2_000, 32, max_passes=30) == 1_875 == steps_reading_every_document(2_000, 32, 30)
+    assert adapt_sample_size(1_500, 42_356, 32) == 3_200 and adapt_sample_size(1_500, 42_356, 32, 30) == 2_000
+    assert "30 passes (train.adapt_max_passes) here are 39,709 steps" in few_passes_warning(1_500, 42_356, 32, 30)
+    with pytest.raises(ValueError, match="adapt_max_passes must be > 0"):
+        TrainConfig(adapt_max_passes=0)
+
+
 class _Stopped(Exception):
     pass
 
