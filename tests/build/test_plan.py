@@ -214,5 +214,7 @@ def test_the_adaptation_cap_at_its_default_leaves_the_model_fingerprint_as_befor
 
     shipped, doubled = TrainConfig(), TrainConfig(adapt_max_passes=30)
     assert "adapt_max_passes" not in settings(shipped, "train") and settings(doubled, "train")["adapt_max_passes"] == 30
-    assert fingerprint("model", "x", settings(shipped, "train")) != fingerprint("model", "x", settings(doubled, "train"))
+    assert fingerprint("model", "x", settings(shipped, "train")) != fingerprint(
+        "model", "x", settings(doubled, "train")
+    )
     assert all(getattr(TrainConfig(), k) == v for k, v in UNCHANGED_AT["train"].items())
