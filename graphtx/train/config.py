@@ -118,7 +118,8 @@ class TrainConfig:
     pretrain_graphs: tuple[str, ...] = ()  # more graphs directories pooled with --graphs (any `graphtx parse` output)
     pretrain_steps: int = 400  # optimiser steps of the stage
     # label-free adaptation (graphtx/train/adapt.py, `graphtx build` without citations): the most passes its steps make
-    # over the corpus's documents; a smaller corpus gets fewer steps than pretrain_steps
+    # over the corpus's documents; a smaller corpus gets fewer steps than pretrain_steps. 30 measured level with 15 on
+    # 2,000 software abstracts at twice the time (benchmarks/regressions/adapt-passes-2k.yaml, three seeds)
     adapt_max_passes: float = 15.0
     pretrain_batch_docs: int = (
         32  # pool documents per step (each gives a span, a candidate graph and maybe a view anchor)
