@@ -712,7 +712,7 @@ def _build(
                 "their full texts, 0.67x over their abstracts; fused with BM25, search's default (hybrid), 0.99x and "
                 "0.89x): on that corpus `graphtx search --ranker bm25` searched as well or better. --steps all reads "
                 f"every document {max_passes:g} times ({every_steps:,} steps; reading all 42,356 of those abstracts "
-                "so, taught by mpnet, made graphtx alone 1.54x, 1.23x and 1.63x the sampled build of the same seed, "
+                "15 times, taught by mpnet, made graphtx alone 1.54x, 1.23x and 1.63x the sampled build of the same seed, "
                 "three seeds, 0.99x, 0.93x and 1.05x BM25, fused 1.13x, 1.06x and 1.12x; on 2 cores with bf16 "
                 "1.5-1.6 h of steps at the median step, 2.1-2.7 h as logged), best on a GPU (a distillation step took 0.04 s on one H200, 0.29 s on 2 cores with bf16; the "
                 "default reads every document where the plan projects it within an hour); or build the part you "

@@ -104,13 +104,9 @@ def few_passes_warning(steps: int, documents: int, batch_docs: int, max_passes: 
     return (
         f"{steps:,} distillation steps are {passes:.1f} passes over {documents:,} documents: the student is likely "
         f"short of its teacher (1.1 passes over 42,356 full texts left it below its untrained self; "
-        f"{ADAPT_MAX_EPOCHS} passes over 2,000 of them brought it level with its teacher: "
-        f"benchmarks/results/transfer.md). {ADAPT_MAX_EPOCHS} passes here are {full:,} steps "
+        "15 passes over 2,000 of them brought it level with its teacher: benchmarks/results/transfer.md). "
+        f"{max_passes:g} passes (train.adapt_max_passes) here are {full:,} steps "
         f"(build or adapt --steps all, or train.pretrain_steps {full}), best on a GPU"
-        if max_passes == ADAPT_MAX_EPOCHS
-        else f"{steps:,} distillation steps are {passes:.1f} passes over {documents:,} documents: the student is likely "
-        f"short of its teacher (benchmarks/results/transfer.md). {max_passes:g} passes (train.adapt_max_passes) here "
-        f"are {full:,} steps (build or adapt --steps all), best on a GPU"
     )
 
 
