@@ -22,6 +22,7 @@ DEFAULT_MARGINS = {
 }
 
 
+TEACHER_TARGETS = ("softmax", "margins")  # train.pretrain_teacher_target (graphtx/train/pretrain_graph.py)
 STAGE_ORDER = ("pretrain", "base", "reduced")  # each stage starts from the model of the one before it
 
 
@@ -152,6 +153,9 @@ class TrainConfig:
     pretrain_teacher_temperature: float = (
         0.05  # teacher softmax temperature on its cosines (the student keeps `temperature`)
     )
+    # what of the teacher the student matches: "softmax", its distribution over the batch's candidates (KL, the
+    # temperatures above); "margins", its cosine margins between every two of a query's candidates (Margin-MSE)
+    pretrain_teacher_target: str = "softmax"
 
     def __post_init__(self) -> None:
         from graphtx.graphs.graph import GRAPH_KINDS
@@ -222,6 +226,10 @@ class TrainConfig:
             )
         if self.pretrain_teacher_passages < 1:
             raise ValueError("train.pretrain_teacher_passages must be >= 1")
+        if self.pretrain_teacher_target not in TEACHER_TARGETS:
+            raise ValueError(
+                f"train.pretrain_teacher_target must be one of {', '.join(TEACHER_TARGETS)}, not {self.pretrain_teacher_target!r}"
+            )
         if self.pretrain_teacher_temperature <= 0 or self.pretrain_teacher_neighbours < 0:
             raise ValueError("train.pretrain_teacher_temperature must be > 0 and pretrain_teacher_neighbours >= 0")
         if (
