@@ -93,6 +93,8 @@ def test_a_removed_key_names_the_key_and_why_it_went(tmp_path):
         load_config(path)
     with pytest.raises(ValueError, match=r"pretrain_lexical_in_loss \(removed: "):
         config_from_dict({"train": {"pretrain_lexical_in_loss": False}})
+    with pytest.raises(ValueError, match=r"pretrain_teacher_target \(removed: the teacher's cosine margins"):
+        config_from_dict({"train": {"pretrain_teacher_target": "margins"}})
 
 
 def test_known_only_ignores_fields_of_another_version():

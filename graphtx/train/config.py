@@ -22,7 +22,6 @@ DEFAULT_MARGINS = {
 }
 
 
-TEACHER_TARGETS = ("softmax", "margins")  # train.pretrain_teacher_target (graphtx/train/pretrain_graph.py)
 STAGE_ORDER = ("pretrain", "base", "reduced")  # each stage starts from the model of the one before it
 
 
@@ -32,6 +31,7 @@ class TrainConfig:
     REMOVED: ClassVar[dict[str, str]] = {
         "pretrain_cloze_weight": "inverse-cloze pre-training, negative in benchmarks/results/full-text-dev-set.md run 5",
         "pretrain_lexical_in_loss": "pre-training losses on [graph ; lexical], negative in benchmarks/results/full-text-dev-set.md runs 6 and 10",
+        "pretrain_teacher_target": "the teacher's cosine margins (Margin-MSE) in place of its softmax, 0.84x the softmax at nDCG@150 in benchmarks/results/transfer.md (teacher-margins-2k; last at 0761f6d)",
     }
 
     # --- data -------------------------------------------------------------------------
@@ -153,9 +153,6 @@ class TrainConfig:
     pretrain_teacher_temperature: float = (
         0.05  # teacher softmax temperature on its cosines (the student keeps `temperature`)
     )
-    # what of the teacher the student matches: "softmax", its distribution over the batch's candidates (KL, the
-    # temperatures above); "margins", its cosine margins between every two of a query's candidates (Margin-MSE)
-    pretrain_teacher_target: str = "softmax"
 
     def __post_init__(self) -> None:
         from graphtx.graphs.graph import GRAPH_KINDS
@@ -226,10 +223,6 @@ class TrainConfig:
             )
         if self.pretrain_teacher_passages < 1:
             raise ValueError("train.pretrain_teacher_passages must be >= 1")
-        if self.pretrain_teacher_target not in TEACHER_TARGETS:
-            raise ValueError(
-                f"train.pretrain_teacher_target must be one of {', '.join(TEACHER_TARGETS)}, not {self.pretrain_teacher_target!r}"
-            )
         if self.pretrain_teacher_temperature <= 0 or self.pretrain_teacher_neighbours < 0:
             raise ValueError("train.pretrain_teacher_temperature must be > 0 and pretrain_teacher_neighbours >= 0")
         if (

@@ -31,10 +31,9 @@ that ``graphtx parse`` wrote) with three objectives, weighted and summed per ste
     ``softmax(cos / temperature)`` over the same candidates; the loss is KL(teacher ‖ student), a
     listwise distillation of the teacher's document-to-document similarities (RocketQAv2 / listwise
     KD; Margin-MSE is the pairwise form). It teaches what a model trained on a billion sentence pairs
-    knows of paraphrase and topic, where BM25 only knows shared words. With ``pretrain_teacher_target: margins`` the
-    student matches the teacher's cosine margins instead: for every two allowed candidates j, k of a query,
-    (s_j - s_k) against (t_j - t_k) in squared error (Margin-MSE, Hofstätter et al. 2020, over all pairs), which
-    weighs the whole list alike where the softmax weighs the teacher's top.
+    knows of paraphrase and topic, where BM25 only knows shared words. The softmax weighs the teacher's top: matching
+    its cosine margins between every two candidates instead (Margin-MSE, which weighs the whole list alike) made the
+    student 0.84x at nDCG@150, three seeds (benchmarks/results/transfer.md, teacher-margins-2k).
 
 Per step (batch = a seeded function of (seed, step))::
 
@@ -186,30 +185,6 @@ def teacher_targets(
     logits = torch.from_numpy(queries @ candidates.T).float() / temperature  # (t, m)
     logits = logits.masked_fill(~torch.from_numpy(allowed), float("-inf"))
     return torch.softmax(logits, dim=1)
-
-
-def teacher_cosines(queries: np.ndarray, candidates: np.ndarray, allowed: np.ndarray) -> torch.Tensor:
-    """The teacher's cosines (t, m) of the allowed candidates, zero where not allowed (the ``margins`` target).
-
-    queries (t, D) and candidates (m, D) unit vectors; allowed (t, m) bool."""
-    return torch.from_numpy(np.where(allowed, queries @ candidates.T, 0.0).astype(np.float32))
-
-
-def margin_mse_loss(
-    queries: torch.Tensor, candidates: torch.Tensor, teacher_cos: torch.Tensor, allowed: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Margin-MSE over every ordered pair of a query's allowed candidates, summed over the queries, and their count.
-
-    For query i with allowed candidates j, k: mean over (j, k) of ((s_ij - s_ik) - (t_ij - t_ik))^2, s the student's
-    cosines, t the teacher's; with d = s - t that mean is 2 · var_j(d_ij), computed so (no (m, m) pairs). A student
-    whose cosines are the teacher's plus a constant per query scores 0: only the order and spacing count.
-    queries (t, D), candidates (m, D) L2-normalised; teacher_cos (t, m); allowed (t, m) bool, one True per row at least."""
-    mask = allowed.to(queries.dtype)  # (t, m)
-    diff = (queries @ candidates.T - teacher_cos) * mask  # (t, m)
-    n = mask.sum(1).clamp(min=1.0)  # (t,)
-    centred = (diff - (diff.sum(1) / n).unsqueeze(1)) * mask  # (t, m)
-    per_query = 2.0 * (centred**2).sum(1) / n  # (t,)
-    return per_query.sum(), torch.tensor(float(len(per_query)), device=per_query.device)
 
 
 def masked_distill_loss(
@@ -365,13 +340,12 @@ def pretrain_step_inputs(pool: PretrainPool, docs: list[str], rng: np.random.Gen
         taught = [d for d, k in zip(taught, keep) if k]
         if taught:
             peer_allowed = torch.from_numpy(allowed[keep])  # (T, M)
-            query_vectors = pool.peer.vectors[[pool.peer.row[d] for d in taught]]  # (T, D_teacher)
-            if cfg.pretrain_teacher_target == "margins":
-                peer_targets = teacher_cosines(query_vectors, cand_vectors, allowed[keep])  # (T, M)
-            else:
-                peer_targets = teacher_targets(
-                    query_vectors, cand_vectors, allowed[keep], cfg.pretrain_teacher_temperature
-                )  # (T, M)
+            peer_targets = teacher_targets(
+                pool.peer.vectors[[pool.peer.row[d] for d in taught]],
+                cand_vectors,
+                allowed[keep],
+                cfg.pretrain_teacher_temperature,
+            )  # (T, M)
     anchors = [d for d in docs if d in pool.two_views] if cfg.pretrain_views_weight > 0 else []
     encode_candidates = bool(spans or anchors or taught)  # no query this step: no candidate graph to encode
     return {
@@ -403,7 +377,7 @@ class StepBatch:
     view_allowed: torch.Tensor | None  # (A, M) bool
     targets: torch.Tensor | None  # (S, M) BM25's distribution
     valid: torch.Tensor | None  # (S,) a span with a BM25 match
-    peer_targets: torch.Tensor | None  # (T, M) the teacher's distribution, or its cosines (target "margins")
+    peer_targets: torch.Tensor | None  # (T, M) the teacher's distribution
     peer_allowed: torch.Tensor | None  # (T, M)
 
     @property
@@ -569,11 +543,9 @@ class PretrainTrainer:
             loss = loss + cfg.pretrain_bm25_weight * bm25_loss
             bm25 = float(bm25_loss.detach())
         if t:
-            peer_targets, peer_allowed = prepared.peer_targets.to(dev), prepared.peer_allowed.to(dev)  # (T, M), (T, M)
-            if cfg.pretrain_teacher_target == "margins":
-                total, denom = margin_mse_loss(taught, cands, peer_targets, peer_allowed)
-            else:
-                total, denom = masked_distill_loss(taught, cands, peer_targets, peer_allowed, cfg.temperature)
+            total, denom = masked_distill_loss(
+                taught, cands, prepared.peer_targets.to(dev), prepared.peer_allowed.to(dev), cfg.temperature
+            )
             peer_loss = total / denom.clamp(min=1.0)
             loss = loss + cfg.pretrain_teacher_weight * peer_loss
             peer = float(peer_loss.detach())

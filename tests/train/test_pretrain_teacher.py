@@ -56,32 +56,6 @@ def test_targets_live_on_allowed_candidates_and_the_loss_is_zero_at_the_teacher(
     assert float(total.detach()) > 0.01 and torch.isfinite(torch.autograd.grad(total, qs)[0]).all()
 
 
-def test_margin_mse_is_the_mean_over_pairs_and_blind_to_a_shift_per_query():
-    rng = np.random.default_rng(2)
-    q, c = _unit(rng.normal(size=(3, 4))), _unit(rng.normal(size=(6, 4)))
-    allowed = np.ones((3, 6), dtype=bool)
-    allowed[0, 1] = allowed[2, 5] = allowed[2, 0] = False
-    teacher = pg.teacher_cosines(_unit(rng.normal(size=(3, 5))), _unit(rng.normal(size=(6, 5))), allowed)  # (3, 6)
-    assert (teacher[~torch.from_numpy(allowed)] == 0).all()
-    qs, cs = torch.from_numpy(q).requires_grad_(), torch.from_numpy(c)
-    total, count = pg.margin_mse_loss(qs, cs, teacher, torch.from_numpy(allowed))
-    s = (qs @ cs.T).detach().numpy()
-    by_pairs = 0.0
-    for i in range(3):  # the definition: every ordered pair (j, k) of allowed candidates, margins against margins
-        cols = np.flatnonzero(allowed[i])
-        d = (
-            s[i, cols][:, None]
-            - s[i, cols][None, :]
-            - (teacher.numpy()[i, cols][:, None] - teacher.numpy()[i, cols][None, :])
-        )
-        by_pairs += float((d**2).mean())
-    assert float(total.detach()) == pytest.approx(by_pairs, rel=1e-5) and float(count) == 3
-    assert float(total.detach()) > 0.01 and torch.isfinite(torch.autograd.grad(total, qs)[0]).all()
-    shifted = torch.from_numpy(np.where(allowed, s + np.array([[0.3], [-0.2], [0.05]]), 0.0).astype(np.float32))
-    total, _ = pg.margin_mse_loss(qs, cs, shifted, torch.from_numpy(allowed))  # the teacher = the student + a constant
-    assert abs(float(total.detach())) < 1e-6
-
-
 def _pool(monkeypatch, with_vectors: set[str]):
     words = ["rotor", "vane", "valve", "spring", "shaft", "gear", "lever", "plate"]
     ids = [f"D{i}" for i in range(8)]
@@ -121,19 +95,6 @@ def test_step_inputs_bring_the_teachers_neighbours_and_never_the_query_itself(mo
     assert not allowed[0, col["D1"]] and not allowed[0, col["D3"]] and allowed[0, col["D0"]] and allowed[0, col["D2"]]
     assert float(t.sum()) == pytest.approx(1.0) and float(t[0, col["D1"]]) == 0
     assert [g.kind for g in inp["taught_graphs"]] == ["first_claim"] and inp["spans"] == [] and inp["anchors"] == []
-
-
-def test_the_margins_target_brings_the_teachers_cosines_and_trains(monkeypatch):
-    pool = _pool(monkeypatch, {f"D{i}" for i in range(8)})
-    pool.cfg = replace(pool.cfg, pretrain_teacher_target="margins")
-    inp = pg.pretrain_step_inputs(pool, ["D1", "D4"], np.random.default_rng(0))
-    t, allowed = inp["peer_targets"], inp["peer_allowed"]  # (2, M): cosines, not a distribution
-    col = {c: j for j, c in enumerate(inp["candidates"])}
-    v = pool.peer.vectors
-    assert float(t[0, col["D2"]]) == pytest.approx(float(v[pool.peer.row["D1"]] @ v[pool.peer.row["D2"]]), abs=1e-6)
-    assert float(t[0, col["D1"]]) == 0 and not allowed[0, col["D1"]] and float(t[0].sum()) > 1.5
-    with pytest.raises(ValueError, match="pretrain_teacher_target must be one of softmax, margins"):
-        TrainConfig(pretrain_teacher_target="cosine")
 
 
 def test_a_pool_without_teacher_vectors_or_directory_is_refused(monkeypatch):
@@ -625,44 +586,3 @@ def test_the_run_teacher_follows_the_precision_rule_and_a_finished_fp32_teacher_
     documents, held = cached_share(config(amp=True, cache=cache), synthetic / "corpus", "cpu")
     assert documents > 0 and held == documents  # the bf16 namespace counts where the teacher encodes in bf16
     assert cached_share(config(amp=True, cache=cache), synthetic / "corpus", "cuda") == (documents, 0)  # fp32 on a GPU
-
-
-@pytest.mark.timeout(240)
-def test_the_margins_target_runs_the_stage_and_logs_its_loss(synthetic, tmp_path, monkeypatch):
-    from graphtx.config import load_config
-    from graphtx.train.run import train
-
-    monkeypatch.setattr(teacher_io, "peer_path", lambda name, cache_dir="": tmp_path)
-    monkeypatch.setattr(peers_io, "load_peer", lambda path, max_tokens, dtype="float32", device="cpu": _TopicPeer())
-    assert main(["teacher", str(synthetic / "corpus"), "--out", str(tmp_path / "teacher"), "--quiet"]) == 0
-    config = load_config(synthetic / "tiny.yaml")
-    train_cfg = replace(
-        config.train,
-        stages=("pretrain",),
-        pretrain_steps=6,
-        pretrain_evals=1,
-        pretrain_views_weight=0.0,
-        pretrain_bm25_weight=0.0,
-        pretrain_teacher_weight=1.0,
-        pretrain_teacher=str(tmp_path / "teacher"),
-    )
-    logs = {}
-    for target in ("softmax", "margins"):
-        out = tmp_path / target
-        train(
-            replace(config, train=replace(train_cfg, pretrain_teacher_target=target)),
-            str(synthetic / "corpus"),
-            str(synthetic / "graphs"),
-            str(out),
-            tokens_dir=str(synthetic / "tokens"),
-            citations=str(synthetic / "train.tsv"),
-            valid_citations=str(synthetic / "valid.tsv"),
-            progress=False,
-            device="cpu",
-        )
-        logs[target] = [json.loads(x) for x in (out / "pretrain" / "log.jsonl").read_text().splitlines()]
-    margins = [r["teacher_loss"] for r in logs["margins"]]
-    assert len(margins) == 6 and all(np.isfinite(margins)) and all(r["teacher_queries"] > 0 for r in logs["margins"])
-    # the same batches, another loss: a squared error of cosine margins (at most 8), not the softmax's KL
-    assert [r["teacher_queries"] for r in logs["margins"]] == [r["teacher_queries"] for r in logs["softmax"]]
-    assert margins != [r["teacher_loss"] for r in logs["softmax"]] and max(margins) <= 8.0
